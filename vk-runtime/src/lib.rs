@@ -1,0 +1,49 @@
+//! accl's Vulkan compute runtime: instance, devices, memory, pipelines and
+//! queues. It knows nothing of the language; the SPIR-V emitter and the
+//! interpreter drive it (DESIGN 2.1).
+//!
+//! One module per concept: [`instance`] (the `VkInstance`, validation
+//! messages, adapter descriptions), [`device`] (a `VkDevice` with its
+//! allocator, pipeline cache and queues), [`memory`] (storage and staging
+//! buffers), [`pipeline`] (compute pipelines), [`queue`] (accl queues on
+//! timeline semaphores) and [`error`].
+//!
+//! # Ownership and teardown order
+//!
+//! This is the one place the order is written down (STYLE item 8); `Drop`
+//! impls enforce it because every child holds an `Arc` of its parent:
+//!
+//! 1. **Work and allocations.** A [`Queue`] drop waits for its last
+//!    submitted value, releases its in-flight batches (which hold `Arc`s
+//!    of every buffer, pipeline and foreign semaphore they use) and destroys
+//!    its command, descriptor and query pools. A buffer's `Drop` frees its
+//!    gpu-allocator allocation, then destroys the `VkBuffer`.
+//! 2. **Resources.** Pipelines (pipeline, layout, set layout) and timeline
+//!    semaphores are destroyed when their last `Arc` (user handle or
+//!    pending batch) goes.
+//! 3. **Allocator.** The device's `Drop` runs only when all of the above
+//!    are gone: it waits for the device to be idle, destroys the pipeline
+//!    cache, drops the allocator (freeing its memory blocks) and then
+//! 4. **Device** (`vkDestroyDevice`), and releases its `Arc` of the
+//! 5. **Instance**, whose `Drop` destroys the debug messenger and then the
+//!    `VkInstance`; the validation-message list outlives both.
+//!
+//! With the validation layer on, creating and dropping everything in any
+//! order the types allow produces no message.
+
+pub mod device;
+pub mod error;
+pub mod instance;
+pub mod memory;
+pub mod pipeline;
+pub mod queue;
+
+pub use device::{Device, QueueRole, VkQueueInfo};
+pub use error::{Result, VkError};
+pub use instance::{
+    AdapterFeatures, AdapterInfo, AdapterLimits, DeviceType, Instance, InstanceOptions,
+    QueueFamilyInfo,
+};
+pub use memory::{Buffer, GpuBuffer, StagingBuffer, StagingKind};
+pub use pipeline::ComputePipeline;
+pub use queue::{BufferBinding, OpTiming, Queue, QueueStats, MAX_IN_FLIGHT};

@@ -1,0 +1,355 @@
+//! Device storage buffers and host-visible staging buffers.
+//!
+//! Shape: a buffer's Vulkan handle and its gpu-allocator `Allocation` live
+//! in one `Arc<BufferInner>` that also holds the device's `Arc`. The user's
+//! handle ([`Buffer`], [`StagingBuffer`]) is one owner; every queue batch
+//! that records the buffer is another, so dropping a handle while the GPU
+//! still uses the buffer is harmless: the memory is freed when the last
+//! batch using it is observed complete. `Drop` of `BufferInner` frees the
+//! allocation before destroying the buffer, both before the device.
+//!
+//! A [`Buffer`] is always a storage buffer and so never larger than the
+//! device's `maxStorageBufferRange`: bigger requests are refused with
+//! [`VkError::BufferTooLarge`] naming both sizes, and the caller splits
+//! (DESIGN 2.1). Where the chosen memory is host-visible and coherent
+//! (integrated GPUs, CPU drivers), it stays mapped and callers may copy
+//! directly ([`Buffer::write`], [`Buffer::read`]) instead of staging.
+
+use std::fmt;
+use std::sync::Arc;
+
+use ash::vk;
+use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
+use gpu_allocator::{AllocationError, MemoryLocation};
+
+use crate::device::{Device, DeviceShared};
+use crate::error::{Result, VkError};
+
+#[doc(hidden)]
+pub struct BufferInner {
+    pub(crate) raw: vk::Buffer,
+    /// `None` only during drop.
+    allocation: Option<Allocation>,
+    /// Size the caller asked for (the Vulkan buffer is rounded up to 4).
+    pub(crate) size: u64,
+    host_visible: bool,
+    name: String,
+    pub(crate) device: Arc<DeviceShared>,
+}
+
+impl Drop for BufferInner {
+    fn drop(&mut self) {
+        // SAFETY: no batch holds this buffer any more (each holds an Arc),
+        // so the GPU is done with it.
+        if let Some(alloc) = self.allocation.take() {
+            if let Some(a) = self.device.allocator().as_mut() {
+                let _ = a.free(alloc);
+            }
+        }
+        unsafe { self.device.raw.destroy_buffer(self.raw, None) };
+    }
+}
+
+impl BufferInner {
+    fn new(
+        device: &Device,
+        size: u64,
+        name: &str,
+        usage: vk::BufferUsageFlags,
+        location: MemoryLocation,
+    ) -> Result<BufferInner> {
+        if size == 0 {
+            return Err(VkError::usage(format!("buffer '{name}' has size 0")));
+        }
+        let shared = &device.shared;
+        let raw_size = size.div_ceil(4) * 4;
+        let info = vk::BufferCreateInfo::default()
+            .size(raw_size)
+            .usage(usage)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        let raw = unsafe { shared.raw.create_buffer(&info, None) }
+            .map_err(|e| VkError::from_vk_sized("vkCreateBuffer", e, size, name))?;
+        let requirements = unsafe { shared.raw.get_buffer_memory_requirements(raw) };
+        let destroy = |e| {
+            unsafe { shared.raw.destroy_buffer(raw, None) };
+            e
+        };
+        let allocation = {
+            let mut guard = shared.allocator();
+            let Some(allocator) = guard.as_mut() else {
+                return Err(destroy(VkError::usage("device is being destroyed")));
+            };
+            allocator
+                .allocate(&AllocationCreateDesc {
+                    name,
+                    requirements,
+                    location,
+                    linear: true,
+                    allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+                })
+                .map_err(|e| {
+                    destroy(match e {
+                        AllocationError::OutOfMemory => VkError::OutOfMemory {
+                            kind: if location == MemoryLocation::GpuOnly {
+                                "device"
+                            } else {
+                                "host-visible"
+                            },
+                            requested: size,
+                            what: format!("buffer '{name}'"),
+                        },
+                        e => VkError::Allocator {
+                            requested: size,
+                            what: format!("buffer '{name}'"),
+                            message: e.to_string(),
+                        },
+                    })
+                })?
+        };
+        let bind = unsafe {
+            shared
+                .raw
+                .bind_buffer_memory(raw, allocation.memory(), allocation.offset())
+        };
+        let host_visible = allocation.mapped_ptr().is_some()
+            && allocation.memory_properties().contains(
+                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
+            );
+        let inner = BufferInner {
+            raw,
+            allocation: Some(allocation),
+            size,
+            host_visible,
+            name: name.to_string(),
+            device: shared.clone(),
+        };
+        // On failure `inner`'s Drop frees the allocation and the buffer.
+        bind.map_err(|e| VkError::from_vk_sized("vkBindBufferMemory", e, size, name))?;
+        Ok(inner)
+    }
+
+    fn mapped(&self) -> Option<*mut u8> {
+        if !self.host_visible {
+            return None;
+        }
+        self.allocation
+            .as_ref()
+            .and_then(|a| a.mapped_ptr())
+            .map(|p| p.as_ptr() as *mut u8)
+    }
+
+    fn check_range(&self, offset: u64, len: usize) -> Result<()> {
+        if offset
+            .checked_add(len as u64)
+            .is_none_or(|end| end > self.size)
+        {
+            return Err(VkError::usage(format!(
+                "range {offset}..{} is outside buffer '{}' of {} bytes",
+                offset as u128 + len as u128,
+                self.name,
+                self.size
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Something a queue can copy from or to, or bind to a kernel.
+pub trait GpuBuffer: sealed::Sealed {
+    /// Size in bytes as requested at creation.
+    fn size(&self) -> u64;
+    #[doc(hidden)]
+    fn inner(&self) -> &Arc<BufferInner>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Buffer {}
+    impl Sealed for super::StagingBuffer {}
+}
+
+/// A device storage buffer (usage STORAGE | TRANSFER_SRC | TRANSFER_DST).
+/// Cloning gives another handle onto the same buffer.
+#[derive(Clone)]
+pub struct Buffer {
+    pub(crate) inner: Arc<BufferInner>,
+}
+
+impl fmt::Debug for Buffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Buffer")
+            .field("name", &self.inner.name)
+            .field("size", &self.inner.size)
+            .field("host_visible", &self.inner.host_visible)
+            .finish()
+    }
+}
+
+impl Buffer {
+    /// Allocates a storage buffer of `size` bytes (`name` is for messages).
+    /// Refused with [`VkError::BufferTooLarge`] above `maxStorageBufferRange`.
+    pub fn new(device: &Device, size: u64, name: &str) -> Result<Buffer> {
+        let max = device.info().limits.max_storage_buffer_range;
+        if size > max {
+            return Err(VkError::BufferTooLarge {
+                requested: size,
+                max,
+            });
+        }
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+            | vk::BufferUsageFlags::TRANSFER_SRC
+            | vk::BufferUsageFlags::TRANSFER_DST;
+        Ok(Buffer {
+            inner: Arc::new(BufferInner::new(
+                device,
+                size,
+                name,
+                usage,
+                MemoryLocation::GpuOnly,
+            )?),
+        })
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> u64 {
+        self.inner.size
+    }
+
+    /// Whether the memory is host-visible and coherent, so that
+    /// [`Buffer::write`] and [`Buffer::read`] work.
+    pub fn is_host_visible(&self) -> bool {
+        self.inner.host_visible
+    }
+
+    /// The name given at creation.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Copies `data` into the buffer at `offset` through the mapping.
+    /// The caller must make sure no pending GPU work uses that range
+    /// (wait on the queue values that touch it first).
+    pub fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
+        let ptr = self.inner.mapped().ok_or(VkError::NotHostVisible)?;
+        self.inner.check_range(offset, data.len())?;
+        // SAFETY: the range is inside the mapped allocation.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), ptr.add(offset as usize), data.len())
+        };
+        Ok(())
+    }
+
+    /// Copies from the buffer at `offset` into `out` through the mapping
+    /// (same caveat as [`Buffer::write`]).
+    pub fn read(&self, offset: u64, out: &mut [u8]) -> Result<()> {
+        let ptr = self.inner.mapped().ok_or(VkError::NotHostVisible)?;
+        self.inner.check_range(offset, out.len())?;
+        // SAFETY: the range is inside the mapped allocation.
+        unsafe {
+            std::ptr::copy_nonoverlapping(ptr.add(offset as usize), out.as_mut_ptr(), out.len())
+        };
+        Ok(())
+    }
+}
+
+impl GpuBuffer for Buffer {
+    fn size(&self) -> u64 {
+        self.inner.size
+    }
+    fn inner(&self) -> &Arc<BufferInner> {
+        &self.inner
+    }
+}
+
+/// Direction a [`StagingBuffer`] is optimised for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StagingKind {
+    /// Host writes, device reads (`CpuToGpu` memory).
+    Upload,
+    /// Device writes, host reads (`GpuToCpu`, cached where possible).
+    Download,
+}
+
+/// A persistently mapped, host-visible, coherent transfer buffer.
+///
+/// Not `Clone`: the one handle owns the mapping's `&mut` access. The caller
+/// must not touch the contents while a submitted copy that uses it is
+/// pending (wait on its timeline value first); queues keep the buffer
+/// itself alive until such copies complete.
+pub struct StagingBuffer {
+    pub(crate) inner: Arc<BufferInner>,
+    kind: StagingKind,
+}
+
+impl fmt::Debug for StagingBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StagingBuffer")
+            .field("name", &self.inner.name)
+            .field("size", &self.inner.size)
+            .field("kind", &self.kind)
+            .finish()
+    }
+}
+
+impl StagingBuffer {
+    /// Allocates a mapped staging buffer of `size` bytes.
+    pub fn new(device: &Device, size: u64, kind: StagingKind, name: &str) -> Result<StagingBuffer> {
+        let max = device.info().limits.max_memory_allocation_size;
+        if max != 0 && size > max {
+            return Err(VkError::BufferTooLarge {
+                requested: size,
+                max,
+            });
+        }
+        let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+        let location = match kind {
+            StagingKind::Upload => MemoryLocation::CpuToGpu,
+            StagingKind::Download => MemoryLocation::GpuToCpu,
+        };
+        let inner = BufferInner::new(device, size, name, usage, location)?;
+        if inner.mapped().is_none() {
+            return Err(VkError::Allocator {
+                requested: size,
+                what: format!("staging buffer '{name}'"),
+                message: "the allocator returned memory that is not mapped and coherent".into(),
+            });
+        }
+        Ok(StagingBuffer {
+            inner: Arc::new(inner),
+            kind,
+        })
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> u64 {
+        self.inner.size
+    }
+
+    /// Upload or download.
+    pub fn kind(&self) -> StagingKind {
+        self.kind
+    }
+
+    /// The mapped contents.
+    pub fn as_slice(&self) -> &[u8] {
+        let ptr = self.inner.mapped().expect("staging buffers are mapped");
+        // SAFETY: mapped for `size` bytes for the buffer's whole life.
+        unsafe { std::slice::from_raw_parts(ptr, self.inner.size as usize) }
+    }
+
+    /// The mapped contents, writable.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        let ptr = self.inner.mapped().expect("staging buffers are mapped");
+        // SAFETY: as above; `&mut self` makes this the only host view.
+        unsafe { std::slice::from_raw_parts_mut(ptr, self.inner.size as usize) }
+    }
+}
+
+impl GpuBuffer for StagingBuffer {
+    fn size(&self) -> u64 {
+        self.inner.size
+    }
+    fn inner(&self) -> &Arc<BufferInner> {
+        &self.inner
+    }
+}

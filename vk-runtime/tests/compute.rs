@@ -1,0 +1,233 @@
+//! Buffers, staging, real kernels, several devices and the pipeline cache.
+
+mod common;
+
+use common::*;
+use vk_runtime::{
+    Buffer, BufferBinding, ComputePipeline, Device, Queue, StagingBuffer, StagingKind, VkError,
+};
+
+#[test]
+fn staging_round_trip_1_mib() {
+    with_validation(|instance| {
+        let dev = device(instance);
+        let mut q = Queue::new(&dev, 0).unwrap();
+        let data = Rng(0x9e37_79b9_7f4a_7c15).bytes(1 << 20);
+        let buf = upload(&mut q, &data);
+        assert_eq!(buf.size(), 1 << 20);
+        let back = download(&mut q, &buf);
+        assert!(back == data, "round trip changed the bytes");
+
+        // A device-to-device copy with offsets, then fill and zero.
+        let other = Buffer::new(&dev, 4096, "other").unwrap();
+        q.copy_buffer(&buf, 1000, &other, 96, 2000).unwrap();
+        q.fill(&other, 0, 16, 0xdead_beef).unwrap();
+        q.zero(&other, 4000, 96).unwrap();
+        q.finish().unwrap();
+        let got = download(&mut q, &other);
+        assert_eq!(&got[96..2096], &data[1000..3000]);
+        assert_eq!(u32s(&got[0..16]), vec![0xdead_beef; 4]);
+        assert!(got[4000..].iter().all(|&b| b == 0));
+    });
+}
+
+#[test]
+fn direct_host_access_where_memory_is_host_visible() {
+    with_validation(|instance| {
+        let dev = device(instance);
+        let buf = Buffer::new(&dev, 64, "direct").unwrap();
+        if !buf.is_host_visible() {
+            assert!(matches!(
+                buf.write(0, &[1, 2, 3]),
+                Err(VkError::NotHostVisible)
+            ));
+            return;
+        }
+        buf.write(8, &[1, 2, 3, 4]).unwrap();
+        let mut out = [0u8; 4];
+        buf.read(8, &mut out).unwrap();
+        assert_eq!(out, [1, 2, 3, 4]);
+        assert!(matches!(buf.write(62, &[0; 4]), Err(VkError::Usage { .. })));
+        // And the GPU sees what the host wrote.
+        let mut q = Queue::new(&dev, 0).unwrap();
+        assert_eq!(&download(&mut q, &buf)[8..12], &[1, 2, 3, 4]);
+    });
+}
+
+#[test]
+fn oversized_buffer_is_refused_with_both_sizes() {
+    with_validation(|instance| {
+        let dev = device(instance);
+        let max = dev.info().limits.max_storage_buffer_range;
+        match Buffer::new(&dev, max + 1, "huge") {
+            Err(e @ VkError::BufferTooLarge { .. }) => {
+                let VkError::BufferTooLarge { requested, max: m } = e else {
+                    unreachable!()
+                };
+                assert_eq!((requested, m), (max + 1, max));
+                let text = e.to_string();
+                assert!(text.contains(&(max + 1).to_string()) && text.contains(&max.to_string()));
+                let code = miette::Diagnostic::code(&e).unwrap().to_string();
+                assert_eq!(code, "accl::vk::buffer_too_large");
+            }
+            other => panic!("expected BufferTooLarge, got {other:?}"),
+        }
+        assert!(matches!(
+            Buffer::new(&dev, 0, "empty"),
+            Err(VkError::Usage { .. })
+        ));
+    });
+}
+
+#[test]
+fn out_of_memory_is_a_typed_error() {
+    with_validation(|instance| {
+        let dev = device(instance);
+        // Far beyond any real allocation limit, but below u64 overflow.
+        match StagingBuffer::new(&dev, 1 << 50, StagingKind::Upload, "absurd") {
+            Err(VkError::OutOfMemory { requested, .. })
+            | Err(VkError::BufferTooLarge { requested, .. }) => {
+                assert_eq!(requested, 1 << 50)
+            }
+            other => panic!("expected an out-of-memory error, got {other:?}"),
+        }
+    });
+}
+
+fn run_saxpy(dev: &Device, n: u32, a: f32, seed: u64) {
+    let words = saxpy_spirv();
+    let pipe = ComputePipeline::new(dev, &words, "main", 2, 8, &[]).unwrap();
+    let mut q = Queue::new(dev, 0).unwrap();
+    let mut rng = Rng(seed);
+    let x: Vec<f32> = (0..n)
+        .map(|_| (rng.next_u64() % 1000) as f32 / 7.0)
+        .collect();
+    let y: Vec<f32> = (0..n)
+        .map(|_| (rng.next_u64() % 1000) as f32 / 3.0)
+        .collect();
+    let xb = upload(&mut q, &bytes_of_f32(&x));
+    let yb = upload(&mut q, &bytes_of_f32(&y));
+    let mut pc = a.to_le_bytes().to_vec();
+    pc.extend(n.to_le_bytes());
+    q.dispatch(
+        &pipe,
+        &[BufferBinding::whole(&xb), BufferBinding::whole(&yb)],
+        &pc,
+        groups_for(n),
+    )
+    .unwrap();
+    let got = f32s(&download(&mut q, &yb));
+    for i in 0..n as usize {
+        let want = a * x[i] + y[i];
+        assert_eq!(
+            got[i].to_bits(),
+            want.to_bits(),
+            "y[{i}]: {} != {want}",
+            got[i]
+        );
+    }
+}
+
+#[test]
+fn saxpy_kernel_matches_cpu() {
+    let words = saxpy_spirv();
+    spirv_val(&words);
+    with_validation(|instance| {
+        let dev = device(instance);
+        // n not a multiple of the work-group size: exercises the bounds check.
+        run_saxpy(&dev, 10_007, 2.5, 1);
+    });
+}
+
+#[test]
+fn two_logical_devices_on_one_adapter() {
+    with_validation(|instance| {
+        let d0 = Device::new(instance, 0).unwrap();
+        let d1 = Device::new(instance, 0).unwrap();
+        // Interleave: both alive at once, each with its own allocator/queues.
+        let t0 = std::thread::spawn({
+            let d0 = d0.clone();
+            move || run_saxpy(&d0, 4096, 3.0, 2)
+        });
+        run_saxpy(&d1, 5000, -1.5, 3);
+        t0.join().unwrap();
+        // Objects of one device are refused on the other.
+        let b0 = Buffer::new(&d0, 16, "b0").unwrap();
+        let b1 = Buffer::new(&d1, 16, "b1").unwrap();
+        let mut q1 = Queue::new(&d1, 0).unwrap();
+        assert!(matches!(
+            q1.copy_buffer(&b0, 0, &b1, 0, 16),
+            Err(VkError::Usage { .. })
+        ));
+    });
+}
+
+#[test]
+fn specialization_and_argument_checks() {
+    with_validation(|instance| {
+        let dev = device(instance);
+        let words = affine_spirv();
+        let pipe = ComputePipeline::new(&dev, &words, "main", 1, 12, &[]).unwrap();
+        let mut q = Queue::new(&dev, 0).unwrap();
+        let b = Buffer::new(&dev, 64, "b").unwrap();
+        let pc = bytes_of_u32(&[1, 1, 16]);
+        // Wrong number of bindings, push constants too long, bad offset.
+        assert!(q.dispatch(&pipe, &[], &pc, [1, 1, 1]).is_err());
+        assert!(q
+            .dispatch(&pipe, &[BufferBinding::whole(&b)], &[0; 16], [1, 1, 1])
+            .is_err());
+        let bad = BufferBinding {
+            buffer: &b,
+            offset: 1,
+            range: 32,
+        };
+        assert!(q.dispatch(&pipe, &[bad], &pc, [1, 1, 1]).is_err());
+        let over = [u32::MAX, 1, 1];
+        assert!(q
+            .dispatch(&pipe, &[BufferBinding::whole(&b)], &pc, over)
+            .is_err());
+        // Nothing was recorded by the refused calls.
+        assert_eq!(q.pending_ops(), 0);
+        // Bad SPIR-V and bad entry points are typed errors, not panics.
+        assert!(ComputePipeline::new(&dev, &[1, 2, 3], "main", 1, 12, &[]).is_err());
+        assert!(ComputePipeline::new(&dev, &words, "main", 1, 13, &[]).is_err());
+        // Specialisation constants the module does not declare are allowed.
+        ComputePipeline::new(&dev, &words, "main", 1, 12, &[(7, 64)]).unwrap();
+    });
+}
+
+#[test]
+fn pipeline_cache_save_then_load() {
+    with_validation(|instance| {
+        let dir = temp_path("cache");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("pipelines.bin");
+        let dev = device(instance);
+        let words = saxpy_spirv();
+        let _p = ComputePipeline::new(&dev, &words, "main", 2, 8, &[]).unwrap();
+        dev.save_pipeline_cache(&path).unwrap();
+        let saved = std::fs::read(&path).unwrap();
+        assert!(saved.len() >= 32, "cache data has at least its header");
+
+        // A fresh device loads it and still builds and runs pipelines.
+        let dev2 = Device::new(instance, 0).unwrap();
+        let n = dev2.load_pipeline_cache(&path).unwrap();
+        assert_eq!(n, saved.len());
+        run_saxpy(&dev2, 100, 1.0, 9);
+        let after = dev2.pipeline_cache_data().unwrap();
+        assert!(after.len() >= 32);
+
+        // Garbage and missing files: ignored / typed error.
+        std::fs::write(
+            dir.join("junk.bin"),
+            b"not a cache at all, just some bytes!",
+        )
+        .unwrap();
+        dev2.load_pipeline_cache(dir.join("junk.bin")).unwrap();
+        assert!(matches!(
+            dev2.load_pipeline_cache(dir.join("missing.bin")),
+            Err(VkError::CacheIo { .. })
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    });
+}

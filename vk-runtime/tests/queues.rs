@@ -1,0 +1,250 @@
+//! Timeline ordering, joins between queues, recycling and timestamps.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use vk_runtime::{
+    Buffer, BufferBinding, ComputePipeline, Device, Queue, StagingBuffer, StagingKind, VkError,
+    MAX_IN_FLIGHT,
+};
+
+fn affine(dev: &Device) -> ComputePipeline {
+    ComputePipeline::new(dev, &affine_spirv(), "main", 1, 12, &[]).unwrap()
+}
+
+#[test]
+fn kernels_validate() {
+    spirv_val(&affine_spirv());
+    spirv_val(&slow_spirv());
+}
+
+#[test]
+fn chain_of_1000_dependent_dispatches() {
+    with_validation(|instance| {
+        let dev = device(instance);
+        let pipe = affine(&dev);
+        let mut q = Queue::new(&dev, 0).unwrap();
+        let n = 256u32;
+        let init: Vec<u32> = (0..n).collect();
+        let buf = upload(&mut q, &bytes_of_u32(&init));
+        let mut want = init.clone();
+        let mut values = Vec::new();
+        for step in 0..1000u32 {
+            let (m, c) = (3 + (step % 5), step.wrapping_mul(7919));
+            q.dispatch(
+                &pipe,
+                &[BufferBinding::whole(&buf)],
+                &bytes_of_u32(&[m, c, n]),
+                groups_for(n),
+            )
+            .unwrap();
+            for w in &mut want {
+                *w = affine_cpu(*w, m, c);
+            }
+            // Mix batch sizes: submit every 37 steps, plus at the end.
+            if step % 37 == 36 {
+                values.push(q.submit().unwrap());
+            }
+        }
+        values.push(q.submit().unwrap());
+        assert!(
+            values.windows(2).all(|w| w[1] == w[0] + 1),
+            "monotonic values"
+        );
+        assert!(q.host_wait(*values.last().unwrap(), FOREVER).unwrap());
+        assert!(q.completed_value().unwrap() >= *values.last().unwrap());
+        assert_eq!(u32s(&download(&mut q, &buf)), want);
+    });
+}
+
+/// Work for the slow kernel that takes a noticeable time on lavapipe.
+const SLOW_N: u32 = 4096;
+const SLOW_ITERS: u32 = 20_000;
+
+#[test]
+fn join_between_two_queues() {
+    with_validation(|instance| {
+        let dev = device(instance);
+        let slow = ComputePipeline::new(&dev, &slow_spirv(), "main", 1, 8, &[]).unwrap();
+        // Queue A and B: on different Vulkan queues where the device has
+        // several (then a missing join gives wrong data), else both share
+        // the only one (lavapipe).
+        let mut a = Queue::new(&dev, 0).unwrap();
+        let mut b = Queue::new(&dev, 1).unwrap();
+        let out = Buffer::new(&dev, 4 * SLOW_N as u64, "out").unwrap();
+        let copy = Buffer::new(&dev, 4 * SLOW_N as u64, "copy").unwrap();
+        a.zero(&out, 0, out.size()).unwrap();
+        a.submit().unwrap();
+        // B is busy with unrelated work before joining.
+        b.zero(&copy, 0, copy.size()).unwrap();
+        let b0 = b.submit().unwrap();
+
+        let t = Instant::now();
+        a.dispatch(
+            &slow,
+            &[BufferBinding::whole(&out)],
+            &bytes_of_u32(&[SLOW_ITERS, SLOW_N]),
+            groups_for(SLOW_N),
+        )
+        .unwrap();
+        let va = a.submit().unwrap();
+        b.wait_on(&a, va).unwrap();
+        b.copy_buffer(&out, 0, &copy, 0, out.size()).unwrap();
+        let st = StagingBuffer::new(&dev, copy.size(), StagingKind::Download, "st").unwrap();
+        b.copy_buffer(&copy, 0, &st, 0, copy.size()).unwrap();
+        let vb = b.submit().unwrap();
+        assert!(vb > b0);
+        // Only B is waited on by the host: A's completion must follow.
+        assert!(b.host_wait(vb, FOREVER).unwrap());
+        assert!(a.completed_value().unwrap() >= va, "B finished before A");
+        let got = u32s(st.as_slice());
+        for i in (0..SLOW_N).step_by(97) {
+            assert_eq!(got[i as usize], slow_cpu(i, SLOW_ITERS), "element {i}");
+        }
+        eprintln!("slow kernel + join took {:?}", t.elapsed());
+    });
+}
+
+#[test]
+fn wait_on_unsubmitted_value_and_timeouts() {
+    with_validation(|instance| {
+        let dev = device(instance);
+        let slow = ComputePipeline::new(&dev, &slow_spirv(), "main", 1, 8, &[]).unwrap();
+        let mut a = Queue::new(&dev, 0).unwrap();
+        let mut b = Queue::new(&dev, 1).unwrap();
+        assert!(matches!(
+            b.wait_on(&a, 1),
+            Err(VkError::WaitNotSubmitted {
+                value: 1,
+                submitted: 0
+            })
+        ));
+        assert!(matches!(
+            a.host_wait(5, FOREVER),
+            Err(VkError::WaitNotSubmitted { .. })
+        ));
+        // Nothing recorded: submit is a no-op returning the last value.
+        assert_eq!(a.submit().unwrap(), 0);
+        assert!(a.host_wait(0, Duration::ZERO).unwrap());
+
+        // A timeout is Ok(false), not an error.
+        let out = Buffer::new(&dev, 4 * SLOW_N as u64, "out").unwrap();
+        a.dispatch(
+            &slow,
+            &[BufferBinding::whole(&out)],
+            &bytes_of_u32(&[SLOW_ITERS * 20, SLOW_N]),
+            groups_for(SLOW_N),
+        )
+        .unwrap();
+        let v = a.submit().unwrap();
+        let reached = a.host_wait(v, Duration::from_micros(1)).unwrap();
+        assert!(!reached, "a long kernel finished within a microsecond?");
+        assert!(a.host_wait(v, FOREVER).unwrap());
+        // An empty submission that only carries a join still gets a value,
+        // so joins are transitive.
+        b.wait_on(&a, v).unwrap();
+        let vb = b.submit().unwrap();
+        assert_eq!(vb, 1);
+        assert!(b.host_wait(vb, FOREVER).unwrap());
+    });
+}
+
+#[test]
+fn pools_are_recycled_over_10000_submissions() {
+    with_validation(|instance| {
+        let dev = device(instance);
+        let pipe = affine(&dev);
+        let mut q = Queue::new(&dev, 0).unwrap();
+        let buf = upload(&mut q, &bytes_of_u32(&[0; 4]));
+        let t = Instant::now();
+        let mut last = 0;
+        let mut want = 0u32;
+        for i in 0..10_000u32 {
+            q.dispatch(
+                &pipe,
+                &[BufferBinding::whole(&buf)],
+                &bytes_of_u32(&[1, i, 1]),
+                [1, 1, 1],
+            )
+            .unwrap();
+            want = want.wrapping_add(i);
+            last = q.submit().unwrap();
+            assert!(q.stats().in_flight <= MAX_IN_FLIGHT);
+        }
+        assert!(q.host_wait(last, FOREVER).unwrap());
+        let s = q.stats();
+        eprintln!("10,000 submissions in {:?}: {s:?}", t.elapsed());
+        assert_eq!(s.in_flight, 0);
+        assert!(s.command_buffers_created <= MAX_IN_FLIGHT + 2, "{s:?}");
+        assert!(s.descriptor_pools_created <= MAX_IN_FLIGHT + 2, "{s:?}");
+        assert_eq!(u32s(&download(&mut q, &buf))[0], want);
+    });
+}
+
+#[test]
+fn buffers_dropped_while_pending_stay_alive() {
+    with_validation(|instance| {
+        let dev = device(instance);
+        let slow = ComputePipeline::new(&dev, &slow_spirv(), "main", 1, 8, &[]).unwrap();
+        let mut q = Queue::new(&dev, 0).unwrap();
+        let out = Buffer::new(&dev, 4 * SLOW_N as u64, "out").unwrap();
+        q.dispatch(
+            &slow,
+            &[BufferBinding::whole(&out)],
+            &bytes_of_u32(&[SLOW_ITERS, SLOW_N]),
+            groups_for(SLOW_N),
+        )
+        .unwrap();
+        q.submit().unwrap();
+        // Drop the buffer and the pipeline while the kernel may still run;
+        // the layer would report destroying in-use objects.
+        drop(out);
+        drop(slow);
+        // And the queue itself with recorded, unsubmitted work.
+        let b = Buffer::new(&dev, 16, "b").unwrap();
+        q.zero(&b, 0, 16).unwrap();
+        drop(q);
+    });
+}
+
+#[test]
+fn timestamps_per_operation() {
+    with_validation(|instance| {
+        let dev = device(instance);
+        let pipe = affine(&dev);
+        let mut q = Queue::new(&dev, 0).unwrap();
+        if q.vk_queue().timestamp_valid_bits == 0 {
+            assert!(q.enable_timestamps(true).is_err());
+            return;
+        }
+        q.enable_timestamps(true).unwrap();
+        let buf = Buffer::new(&dev, 1024, "buf").unwrap();
+        q.set_label("clear");
+        q.zero(&buf, 0, 1024).unwrap();
+        // Enough operations to need more than one query pool.
+        for _ in 0..70 {
+            q.dispatch(
+                &pipe,
+                &[BufferBinding::whole(&buf)],
+                &bytes_of_u32(&[2, 1, 256]),
+                [4, 1, 1],
+            )
+            .unwrap();
+        }
+        q.finish().unwrap();
+        let t = q.take_timings();
+        assert_eq!(t.len(), 71);
+        assert_eq!(t[0].label, "clear");
+        assert_eq!(t[1].label, "dispatch main");
+        for w in t.windows(2) {
+            assert!(w[0].start_ns <= w[0].end_ns);
+            assert!(
+                w[0].end_ns <= w[1].start_ns,
+                "operations are serialised: {w:?}"
+            );
+        }
+        assert!(q.take_timings().is_empty());
+    });
+}
