@@ -28,7 +28,9 @@ const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 #[derive(Clone, Debug, Default)]
 pub struct InstanceOptions {
     /// Enable `VK_LAYER_KHRONOS_validation` and record its messages (also
-    /// turned on by the environment variable `ACCL_VALIDATION=1`).
+    /// turned on by the environment variable `ACCL_VALIDATION=1`; with
+    /// validation on, `ACCL_SYNC_VALIDATION=1` also enables the layer's
+    /// synchronization validation).
     pub validation: bool,
     /// Application name reported to the driver.
     pub app_name: String,
@@ -104,9 +106,9 @@ unsafe extern "system" fn debug_callback(
     vk::FALSE
 }
 
-fn env_validation() -> bool {
+fn env_flag(name: &str) -> bool {
     matches!(
-        std::env::var("ACCL_VALIDATION").as_deref(),
+        std::env::var(name).as_deref(),
         Ok("1") | Ok("true") | Ok("on") | Ok("yes")
     )
 }
@@ -117,7 +119,7 @@ impl Instance {
     /// With `options.validation` (or `ACCL_VALIDATION=1`) the Khronos
     /// validation layer must be installed, else [`VkError::ValidationLayerMissing`].
     pub fn new(options: &InstanceOptions) -> Result<Instance> {
-        let validation = options.validation || env_validation();
+        let validation = options.validation || env_flag("ACCL_VALIDATION");
         // SAFETY: loading the system loader library; ash keeps it loaded for
         // the lifetime of `entry`, which lives in InstanceShared.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| VkError::LoaderMissing {
@@ -189,8 +191,14 @@ impl Instance {
             .application_info(&app)
             .enabled_layer_names(&layer_ptrs)
             .enabled_extension_names(&ext_ptrs);
+        let sync_enables = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
+        let mut features =
+            vk::ValidationFeaturesEXT::default().enabled_validation_features(&sync_enables);
         if validation {
             info = info.push_next(&mut messenger_info);
+            if env_flag("ACCL_SYNC_VALIDATION") {
+                info = info.push_next(&mut features);
+            }
         }
         // SAFETY: all pointers in `info` outlive the call.
         let raw =

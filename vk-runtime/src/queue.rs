@@ -135,6 +135,8 @@ struct Batch {
     query_pools: Vec<vk::QueryPool>,
     /// Labels of timed operations; op i uses queries 2i and 2i+1 overall.
     labels: Vec<String>,
+    /// Host work to run once the batch is observed complete.
+    on_complete: Vec<Box<dyn FnOnce() + Send>>,
 }
 
 /// One accl queue (see the module documentation).
@@ -297,6 +299,17 @@ impl Queue {
         std::mem::take(&mut self.timings)
     }
 
+    /// Runs `f` on the host once the work recorded so far on this queue is
+    /// observed complete (by any call that polls: recording, `submit`,
+    /// `host_wait`, `poll`, or dropping the queue), in recording order. This
+    /// is where completion work such as copying a staging buffer into a host
+    /// array belongs (DESIGN 2.1). With nothing recorded, `f` waits for the
+    /// next submission's batch.
+    pub fn on_complete(&mut self, f: impl FnOnce() + Send + 'static) -> Result<()> {
+        self.batch()?.on_complete.push(Box::new(f));
+        Ok(())
+    }
+
     /// Labels the next recorded operation (for timings).
     pub fn set_label(&mut self, label: impl Into<String>) {
         self.next_label = Some(label.into());
@@ -351,6 +364,7 @@ impl Queue {
                 ops: 0,
                 query_pools: Vec::new(),
                 labels: Vec::new(),
+                on_complete: Vec::new(),
             });
         }
         Ok(self.open.as_mut().expect("opened above"))
@@ -760,6 +774,7 @@ impl Queue {
                 ops: 0,
                 query_pools: Vec::new(),
                 labels: Vec::new(),
+                on_complete: Vec::new(),
             },
         };
         if batch.cmd != vk::CommandBuffer::null() {
@@ -907,6 +922,10 @@ impl Queue {
                 });
             }
         }
+        let mut batch = batch;
+        for f in batch.on_complete.drain(..) {
+            f();
+        }
         self.recycle(batch);
         Ok(())
     }
@@ -956,5 +975,70 @@ impl Drop for Queue {
             d.destroy_command_pool(self.cmd_pool, None);
         }
         // `timeline` is destroyed when the last batch waiting on it goes.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Instance, InstanceOptions};
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn handles_are_send_and_sync_and_queues_send() {
+        assert_send_sync::<Instance>();
+        assert_send_sync::<Device>();
+        assert_send_sync::<Buffer>();
+        assert_send_sync::<crate::StagingBuffer>();
+        assert_send_sync::<ComputePipeline>();
+        // Recording takes `&mut self`; share a queue as `Mutex<Queue>`.
+        fn assert_send<T: Send>() {}
+        assert_send::<Queue>();
+    }
+
+    /// On lavapipe both accl queues share the one in-order `VkQueue`, so a
+    /// dropped join would not change any result there; this checks the
+    /// join itself: B's next submission carries A's semaphore and value,
+    /// and what B recorded before the join is submitted without it.
+    #[test]
+    fn join_is_carried_by_the_next_submission() {
+        let instance = Instance::new(&InstanceOptions {
+            validation: true,
+            app_name: "unit".into(),
+        })
+        .unwrap();
+        let sink = instance.validation_sink();
+        {
+            let dev = Device::new(&instance, 0).unwrap();
+            let buf = Buffer::new(&dev, 64, "buf").unwrap();
+            let mut a = Queue::new(&dev, 0).unwrap();
+            let mut b = Queue::new(&dev, 1).unwrap();
+            a.zero(&buf, 0, 64).unwrap();
+            let va = a.submit().unwrap();
+            b.fill(&buf, 0, 4, 7).unwrap();
+            b.wait_on(&a, va).unwrap();
+            // The fill recorded before the join went out on its own.
+            assert_eq!(b.submitted_value(), 1);
+            assert!(b.in_flight.back().is_none_or(|x| x.waits.is_empty()));
+            assert_eq!(b.pending_ops(), 0);
+            b.fill(&buf, 4, 4, 9).unwrap();
+            let vb = b.submit().unwrap();
+            assert_eq!(vb, 2);
+            let last = b
+                .in_flight
+                .back()
+                .expect("just submitted (MAX_IN_FLIGHT > 2)");
+            assert_eq!(last.value, 2);
+            assert_eq!(last.waits.len(), 1);
+            assert!(Arc::ptr_eq(&last.waits[0].0, &a.timeline));
+            assert_eq!(last.waits[0].1, va);
+            assert!(b.pending_waits.is_empty());
+            assert!(b.host_wait(vb, Duration::from_secs(60)).unwrap());
+            assert!(a.completed_value().unwrap() >= va);
+        }
+        drop(instance);
+        let msgs = sink.lock().unwrap().clone();
+        assert!(msgs.is_empty(), "{msgs:?}");
     }
 }

@@ -248,3 +248,26 @@ fn timestamps_per_operation() {
         assert!(q.take_timings().is_empty());
     });
 }
+
+#[test]
+fn completion_work_runs_when_the_value_is_observed() {
+    use std::sync::{Arc, Mutex};
+    with_validation(|instance| {
+        let dev = device(instance);
+        let mut q = Queue::new(&dev, 0).unwrap();
+        let buf = upload(&mut q, &bytes_of_u32(&[5, 6, 7, 8]));
+        let st = Arc::new(Mutex::new(
+            StagingBuffer::new(&dev, 16, StagingKind::Download, "st").unwrap(),
+        ));
+        let host = Arc::new(Mutex::new(Vec::new()));
+        q.copy_buffer(&buf, 0, &*st.lock().unwrap(), 0, 16).unwrap();
+        let (st2, host2) = (st.clone(), host.clone());
+        q.on_complete(move || {
+            *host2.lock().unwrap() = u32s(st2.lock().unwrap().as_slice());
+        })
+        .unwrap();
+        let v = q.submit().unwrap();
+        assert!(q.host_wait(v, FOREVER).unwrap());
+        assert_eq!(*host.lock().unwrap(), vec![5, 6, 7, 8]);
+    });
+}
