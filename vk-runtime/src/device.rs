@@ -185,14 +185,13 @@ impl Device {
             .shader_int8(avail.shader_int8)
             .storage_buffer8_bit_access(avail.storage_buffer_8bit_access)
             .shader_buffer_int64_atomics(avail.shader_buffer_int64_atomics);
+        // Only the add bits: float load/store/exchange can be done on the
+        // integer bit patterns, and enabling what is absent is an error.
         let mut fatomic = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT {
             shader_buffer_float32_atomic_add: b(avail.shader_buffer_float32_atomic_add),
             shader_buffer_float64_atomic_add: b(avail.shader_buffer_float64_atomic_add),
             ..Default::default()
         };
-        // Atomic load/store/exchange on floats come with the add bits.
-        fatomic.shader_buffer_float32_atomics = fatomic.shader_buffer_float32_atomic_add;
-        fatomic.shader_buffer_float64_atomics = fatomic.shader_buffer_float64_atomic_add;
         let mut features2 = vk::PhysicalDeviceFeatures2::default()
             .features(f10)
             .push_next(&mut f11)
