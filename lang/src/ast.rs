@@ -1,0 +1,375 @@
+//! The abstract syntax tree: what the parser builds, with a span on every node.
+//!
+//! The tree is owned (`Box`/`Vec`), which keeps the grammar actions simple. Its
+//! depth is bounded by construction: the lexer adapter refuses bracket nesting
+//! beyond [`crate::MAX_NESTING`], and an expression deeper than
+//! [`crate::MAX_EXPR_DEPTH`] (a long chain of unary or binary operators) is
+//! replaced by [`ExprKind::Error`] with a diagnostic. So every recursive pass,
+//! and the recursive `Drop`, stays well inside the stack.
+
+use crate::span::Span;
+use crate::types::Scalar;
+
+/// A name with where it was written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+/// A whole program: statements (functions included), then an optional
+/// trailing expression without `;` (the REPL prints its value).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Program {
+    pub stmts: Vec<Stmt>,
+    pub tail: Option<Expr>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum StmtKind {
+    Let {
+        name: Ident,
+        ty: Option<TypeExpr>,
+        init: Expr,
+    },
+    Const {
+        name: Ident,
+        ty: Option<TypeExpr>,
+        init: Expr,
+    },
+    /// `target = value` or, with `op`, `target op= value`.
+    Assign {
+        target: Expr,
+        op: Option<BinOp>,
+        op_span: Span,
+        value: Expr,
+    },
+    Expr(Expr),
+    If {
+        cond: Expr,
+        then: Block,
+        /// An `else` block, or an `else if` (a block holding one `If`).
+        els: Option<Block>,
+    },
+    While {
+        cond: Expr,
+        body: Block,
+    },
+    For(ForLoop),
+    Break,
+    Continue,
+    Return(Option<Expr>),
+    Block(Block),
+    Fn(FnDecl),
+    Directive(Directive),
+    /// `atomic target op= value;` (`max=`/`min=` are written `max =`).
+    Atomic {
+        target: Expr,
+        op: AtomicOp,
+        op_span: Span,
+        value: Expr,
+    },
+    /// A statement that failed to parse (already reported).
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForLoop {
+    pub var: Ident,
+    pub lo: Expr,
+    pub hi: Expr,
+    /// `a..=b`
+    pub inclusive: bool,
+    pub body: Block,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FnDecl {
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub ret: Option<TypeExpr>,
+    pub body: Block,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    pub name: Ident,
+    pub ty: TypeExpr,
+}
+
+/// A written type: `f32`, `f32[]`, `f32[,]`, `f32[,,]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TypeExpr {
+    pub elem: Scalar,
+    /// 0 for a scalar.
+    pub rank: u8,
+    pub span: Span,
+}
+
+/// The device constructs of DESIGN.md 1.4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DirectiveKind {
+    /// `parallel loop [clauses] for ..`
+    ParallelLoop,
+    /// `parallel [clauses] { .. }`
+    Parallel,
+    /// `loop [clauses] for ..` inside a parallel construct.
+    Loop,
+    /// `data [clauses] { .. }`
+    Data,
+    EnterData,
+    ExitData,
+    Update,
+    /// `wait;`, `wait(1, 2);`, `wait(1) async(2);`
+    Wait,
+    /// `set device_num(d);`
+    Set,
+}
+
+impl DirectiveKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DirectiveKind::ParallelLoop => "parallel loop",
+            DirectiveKind::Parallel => "parallel",
+            DirectiveKind::Loop => "loop",
+            DirectiveKind::Data => "data",
+            DirectiveKind::EnterData => "enter data",
+            DirectiveKind::ExitData => "exit data",
+            DirectiveKind::Update => "update",
+            DirectiveKind::Wait => "wait",
+            DirectiveKind::Set => "set",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Directive {
+    pub kind: DirectiveKind,
+    /// The span of the directive's keywords (`parallel loop`).
+    pub kind_span: Span,
+    /// The queue list of a `wait(..)` statement.
+    pub wait_args: Option<Vec<Expr>>,
+    pub clauses: Vec<Clause>,
+    pub body: DirectiveBody,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum DirectiveBody {
+    None,
+    Block(Block),
+    For(Box<ForLoop>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clause {
+    /// `copyin`, `reduction`, `if`, `wait`, ... (validated by the checker).
+    pub name: Ident,
+    pub args: ClauseArgs,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClauseArgs {
+    /// `gang`, `async`, `finalize`
+    None,
+    /// `copyin(a, b[0:n])`, `async(q)`, `collapse(2)`
+    List(Vec<Expr>),
+    /// `reduction(+: s, t)`
+    Reduction {
+        op: ReductionOp,
+        op_span: Span,
+        vars: Vec<Ident>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReductionOp {
+    Add,
+    Mul,
+    Max,
+    Min,
+    BitAnd,
+    BitOr,
+    BitXor,
+    And,
+    Or,
+}
+
+impl ReductionOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ReductionOp::Add => "+",
+            ReductionOp::Mul => "*",
+            ReductionOp::Max => "max",
+            ReductionOp::Min => "min",
+            ReductionOp::BitAnd => "&",
+            ReductionOp::BitOr => "|",
+            ReductionOp::BitXor => "^",
+            ReductionOp::And => "&&",
+            ReductionOp::Or => "||",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    Add,
+    Sub,
+    Mul,
+    Max,
+    Min,
+    And,
+    Or,
+    Xor,
+}
+
+impl AtomicOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "+=",
+            AtomicOp::Sub => "-=",
+            AtomicOp::Mul => "*=",
+            AtomicOp::Max => "max=",
+            AtomicOp::Min => "min=",
+            AtomicOp::And => "&=",
+            AtomicOp::Or => "|=",
+            AtomicOp::Xor => "^=",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+    /// Height of this expression tree (a leaf is 1); bounded, see module doc.
+    pub depth: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    /// An integer literal; negative values come from constant folding.
+    Int(u64, Option<Scalar>),
+    Float(f64, Option<Scalar>),
+    Bool(bool),
+    Str(String),
+    Var(String),
+    /// `f32::MAX`: a type (or name) then a member.
+    Path(String, Ident),
+    /// A scalar type used as a value, as in `zeros(f32, n)`.
+    Type(Scalar),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Cast(Box<Expr>, TypeExpr),
+    Index(Box<Expr>, Vec<Expr>),
+    /// `a[lo:count]`, only valid in data clauses and `update`.
+    Section(Box<Expr>, Box<Expr>, Box<Expr>),
+    Call(Ident, Vec<Expr>),
+    /// An expression that failed to parse (already reported).
+    Error,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Or,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    BitOr,
+    BitXor,
+    BitAnd,
+    Shl,
+    Shr,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        use BinOp::*;
+        match self {
+            Or => "||",
+            And => "&&",
+            Eq => "==",
+            Ne => "!=",
+            Lt => "<",
+            Le => "<=",
+            Gt => ">",
+            Ge => ">=",
+            BitOr => "|",
+            BitXor => "^",
+            BitAnd => "&",
+            Shl => "<<",
+            Shr => ">>",
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Rem => "%",
+        }
+    }
+    pub fn is_comparison(self) -> bool {
+        use BinOp::*;
+        matches!(self, Eq | Ne | Lt | Le | Gt | Ge)
+    }
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinOp::And | BinOp::Or)
+    }
+    pub fn is_bitwise(self) -> bool {
+        use BinOp::*;
+        matches!(self, BitOr | BitXor | BitAnd)
+    }
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinOp::Shl | BinOp::Shr)
+    }
+}
+
+impl Expr {
+    /// Build a node, computing its depth from its children.
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        let child = |e: &Expr| e.depth;
+        let depth = 1 + match &kind {
+            ExprKind::Unary(_, e) | ExprKind::Cast(e, _) => child(e),
+            ExprKind::Binary(_, a, b) => child(a).max(child(b)),
+            ExprKind::Index(a, ix) => ix.iter().map(child).fold(child(a), u32::max),
+            ExprKind::Section(a, b, c) => child(a).max(child(b)).max(child(c)),
+            ExprKind::Call(_, args) => args.iter().map(child).max().unwrap_or(0),
+            _ => 0,
+        };
+        Expr { kind, span, depth }
+    }
+    pub fn error(span: Span) -> Expr {
+        Expr {
+            kind: ExprKind::Error,
+            span,
+            depth: 1,
+        }
+    }
+}

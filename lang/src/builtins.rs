@@ -1,0 +1,155 @@
+//! The interface between the checker and the standard library.
+//!
+//! The checker knows no builtin by name: the `stdlib` crate (and an embedding
+//! host, through `Engine::register_fn`) fills a [`Builtins`] table with each
+//! function's typing rule and effects, and the checker consults it. A rule is
+//! a plain function from argument types to a signature, which is enough for
+//! the polymorphic builtins (`zeros(T, dims..)`, `min(a, b)`, `print(..)`).
+
+use crate::types::Type;
+use crate::value::Value;
+use std::collections::HashMap;
+use std::fmt;
+
+/// Index of a builtin in its [`Builtins`] table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BuiltinId(pub u32);
+
+/// What a builtin does besides computing its result; decides where it may run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// Pure math: legal on the device.
+    Pure,
+    /// An atomic read-modify-write of an array element: device and host.
+    Atomic,
+    /// Allocates an array.
+    Alloc,
+    /// Input/output or the clock (`print`, `write_png`, `clock`).
+    Io,
+    /// Host-side only for another reason (device API, whole-array reductions).
+    Host,
+}
+
+impl Effect {
+    pub fn device_legal(self) -> bool {
+        matches!(self, Effect::Pure | Effect::Atomic)
+    }
+    /// Why a builtin of this effect cannot run in a kernel.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Effect::Pure | Effect::Atomic => "",
+            Effect::Alloc => "allocates an array",
+            Effect::Io => "does input/output",
+            Effect::Host => "runs only on the host",
+        }
+    }
+}
+
+/// The concrete signature of one call: what each argument is coerced to and
+/// what the call returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sig {
+    pub params: Vec<Type>,
+    pub ret: Type,
+}
+
+/// A typing rule: given argument types (literals still untyped), the call's
+/// signature or a message saying what is wrong.
+pub type TypingRule = fn(&[Type]) -> Result<Sig, String>;
+
+#[derive(Clone)]
+pub enum Typing {
+    Fixed { params: Vec<Type>, ret: Type },
+    Rule(TypingRule),
+}
+
+impl fmt::Debug for Typing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Typing::Fixed { params, ret } => write!(f, "Fixed({params:?} -> {ret:?})"),
+            Typing::Rule(_) => f.write_str("Rule"),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Builtin {
+    pub name: String,
+    pub typing: Typing,
+    pub effect: Effect,
+    /// `name(args) -> ret`, shown in help and completion.
+    pub synopsis: String,
+    /// The first argument must be an array element (`atomic_add(a[k], v)`).
+    pub place_arg: bool,
+}
+
+impl Builtin {
+    /// Type a call with these argument types.
+    pub fn sig(&self, args: &[Type]) -> Result<Sig, String> {
+        match &self.typing {
+            Typing::Fixed { params, ret } => {
+                if params.len() != args.len() {
+                    return Err(format!(
+                        "takes {} argument{} but {} {} given",
+                        params.len(),
+                        if params.len() == 1 { "" } else { "s" },
+                        args.len(),
+                        if args.len() == 1 { "was" } else { "were" }
+                    ));
+                }
+                Ok(Sig {
+                    params: params.clone(),
+                    ret: *ret,
+                })
+            }
+            Typing::Rule(rule) => rule(args),
+        }
+    }
+}
+
+/// The table of builtin functions and constants a program is checked against.
+#[derive(Debug, Clone, Default)]
+pub struct Builtins {
+    list: Vec<Builtin>,
+    by_name: HashMap<String, BuiltinId>,
+    consts: HashMap<(String, String), Value>,
+}
+
+impl Builtins {
+    pub fn new() -> Builtins {
+        Builtins::default()
+    }
+    /// Add (or replace) a builtin; returns its id.
+    pub fn add(&mut self, b: Builtin) -> BuiltinId {
+        if let Some(&id) = self.by_name.get(&b.name) {
+            self.list[id.0 as usize] = b;
+            return id;
+        }
+        let id = BuiltinId(self.list.len() as u32);
+        self.by_name.insert(b.name.clone(), id);
+        self.list.push(b);
+        id
+    }
+    /// Add a constant reachable as `owner::name` (`f32::MAX`).
+    pub fn add_const(&mut self, owner: &str, name: &str, v: Value) {
+        self.consts.insert((owner.to_string(), name.to_string()), v);
+    }
+    pub fn lookup(&self, name: &str) -> Option<BuiltinId> {
+        self.by_name.get(name).copied()
+    }
+    pub fn get(&self, id: BuiltinId) -> &Builtin {
+        &self.list[id.0 as usize]
+    }
+    pub fn constant(&self, owner: &str, name: &str) -> Option<Value> {
+        self.consts.get(&(owner.to_string(), name.to_string())).copied()
+    }
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.list.iter().map(|b| b.name.as_str())
+    }
+    pub fn const_names(&self) -> impl Iterator<Item = String> + '_ {
+        self.consts.keys().map(|(o, n)| format!("{o}::{n}"))
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (BuiltinId, &Builtin)> {
+        self.list.iter().enumerate().map(|(i, b)| (BuiltinId(i as u32), b))
+    }
+}

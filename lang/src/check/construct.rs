@@ -1,0 +1,838 @@
+//! Device constructs: clause validation, data clauses, captures, `atomic`.
+
+use super::{Binding, Capture, Checker, DevFrame};
+use crate::ast::{self, ClauseArgs, DirectiveKind as DK, ReductionOp};
+use crate::diag::{did_you_mean, Diag};
+use crate::hir::{self, AsyncQueue, DataKind, ExprH, LocalH};
+use crate::span::Span;
+use crate::types::{Scalar, Type};
+
+
+/// Every clause name, and the arguments it takes.
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    /// No parentheses.
+    Flag,
+    /// Optional `(int)`.
+    OptInt,
+    /// `(int)`.
+    Int,
+    /// `(int, ..)` or nothing.
+    OptInts,
+    /// `(bool)`.
+    Bool,
+    /// `(array or section, ..)`.
+    Arrays,
+    /// `(scalar variable, ..)`.
+    Vars,
+    /// `(op: vars)`.
+    Reduction,
+    /// `(constant integer)`.
+    ConstInt,
+    /// `(present)`.
+    Default,
+}
+
+const CLAUSES: &[(&str, Shape)] = &[
+    ("gang", Shape::Flag),
+    ("worker", Shape::Flag),
+    ("vector", Shape::Flag),
+    ("seq", Shape::Flag),
+    ("independent", Shape::Flag),
+    ("collapse", Shape::ConstInt),
+    ("reduction", Shape::Reduction),
+    ("private", Shape::Vars),
+    ("firstprivate", Shape::Vars),
+    ("num_gangs", Shape::Int),
+    ("num_workers", Shape::Int),
+    ("vector_length", Shape::Int),
+    ("async", Shape::OptInt),
+    ("wait", Shape::OptInts),
+    ("if", Shape::Bool),
+    ("default", Shape::Default),
+    ("copy", Shape::Arrays),
+    ("copyin", Shape::Arrays),
+    ("copyout", Shape::Arrays),
+    ("create", Shape::Arrays),
+    ("present", Shape::Arrays),
+    ("no_create", Shape::Arrays),
+    ("delete", Shape::Arrays),
+    ("self", Shape::Arrays),
+    ("host", Shape::Arrays),
+    ("device", Shape::Arrays),
+    ("finalize", Shape::Flag),
+    ("if_present", Shape::Flag),
+    ("device_num", Shape::Int),
+];
+
+const DATA: &[&str] = &["copy", "copyin", "copyout", "create", "present", "no_create"];
+
+fn allowed(kind: DK) -> Vec<&'static str> {
+    let mut v: Vec<&str> = match kind {
+        DK::ParallelLoop => vec![
+            "gang", "worker", "vector", "seq", "independent", "collapse", "reduction", "private",
+            "firstprivate", "num_gangs", "num_workers", "vector_length", "async", "wait", "if", "default",
+        ],
+        DK::Parallel => vec![
+            "reduction", "private", "firstprivate", "num_gangs", "num_workers", "vector_length", "async",
+            "wait", "if", "default",
+        ],
+        DK::Loop => vec!["gang", "worker", "vector", "seq", "independent", "collapse", "reduction", "private"],
+        DK::Data => vec!["if", "async", "wait", "default"],
+        DK::EnterData => vec!["copyin", "create", "if", "async", "wait"],
+        DK::ExitData => vec!["copyout", "delete", "finalize", "if", "async", "wait"],
+        DK::Update => vec!["self", "host", "device", "if", "if_present", "async", "wait"],
+        DK::Wait => vec!["async", "if"],
+        DK::Set => vec!["device_num", "if"],
+    };
+    if matches!(kind, DK::ParallelLoop | DK::Parallel | DK::Data) {
+        v.extend_from_slice(DATA);
+    }
+    v
+}
+
+/// Clauses that may appear more than once on one construct.
+fn repeatable(name: &str) -> bool {
+    matches!(
+        name,
+        "reduction" | "private" | "firstprivate" | "copy" | "copyin" | "copyout" | "create" | "present"
+            | "no_create" | "delete" | "self" | "host" | "device"
+    )
+}
+
+impl Checker<'_> {
+    pub(super) fn directive(&mut self, s: &ast::Stmt, d: &ast::Directive) -> Option<hir::Stmt> {
+        // Where may this construct appear?
+        match d.kind {
+            DK::Loop => {
+                if !self.dev.iter().any(|f| matches!(f.kind, DK::Parallel | DK::ParallelLoop)) {
+                    self.err(
+                        Diag::error(
+                            "accl::device::loop_outside_parallel",
+                            "`loop` is only allowed inside a `parallel` construct",
+                            d.kind_span,
+                            "not inside `parallel`",
+                        )
+                        .with_help("use `parallel loop` to run this loop on the device"),
+                    );
+                    return None;
+                }
+            }
+            _ => {
+                if let Some(f) = self.dev.first() {
+                    let ks = f.kind_span;
+                    self.err(
+                        Diag::error(
+                            "accl::device::nested_construct",
+                            format!("`{}` cannot appear inside a device construct", d.kind.name()),
+                            d.kind_span,
+                            "nested construct",
+                        )
+                        .with_label(ks, "inside this construct")
+                        .with_help(if matches!(d.kind, DK::ParallelLoop | DK::Parallel) {
+                            "use `loop` for inner parallelism, or a plain `for` loop"
+                        } else {
+                            "move it before or after the enclosing construct"
+                        }),
+                    );
+                    return None;
+                }
+            }
+        }
+        let mut clauses = self.clauses(d)?;
+        self.required_clauses(d, &clauses)?;
+        let kernel = matches!(d.kind, DK::ParallelLoop | DK::Parallel);
+        let id = if kernel {
+            self.out.num_kernels += 1;
+            self.out.num_kernels - 1
+        } else {
+            0
+        };
+        // Device frames: kernels and `loop`s.
+        let frame = matches!(d.kind, DK::ParallelLoop | DK::Parallel | DK::Loop);
+        let outer_capture = if kernel {
+            self.capture.replace(Capture {
+                scalars: Vec::new(),
+                arrays: Vec::new(),
+                functions: Vec::new(),
+            })
+        } else {
+            None
+        };
+        if frame {
+            let mut writable: Vec<LocalH> = clauses.reductions.iter().map(|r| r.var).collect();
+            writable.extend(&clauses.private);
+            writable.extend(&clauses.firstprivate);
+            self.dev.push(DevFrame {
+                kind: d.kind,
+                kind_span: d.kind_span,
+                scope_base: self.scopes.len(),
+                writable,
+                loop_base: self.loop_stack.len(),
+            });
+        }
+        let body = match &d.body {
+            ast::DirectiveBody::None => hir::ConstructBody::None,
+            ast::DirectiveBody::Block(b) => hir::ConstructBody::Block(self.block(b)),
+            ast::DirectiveBody::For(f) => self.collapsed_loops(f, clauses.collapse, d),
+        };
+        if frame {
+            self.dev.pop();
+        }
+        let captures = if kernel {
+            let c = std::mem::replace(&mut self.capture, outer_capture).expect("capture opened above");
+            hir::Captures {
+                scalars: c.scalars,
+                arrays: c.arrays,
+                functions: c.functions,
+            }
+        } else {
+            hir::Captures::default()
+        };
+        if clauses.collapse == 0 {
+            clauses.collapse = 1;
+        }
+        Some(hir::Stmt {
+            kind: hir::StmtKind::Construct(Box::new(hir::Construct {
+                kind: d.kind,
+                id,
+                span: s.span,
+                kind_span: d.kind_span,
+                clauses,
+                body,
+                captures,
+            })),
+            span: s.span,
+        })
+    }
+
+    /// The loop nest of a `parallel loop`/`loop`: `collapse(n)` headers, then the body.
+    fn collapsed_loops(&mut self, f: &ast::ForLoop, collapse: u32, d: &ast::Directive) -> hir::ConstructBody {
+        let n = collapse.max(1) as usize;
+        let mut headers = Vec::new();
+        let mut cur = f;
+        let mut opened = 0;
+        let body;
+        loop {
+            let h = self.loop_header(cur);
+            opened += 1;
+            // Collapsed loops must be rectangular: inner bounds may not use
+            // outer loop variables.
+            for outer in &headers {
+                let outer: &hir::LoopHeader = outer;
+                for b in [h.lo, h.hi] {
+                    if self.expr_uses(b, outer.var) {
+                        let name = self.body.locals[outer.var].name.clone();
+                        self.err(
+                            Diag::error(
+                                "accl::device::collapse_not_rectangular",
+                                "the bounds of a collapsed loop depend on an outer collapsed loop",
+                                self.body.exprs.span(b),
+                                format!("uses `{name}`"),
+                            )
+                            .with_label(d.kind_span, "collapsed here")
+                            .with_help("collapse only loops with independent bounds, or lower `collapse(..)`"),
+                        );
+                    }
+                }
+            }
+            headers.push(h);
+            if headers.len() == n {
+                self.loop_stack.push(self.scopes.len());
+                body = self.block_in_scope(&cur.body);
+                self.loop_stack.pop();
+                break;
+            }
+            // The next level must be the only statement of this body.
+            match cur.body.stmts.as_slice() {
+                [ast::Stmt {
+                    kind: ast::StmtKind::For(inner),
+                    ..
+                }] => cur = inner,
+                stmts => {
+                    let span = stmts
+                        .iter()
+                        .find(|s| !matches!(s.kind, ast::StmtKind::For(_)))
+                        .map(|s| s.span)
+                        .unwrap_or(cur.body.span);
+                    self.err(
+                        Diag::error(
+                            "accl::device::collapse_depth",
+                            format!(
+                                "`collapse({n})` needs {n} tightly nested loops, but only {} {} found",
+                                headers.len(),
+                                if headers.len() == 1 { "was" } else { "were" }
+                            ),
+                            span,
+                            if stmts.is_empty() {
+                                "no nested loop here".to_string()
+                            } else {
+                                "this breaks the loop nest".to_string()
+                            },
+                        )
+                        .with_label(d.kind_span, format!("asks for {n} levels"))
+                        .with_help(format!(
+                            "a collapsed loop's body must be exactly one `for` loop; use `collapse({})` or restructure",
+                            headers.len()
+                        )),
+                    );
+                    self.loop_stack.push(self.scopes.len());
+                    body = self.block_in_scope(&cur.body);
+                    self.loop_stack.pop();
+                    break;
+                }
+            }
+        }
+        for _ in 0..opened {
+            self.pop_scope();
+        }
+        hir::ConstructBody::Loops { loops: headers, body }
+    }
+
+    /// Does expression `e` read local `l`?
+    fn expr_uses(&self, e: ExprH, l: LocalH) -> bool {
+        use hir::Expr as E;
+        match &self.body.exprs[e] {
+            E::Local(x) => *x == l,
+            E::Unary(_, a) | E::Cast(a, _) => self.expr_uses(*a, l),
+            E::Binary(_, a, b) => self.expr_uses(*a, l) || self.expr_uses(*b, l),
+            E::Index(a, ix) => self.expr_uses(*a, l) || ix.iter().any(|i| self.expr_uses(*i, l)),
+            E::Call(_, args) | E::Builtin(_, args) => args.iter().any(|i| self.expr_uses(*i, l)),
+            E::Const(_) | E::Str(_) | E::TypeArg(_) => false,
+        }
+    }
+
+    fn required_clauses(&mut self, d: &ast::Directive, c: &hir::Clauses) -> Option<()> {
+        let has = |k: &[DataKind]| c.data.iter().any(|x| k.contains(&x.kind));
+        let (ok, what) = match d.kind {
+            DK::Update => (has(&[DataKind::UpdateSelf, DataKind::UpdateDevice]), "`self(..)` or `device(..)`"),
+            DK::EnterData => (has(&[DataKind::CopyIn, DataKind::Create]), "`copyin(..)` or `create(..)`"),
+            DK::ExitData => (has(&[DataKind::CopyOut, DataKind::Delete]), "`copyout(..)` or `delete(..)`"),
+            DK::Set => (c.device_num.is_some(), "`device_num(..)`"),
+            DK::Data => (!c.data.is_empty() || c.default_present, "a data clause such as `copy(..)`"),
+            _ => (true, ""),
+        };
+        if !ok {
+            self.err(Diag::error(
+                "accl::device::missing_clause",
+                format!("`{}` needs {what}", d.kind.name()),
+                d.kind_span,
+                "nothing to do",
+            ));
+            return None;
+        }
+        if c.seq && (c.gang || c.worker || c.vector) {
+            self.err(Diag::error(
+                "accl::device::conflicting_clauses",
+                "`seq` cannot be combined with `gang`, `worker` or `vector`",
+                d.kind_span,
+                "conflicting parallelism clauses",
+            ));
+            return None;
+        }
+        Some(())
+    }
+
+    fn clauses(&mut self, d: &ast::Directive) -> Option<hir::Clauses> {
+        let allowed = allowed(d.kind);
+        let mut c = hir::Clauses {
+            collapse: 1,
+            ..hir::Clauses::default()
+        };
+        let mut ok = true;
+        if let Some(args) = &d.wait_args {
+            let qs = self.int_args(args);
+            c.wait = Some(qs);
+        }
+        let mut seen: Vec<(&str, Span)> = Vec::new();
+        let mut arrays_seen: Vec<(LocalH, Span)> = Vec::new();
+        for cl in &d.clauses {
+            let name = cl.name.name.as_str();
+            let Some(&(_, shape)) = CLAUSES.iter().find(|(n, _)| *n == name) else {
+                let mut diag = Diag::error(
+                    "accl::device::unknown_clause",
+                    format!("unknown clause `{name}`"),
+                    cl.name.span,
+                    "not a clause",
+                );
+                if let Some(s) = did_you_mean(name, allowed.iter().copied()) {
+                    diag = diag.with_help(format!("did you mean `{s}`?"));
+                } else {
+                    diag = diag.with_help(format!("`{}` takes: {}", d.kind.name(), allowed.join(", ")));
+                }
+                self.err(diag);
+                ok = false;
+                continue;
+            };
+            if !allowed.contains(&name) {
+                self.err(
+                    Diag::error(
+                        "accl::device::clause_not_allowed",
+                        format!("clause `{name}` is not allowed on `{}`", d.kind.name()),
+                        cl.name.span,
+                        "not valid here",
+                    )
+                    .with_label(d.kind_span, format!("this is a `{}`", d.kind.name()))
+                    .with_help(format!("`{}` takes: {}", d.kind.name(), allowed.join(", "))),
+                );
+                ok = false;
+                continue;
+            }
+            if !repeatable(name) {
+                if let Some((_, prev)) = seen.iter().find(|(n, _)| *n == name) {
+                    self.err(
+                        Diag::error(
+                            "accl::device::duplicate_clause",
+                            format!("clause `{name}` appears twice"),
+                            cl.name.span,
+                            "second time",
+                        )
+                        .with_label(*prev, "first time"),
+                    );
+                    ok = false;
+                    continue;
+                }
+            }
+            seen.push((name, cl.name.span));
+            // Shape of the arguments.
+            let list: &[ast::Expr] = match &cl.args {
+                ClauseArgs::List(v) => v,
+                _ => &[],
+            };
+            let shape_ok = match (&cl.args, shape) {
+                (ClauseArgs::Reduction { .. }, Shape::Reduction) => true,
+                (ClauseArgs::Reduction { .. }, _) | (_, Shape::Reduction) => false,
+                (ClauseArgs::None, Shape::Flag | Shape::OptInt | Shape::OptInts) => true,
+                (ClauseArgs::None, _) => false,
+                (ClauseArgs::List(_), Shape::Flag) => false,
+                (ClauseArgs::List(v), Shape::OptInt | Shape::Int | Shape::Bool | Shape::ConstInt | Shape::Default) => {
+                    v.len() == 1
+                }
+                (ClauseArgs::List(v), _) => !v.is_empty(),
+            };
+            if !shape_ok {
+                let usage = match shape {
+                    Shape::Flag => format!("`{name}` takes no arguments"),
+                    Shape::OptInt => format!("write `{name}` or `{name}(queue)`"),
+                    Shape::Int => format!("write `{name}(n)` with one integer"),
+                    Shape::OptInts => format!("write `{name}` or `{name}(q1, q2, ..)`"),
+                    Shape::Bool => format!("write `{name}(condition)`"),
+                    Shape::Arrays => format!("write `{name}(a, b[lo:count], ..)`"),
+                    Shape::Vars => format!("write `{name}(x, y, ..)`"),
+                    Shape::Reduction => "write `reduction(op: x, y)` with op one of `+ * max min & | ^ && ||`".to_string(),
+                    Shape::ConstInt => format!("write `{name}(n)` with a constant integer"),
+                    Shape::Default => "write `default(present)`".to_string(),
+                };
+                self.err(Diag::error(
+                    "accl::device::clause_arguments",
+                    format!("wrong arguments for clause `{name}`"),
+                    cl.span,
+                    "unexpected arguments",
+                )
+                .with_help(usage));
+                ok = false;
+                continue;
+            }
+            match (name, shape) {
+                ("gang", _) => c.gang = true,
+                ("worker", _) => c.worker = true,
+                ("vector", _) => c.vector = true,
+                ("seq", _) => c.seq = true,
+                ("independent", _) => c.independent = true,
+                ("finalize", _) => c.finalize = true,
+                ("if_present", _) => c.if_present = true,
+                ("collapse", _) => match self.const_int(&list[0]) {
+                    Some(n) if (1..=8).contains(&n) => c.collapse = n as u32,
+                    Some(_) => {
+                        self.err(Diag::error(
+                            "accl::device::collapse_value",
+                            "`collapse(n)` needs n between 1 and 8",
+                            list[0].span,
+                            "out of range",
+                        ));
+                        ok = false;
+                    }
+                    None => ok = false,
+                },
+                ("async", _) => {
+                    c.async_ = Some(match list.first() {
+                        None => AsyncQueue::Default,
+                        Some(e) => AsyncQueue::Queue(self.int_arg(e)),
+                    })
+                }
+                ("wait", _) => c.wait = Some(self.int_args(list)),
+                ("if", _) => c.if_ = Some(self.cond(&list[0])),
+                ("num_gangs", _) => c.num_gangs = Some(self.positive_int_arg(&list[0])),
+                ("num_workers", _) => c.num_workers = Some(self.positive_int_arg(&list[0])),
+                ("vector_length", _) => c.vector_length = Some(self.positive_int_arg(&list[0])),
+                ("device_num", _) => c.device_num = Some(self.int_arg(&list[0])),
+                ("default", _) => {
+                    if matches!(&list[0].kind, ast::ExprKind::Var(v) if v == "present") {
+                        c.default_present = true;
+                    } else {
+                        self.err(
+                            Diag::error(
+                                "accl::device::bad_default",
+                                "only `default(present)` is supported",
+                                list[0].span,
+                                "unknown default",
+                            )
+                            .with_help("write `default(present)`"),
+                        );
+                        ok = false;
+                    }
+                }
+                ("reduction", _) => {
+                    if let ClauseArgs::Reduction { op, op_span, vars } = &cl.args {
+                        for v in vars {
+                            if let Some(l) = self.reduction_var(*op, *op_span, v, d) {
+                                if c.reductions.iter().any(|r| r.var == l) {
+                                    self.err(Diag::error(
+                                        "accl::device::duplicate_reduction",
+                                        format!("`{}` is reduced twice", v.name),
+                                        v.span,
+                                        "already in a reduction clause",
+                                    ));
+                                    ok = false;
+                                } else {
+                                    c.reductions.push(hir::Reduction {
+                                        op: *op,
+                                        var: l,
+                                        span: v.span,
+                                    });
+                                }
+                            } else {
+                                ok = false;
+                            }
+                        }
+                    }
+                }
+                ("private" | "firstprivate", _) => {
+                    for e in list {
+                        match self.scalar_var(e, name) {
+                            Some(l) => {
+                                if name == "private" {
+                                    c.private.push(l)
+                                } else {
+                                    c.firstprivate.push(l)
+                                }
+                            }
+                            None => ok = false,
+                        }
+                    }
+                }
+                (_, Shape::Arrays) => {
+                    let kind = match name {
+                        "copy" => DataKind::Copy,
+                        "copyin" => DataKind::CopyIn,
+                        "copyout" => DataKind::CopyOut,
+                        "create" => DataKind::Create,
+                        "present" => DataKind::Present,
+                        "no_create" => DataKind::NoCreate,
+                        "delete" => DataKind::Delete,
+                        "device" => DataKind::UpdateDevice,
+                        _ => DataKind::UpdateSelf,
+                    };
+                    for e in list {
+                        match self.data_arg(kind, e) {
+                            Some(dc) => {
+                                if let Some((_, prev)) = arrays_seen.iter().find(|(l, _)| *l == dc.var) {
+                                    let n = self.body.locals[dc.var].name.clone();
+                                    self.err(
+                                        Diag::error(
+                                            "accl::device::duplicate_data",
+                                            format!("`{n}` appears in two data clauses of one construct"),
+                                            e.span,
+                                            "second time",
+                                        )
+                                        .with_label(*prev, "first time")
+                                        .with_help("list each array once per construct"),
+                                    );
+                                    ok = false;
+                                } else {
+                                    arrays_seen.push((dc.var, e.span));
+                                    c.data.push(dc);
+                                }
+                            }
+                            None => ok = false,
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        // A reduction variable cannot also be private.
+        for r in &c.reductions {
+            if c.private.contains(&r.var) || c.firstprivate.contains(&r.var) {
+                let n = self.body.locals[r.var].name.clone();
+                self.err(Diag::error(
+                    "accl::device::reduction_private",
+                    format!("`{n}` is both a reduction variable and private"),
+                    r.span,
+                    "in a reduction",
+                ));
+                ok = false;
+            }
+        }
+        ok.then_some(c)
+    }
+
+    fn int_arg(&mut self, e: &ast::Expr) -> ExprH {
+        let (h, t) = self.expr(e, None);
+        let t = self.finalize(h, t);
+        if t != Type::Error && !t.is_int_like() {
+            self.err(
+                Diag::error(
+                    "accl::type::queue_not_integer",
+                    format!("expected an integer, found `{t}`"),
+                    e.span,
+                    "must be an integer",
+                )
+                .with_help("queue numbers, device numbers and sizes are integers"),
+            );
+        }
+        h
+    }
+
+    fn positive_int_arg(&mut self, e: &ast::Expr) -> ExprH {
+        let h = self.int_arg(e);
+        if let hir::Expr::Const(v) = self.body.exprs[h] {
+            if v.as_i128().is_some_and(|v| v <= 0) {
+                self.err(Diag::error(
+                    "accl::device::non_positive",
+                    "this size must be positive",
+                    e.span,
+                    format!("is {v}"),
+                ));
+            }
+        }
+        h
+    }
+
+    fn int_args(&mut self, list: &[ast::Expr]) -> Vec<ExprH> {
+        list.iter().map(|e| self.int_arg(e)).collect()
+    }
+
+    fn const_int(&mut self, e: &ast::Expr) -> Option<i128> {
+        let (h, t) = self.expr(e, None);
+        match (&self.body.exprs[h], t.is_int_like()) {
+            (hir::Expr::Const(v), true) => v.as_i128(),
+            _ => {
+                if t != Type::Error {
+                    self.err(Diag::error(
+                        "accl::device::not_constant",
+                        "expected a constant integer",
+                        e.span,
+                        "not a compile-time integer",
+                    ));
+                }
+                None
+            }
+        }
+    }
+
+    fn scalar_var(&mut self, e: &ast::Expr, clause: &str) -> Option<LocalH> {
+        let ast::ExprKind::Var(name) = &e.kind else {
+            self.err(Diag::error(
+                "accl::device::clause_arguments",
+                format!("`{clause}` takes variable names"),
+                e.span,
+                "not a variable name",
+            ));
+            return None;
+        };
+        match self.lookup(name) {
+            Some(Binding::Local(l)) => {
+                if self.body.locals[l].ty.is_array() {
+                    self.err(
+                        Diag::error(
+                            "accl::device::private_array",
+                            format!("`{clause}` takes scalar variables; `{name}` is an array"),
+                            e.span,
+                            "an array",
+                        )
+                        .with_help("declare a private array-free temporary inside the loop instead"),
+                    );
+                    return None;
+                }
+                Some(l)
+            }
+            Some(Binding::Const(_)) => {
+                self.err(Diag::error(
+                    "accl::device::clause_arguments",
+                    format!("`{name}` is a constant; `{clause}` takes variables"),
+                    e.span,
+                    "a constant",
+                ));
+                None
+            }
+            None => {
+                self.unknown_name(name, e.span);
+                None
+            }
+        }
+    }
+
+    fn reduction_var(&mut self, op: ReductionOp, op_span: Span, v: &ast::Ident, d: &ast::Directive) -> Option<LocalH> {
+        let l = match self.lookup(&v.name) {
+            Some(Binding::Local(l)) => l,
+            Some(Binding::Const(_)) => {
+                self.err(Diag::error(
+                    "accl::device::reduction_const",
+                    format!("cannot reduce into constant `{}`", v.name),
+                    v.span,
+                    "a constant",
+                ));
+                return None;
+            }
+            None => {
+                self.unknown_name(&v.name, v.span);
+                return None;
+            }
+        };
+        let ty = self.body.locals[l].ty;
+        let ok = match (op, ty) {
+            (_, Type::Array(..)) => {
+                self.err(
+                    Diag::error(
+                        "accl::device::reduction_array",
+                        format!("`{}` is an array; reductions are over scalar variables", v.name),
+                        v.span,
+                        "an array",
+                    )
+                    .with_help("reduce into a scalar and store it, or use `atomic` on the element"),
+                );
+                return None;
+            }
+            (ReductionOp::Add | ReductionOp::Mul | ReductionOp::Max | ReductionOp::Min, t) => t.is_numeric_like(),
+            (ReductionOp::BitAnd | ReductionOp::BitOr | ReductionOp::BitXor, t) => t.is_int_like(),
+            (ReductionOp::And | ReductionOp::Or, t) => t == Type::BOOL,
+        };
+        if !ok {
+            let want = match op {
+                ReductionOp::And | ReductionOp::Or => "a `bool` variable",
+                ReductionOp::BitAnd | ReductionOp::BitOr | ReductionOp::BitXor => "an integer variable",
+                _ => "a numeric variable",
+            };
+            self.err(
+                Diag::error(
+                    "accl::device::reduction_type",
+                    format!("reduction `{}` needs {want}, but `{}` is `{ty}`", op.symbol(), v.name),
+                    v.span,
+                    format!("`{ty}`"),
+                )
+                .with_label(op_span, "operator"),
+            );
+            return None;
+        }
+        let _ = d;
+        Some(l)
+    }
+
+    fn data_arg(&mut self, kind: DataKind, e: &ast::Expr) -> Option<hir::DataClause> {
+        let (var_expr, section) = match &e.kind {
+            ast::ExprKind::Section(a, lo, n) => (&**a, Some((&**lo, &**n))),
+            _ => (e, None),
+        };
+        let ast::ExprKind::Var(name) = &var_expr.kind else {
+            self.err(
+                Diag::error(
+                    "accl::device::data_not_array",
+                    format!("`{}` takes array names or sections", kind.name()),
+                    e.span,
+                    "not an array name",
+                )
+                .with_help("write `a` or `a[lo:count]`"),
+            );
+            return None;
+        };
+        let l = match self.lookup(name) {
+            Some(Binding::Local(l)) => l,
+            _ => {
+                self.unknown_name(name, var_expr.span);
+                return None;
+            }
+        };
+        let ty = self.body.locals[l].ty;
+        if !ty.is_array() {
+            self.err(
+                Diag::error(
+                    "accl::device::data_not_array",
+                    format!("`{name}` is a `{ty}`, not an array"),
+                    var_expr.span,
+                    "a scalar",
+                )
+                .with_help("scalars need no data clause: a kernel reads them as firstprivate"),
+            );
+            return None;
+        }
+        let section = match section {
+            None => None,
+            Some((lo, n)) => {
+                let lo = self.int_arg(lo);
+                let n = self.int_arg(n);
+                Some((lo, n))
+            }
+        };
+        Some(hir::DataClause {
+            kind,
+            var: l,
+            section,
+            span: e.span,
+        })
+    }
+
+    pub(super) fn atomic(
+        &mut self,
+        s: &ast::Stmt,
+        target: &ast::Expr,
+        op: ast::AtomicOp,
+        op_span: Span,
+        value: &ast::Expr,
+    ) -> Option<hir::Stmt> {
+        let ast::ExprKind::Index(..) = &target.kind else {
+            self.expr(target, None);
+            self.err(
+                Diag::error(
+                    "accl::device::atomic_target",
+                    "the target of `atomic` must be an array element",
+                    target.span,
+                    "not an array element",
+                )
+                .with_help("for a scalar sum use `reduction(+: x)` on the construct"),
+            );
+            return None;
+        };
+        let (place, ty) = self.place(target, true)?;
+        let elem = ty.scalar()?;
+        let supported = matches!(elem, Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64);
+        if !supported {
+            self.err(
+                Diag::error(
+                    "accl::device::atomic_type",
+                    format!("atomic updates of `{elem}` elements are not supported"),
+                    target.span,
+                    format!("a `{elem}` element"),
+                )
+                .with_help("atomics work on i32, u32, i64, f32 and f64 arrays"),
+            );
+            return None;
+        }
+        if matches!(op, ast::AtomicOp::And | ast::AtomicOp::Or | ast::AtomicOp::Xor) && !elem.is_int() {
+            self.err(Diag::error(
+                "accl::device::atomic_type",
+                format!("`atomic {}` needs an integer element, found `{elem}`", op.symbol()),
+                op_span,
+                "bitwise operator",
+            ));
+            return None;
+        }
+        let (v, vt) = self.expr(value, Some(ty));
+        self.coerce(v, vt, ty, value.span);
+        Some(hir::Stmt {
+            kind: hir::StmtKind::Atomic { place, op, value: v },
+            span: s.span,
+        })
+    }
+}
+

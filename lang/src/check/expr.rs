@@ -1,0 +1,828 @@
+//! Expressions: typing, literal coercion, constant folding, captures.
+
+use super::{Binding, Checker, DeviceCall};
+use crate::ast::{self, BinOp, ExprKind, UnOp};
+use crate::diag::Diag;
+use crate::hir::{self, ExprH, LocalH};
+use crate::span::Span;
+use crate::types::{Scalar, Type};
+use crate::value::{Value, ValueError};
+
+impl Checker<'_> {
+    fn push(&mut self, e: hir::Expr, ty: Type, span: Span) -> (ExprH, Type) {
+        let h = self.body.exprs.append(e, span);
+        self.body.types.push(ty);
+        (h, ty)
+    }
+
+    fn error_expr(&mut self, span: Span) -> (ExprH, Type) {
+        self.push(hir::Expr::Const(Value::Bool(false)), Type::Error, span)
+    }
+
+    fn constant(&mut self, v: Value, span: Span) -> (ExprH, Type) {
+        self.push(hir::Expr::Const(v), v.ty(), span)
+    }
+
+    /// Give a literal-typed expression its default type (`i32`, `f64`).
+    pub(super) fn finalize(&mut self, h: ExprH, ty: Type) -> Type {
+        let d = ty.defaulted();
+        if d != ty {
+            self.coerce(h, ty, d, self.body.exprs.span(h));
+        }
+        d
+    }
+
+    /// Make the expression `h` (of type `got`) have type `want`, or report
+    /// the mismatch. Literals are converted (with a range check).
+    pub(super) fn coerce(&mut self, h: ExprH, got: Type, want: Type, span: Span) {
+        if got == want || got == Type::Error || want == Type::Error {
+            return;
+        }
+        if got.is_literal() {
+            if let (hir::Expr::Const(v), Some(t)) = (&self.body.exprs[h], want.scalar()) {
+                let v = *v;
+                match v.concretize(t) {
+                    Some(c) => {
+                        self.body.exprs[h] = hir::Expr::Const(c);
+                        self.body.types[h.index()] = want;
+                    }
+                    None => {
+                        let d = if got == Type::IntLit && t.is_int() {
+                            let (lo, hi) = t.int_range().unwrap_or((0, 0));
+                            Diag::error(
+                                "accl::type::literal_out_of_range",
+                                format!("the value {v} does not fit in `{t}`"),
+                                span,
+                                format!("`{t}` holds {lo}..={hi}"),
+                            )
+                            .with_help("use a wider type (`i64`), or a suffix (`5_000_000_000i64`)")
+                        } else if got == Type::FloatLit && t.is_int() {
+                            Diag::error(
+                                "accl::type::mismatch",
+                                format!("expected `{t}`, found a float literal"),
+                                span,
+                                format!("expected `{t}`"),
+                            )
+                            .with_help(format!("convert it explicitly: `({v}) as {t}`"))
+                        } else {
+                            mismatch(want, got, span)
+                        };
+                        self.err(d);
+                        self.body.types[h.index()] = Type::Error;
+                    }
+                }
+                return;
+            }
+        }
+        let mut d = mismatch(want, got, span);
+        if let (Some(_), Some(t)) = (got.scalar(), want.scalar()) {
+            if t != Scalar::Bool {
+                let src = self.snippet(span);
+                d = d.with_help(format!("convert it explicitly: `{}`", cast_text(&src, t)));
+            }
+        }
+        self.err(d);
+    }
+
+    /// The source text of a span, for help lines.
+    pub(super) fn snippet(&self, span: Span) -> String {
+        self.src.get(span.range()).unwrap_or("..").to_string()
+    }
+
+    /// Unify the operand types of a binary operation, coercing literals.
+    pub(super) fn unify(&mut self, a: ExprH, at: Type, b: ExprH, bt: Type, span: Span, op: Option<BinOp>) -> Type {
+        if at == Type::Error || bt == Type::Error {
+            return Type::Error;
+        }
+        if at == bt {
+            return at;
+        }
+        match (at.is_literal(), bt.is_literal()) {
+            (true, false) => {
+                self.coerce(a, at, bt, self.body.exprs.span(a));
+                self.body.types[a.index()].max_err(bt)
+            }
+            (false, true) => {
+                self.coerce(b, bt, at, self.body.exprs.span(b));
+                self.body.types[b.index()].max_err(at)
+            }
+            (true, true) => Type::FloatLit,
+            (false, false) => {
+                let sa = self.body.exprs.span(a);
+                let sb = self.body.exprs.span(b);
+                let mut d = Diag::error(
+                    "accl::type::mismatch",
+                    format!("mismatched types `{at}` and `{bt}`"),
+                    span,
+                    "no implicit conversion between these",
+                )
+                .with_label(sa, format!("this is `{at}`"))
+                .with_label(sb, format!("this is `{bt}`"));
+                if let (Some(x), Some(y)) = (at.scalar(), bt.scalar()) {
+                    // Suggest converting the narrower operand into the wider one.
+                    let (ta, tb) = (self.snippet(sa), self.snippet(sb));
+                    let (ta, tb) = if rank_of(x) >= rank_of(y) {
+                        (ta, cast_text(&tb, x))
+                    } else {
+                        (cast_text(&ta, y), tb)
+                    };
+                    d = d.with_help(match op {
+                        Some(op) => format!("convert explicitly: `{ta} {} {tb}`", op.symbol()),
+                        None => format!("convert explicitly: `{ta}` and `{tb}`"),
+                    });
+                }
+                self.err(d);
+                Type::Error
+            }
+        }
+    }
+
+    pub(super) fn bad_operands(&mut self, op: BinOp, at: Type, bt: Type, span: Span) {
+        let what = if op.is_logical() {
+            "`bool` operands"
+        } else if op.is_bitwise() {
+            "integer or `bool` operands"
+        } else if op.is_shift() {
+            "integer operands"
+        } else if op.is_comparison() {
+            "two numbers or two `bool`s"
+        } else {
+            "numeric operands"
+        };
+        self.err(Diag::error(
+            "accl::type::bad_operands",
+            format!("`{}` cannot be applied to `{at}` and `{bt}`", op.symbol()),
+            span,
+            format!("`{}` takes {what}", op.symbol()),
+        ));
+    }
+
+    /// The result type of `a op b` where both operands have type `t`.
+    pub(super) fn binary_result(&mut self, op: BinOp, t: Type, span: Span, at: Type, bt: Type) -> Type {
+        if t == Type::Error {
+            return Type::Error;
+        }
+        let ok = match op {
+            BinOp::And | BinOp::Or => t == Type::BOOL,
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => t.is_int_like() || t == Type::BOOL,
+            BinOp::Shl | BinOp::Shr => t.is_int_like(),
+            BinOp::Eq | BinOp::Ne => t.is_numeric_like() || t == Type::BOOL,
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => t.is_numeric_like(),
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => t.is_numeric_like(),
+        };
+        if !ok {
+            self.bad_operands(op, at, bt, span);
+            return Type::Error;
+        }
+        if op.is_comparison() || op.is_logical() {
+            Type::BOOL
+        } else {
+            t
+        }
+    }
+
+    /// Fold an operation whose operands are constants, if they are.
+    fn try_fold(&mut self, f: impl FnOnce(&[Value]) -> Result<Value, ValueError>, args: &[ExprH], span: Span) -> Option<(ExprH, Type)> {
+        let mut vals = Vec::with_capacity(args.len());
+        for &a in args {
+            match &self.body.exprs[a] {
+                hir::Expr::Const(v) if self.body.types[a.index()] != Type::Error => vals.push(*v),
+                _ => return None,
+            }
+        }
+        match f(&vals) {
+            Ok(v) => Some(self.constant(v, span)),
+            Err(ValueError::DivByZero) => {
+                self.err(Diag::error(
+                    "accl::type::const_div_by_zero",
+                    "division by zero in a constant expression",
+                    span,
+                    "the divisor is zero",
+                ));
+                Some(self.error_expr(span))
+            }
+            Err(ValueError::BadOperands) => None,
+        }
+    }
+
+    /// Check an expression. `expect` is the type the context wants, used only
+    /// to give literals a type early (mismatches are reported by the caller).
+    pub(super) fn expr(&mut self, e: &ast::Expr, expect: Option<Type>) -> (ExprH, Type) {
+        let span = e.span;
+        match &e.kind {
+            ExprKind::Int(v, suffix) => {
+                let lit = Value::IntLit(*v as i128);
+                match suffix {
+                    Some(t) => match lit.concretize(*t) {
+                        Some(v) => self.constant(v, span),
+                        None => {
+                            self.err(Diag::error(
+                                "accl::type::literal_out_of_range",
+                                format!("the value {v} does not fit in `{t}`"),
+                                span,
+                                "out of range",
+                            ));
+                            self.error_expr(span)
+                        }
+                    },
+                    None => {
+                        let (h, t) = self.constant(lit, span);
+                        if let Some(want @ Type::Scalar(s)) = expect {
+                            if s.is_numeric() {
+                                self.coerce(h, t, want, span);
+                                return (h, self.body.types[h.index()]);
+                            }
+                        }
+                        (h, t)
+                    }
+                }
+            }
+            ExprKind::Float(v, suffix) => match suffix {
+                Some(t) => self.constant(Value::FloatLit(*v).cast(*t), span),
+                None => {
+                    let (h, t) = self.constant(Value::FloatLit(*v), span);
+                    if let Some(want @ Type::Scalar(s)) = expect {
+                        if s.is_float() {
+                            self.coerce(h, t, want, span);
+                            return (h, want);
+                        }
+                    }
+                    (h, t)
+                }
+            },
+            ExprKind::Bool(b) => self.constant(Value::Bool(*b), span),
+            ExprKind::Str(s) => self.push(hir::Expr::Str(s.clone()), Type::Str, span),
+            ExprKind::Type(t) => self.push(hir::Expr::TypeArg(*t), Type::TypeArg(*t), span),
+            ExprKind::Var(name) => match self.lookup(name) {
+                Some(Binding::Local(l)) => {
+                    self.note_read(l, span);
+                    let ty = self.body.locals[l].ty;
+                    self.push(hir::Expr::Local(l), ty, span)
+                }
+                Some(Binding::Const(v)) => {
+                    let (h, t) = self.constant(v, span);
+                    if let (true, Some(want @ Type::Scalar(s))) = (t.is_literal(), expect) {
+                        if s.is_numeric() && v.concretize(s).is_some() {
+                            self.coerce(h, t, want, span);
+                            return (h, want);
+                        }
+                    }
+                    (h, t)
+                }
+                None => {
+                    if self.fn_names.contains_key(name) || self.builtins.lookup(name).is_some() {
+                        self.err(
+                            Diag::error(
+                                "accl::type::fn_as_value",
+                                format!("`{name}` is a function, not a value"),
+                                span,
+                                "a function",
+                            )
+                            .with_help(format!("call it: `{name}(..)`")),
+                        );
+                    } else {
+                        self.unknown_name(name, span);
+                    }
+                    self.error_expr(span)
+                }
+            },
+            ExprKind::Path(owner, member) => match self.builtins.constant(owner, &member.name) {
+                Some(v) => self.constant(v, span),
+                None => {
+                    let names: Vec<String> = self.builtins.const_names().collect();
+                    let full = format!("{owner}::{}", member.name);
+                    let mut d = Diag::error(
+                        "accl::name::unknown_const",
+                        format!("no constant `{full}`"),
+                        span,
+                        "unknown constant",
+                    );
+                    if let Some(s) = crate::diag::did_you_mean(&full, names.iter().map(String::as_str)) {
+                        d = d.with_help(format!("did you mean `{s}`?"));
+                    }
+                    self.err(d);
+                    self.error_expr(span)
+                }
+            },
+            ExprKind::Unary(op, inner) => {
+                let (h, t) = self.expr(inner, expect);
+                if t == Type::Error {
+                    return self.error_expr(span);
+                }
+                let ok = match op {
+                    UnOp::Neg => t.is_numeric_like(),
+                    UnOp::Not => t == Type::BOOL || t.is_int_like(),
+                };
+                if !ok {
+                    let (sym, what) = match op {
+                        UnOp::Neg => ("-", "a number"),
+                        UnOp::Not => ("!", "a `bool` or an integer"),
+                    };
+                    self.err(Diag::error(
+                        "accl::type::bad_operand",
+                        format!("`{sym}` cannot be applied to `{t}`"),
+                        span,
+                        format!("`{sym}` takes {what}"),
+                    ));
+                    return self.error_expr(span);
+                }
+                let op = *op;
+                if let Some(r) = self.try_fold(|v| Value::unary(op, v[0]), &[h], span) {
+                    return r;
+                }
+                self.push(hir::Expr::Unary(op, h), t, span)
+            }
+            ExprKind::Binary(op, a, b) => self.binary(*op, a, b, span, expect),
+            ExprKind::Cast(inner, to) => {
+                let (h, t) = self.expr(inner, None);
+                let to_t = to.elem;
+                if t == Type::Error {
+                    return self.error_expr(span);
+                }
+                let ok = match t {
+                    Type::Scalar(s) => s != Scalar::Bool || to_t.is_int() || to_t == Scalar::Bool,
+                    Type::IntLit | Type::FloatLit => to_t != Scalar::Bool,
+                    _ => false,
+                };
+                if !ok {
+                    self.err(
+                        Diag::error(
+                            "accl::type::bad_cast",
+                            format!("cannot cast `{t}` to `{to_t}`"),
+                            span,
+                            "invalid cast",
+                        )
+                        .with_help(if t == Type::BOOL {
+                            "a `bool` casts to an integer type only".to_string()
+                        } else if to_t == Scalar::Bool {
+                            "compare instead: `x != 0`".to_string()
+                        } else {
+                            "`as` converts between scalar types".to_string()
+                        }),
+                    );
+                    return self.error_expr(span);
+                }
+                if let Some(r) = self.try_fold(|v| Ok(v[0].cast(to_t)), &[h], span) {
+                    return r;
+                }
+                self.push(hir::Expr::Cast(h, to_t), Type::Scalar(to_t), span)
+            }
+            ExprKind::Index(a, ix) => match self.index_parts(a, ix, span, false) {
+                Some((array, elem, indices)) => {
+                    self.push(hir::Expr::Index(array, indices), Type::Scalar(elem), span)
+                }
+                None => self.error_expr(span),
+            },
+            ExprKind::Section(..) => {
+                self.err(
+                    Diag::error(
+                        "accl::type::section_outside_clause",
+                        "an array section is only allowed in a data clause or `update`",
+                        span,
+                        "section here",
+                    )
+                    .with_help("index one element with `a[i]`, or copy the section with a loop"),
+                );
+                self.error_expr(span)
+            }
+            ExprKind::Call(f, args) => self.call(f, args, span),
+            ExprKind::Error => self.error_expr(span),
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, a: &ast::Expr, b: &ast::Expr, span: Span, expect: Option<Type>) -> (ExprH, Type) {
+        // Arithmetic passes the expected type down (so `let x: f32 = 1.0 + y`
+        // types `1.0` as f32); comparisons and logic do not.
+        let down = if op.is_comparison() || op.is_logical() { None } else { expect };
+        let (ha, at) = self.expr(a, down);
+        let down_b = if op.is_shift() { None } else if at.is_literal() { down } else { Some(at) };
+        let (hb, bt) = self.expr(b, down_b);
+        let t = if op.is_shift() {
+            // The count may be any integer type; the result has the left type.
+            if at.is_int_like() && bt.is_int_like() {
+                if at.is_literal() && !bt.is_literal() {
+                    if let Some(want) = down.filter(|t| t.is_int_like()) {
+                        self.coerce(ha, at, want, a.span);
+                    } else {
+                        self.coerce(ha, at, Type::I32, a.span);
+                    }
+                }
+                let lt = self.body.types[ha.index()];
+                if bt.is_literal() && !lt.is_literal() {
+                    self.coerce(hb, bt, lt, b.span);
+                }
+                lt
+            } else {
+                if at != Type::Error && bt != Type::Error {
+                    self.bad_operands(op, at, bt, span);
+                }
+                Type::Error
+            }
+        } else {
+            let u = self.unify(ha, at, hb, bt, span, Some(op));
+            let at2 = self.body.types[ha.index()];
+            let bt2 = self.body.types[hb.index()];
+            if u == Type::Error {
+                Type::Error
+            } else {
+                self.binary_result(op, u, span, at2, bt2)
+            }
+        };
+        if t == Type::Error {
+            return self.error_expr(span);
+        }
+        if let Some(r) = self.try_fold(|v| Value::binary(op, v[0], v[1]), &[ha, hb], span) {
+            return r;
+        }
+        // Two literals of different kinds (`1 + 2.5`) have folded above; a
+        // literal left here took the other operand's type.
+        self.push(hir::Expr::Binary(op, ha, hb), t, span)
+    }
+
+    /// Check `array[indices]`: the array, its element type, the indices.
+    pub(super) fn index_parts(
+        &mut self,
+        a: &ast::Expr,
+        ix: &[ast::Expr],
+        span: Span,
+        write: bool,
+    ) -> Option<(ExprH, Scalar, Vec<ExprH>)> {
+        let (array, at) = match &a.kind {
+            ast::ExprKind::Var(name) => match self.lookup(name) {
+                Some(Binding::Local(l)) => {
+                    let ty = self.body.locals[l].ty;
+                    if let Type::Array(..) = ty {
+                        self.note_array(l, a.span, write);
+                    } else {
+                        self.note_read(l, a.span);
+                    }
+                    self.push(hir::Expr::Local(l), ty, a.span)
+                }
+                _ => self.expr(a, None),
+            },
+            _ => self.expr(a, None),
+        };
+        let mut indices = Vec::with_capacity(ix.len());
+        for i in ix {
+            let (h, t) = self.expr(i, None);
+            let t = if t == Type::IntLit { self.finalize(h, t) } else { t };
+            if t != Type::Error && !t.is_int_like() {
+                self.err(
+                    Diag::error(
+                        "accl::type::index_not_integer",
+                        format!("array index must be an integer, found `{t}`"),
+                        i.span,
+                        "not an integer",
+                    )
+                    .with_help("convert it: `(x as i32)`"),
+                );
+            }
+            indices.push(h);
+        }
+        match at {
+            Type::Array(elem, rank) => {
+                if rank as usize != ix.len() {
+                    self.err(
+                        Diag::error(
+                            "accl::type::index_arity",
+                            format!(
+                                "this array has {rank} dimension{} but {} ind{} given",
+                                if rank == 1 { "" } else { "s" },
+                                ix.len(),
+                                if ix.len() == 1 { "ex was" } else { "ices were" }
+                            ),
+                            span,
+                            format!("expected {rank} ind{}", if rank == 1 { "ex" } else { "ices" }),
+                        )
+                        .with_help(format!("index every dimension: `a[{}]`", ["i", "j", "k"][..rank.min(3) as usize].join(", "))),
+                    );
+                    return None;
+                }
+                Some((array, elem, indices))
+            }
+            Type::Error => None,
+            t => {
+                self.err(Diag::error(
+                    "accl::type::index_non_array",
+                    format!("cannot index into a value of type `{t}`"),
+                    a.span,
+                    "not an array",
+                ));
+                None
+            }
+        }
+    }
+
+    fn call(&mut self, f: &ast::Ident, args: &[ast::Expr], span: Span) -> (ExprH, Type) {
+        if let Some(&fh) = self.fn_names.get(&f.name) {
+            return self.user_call(fh, f, args, span);
+        }
+        let Some(id) = self.builtins.lookup(&f.name) else {
+            let mut names: Vec<String> = self.fn_names.keys().cloned().collect();
+            names.extend(self.builtins.names().map(String::from));
+            let mut d = Diag::error(
+                "accl::name::unknown_fn",
+                format!("cannot find function `{}`", f.name),
+                f.span,
+                "not a function or builtin",
+            );
+            if let Some(s) = crate::diag::did_you_mean(&f.name, names.iter().map(String::as_str)) {
+                d = d.with_help(format!("a function with a similar name exists: `{s}`"));
+            }
+            self.err(d);
+            for a in args {
+                self.expr(a, None);
+            }
+            return self.error_expr(span);
+        };
+        let b = self.builtins.get(id).clone();
+        // Device legality of builtins is known now.
+        if let Some(frame) = self.dev.first() {
+            if !b.effect.device_legal() {
+                let ks = frame.kind_span;
+                self.err(
+                    Diag::error(
+                        "accl::device::host_builtin",
+                        format!("`{}` cannot be called inside a device construct", f.name),
+                        f.span,
+                        format!("`{}` {}", f.name, b.effect.reason()),
+                    )
+                    .with_label(ks, "device construct")
+                    .with_help("move this call before or after the construct"),
+                );
+            }
+        }
+        if self.in_fn && !b.effect.device_legal() {
+            if let Some(func) = self.body.func {
+                let facts = &mut self.fn_facts[func.index()];
+                if facts.violation.is_none() {
+                    facts.violation = Some((span, format!("calls `{}`, which {}", f.name, b.effect.reason())));
+                }
+            }
+        }
+        let mut hs = Vec::with_capacity(args.len());
+        let mut tys = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            if i == 0 && b.place_arg {
+                match &a.kind {
+                    ast::ExprKind::Index(arr, ix) => match self.index_parts(arr, ix, a.span, true) {
+                        Some((array, elem, indices)) => {
+                            let (h, t) = self.push(hir::Expr::Index(array, indices), Type::Scalar(elem), a.span);
+                            hs.push(h);
+                            tys.push(t);
+                        }
+                        None => return self.error_expr(span),
+                    },
+                    _ => {
+                        self.expr(a, None);
+                        self.err(
+                            Diag::error(
+                                "accl::type::atomic_target",
+                                format!("the first argument of `{}` must be an array element", f.name),
+                                a.span,
+                                "not an array element",
+                            )
+                            .with_help(format!("write `{}(a[i], v)`", f.name)),
+                        );
+                        return self.error_expr(span);
+                    }
+                }
+                continue;
+            }
+            let (h, t) = self.expr(a, None);
+            hs.push(h);
+            tys.push(t);
+        }
+        if tys.contains(&Type::Error) {
+            return self.error_expr(span);
+        }
+        match b.sig(&tys) {
+            Ok(sig) => {
+                for ((h, t), (p, a)) in hs.iter().zip(&tys).zip(sig.params.iter().zip(args)) {
+                    self.coerce(*h, *t, *p, a.span);
+                }
+                // Literals that the signature left untyped take their default.
+                for (h, t) in hs.iter().zip(&tys) {
+                    if self.body.types[h.index()].is_literal() {
+                        self.finalize(*h, *t);
+                    }
+                }
+                self.push(hir::Expr::Builtin(id, hs), sig.ret, span)
+            }
+            Err(msg) => {
+                self.err(
+                    Diag::error("accl::type::builtin_args", format!("`{}` {msg}", f.name), span, "in this call")
+                        .with_help(format!("usage: {}", b.synopsis)),
+                );
+                self.error_expr(span)
+            }
+        }
+    }
+
+    fn user_call(&mut self, fh: hir::FnH, f: &ast::Ident, args: &[ast::Expr], span: Span) -> (ExprH, Type) {
+        let func = &self.out.functions[fh];
+        let ret = func.ret;
+        let decl_span = func.span;
+        let params = self.param_types(fh);
+        if params.len() != args.len() {
+            self.err(
+                Diag::error(
+                    "accl::type::arity",
+                    format!(
+                        "`{}` takes {} argument{} but {} {} given",
+                        f.name,
+                        params.len(),
+                        if params.len() == 1 { "" } else { "s" },
+                        args.len(),
+                        if args.len() == 1 { "was" } else { "were" }
+                    ),
+                    span,
+                    "wrong number of arguments",
+                )
+                .with_label(Span::new(decl_span.start as usize, decl_span.start as usize + 2), "defined here"),
+            );
+            for a in args {
+                self.expr(a, None);
+            }
+            return self.error_expr(span);
+        }
+        let mut hs = Vec::with_capacity(args.len());
+        for (a, p) in args.iter().zip(&params) {
+            let (h, t) = if let (ast::ExprKind::Var(_), Type::Array(..)) = (&a.kind, p) {
+                // An array argument may be written by the callee.
+                self.array_arg(a)
+            } else {
+                self.expr(a, Some(*p))
+            };
+            self.coerce(h, t, *p, a.span);
+            hs.push(h);
+        }
+        if let Some(frame) = self.dev.first() {
+            self.device_calls.push(DeviceCall {
+                callee: fh,
+                call_span: span,
+                construct_span: frame.kind_span,
+            });
+            if let Some(c) = &mut self.capture {
+                if !c.functions.contains(&fh) {
+                    c.functions.push(fh);
+                }
+            }
+        }
+        if let Some(caller) = self.body.func {
+            self.fn_facts[caller.index()].callees.push((fh, span));
+        }
+        self.push(hir::Expr::Call(fh, hs), ret, span)
+    }
+
+    fn array_arg(&mut self, a: &ast::Expr) -> (ExprH, Type) {
+        if let ast::ExprKind::Var(name) = &a.kind {
+            if let Some(Binding::Local(l)) = self.lookup(name) {
+                let ty = self.body.locals[l].ty;
+                if ty.is_array() {
+                    self.note_array(l, a.span, true);
+                    return self.push(hir::Expr::Local(l), ty, a.span);
+                }
+            }
+        }
+        self.expr(a, None)
+    }
+
+    /// Parameter types of a function, from its declaration.
+    pub(super) fn param_types(&self, fh: hir::FnH) -> Vec<Type> {
+        self.fn_param_tys[fh.index()].clone()
+    }
+
+    // ------------------------------------------------------------ captures
+
+    /// Is local `l` declared outside the innermost device frame? Returns the
+    /// index of the innermost frame it is outside of.
+    fn outside_frame(&self, l: LocalH) -> Option<usize> {
+        let scope = self.body.local_scope[l.index()];
+        (0..self.dev.len()).rev().find(|&i| scope < self.dev[i].scope_base)
+    }
+
+    fn outside_all_frames(&self, l: LocalH) -> bool {
+        self.dev.first().is_some_and(|f| self.body.local_scope[l.index()] < f.scope_base)
+    }
+
+    pub(super) fn note_read(&mut self, l: LocalH, span: Span) {
+        if self.dev.is_empty() {
+            return;
+        }
+        let ty = self.body.locals[l].ty;
+        if ty.is_array() {
+            self.note_array(l, span, false);
+            return;
+        }
+        if self.outside_all_frames(l) && !self.is_frame_var(l) {
+            if let Some(c) = &mut self.capture {
+                if !c.scalars.contains(&l) {
+                    c.scalars.push(l);
+                }
+            }
+        }
+    }
+
+    /// Reduction and private variables of any open frame are not captured.
+    fn is_frame_var(&self, l: LocalH) -> bool {
+        self.dev.iter().any(|f| f.writable.contains(&l))
+    }
+
+    pub(super) fn note_array(&mut self, l: LocalH, span: Span, write: bool) {
+        if !self.outside_all_frames(l) {
+            return;
+        }
+        if let Some(c) = &mut self.capture {
+            if let Some(u) = c.arrays.iter_mut().find(|u| u.var == l) {
+                u.read |= !write;
+                u.written |= write;
+            } else {
+                c.arrays.push(hir::ArrayUse {
+                    var: l,
+                    read: !write,
+                    written: write,
+                    span,
+                });
+            }
+        }
+    }
+
+    /// A write to scalar `l` inside device code must be to a variable of the
+    /// iteration, or to a reduction/private variable of the frame.
+    pub(super) fn note_scalar_write(&mut self, l: LocalH, name: &str, span: Span) -> Option<()> {
+        let ty = self.body.locals[l].ty;
+        if ty.is_array() {
+            return Some(());
+        }
+        let Some(fi) = self.outside_frame(l) else {
+            return Some(());
+        };
+        // Declared outside frame `fi`: allowed only if that frame (or a frame
+        // inside it) lists it as reduction/private.
+        if self.dev[fi..].iter().any(|f| f.writable.contains(&l)) {
+            return Some(());
+        }
+        let f = &self.dev[fi];
+        let decl = self.body.locals.span(l);
+        let (ks, kn) = (f.kind_span, f.kind.name());
+        self.err(
+            Diag::error(
+                "accl::device::race",
+                format!("`{name}` is declared outside this `{kn}` and assigned inside it"),
+                span,
+                "every iteration writes this one variable: a data race",
+            )
+            .with_label(ks, format!("iterations of this `{kn}` run in parallel"))
+            .with_label(decl, "declared here")
+            .with_help(format!(
+                "if this accumulates a result, add `reduction(+: {name})` (or another operator) to the construct; otherwise declare `{name}` inside the loop body"
+            )),
+        );
+        None
+    }
+}
+
+trait MaxErr {
+    fn max_err(self, other: Type) -> Type;
+}
+impl MaxErr for Type {
+    fn max_err(self, other: Type) -> Type {
+        if self == Type::Error {
+            Type::Error
+        } else {
+            other
+        }
+    }
+}
+
+fn rank_of(s: Scalar) -> u8 {
+    match s {
+        Scalar::Bool => 0,
+        Scalar::U8 => 1,
+        Scalar::U32 => 2,
+        Scalar::I32 => 3,
+        Scalar::I64 => 4,
+        Scalar::F32 => 5,
+        Scalar::F64 => 6,
+    }
+}
+
+/// `text as t`, bracketed so that it reads right whatever `text` is.
+fn cast_text(text: &str, t: Scalar) -> String {
+    let simple = text.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    if simple {
+        format!("({text} as {t})")
+    } else {
+        format!("(({text}) as {t})")
+    }
+}
+
+pub(super) fn mismatch(want: Type, got: Type, span: Span) -> Diag {
+    Diag::error(
+        "accl::type::mismatch",
+        format!("expected `{want}`, found `{got}`"),
+        span,
+        format!("this is `{got}`"),
+    )
+}

@@ -1,0 +1,862 @@
+//! The type checker: [`ast::Program`] to [`hir::Program`].
+//!
+//! One pass over each body, with an expected type pushed down into
+//! expressions so that untyped literals take the type of their context
+//! (DESIGN.md 1.2). Expressions made only of literals and constants are folded
+//! on the spot, so a literal-typed expression is always a `Const` node and
+//! giving it a type later is a rewrite of that one node.
+//!
+//! Device rules need the whole program (is the function called in a kernel
+//! recursive? does it print?), so calls from device code are recorded while
+//! bodies are checked and judged at the end ([`device`]).
+
+mod construct;
+mod device;
+mod expr;
+
+use crate::arena::Arena;
+use crate::ast;
+use crate::builtins::Builtins;
+use crate::diag::{did_you_mean, Diag};
+use crate::hir::{self, ExprH, FnH, LocalH};
+use crate::span::Span;
+use crate::types::Type;
+use crate::value::Value;
+use std::collections::HashMap;
+
+/// A variable that exists before the program runs (REPL and embedding).
+#[derive(Debug, Clone)]
+pub struct Global {
+    pub name: String,
+    pub ty: Type,
+}
+
+/// The outcome of a successful check: the program and any warnings.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub program: hir::Program,
+    pub warnings: Vec<Diag>,
+}
+
+/// Check a parsed program against a builtin table and pre-existing globals.
+/// On failure, returns every diagnostic found (errors and warnings).
+///
+/// `src` is the text the program was parsed from; it is quoted in help lines
+/// (`(i as f32) + x`).
+pub fn check(prog: &ast::Program, src: &str, builtins: &Builtins, globals: &[Global]) -> Result<Checked, Vec<Diag>> {
+    let mut cx = Checker::new(builtins, src);
+    cx.run(prog, globals);
+    let (errors, warnings): (Vec<_>, Vec<_>) = cx.diags.into_iter().partition(|d| d.is_error());
+    if errors.is_empty() {
+        Ok(Checked {
+            program: cx.out,
+            warnings,
+        })
+    } else {
+        let mut all = errors;
+        all.extend(warnings);
+        all.sort_by_key(|d| (d.span().start, d.span().end));
+        Err(all)
+    }
+}
+
+/// Parse and check a source text in one call.
+pub fn check_source(src: &str, builtins: &Builtins) -> Result<Checked, Vec<Diag>> {
+    let (ast, diags) = crate::parse(src);
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    check(&ast, src, builtins, &[])
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Binding {
+    Local(LocalH),
+    Const(Value),
+}
+
+struct Scope {
+    names: HashMap<String, (Binding, Span)>,
+}
+
+/// A device construct (or a `loop` inside one) being checked.
+struct DevFrame {
+    kind: ast::DirectiveKind,
+    kind_span: Span,
+    /// `scopes.len()` when the frame was entered: locals in scopes below it
+    /// are declared outside the frame.
+    scope_base: usize,
+    /// Reduction and private variables of this frame: may be written.
+    writable: Vec<LocalH>,
+    /// `loop_stack.len()` at entry: `break` may not leave the frame.
+    loop_base: usize,
+}
+
+/// Per-body state (a function, or the top level).
+#[derive(Default)]
+struct BodyCx {
+    exprs: Arena<hir::Expr>,
+    types: Vec<Type>,
+    locals: Arena<hir::Local>,
+    /// Scope index at which each local was declared.
+    local_scope: Vec<usize>,
+    /// Which function this is (None: top level).
+    func: Option<FnH>,
+    ret: Type,
+}
+
+/// A call found in a function body, for the device-legality pass.
+struct FnFacts {
+    /// The first thing in the body that cannot run on a device.
+    violation: Option<(Span, String)>,
+    callees: Vec<(FnH, Span)>,
+}
+
+/// A call from inside a device construct to a user function.
+struct DeviceCall {
+    callee: FnH,
+    call_span: Span,
+    construct_span: Span,
+}
+
+struct Capture {
+    scalars: Vec<LocalH>,
+    arrays: Vec<hir::ArrayUse>,
+    functions: Vec<FnH>,
+}
+
+struct Checker<'b> {
+    builtins: &'b Builtins,
+    diags: Vec<Diag>,
+    out: hir::Program,
+    fn_names: HashMap<String, FnH>,
+    /// Declared parameter types of each function, by handle index.
+    fn_param_tys: Vec<Vec<Type>>,
+    src: &'b str,
+    fn_facts: Vec<FnFacts>,
+    device_calls: Vec<DeviceCall>,
+    global_consts: HashMap<String, (Value, Span)>,
+    body: BodyCx,
+    scopes: Vec<Scope>,
+    /// Enclosing loops: `(scope depth, is a device-construct loop)`.
+    loop_stack: Vec<usize>,
+    dev: Vec<DevFrame>,
+    capture: Option<Capture>,
+    /// Checking the body of a top-level function (not the top level).
+    in_fn: bool,
+}
+
+impl<'b> Checker<'b> {
+    fn new(builtins: &'b Builtins, src: &'b str) -> Self {
+        Checker {
+            builtins,
+            diags: Vec::new(),
+            out: hir::Program::default(),
+            fn_names: HashMap::new(),
+            fn_param_tys: Vec::new(),
+            src,
+            fn_facts: Vec::new(),
+            device_calls: Vec::new(),
+            global_consts: HashMap::new(),
+            body: BodyCx::default(),
+            scopes: Vec::new(),
+            loop_stack: Vec::new(),
+            dev: Vec::new(),
+            capture: None,
+            in_fn: false,
+        }
+    }
+
+    fn err(&mut self, d: Diag) {
+        self.diags.push(d);
+    }
+
+    fn run(&mut self, prog: &ast::Program, globals: &[Global]) {
+        // Functions are hoisted: declare every signature first.
+        for s in &prog.stmts {
+            if let ast::StmtKind::Fn(f) = &s.kind {
+                self.declare_fn(f);
+            }
+        }
+        // The top level.
+        self.body = BodyCx {
+            ret: Type::Unit,
+            ..BodyCx::default()
+        };
+        self.push_scope();
+        for g in globals {
+            let l = self.new_local(&g.name, g.ty, true, Span::default());
+            self.out.globals.push(l);
+        }
+        let mut fns = Vec::new();
+        for s in &prog.stmts {
+            if let ast::StmtKind::Fn(f) = &s.kind {
+                fns.push(f);
+                continue;
+            }
+            if let Some(st) = self.stmt(s) {
+                self.out.main.block.push(st);
+            }
+        }
+        if let Some(t) = &prog.tail {
+            let (h, ty) = self.expr(t, None);
+            let ty = self.finalize(h, ty);
+            if ty == Type::TypeArg(crate::types::Scalar::Bool) || matches!(ty, Type::TypeArg(_)) {
+                self.err(Diag::error(
+                    "accl::type::type_as_value",
+                    "a type is not a value",
+                    t.span,
+                    "only builtins like `zeros` take a type argument",
+                ));
+            }
+            self.out.tail = Some(h);
+        }
+        self.pop_scope();
+        let main = std::mem::take(&mut self.body);
+        let block = std::mem::take(&mut self.out.main.block);
+        self.out.main = hir::Body {
+            exprs: main.exprs,
+            types: main.types,
+            locals: main.locals,
+            block,
+        };
+        // Then every function body (they see constants and functions only).
+        for f in fns {
+            self.fn_body(f);
+        }
+        self.judge_device_calls();
+    }
+
+    fn declare_fn(&mut self, f: &ast::FnDecl) {
+        let name = &f.name.name;
+        if self.builtins.lookup(name).is_some() {
+            self.err(
+                Diag::error(
+                    "accl::name::shadows_builtin",
+                    format!("function `{name}` has the name of a builtin"),
+                    f.name.span,
+                    "builtin name",
+                )
+                .with_help("choose another name"),
+            );
+            return;
+        }
+        if let Some(&prev) = self.fn_names.get(name) {
+            let prev_span = self.out.functions[prev].span;
+            self.err(
+                Diag::error(
+                    "accl::name::duplicate_fn",
+                    format!("function `{name}` is defined twice"),
+                    f.name.span,
+                    "second definition",
+                )
+                .with_label(Span::new(prev_span.start as usize, prev_span.start as usize + 2), "first defined here"),
+            );
+            return;
+        }
+        let mut params_seen: HashMap<&str, Span> = HashMap::new();
+        for p in &f.params {
+            if let Some(prev) = params_seen.insert(&p.name.name, p.name.span) {
+                self.err(
+                    Diag::error(
+                        "accl::name::duplicate_param",
+                        format!("parameter `{}` is declared twice", p.name.name),
+                        p.name.span,
+                        "second declaration",
+                    )
+                    .with_label(prev, "first here"),
+                );
+            }
+        }
+        let ret = f.ret.map(type_of).unwrap_or(Type::Unit);
+        let returns_array = ret.is_array();
+        let h = self.out.functions.append(
+            hir::Function {
+                name: name.clone(),
+                params: Vec::new(),
+                ret,
+                body: hir::Body::default(),
+                span: f.span,
+                device: Ok(()),
+                recursive: false,
+            },
+            f.span,
+        );
+        // Parameter types are recorded as locals when the body is checked; keep
+        // the written types here so calls can be checked before that.
+        self.fn_param_tys.push(f.params.iter().map(|p| type_of(p.ty)).collect());
+        self.fn_facts.push(FnFacts {
+            violation: returns_array.then(|| (f.ret.map(|t| t.span).unwrap_or(f.name.span), "returns an array".to_string())),
+            callees: Vec::new(),
+        });
+        self.fn_names.insert(name.clone(), h);
+    }
+
+    fn fn_body(&mut self, f: &ast::FnDecl) {
+        let Some(&h) = self.fn_names.get(&f.name.name) else {
+            return;
+        };
+        if self.out.functions[h].span != f.span {
+            return; // a duplicate definition, already reported
+        }
+        let ret = self.out.functions[h].ret;
+        self.body = BodyCx {
+            func: Some(h),
+            ret,
+            ..BodyCx::default()
+        };
+        self.in_fn = true;
+        self.push_scope();
+        let mut params = Vec::new();
+        for (p, ty) in f.params.iter().zip(self.param_types(h)) {
+            params.push(self.new_local(&p.name.name, ty, true, p.name.span));
+        }
+        let block = self.block_in_scope(&f.body);
+        self.pop_scope();
+        self.in_fn = false;
+        if ret != Type::Unit && !block_returns(&f.body) {
+            let end = f.body.span.end as usize;
+            self.err(
+                Diag::error(
+                    "accl::type::missing_return",
+                    format!("function `{}` may end without returning a `{ret}`", f.name.name),
+                    Span::new(end.saturating_sub(1), end),
+                    "can reach the end of the function here",
+                )
+                .with_label(f.name.span, format!("declared to return `{ret}`"))
+                .with_help("end every path with `return value;`"),
+            );
+        }
+        let b = std::mem::take(&mut self.body);
+        let func = &mut self.out.functions[h];
+        func.params = params;
+        func.body = hir::Body {
+            exprs: b.exprs,
+            types: b.types,
+            locals: b.locals,
+            block,
+        };
+    }
+
+    // ------------------------------------------------------------ scopes
+
+    fn push_scope(&mut self) {
+        self.scopes.push(Scope { names: HashMap::new() });
+    }
+
+    fn pop_scope(&mut self) {
+        self.scopes.pop();
+    }
+
+    fn new_local(&mut self, name: &str, ty: Type, mutable: bool, span: Span) -> LocalH {
+        let h = self.body.locals.append(
+            hir::Local {
+                name: name.to_string(),
+                ty,
+                mutable,
+            },
+            span,
+        );
+        self.body.local_scope.push(self.scopes.len() - 1);
+        if let Some(s) = self.scopes.last_mut() {
+            s.names.insert(name.to_string(), (Binding::Local(h), span));
+        }
+        h
+    }
+
+    fn lookup(&self, name: &str) -> Option<Binding> {
+        for s in self.scopes.iter().rev() {
+            if let Some((b, _)) = s.names.get(name) {
+                return Some(*b);
+            }
+        }
+        self.global_consts.get(name).map(|(v, _)| Binding::Const(*v))
+    }
+
+    /// Every name visible here, for "did you mean".
+    fn visible_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.scopes.iter().flat_map(|s| s.names.keys().cloned()).collect();
+        v.extend(self.global_consts.keys().cloned());
+        v.extend(self.fn_names.keys().cloned());
+        v.extend(self.builtins.names().map(String::from));
+        v
+    }
+
+    // ------------------------------------------------------------ statements
+
+    fn block(&mut self, b: &ast::Block) -> hir::Block {
+        self.push_scope();
+        let out = self.block_in_scope(b);
+        self.pop_scope();
+        out
+    }
+
+    fn block_in_scope(&mut self, b: &ast::Block) -> hir::Block {
+        let mut out = Vec::with_capacity(b.stmts.len());
+        for s in &b.stmts {
+            if let Some(st) = self.stmt(s) {
+                out.push(st);
+            }
+        }
+        out
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt) -> Option<hir::Stmt> {
+        use ast::StmtKind as K;
+        let kind = match &s.kind {
+            K::Let { name, ty, init } => {
+                let want = ty.map(type_of);
+                let (h, got) = self.expr(init, want);
+                let ty = match want {
+                    Some(w) => {
+                        self.coerce(h, got, w, init.span);
+                        w
+                    }
+                    None => self.finalize(h, got),
+                };
+                if !self.storable(ty, init.span) {
+                    return None;
+                }
+                if ty.is_array() {
+                    self.note_violation(s.span, "declares an array variable");
+                }
+                if ty.is_array() && !self.dev.is_empty() {
+                    self.err(
+                        Diag::error(
+                            "accl::device::array_let",
+                            "arrays cannot be created or aliased inside a device construct",
+                            s.span,
+                            "array variable declared in device code",
+                        )
+                        .with_label(self.dev[0].kind_span, "inside this construct")
+                        .with_help("declare the array before the construct and list it in a data clause"),
+                    );
+                }
+                let local = self.new_local(&name.name, ty, true, name.span);
+                hir::StmtKind::Let { local, init: h }
+            }
+            K::Const { name, ty, init } => {
+                self.const_decl(name, ty, init);
+                return None;
+            }
+            K::Assign {
+                target,
+                op,
+                op_span,
+                value,
+            } => return self.assign(s, target, *op, *op_span, value).map(|kind| hir::Stmt { kind, span: s.span }),
+            K::Expr(e) => {
+                let (h, ty) = self.expr(e, None);
+                self.finalize(h, ty);
+                if !matches!(e.kind, ast::ExprKind::Call(..) | ast::ExprKind::Error) {
+                    self.err(
+                        Diag::error(
+                            "accl::type::unused_value",
+                            "this expression's value is unused",
+                            e.span,
+                            "computed and thrown away",
+                        )
+                        .warning()
+                        .with_help("assign it to a variable, or remove it"),
+                    );
+                }
+                hir::StmtKind::Expr(h)
+            }
+            K::If { cond, then, els } => {
+                let c = self.cond(cond);
+                let then = self.block(then);
+                let els = els.as_ref().map(|b| self.block(b)).unwrap_or_default();
+                hir::StmtKind::If { cond: c, then, els }
+            }
+            K::While { cond, body } => {
+                let c = self.cond(cond);
+                self.loop_stack.push(self.scopes.len());
+                let body = self.block(body);
+                self.loop_stack.pop();
+                hir::StmtKind::While { cond: c, body }
+            }
+            K::For(f) => hir::StmtKind::For(self.for_loop(f)),
+            K::Break | K::Continue => {
+                let what = if matches!(s.kind, K::Break) { "break" } else { "continue" };
+                match self.loop_stack.last() {
+                    None => {
+                        self.err(Diag::error(
+                            "accl::syntax::break_outside_loop",
+                            format!("`{what}` outside of a loop"),
+                            s.span,
+                            "not inside `for` or `while`",
+                        ));
+                        return None;
+                    }
+                    Some(_) if self.dev.last().is_some_and(|f| self.loop_stack.len() <= f.loop_base) => {
+                        let f = self.dev.last().unwrap();
+                        self.err(
+                            Diag::error(
+                                "accl::device::break_out_of_construct",
+                                format!("`{what}` cannot leave a device construct's loop"),
+                                s.span,
+                                format!("would leave the `{}` iteration space", f.kind.name()),
+                            )
+                            .with_label(f.kind_span, "this construct's iterations run in parallel")
+                            .with_help("guard the iteration's work with `if` instead"),
+                        );
+                        return None;
+                    }
+                    Some(_) => {
+                        if matches!(s.kind, K::Break) {
+                            hir::StmtKind::Break
+                        } else {
+                            hir::StmtKind::Continue
+                        }
+                    }
+                }
+            }
+            K::Return(e) => {
+                if let Some(f) = self.dev.first() {
+                    let ks = f.kind_span;
+                    self.err(
+                        Diag::error(
+                            "accl::device::return_in_construct",
+                            "`return` inside a device construct",
+                            s.span,
+                            "cannot return from here",
+                        )
+                        .with_label(ks, "inside this construct"),
+                    );
+                    return None;
+                }
+                if !self.in_fn {
+                    self.err(Diag::error(
+                        "accl::syntax::return_outside_fn",
+                        "`return` outside of a function",
+                        s.span,
+                        "the top level cannot return",
+                    ));
+                    return None;
+                }
+                let ret = self.body.ret;
+                match e {
+                    Some(e) => {
+                        let (h, ty) = self.expr(e, Some(ret));
+                        if ret == Type::Unit {
+                            self.err(
+                                Diag::error(
+                                    "accl::type::return_value_in_unit_fn",
+                                    "this function returns no value",
+                                    e.span,
+                                    "value returned here",
+                                )
+                                .with_help("declare the result type: `fn name(..) -> T`"),
+                            );
+                        } else {
+                            self.coerce(h, ty, ret, e.span);
+                        }
+                        hir::StmtKind::Return(Some(h))
+                    }
+                    None => {
+                        if ret != Type::Unit {
+                            self.err(Diag::error(
+                                "accl::type::missing_return_value",
+                                format!("this function must return a `{ret}`"),
+                                s.span,
+                                "`return` without a value",
+                            ));
+                        }
+                        hir::StmtKind::Return(None)
+                    }
+                }
+            }
+            K::Block(b) => hir::StmtKind::Block(self.block(b)),
+            K::Fn(f) => {
+                self.err(
+                    Diag::error(
+                        "accl::syntax::nested_fn",
+                        "functions are declared at the top level only",
+                        f.name.span,
+                        "nested function",
+                    )
+                    .with_help("move this function out of the block"),
+                );
+                return None;
+            }
+            K::Directive(d) => {
+                self.note_violation(d.kind_span, format!("contains a `{}` construct", d.kind.name()));
+                return self.directive(s, d);
+            }
+            K::Atomic {
+                target,
+                op,
+                op_span,
+                value,
+            } => return self.atomic(s, target, *op, *op_span, value),
+            K::Error => return None,
+        };
+        Some(hir::Stmt { kind, span: s.span })
+    }
+
+    fn storable(&mut self, ty: Type, span: Span) -> bool {
+        let what = match ty {
+            Type::Unit => "the result of a call that returns nothing",
+            Type::Str => "a string",
+            Type::TypeArg(_) => "a type",
+            _ => return true,
+        };
+        if ty != Type::Error {
+            self.err(Diag::error(
+                "accl::type::not_storable",
+                format!("cannot store {what} in a variable"),
+                span,
+                format!("this is {what}"),
+            ));
+        }
+        false
+    }
+
+    fn cond(&mut self, e: &ast::Expr) -> ExprH {
+        let (h, ty) = self.expr(e, Some(Type::BOOL));
+        self.coerce(h, ty, Type::BOOL, e.span);
+        h
+    }
+
+    fn const_decl(&mut self, name: &ast::Ident, ty: &Option<ast::TypeExpr>, init: &ast::Expr) {
+        let want = ty.map(type_of);
+        let (h, got) = self.expr(init, want);
+        if let Some(w) = want {
+            if w.is_array() {
+                self.err(Diag::error(
+                    "accl::type::array_const",
+                    "a constant must be a scalar",
+                    ty.unwrap().span,
+                    "array type",
+                ));
+                return;
+            }
+            self.coerce(h, got, w, init.span);
+        }
+        let value = match &self.body.exprs[h] {
+            hir::Expr::Const(v) => *v,
+            _ => {
+                if self.body.types[h.index()] != Type::Error {
+                    self.err(
+                        Diag::error(
+                            "accl::type::not_constant",
+                            format!("the value of constant `{}` is not known at compile time", name.name),
+                            init.span,
+                            "not a constant expression",
+                        )
+                        .with_help("a constant is built from literals, other constants, operators and casts; use `let` for a variable"),
+                    );
+                }
+                return;
+            }
+        };
+        // Top-level constants are visible in functions too.
+        if self.scopes.len() == 1 && !self.in_fn {
+            self.global_consts.insert(name.name.clone(), (value, name.span));
+        }
+        if let Some(s) = self.scopes.last_mut() {
+            s.names.insert(name.name.clone(), (Binding::Const(value), name.span));
+        }
+    }
+
+    fn for_loop(&mut self, f: &ast::ForLoop) -> hir::ForLoop {
+        let header = self.loop_header(f);
+        self.loop_stack.push(self.scopes.len());
+        let body = self.block_in_scope(&f.body);
+        self.loop_stack.pop();
+        self.pop_scope();
+        hir::ForLoop { header, body }
+    }
+
+    /// Check a loop's bounds and declare its variable in a new scope (left
+    /// open for the body; the caller pops it).
+    fn loop_header(&mut self, f: &ast::ForLoop) -> hir::LoopHeader {
+        let (lo, lt) = self.expr(&f.lo, None);
+        let (hi, ht) = self.expr(&f.hi, None);
+        let ty = match self.unify(lo, lt, hi, ht, f.lo.span.to(f.hi.span), None) {
+            Type::IntLit => Type::I32,
+            t => t,
+        };
+        if ty != Type::Error && !ty.is_int_like() {
+            self.err(
+                Diag::error(
+                    "accl::type::range_not_integer",
+                    format!("loop bounds must be integers, found `{ty}`"),
+                    f.lo.span.to(f.hi.span),
+                    "not an integer range",
+                )
+                .with_help("cast the bounds: `(x as i32)`"),
+            );
+        }
+        self.coerce(lo, self.body.types[lo.index()], ty, f.lo.span);
+        self.coerce(hi, self.body.types[hi.index()], ty, f.hi.span);
+        self.push_scope();
+        let var = self.new_local(&f.var.name, ty, false, f.var.span);
+        hir::LoopHeader {
+            var,
+            lo,
+            hi,
+            inclusive: f.inclusive,
+            span: f.span,
+        }
+    }
+
+    fn assign(
+        &mut self,
+        s: &ast::Stmt,
+        target: &ast::Expr,
+        op: Option<ast::BinOp>,
+        op_span: Span,
+        value: &ast::Expr,
+    ) -> Option<hir::StmtKind> {
+        let (place, tty) = self.place(target, true)?;
+        if tty.is_array() {
+            if op.is_some() {
+                self.err(Diag::error(
+                    "accl::type::array_compound_assign",
+                    "compound assignment to a whole array",
+                    op_span,
+                    "arrays are not numbers",
+                ).with_help("update the elements in a loop"));
+                return None;
+            }
+            if !self.dev.is_empty() {
+                self.err(Diag::error(
+                    "accl::device::array_let",
+                    "arrays cannot be re-bound inside a device construct",
+                    s.span,
+                    "array assignment in device code",
+                ));
+                return None;
+            }
+        }
+        let (v, vty) = self.expr(value, Some(tty));
+        match op {
+            None => self.coerce(v, vty, tty, value.span),
+            Some(op) => {
+                let rty = if op.is_shift() {
+                    if !tty.is_int_like() && tty != Type::Error {
+                        self.bad_operands(op, tty, vty, op_span);
+                    }
+                    let want = if vty == Type::IntLit { tty } else { vty };
+                    self.coerce(v, vty, want, value.span);
+                    tty
+                } else {
+                    self.coerce(v, vty, tty, value.span);
+                    self.binary_result(op, tty, op_span, tty, tty)
+                };
+                if rty != Type::Error && rty != tty && tty != Type::Error {
+                    self.err(Diag::error(
+                        "accl::type::mismatch",
+                        format!("`{}=` gives a `{rty}`, which cannot be stored in a `{tty}`", op.symbol()),
+                        op_span,
+                        "type changes",
+                    ));
+                }
+            }
+        }
+        let _ = s;
+        Some(hir::StmtKind::Assign { place, op, value: v })
+    }
+
+    /// Resolve an assignment target. `write` records the write for captures.
+    fn place(&mut self, target: &ast::Expr, write: bool) -> Option<(hir::Place, Type)> {
+        match &target.kind {
+            ast::ExprKind::Var(name) => match self.lookup(name) {
+                Some(Binding::Local(l)) => {
+                    let local = &self.body.locals[l];
+                    let ty = local.ty;
+                    if !local.mutable {
+                        let decl = self.body.locals.span(l);
+                        self.err(
+                            Diag::error(
+                                "accl::type::assign_to_loop_var",
+                                format!("cannot assign to loop variable `{name}`"),
+                                target.span,
+                                "assigned here",
+                            )
+                            .with_label(decl, "declared by this loop")
+                            .with_help("copy it first: `let j = i;`"),
+                        );
+                        return None;
+                    }
+                    if write {
+                        self.note_scalar_write(l, name, target.span)?;
+                    }
+                    Some((hir::Place::Local(l), ty))
+                }
+                Some(Binding::Const(_)) => {
+                    self.err(Diag::error(
+                        "accl::type::assign_to_const",
+                        format!("cannot assign to constant `{name}`"),
+                        target.span,
+                        "a constant",
+                    ).with_help(format!("declare it with `let {name} = ..;` to make it variable")));
+                    None
+                }
+                None => {
+                    self.unknown_name(name, target.span);
+                    None
+                }
+            },
+            ast::ExprKind::Index(a, ix) => {
+                let (array, elem, indices) = self.index_parts(a, ix, target.span, write)?;
+                Some((hir::Place::Element { array, indices }, Type::Scalar(elem)))
+            }
+            ast::ExprKind::Error => None,
+            _ => {
+                self.err(Diag::error(
+                    "accl::type::not_assignable",
+                    "cannot assign to this expression",
+                    target.span,
+                    "not a variable or an array element",
+                ));
+                None
+            }
+        }
+    }
+}
+
+/// The type a written type expression denotes.
+pub(crate) fn type_of(t: ast::TypeExpr) -> Type {
+    if t.rank == 0 {
+        Type::Scalar(t.elem)
+    } else {
+        Type::Array(t.elem, t.rank)
+    }
+}
+
+/// Does every path through the block end in `return`?
+fn block_returns(b: &ast::Block) -> bool {
+    b.stmts.iter().any(stmt_returns)
+}
+
+fn stmt_returns(s: &ast::Stmt) -> bool {
+    match &s.kind {
+        ast::StmtKind::Return(_) => true,
+        ast::StmtKind::Block(b) => block_returns(b),
+        ast::StmtKind::If {
+            then, els: Some(els), ..
+        } => block_returns(then) && block_returns(els),
+        ast::StmtKind::While { cond, .. } => matches!(cond.kind, ast::ExprKind::Bool(true)),
+        _ => false,
+    }
+}
+
+impl Checker<'_> {
+    fn unknown_name(&mut self, name: &str, span: Span) {
+        let names = self.visible_names();
+        let mut d = Diag::error(
+            "accl::name::unknown",
+            format!("cannot find `{name}` in this scope"),
+            span,
+            "not found",
+        );
+        if let Some(s) = did_you_mean(name, names.iter().map(String::as_str)) {
+            d = d.with_help(format!("a name with a similar spelling exists: `{s}`"));
+        } else if self.in_fn {
+            d = d.with_help("functions see only their parameters, constants and other functions; pass the value as a parameter");
+        }
+        self.err(d);
+    }
+}

@@ -1,0 +1,150 @@
+//! Diagnostics of the front end (and, through re-use, of the later stages).
+//!
+//! The checker has many distinct errors; one struct with a `code`, labelled
+//! spans and optional help keeps each error a one-line constructor call, while
+//! still giving every error a stable code (`accl::type::mismatch`) that tests
+//! and users can search for. A [`Diag`] carries no source text: it is attached
+//! when the diagnostic is rendered ([`Diag::with_source`]), so stages need not
+//! thread the source through.
+
+use crate::span::Span;
+use miette::{Diagnostic, LabeledSpan, NamedSource, Severity};
+use std::fmt;
+use std::sync::Arc;
+
+/// One user-facing error or warning.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diag {
+    pub code: &'static str,
+    pub message: String,
+    /// The first label is the primary one.
+    pub labels: Vec<(Span, String)>,
+    pub help: Option<String>,
+    pub severity: Severity,
+}
+
+impl Diag {
+    /// An error with a primary label.
+    pub fn error(code: &'static str, message: impl Into<String>, span: Span, label: impl Into<String>) -> Diag {
+        Diag {
+            code,
+            message: message.into(),
+            labels: vec![(span, label.into())],
+            help: None,
+            severity: Severity::Error,
+        }
+    }
+    pub fn with_label(mut self, span: Span, label: impl Into<String>) -> Diag {
+        self.labels.push((span, label.into()));
+        self
+    }
+    pub fn with_help(mut self, help: impl Into<String>) -> Diag {
+        self.help = Some(help.into());
+        self
+    }
+    pub fn warning(mut self) -> Diag {
+        self.severity = Severity::Warning;
+        self
+    }
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+    /// The span of the primary label.
+    pub fn span(&self) -> Span {
+        self.labels.first().map(|l| l.0).unwrap_or_default()
+    }
+    /// Attach the source text so that miette can render the labels.
+    pub fn with_source(self, src: &Source) -> miette::Report {
+        miette::Report::new(self).with_source_code(src.named())
+    }
+}
+
+impl fmt::Display for Diag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Diag {}
+
+impl Diagnostic for Diag {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(self.code))
+    }
+    fn severity(&self) -> Option<Severity> {
+        Some(self.severity)
+    }
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        Some(Box::new(self.labels.iter().enumerate().map(|(i, (span, text))| {
+            let text = (!text.is_empty()).then(|| text.clone());
+            if i == 0 {
+                LabeledSpan::new_primary_with_span(text, *span)
+            } else {
+                LabeledSpan::new_with_span(text, *span)
+            }
+        })))
+    }
+}
+
+/// A named source text, shared by every diagnostic about it.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub name: Arc<str>,
+    pub text: Arc<str>,
+}
+
+impl Source {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Source {
+        Source {
+            name: Arc::from(name.into()),
+            text: Arc::from(text.into()),
+        }
+    }
+    pub fn named(&self) -> NamedSource<String> {
+        NamedSource::new(&*self.name, self.text.to_string())
+    }
+}
+
+/// Render diagnostics as plain text (no colour), as the snapshot tests and
+/// non-terminal outputs use.
+pub fn render_plain(src: &Source, diags: &[Diag], width: usize) -> String {
+    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+        .with_width(width);
+    let mut out = String::new();
+    for d in diags {
+        let report = d.clone().with_source(src);
+        let _ = handler.render_report(&mut out, report.as_ref());
+    }
+    out
+}
+
+/// Levenshtein-based "did you mean" over a list of candidates.
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let d = edit_distance(name, c);
+        let limit = (name.len().max(c.len()) / 3).max(1);
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|b| b.1)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}

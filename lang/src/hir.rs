@@ -1,0 +1,261 @@
+//! The typed, name-resolved program the checker produces (HIR).
+//!
+//! Shaped after naga: each function body owns arenas of expressions and local
+//! variables, with spans and types in side tables; statements form a tree over
+//! those handles and only statements have effects. Locals are slots in the
+//! body's arena (not names), so the interpreter can keep a flat frame and the
+//! compiler knows every variable's type without a scope walk. Every device
+//! construct carries its typed clauses and what it captures.
+
+use crate::arena::{Arena, Handle};
+pub use crate::ast::{AtomicOp, BinOp, DirectiveKind, ReductionOp, UnOp};
+use crate::builtins::BuiltinId;
+use crate::span::Span;
+use crate::types::{Scalar, Type};
+use crate::value::Value;
+
+pub type ExprH = Handle<Expr>;
+pub type LocalH = Handle<Local>;
+pub type FnH = Handle<Function>;
+
+/// A checked program.
+#[derive(Debug, Clone, Default)]
+pub struct Program {
+    pub functions: Arena<Function>,
+    /// The top-level statements.
+    pub main: Body,
+    /// A trailing expression without `;` (the REPL prints it), in `main`.
+    pub tail: Option<ExprH>,
+    /// Locals of `main` that were given from outside (the REPL's and the
+    /// embedder's existing variables), in the order given.
+    pub globals: Vec<LocalH>,
+    /// Number of device constructs (`parallel`, `parallel loop`) in the program;
+    /// each has a unique [`Construct::id`] below this.
+    pub num_kernels: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<LocalH>,
+    pub ret: Type,
+    pub body: Body,
+    pub span: Span,
+    /// Can it be called from device code? If not, the offending span and why.
+    pub device: Result<(), (Span, String)>,
+    /// Part of a cycle of calls.
+    pub recursive: bool,
+}
+
+/// Expressions, locals and statements of one function (or of the top level).
+#[derive(Debug, Clone, Default)]
+pub struct Body {
+    pub exprs: Arena<Expr>,
+    /// The type of each expression, by handle index.
+    pub types: Vec<Type>,
+    pub locals: Arena<Local>,
+    pub block: Block,
+}
+
+impl Body {
+    pub fn ty(&self, e: ExprH) -> Type {
+        self.types[e.index()]
+    }
+    pub fn span(&self, e: ExprH) -> Span {
+        self.exprs.span(e)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Local {
+    pub name: String,
+    pub ty: Type,
+    pub mutable: bool,
+}
+
+pub type Block = Vec<Stmt>;
+
+#[derive(Debug, Clone)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum StmtKind {
+    /// Declare (and initialise) a local.
+    Let { local: LocalH, init: ExprH },
+    Assign { place: Place, op: Option<BinOp>, value: ExprH },
+    Expr(ExprH),
+    If { cond: ExprH, then: Block, els: Block },
+    While { cond: ExprH, body: Block },
+    For(ForLoop),
+    Break,
+    Continue,
+    Return(Option<ExprH>),
+    Block(Block),
+    Construct(Box<Construct>),
+    /// `atomic a[i] op= v`
+    Atomic { place: Place, op: AtomicOp, value: ExprH },
+}
+
+/// Something that can be assigned to.
+#[derive(Debug, Clone)]
+pub enum Place {
+    Local(LocalH),
+    /// `array[indices]`; `array` is an expression of array type.
+    Element { array: ExprH, indices: Vec<ExprH> },
+}
+
+#[derive(Debug, Clone)]
+pub struct LoopHeader {
+    pub var: LocalH,
+    pub lo: ExprH,
+    pub hi: ExprH,
+    pub inclusive: bool,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct ForLoop {
+    pub header: LoopHeader,
+    pub body: Block,
+}
+
+#[derive(Debug, Clone)]
+pub enum Expr {
+    Const(Value),
+    Local(LocalH),
+    Unary(UnOp, ExprH),
+    /// Operands have one type (after literal coercion); `&&`/`||` short-circuit.
+    Binary(BinOp, ExprH, ExprH),
+    Cast(ExprH, Scalar),
+    Index(ExprH, Vec<ExprH>),
+    Call(FnH, Vec<ExprH>),
+    Builtin(BuiltinId, Vec<ExprH>),
+    Str(String),
+    TypeArg(Scalar),
+}
+
+/// A device construct (`parallel loop`, `data`, `update`, `wait`, ...).
+#[derive(Debug, Clone)]
+pub struct Construct {
+    pub kind: DirectiveKind,
+    /// Kernel number for `parallel`/`parallel loop` (unique in the program).
+    pub id: u32,
+    pub span: Span,
+    pub kind_span: Span,
+    pub clauses: Clauses,
+    pub body: ConstructBody,
+    pub captures: Captures,
+}
+
+#[derive(Debug, Clone)]
+pub enum ConstructBody {
+    None,
+    Block(Block),
+    /// `loops` holds one header per collapsed level (outermost first); `body`
+    /// is the innermost loop's body.
+    Loops { loops: Vec<LoopHeader>, body: Block },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DataKind {
+    Copy,
+    CopyIn,
+    CopyOut,
+    Create,
+    Present,
+    NoCreate,
+    Delete,
+    /// `update self(..)` / `update host(..)`: device to host.
+    UpdateSelf,
+    /// `update device(..)`: host to device.
+    UpdateDevice,
+}
+
+impl DataKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DataKind::Copy => "copy",
+            DataKind::CopyIn => "copyin",
+            DataKind::CopyOut => "copyout",
+            DataKind::Create => "create",
+            DataKind::Present => "present",
+            DataKind::NoCreate => "no_create",
+            DataKind::Delete => "delete",
+            DataKind::UpdateSelf => "self",
+            DataKind::UpdateDevice => "device",
+        }
+    }
+}
+
+/// An array (or a section `a[lo:count]` of its leading axis) in a data clause.
+#[derive(Debug, Clone)]
+pub struct DataClause {
+    pub kind: DataKind,
+    pub var: LocalH,
+    pub section: Option<(ExprH, ExprH)>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct Reduction {
+    pub op: ReductionOp,
+    pub var: LocalH,
+    pub span: Span,
+}
+
+/// Where an async operation goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AsyncQueue {
+    /// `async` with no argument.
+    Default,
+    Queue(ExprH),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Clauses {
+    pub gang: bool,
+    pub worker: bool,
+    pub vector: bool,
+    pub seq: bool,
+    pub independent: bool,
+    /// 1 when absent.
+    pub collapse: u32,
+    pub reductions: Vec<Reduction>,
+    pub private: Vec<LocalH>,
+    pub firstprivate: Vec<LocalH>,
+    pub num_gangs: Option<ExprH>,
+    pub num_workers: Option<ExprH>,
+    pub vector_length: Option<ExprH>,
+    pub async_: Option<AsyncQueue>,
+    /// `wait` (empty list: every queue) or `wait(q..)`; also the `wait` statement's queues.
+    pub wait: Option<Vec<ExprH>>,
+    pub if_: Option<ExprH>,
+    pub default_present: bool,
+    pub data: Vec<DataClause>,
+    pub finalize: bool,
+    pub if_present: bool,
+    pub device_num: Option<ExprH>,
+}
+
+/// What a kernel construct uses from outside itself.
+#[derive(Debug, Clone, Default)]
+pub struct Captures {
+    /// Scalars declared outside and read inside: passed by value (firstprivate).
+    pub scalars: Vec<LocalH>,
+    /// Arrays used inside, with how they are used.
+    pub arrays: Vec<ArrayUse>,
+    /// User functions called inside (directly or not), compiled for the device.
+    pub functions: Vec<FnH>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ArrayUse {
+    pub var: LocalH,
+    pub read: bool,
+    pub written: bool,
+    /// First use, for diagnostics.
+    pub span: Span,
+}

@@ -1,0 +1,28 @@
+//! The accl front end: source text to a checked, typed program.
+//!
+//! Stages, each a function from one data structure to the next:
+//! [`lexer::lex`] (logos) → [`parse::parse`] (lalrpop) → [`ast::Program`]
+//! → [`check::check`] → [`hir::Program`] (typed, names resolved, captures of
+//! every device construct computed).
+
+pub mod arena;
+pub mod ast;
+pub mod builtins;
+pub mod check;
+pub mod diag;
+pub mod hir;
+pub mod lexer;
+pub mod parse;
+pub mod span;
+pub mod token;
+pub mod types;
+pub mod value;
+
+pub use diag::{Diag, Source};
+pub use lexer::MAX_NESTING;
+pub use parse::{parse, MAX_EXPR_DEPTH};
+pub use span::Span;
+pub use types::{Scalar, Type};
+pub use builtins::{Builtin, BuiltinId, Builtins, Effect, Sig, Typing};
+pub use check::{check, check_source, Checked, Global};
+pub use value::Value;

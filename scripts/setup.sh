@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# One place for every system dependency of accl, so a fresh machine (and CI)
+# needs nothing installed by hand. Idempotent: installs only what is missing.
+#   libvulkan1              the Vulkan loader (ash loads it at run time)
+#   mesa-vulkan-drivers     lavapipe, a real Vulkan 1.3 driver on the CPU
+#   vulkan-validationlayers the Khronos validation layer (tests run with it on)
+#   spirv-tools             spirv-val / spirv-dis (every generated module is validated)
+#   vulkan-tools            vulkaninfo, for diagnosing a machine
+# Source it to also get the environment the tests expect:  . scripts/setup.sh
+set -u
+pkgs=(libvulkan1 mesa-vulkan-drivers vulkan-validationlayers spirv-tools vulkan-tools)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=""; [ "$(id -u)" != 0 ] && sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq >/dev/null 2>&1 || true
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || {
+    echo "setup: apt-get install ${missing[*]} failed" >&2; return 1 2>/dev/null || exit 1; }
+fi
+# Pin lavapipe: other Mesa drivers are installed beside it and would be probed.
+lvp=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
+if [ -z "${VK_ICD_FILENAMES:-}" ] && [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$lvp" ]; then
+  export VK_ICD_FILENAMES="$lvp"
+fi
+true

@@ -1,0 +1,372 @@
+//! Builtin signatures (DESIGN.md 1.5).
+
+use lang::{Builtin, Builtins, Effect, Scalar, Sig, Type, Typing, Value};
+
+fn add(b: &mut Builtins, name: &str, synopsis: &str, effect: Effect, rule: lang::builtins::TypingRule) {
+    b.add(Builtin {
+        name: name.to_string(),
+        typing: Typing::Rule(rule),
+        effect,
+        synopsis: synopsis.to_string(),
+        place_arg: false,
+    });
+}
+
+fn fixed(b: &mut Builtins, name: &str, synopsis: &str, effect: Effect, params: Vec<Type>, ret: Type) {
+    b.add(Builtin {
+        name: name.to_string(),
+        typing: Typing::Fixed { params, ret },
+        effect,
+        synopsis: synopsis.to_string(),
+        place_arg: false,
+    });
+}
+
+fn count(args: &[Type], n: usize) -> Result<(), String> {
+    if args.len() == n {
+        Ok(())
+    } else {
+        Err(format!(
+            "takes {n} argument{} but {} {} given",
+            if n == 1 { "" } else { "s" },
+            args.len(),
+            if args.len() == 1 { "was" } else { "were" }
+        ))
+    }
+}
+
+/// The common scalar type of numeric arguments (literals take the type of the
+/// typed ones; all-literal calls default like Rust: i32 / f64).
+fn common_numeric(args: &[Type], float_only: bool) -> Result<Type, String> {
+    let mut typed: Option<Scalar> = None;
+    let mut any_float_lit = false;
+    for (i, a) in args.iter().enumerate() {
+        match a {
+            Type::Scalar(s) if s.is_numeric() => match typed {
+                None => typed = Some(*s),
+                Some(t) if t == *s => {}
+                Some(t) => {
+                    return Err(format!(
+                        "needs arguments of one type, but got `{t}` and `{s}` (convert with `as`)"
+                    ))
+                }
+            },
+            Type::IntLit => {}
+            Type::FloatLit => any_float_lit = true,
+            t => return Err(format!("needs numbers, but argument {} is `{t}`", i + 1)),
+        }
+    }
+    let t = match typed {
+        Some(t) => {
+            if any_float_lit && t.is_int() {
+                return Err(format!("got a float literal among `{t}` arguments"));
+            }
+            t
+        }
+        None if any_float_lit || float_only => Scalar::F64,
+        None => Scalar::I32,
+    };
+    if float_only && !t.is_float() {
+        return Err(format!("needs floating-point arguments, but got `{t}` (convert with `as f32` or `as f64`)"));
+    }
+    Ok(Type::Scalar(t))
+}
+
+macro_rules! numeric_fn {
+    ($name:ident, $n:expr, $float:expr) => {
+        fn $name(args: &[Type]) -> Result<Sig, String> {
+            count(args, $n)?;
+            let t = common_numeric(args, $float)?;
+            Ok(Sig {
+                params: vec![t; $n],
+                ret: t,
+            })
+        }
+    };
+}
+numeric_fn!(num1, 1, false);
+numeric_fn!(num2, 2, false);
+numeric_fn!(num3, 3, false);
+numeric_fn!(float1, 1, true);
+numeric_fn!(float2, 2, true);
+numeric_fn!(float3, 3, true);
+
+fn dims(args: &[Type]) -> Result<Vec<Type>, String> {
+    if args.is_empty() || args.len() > 3 {
+        return Err(format!("needs 1 to 3 dimensions, got {}", args.len()));
+    }
+    args.iter()
+        .map(|a| match a {
+            Type::IntLit => Ok(Type::I64),
+            Type::Scalar(s) if s.is_int() => Ok(*a),
+            t => Err(format!("dimensions must be integers, found `{t}`")),
+        })
+        .collect()
+}
+
+fn type_arg(a: Option<&Type>) -> Result<Scalar, String> {
+    match a {
+        Some(Type::TypeArg(s)) => Ok(*s),
+        Some(t) => Err(format!("needs an element type first (like `f32`), found `{t}`")),
+        None => Err("needs an element type first (like `f32`)".to_string()),
+    }
+}
+
+fn zeros(args: &[Type]) -> Result<Sig, String> {
+    let t = type_arg(args.first())?;
+    let mut params = vec![args[0]];
+    let d = dims(&args[1..])?;
+    let rank = d.len() as u8;
+    params.extend(d);
+    Ok(Sig {
+        params,
+        ret: Type::Array(t, rank),
+    })
+}
+
+fn full(args: &[Type]) -> Result<Sig, String> {
+    let t = type_arg(args.first())?;
+    if args.len() < 3 {
+        return Err("needs a type, a value and 1 to 3 dimensions: `full(f32, 1.0, n)`".into());
+    }
+    let mut params = vec![args[0], Type::Scalar(t)];
+    let d = dims(&args[2..])?;
+    let rank = d.len() as u8;
+    params.extend(d);
+    Ok(Sig {
+        params,
+        ret: Type::Array(t, rank),
+    })
+}
+
+fn arange(args: &[Type]) -> Result<Sig, String> {
+    let t = type_arg(args.first())?;
+    if t == Scalar::Bool {
+        return Err("needs a numeric element type".into());
+    }
+    match args.len() {
+        2 | 3 => Ok(Sig {
+            params: std::iter::once(args[0]).chain(std::iter::repeat_n(Type::Scalar(t), args.len() - 1)).collect(),
+            ret: Type::Array(t, 1),
+        }),
+        _ => Err("is `arange(T, n)` or `arange(T, start, end)`".into()),
+    }
+}
+
+fn linspace(args: &[Type]) -> Result<Sig, String> {
+    let t = type_arg(args.first())?;
+    if !t.is_float() {
+        return Err("needs a float element type (`f32` or `f64`)".into());
+    }
+    count(args, 4)?;
+    Ok(Sig {
+        params: vec![args[0], Type::Scalar(t), Type::Scalar(t), Type::I64],
+        ret: Type::Array(t, 1),
+    })
+}
+
+fn any_array(args: &[Type], n: usize) -> Result<(Scalar, u8), String> {
+    count(args, n)?;
+    match args[0] {
+        Type::Array(s, r) => Ok((s, r)),
+        t => Err(format!("needs an array, found `{t}`")),
+    }
+}
+
+fn clone_rule(args: &[Type]) -> Result<Sig, String> {
+    any_array(args, 1)?;
+    Ok(Sig {
+        params: vec![args[0]],
+        ret: args[0],
+    })
+}
+
+fn len_rule(args: &[Type]) -> Result<Sig, String> {
+    any_array(args, 1)?;
+    Ok(Sig {
+        params: vec![args[0]],
+        ret: Type::I32,
+    })
+}
+
+fn shape_rule(args: &[Type]) -> Result<Sig, String> {
+    any_array(args, 2)?;
+    let k = match args[1] {
+        Type::IntLit => Type::I32,
+        t if t.is_int_like() => t,
+        t => return Err(format!("needs an integer axis, found `{t}`")),
+    };
+    Ok(Sig {
+        params: vec![args[0], k],
+        ret: Type::I32,
+    })
+}
+
+fn reduce_rule(args: &[Type]) -> Result<Sig, String> {
+    let (s, _) = any_array(args, 1)?;
+    if !s.is_numeric() {
+        return Err(format!("needs a numeric array, found `{}`", args[0]));
+    }
+    Ok(Sig {
+        params: vec![args[0]],
+        ret: Type::Scalar(s),
+    })
+}
+
+fn print_rule(args: &[Type]) -> Result<Sig, String> {
+    for (i, a) in args.iter().enumerate() {
+        if matches!(a, Type::Unit | Type::TypeArg(_)) {
+            return Err(format!("cannot print argument {} (`{a}`)", i + 1));
+        }
+    }
+    Ok(Sig {
+        params: args.iter().map(|a| a.defaulted()).collect(),
+        ret: Type::Unit,
+    })
+}
+
+fn assert_rule(args: &[Type]) -> Result<Sig, String> {
+    match args {
+        [Type::Scalar(Scalar::Bool)] => Ok(Sig {
+            params: vec![Type::BOOL],
+            ret: Type::Unit,
+        }),
+        [Type::Scalar(Scalar::Bool), Type::Str] => Ok(Sig {
+            params: vec![Type::BOOL, Type::Str],
+            ret: Type::Unit,
+        }),
+        _ => Err("is `assert(condition)` or `assert(condition, \"message\")`".into()),
+    }
+}
+
+fn write_png_rule(args: &[Type]) -> Result<Sig, String> {
+    match args {
+        [Type::Array(Scalar::U8, 2 | 3), Type::Str] => Ok(Sig {
+            params: args.to_vec(),
+            ret: Type::Unit,
+        }),
+        [a, Type::Str] => Err(format!("needs a `u8[,]` (gray) or `u8[,,]` (H x W x 3 colour) image, found `{a}`")),
+        _ => Err("is `write_png(image, \"file.png\")`".into()),
+    }
+}
+
+fn save_npy_rule(args: &[Type]) -> Result<Sig, String> {
+    match args {
+        [Type::Array(..), Type::Str] => Ok(Sig {
+            params: args.to_vec(),
+            ret: Type::Unit,
+        }),
+        _ => Err("is `save_npy(array, \"file.npy\")`".into()),
+    }
+}
+
+macro_rules! load_npy_fn {
+    ($name:ident, $rank:expr) => {
+        fn $name(args: &[Type]) -> Result<Sig, String> {
+            count(args, 2)?;
+            let t = type_arg(args.first())?;
+            if args[1] != Type::Str {
+                return Err("needs a file name as its second argument".into());
+            }
+            Ok(Sig {
+                params: args.to_vec(),
+                ret: Type::Array(t, $rank),
+            })
+        }
+    };
+}
+load_npy_fn!(load_npy1, 1);
+load_npy_fn!(load_npy2, 2);
+load_npy_fn!(load_npy3, 3);
+
+fn is_present_rule(args: &[Type]) -> Result<Sig, String> {
+    any_array(args, 1)?;
+    Ok(Sig {
+        params: vec![args[0]],
+        ret: Type::BOOL,
+    })
+}
+
+fn atomic_rule(args: &[Type]) -> Result<Sig, String> {
+    count(args, 2)?;
+    match args[0] {
+        Type::Scalar(s @ (Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64)) => Ok(Sig {
+            params: vec![args[0], Type::Scalar(s)],
+            ret: Type::Scalar(s),
+        }),
+        t => Err(format!("works on i32, u32, i64, f32 and f64 elements, not `{t}`")),
+    }
+}
+
+/// The table of every builtin function and constant.
+pub fn builtins() -> Builtins {
+    let mut b = Builtins::new();
+    use Effect::*;
+    // Math, on host and device.
+    add(&mut b, "abs", "abs(x) -> same type", Pure, num1);
+    add(&mut b, "min", "min(a, b) -> same type", Pure, num2);
+    add(&mut b, "max", "max(a, b) -> same type", Pure, num2);
+    add(&mut b, "clamp", "clamp(x, lo, hi) -> same type", Pure, num3);
+    for f in [
+        "sqrt", "exp", "exp2", "log", "log2", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+        "floor", "ceil", "round", "trunc",
+    ] {
+        add(&mut b, f, &format!("{f}(x: float) -> same type"), Pure, float1);
+    }
+    add(&mut b, "pow", "pow(x: float, y: float) -> same type", Pure, float2);
+    add(&mut b, "atan2", "atan2(y: float, x: float) -> same type", Pure, float2);
+    add(&mut b, "fma", "fma(a, b, c: float) -> a * b + c, same type", Pure, float3);
+    // Atomics (capture forms).
+    for f in ["atomic_add", "atomic_min", "atomic_max", "atomic_xchg"] {
+        b.add(Builtin {
+            name: f.to_string(),
+            typing: Typing::Rule(atomic_rule),
+            effect: Atomic,
+            synopsis: format!("{f}(a[i], v) -> the old value of a[i]"),
+            place_arg: true,
+        });
+    }
+    // Arrays (host).
+    add(&mut b, "zeros", "zeros(T, dims..) -> T array of 1 to 3 dimensions", Alloc, zeros);
+    add(&mut b, "full", "full(T, value, dims..) -> T array filled with value", Alloc, full);
+    add(&mut b, "arange", "arange(T, n) or arange(T, start, end) -> T[]", Alloc, arange);
+    add(&mut b, "linspace", "linspace(T, start, end, n) -> T[] of n evenly spaced values", Alloc, linspace);
+    add(&mut b, "clone", "clone(a) -> a copy of a", Alloc, clone_rule);
+    add(&mut b, "len", "len(a) -> i32 number of elements", Host, len_rule);
+    add(&mut b, "shape", "shape(a, axis) -> i32 extent of that axis", Host, shape_rule);
+    add(&mut b, "sum", "sum(a) -> element type", Host, reduce_rule);
+    add(&mut b, "maxval", "maxval(a) -> largest element", Host, reduce_rule);
+    add(&mut b, "minval", "minval(a) -> smallest element", Host, reduce_rule);
+    // I/O (host).
+    add(&mut b, "print", "print(values..)", Io, print_rule);
+    add(&mut b, "println", "println(values..)", Io, print_rule);
+    add(&mut b, "assert", "assert(condition, \"message\")", Host, assert_rule);
+    fixed(&mut b, "clock", "clock() -> f64 seconds", Io, vec![], Type::F64);
+    add(&mut b, "write_png", "write_png(image: u8[,] or u8[,,], \"file.png\")", Io, write_png_rule);
+    add(&mut b, "save_npy", "save_npy(array, \"file.npy\")", Io, save_npy_rule);
+    add(&mut b, "load_npy", "load_npy(T, \"file.npy\") -> T[] (the data, flattened)", Io, load_npy1);
+    add(&mut b, "load_npy2", "load_npy2(T, \"file.npy\") -> T[,]", Io, load_npy2);
+    add(&mut b, "load_npy3", "load_npy3(T, \"file.npy\") -> T[,,]", Io, load_npy3);
+    // Device API (host).
+    fixed(&mut b, "acc_get_num_devices", "acc_get_num_devices() -> i32", Host, vec![], Type::I32);
+    fixed(&mut b, "acc_get_device_num", "acc_get_device_num() -> i32", Host, vec![], Type::I32);
+    fixed(&mut b, "acc_set_device_num", "acc_set_device_num(d: i32)", Host, vec![Type::I32], Type::Unit);
+    add(&mut b, "acc_is_present", "acc_is_present(a) -> bool", Host, is_present_rule);
+    // Constants.
+    macro_rules! consts {
+        ($owner:literal, $t:ty, $ctor:path, [$($n:ident),*]) => {
+            $( b.add_const($owner, stringify!($n), $ctor(<$t>::$n)); )*
+        };
+    }
+    consts!("f32", f32, Value::F32, [MAX, MIN, EPSILON, INFINITY, NEG_INFINITY, NAN, MIN_POSITIVE]);
+    consts!("f64", f64, Value::F64, [MAX, MIN, EPSILON, INFINITY, NEG_INFINITY, NAN, MIN_POSITIVE]);
+    consts!("i32", i32, Value::I32, [MAX, MIN]);
+    consts!("i64", i64, Value::I64, [MAX, MIN]);
+    consts!("u32", u32, Value::U32, [MAX, MIN]);
+    consts!("u8", u8, Value::U8, [MAX, MIN]);
+    b.add_const("f32", "PI", Value::F32(std::f32::consts::PI));
+    b.add_const("f64", "PI", Value::F64(std::f64::consts::PI));
+    b.add_const("f32", "E", Value::F32(std::f32::consts::E));
+    b.add_const("f64", "E", Value::F64(std::f64::consts::E));
+    b
+}

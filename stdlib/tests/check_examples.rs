@@ -1,0 +1,23 @@
+//! Every example type-checks against the real builtin table.
+use std::path::PathBuf;
+
+#[test]
+fn every_example_checks() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let b = stdlib::builtins();
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|e| e != "accl") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&p).unwrap();
+        let source = lang::Source::new(p.display().to_string(), src.clone());
+        match lang::check_source(&src, &b) {
+            Ok(c) => assert!(c.warnings.is_empty(), "{}", lang::diag::render_plain(&source, &c.warnings, 80)),
+            Err(d) => panic!("{}", lang::diag::render_plain(&source, &d, 80)),
+        }
+        n += 1;
+    }
+    assert!(n >= 10);
+}
