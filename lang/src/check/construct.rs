@@ -139,8 +139,10 @@ impl Checker<'_> {
                 }
             }
         }
-        let mut clauses = self.clauses(d)?;
-        self.required_clauses(d, &clauses)?;
+        // A bad clause is reported, but the body is still checked (with the
+        // clauses that were understood) so that its errors are found too.
+        let (mut clauses, clauses_ok) = self.clauses(d);
+        let ok = clauses_ok && self.required_clauses(d, &clauses).is_some();
         let kernel = matches!(d.kind, DK::ParallelLoop | DK::Parallel);
         let id = if kernel {
             self.out.num_kernels += 1;
@@ -191,6 +193,9 @@ impl Checker<'_> {
         };
         if clauses.collapse == 0 {
             clauses.collapse = 1;
+        }
+        if !ok {
+            return None;
         }
         Some(hir::Stmt {
             kind: hir::StmtKind::Construct(Box::new(hir::Construct {
@@ -333,7 +338,7 @@ impl Checker<'_> {
         Some(())
     }
 
-    fn clauses(&mut self, d: &ast::Directive) -> Option<hir::Clauses> {
+    fn clauses(&mut self, d: &ast::Directive) -> (hir::Clauses, bool) {
         let allowed = allowed(d.kind);
         let mut c = hir::Clauses {
             collapse: 1,
@@ -574,7 +579,7 @@ impl Checker<'_> {
                 ok = false;
             }
         }
-        ok.then_some(c)
+        (c, ok)
     }
 
     fn int_arg(&mut self, e: &ast::Expr) -> ExprH {

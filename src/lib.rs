@@ -1,0 +1,12 @@
+//! accl: an OpenACC-style array language. Host code is interpreted; every
+//! `parallel` construct is JIT-compiled to SPIR-V and run on Vulkan compute.
+//!
+//! The stages live in their own crates: `lang` (lexer, parser, checker),
+//! `stdlib` (builtins), `compiler` (kernel IR, SPIR-V), `vk-runtime` (Vulkan).
+//! This crate ties them together: the command line, the REPL and the
+//! embedding API.
+
+pub mod cli;
+
+pub use lang;
+pub use stdlib;
