@@ -7,7 +7,18 @@
 //! let sqrt = b.lookup("sqrt").unwrap();
 //! assert!(b.get(sqrt).effect.device_legal());
 //! ```
+//!
+//! Host implementations: [`array`] (the array value itself), [`math`],
+//! [`ops`] (constructors and whole-array reductions), [`format`] (`print`),
+//! [`npy`] (`load_npy`/`save_npy`), [`image`] (`write_png`).
 
+pub mod array;
+pub mod format;
+pub mod image;
+pub mod math;
+pub mod npy;
+pub mod ops;
 pub mod sigs;
 
+pub use array::{Array, Data, Elem};
 pub use sigs::builtins;

@@ -1,0 +1,337 @@
+//! Array storage shared by the interpreter, the stdlib host implementations
+//! and (later) the Vulkan backend.
+//!
+//! An [`Array`] is a reference value (`let B = A` aliases): a shared handle
+//! to one typed, contiguous, row-major buffer ([`Data`], an enum over
+//! `Vec<T>` per element type, never boxed per element) and an immutable
+//! shape. Every array gets a process-unique [`Array::id`] at creation, so a
+//! present table can be keyed by it without depending on addresses that the
+//! allocator may reuse. The buffer is behind a `RefCell` (the interpreter is
+//! single-threaded); [`Array::with_bytes`] and [`Array::with_bytes_mut`] give
+//! the raw bytes to a transfer engine. `bool` elements are stored as `bool`
+//! (one byte, 0 or 1); writing raw bytes into one normalises them.
+
+use lang::{Scalar, Value};
+use std::cell::{Ref, RefCell, RefMut};
+use std::fmt;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Typed element storage.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Data {
+    Bool(Vec<bool>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    U32(Vec<u32>),
+    U8(Vec<u8>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+/// A Rust element type of an accl array.
+pub trait Elem: Copy + PartialOrd + fmt::Debug + Default + 'static {
+    const SCALAR: Scalar;
+    fn slice(d: &Data) -> Option<&[Self]>;
+    fn slice_mut(d: &mut Data) -> Option<&mut [Self]>;
+    fn into_data(v: Vec<Self>) -> Data;
+    fn to_value(self) -> Value;
+    /// `v as Self` (Rust cast semantics); `v` is any scalar value.
+    fn from_value(v: Value) -> Self;
+}
+
+macro_rules! elem {
+    ($t:ty, $var:ident, $sc:ident) => {
+        impl Elem for $t {
+            const SCALAR: Scalar = Scalar::$sc;
+            #[inline(always)]
+            fn slice(d: &Data) -> Option<&[Self]> {
+                match d {
+                    Data::$var(v) => Some(v),
+                    _ => None,
+                }
+            }
+            #[inline(always)]
+            fn slice_mut(d: &mut Data) -> Option<&mut [Self]> {
+                match d {
+                    Data::$var(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn into_data(v: Vec<Self>) -> Data {
+                Data::$var(v)
+            }
+            fn to_value(self) -> Value {
+                Value::$var(self)
+            }
+            fn from_value(v: Value) -> Self {
+                match v.cast(Scalar::$sc) {
+                    Value::$var(x) => x,
+                    _ => Self::default(),
+                }
+            }
+        }
+    };
+}
+elem!(bool, Bool, Bool);
+elem!(i32, I32, I32);
+elem!(i64, I64, I64);
+elem!(u32, U32, U32);
+elem!(u8, U8, U8);
+elem!(f32, F32, F32);
+elem!(f64, F64, F64);
+
+/// Apply `$body` with `$v` bound to the typed vector of `$data`.
+#[macro_export]
+macro_rules! with_data {
+    ($data:expr, $v:ident => $body:expr) => {
+        match $data {
+            $crate::array::Data::Bool($v) => $body,
+            $crate::array::Data::I32($v) => $body,
+            $crate::array::Data::I64($v) => $body,
+            $crate::array::Data::U32($v) => $body,
+            $crate::array::Data::U8($v) => $body,
+            $crate::array::Data::F32($v) => $body,
+            $crate::array::Data::F64($v) => $body,
+        }
+    };
+}
+
+impl Data {
+    pub fn zeros(t: Scalar, n: usize) -> Data {
+        match t {
+            Scalar::Bool => Data::Bool(vec![false; n]),
+            Scalar::I32 => Data::I32(vec![0; n]),
+            Scalar::I64 => Data::I64(vec![0; n]),
+            Scalar::U32 => Data::U32(vec![0; n]),
+            Scalar::U8 => Data::U8(vec![0; n]),
+            Scalar::F32 => Data::F32(vec![0.0; n]),
+            Scalar::F64 => Data::F64(vec![0.0; n]),
+        }
+    }
+    pub fn scalar(&self) -> Scalar {
+        match self {
+            Data::Bool(_) => Scalar::Bool,
+            Data::I32(_) => Scalar::I32,
+            Data::I64(_) => Scalar::I64,
+            Data::U32(_) => Scalar::U32,
+            Data::U8(_) => Scalar::U8,
+            Data::F32(_) => Scalar::F32,
+            Data::F64(_) => Scalar::F64,
+        }
+    }
+    pub fn len(&self) -> usize {
+        with_data!(self, v => v.len())
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Element `i` as a value (None when out of range).
+    pub fn get(&self, i: usize) -> Option<Value> {
+        with_data!(self, v => v.get(i).map(|x| x.to_value()))
+    }
+    /// Set element `i` to `x as T`; false when out of range.
+    pub fn set(&mut self, i: usize, x: Value) -> bool {
+        with_data!(self, v => match v.get_mut(i) {
+            Some(slot) => {
+                *slot = Elem::from_value(x);
+                true
+            }
+            None => false,
+        })
+    }
+    /// Fill with `x as T`.
+    pub fn fill(&mut self, x: Value) {
+        with_data!(self, v => {
+            let x = Elem::from_value(x);
+            v.iter_mut().for_each(|s| *s = x)
+        })
+    }
+    /// The raw bytes (native endianness).
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: every element type is plain old data with no padding, and
+        // `bool` is one byte holding 0 or 1; the length is the byte size of
+        // the same allocation.
+        with_data!(self, v => unsafe {
+            std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(&v[..]))
+        })
+    }
+    /// The raw bytes, writable; None for `bool` arrays (whose bytes must stay
+    /// 0 or 1: write them with [`Data::write_bytes`]).
+    pub fn bytes_mut(&mut self) -> Option<&mut [u8]> {
+        macro_rules! m {
+            ($v:expr) => {
+                // SAFETY: as in `bytes`; every bit pattern is a valid value of
+                // these element types.
+                Some(unsafe { std::slice::from_raw_parts_mut($v.as_mut_ptr() as *mut u8, std::mem::size_of_val(&$v[..])) })
+            };
+        }
+        match self {
+            Data::Bool(_) => None,
+            Data::I32(v) => m!(v),
+            Data::I64(v) => m!(v),
+            Data::U32(v) => m!(v),
+            Data::U8(v) => m!(v),
+            Data::F32(v) => m!(v),
+            Data::F64(v) => m!(v),
+        }
+    }
+    /// Copy `src` into the bytes starting at byte `offset` (clipped to the
+    /// buffer; `bool` bytes are normalised to 0/1).
+    pub fn write_bytes(&mut self, offset: usize, src: &[u8]) {
+        if let Data::Bool(v) = self {
+            for (d, s) in v.iter_mut().skip(offset).zip(src) {
+                *d = *s != 0;
+            }
+            return;
+        }
+        if let Some(b) = self.bytes_mut() {
+            let start = offset.min(b.len());
+            let n = src.len().min(b.len() - start);
+            b[start..start + n].copy_from_slice(&src[..n]);
+        }
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The shared part of an array.
+#[derive(Debug)]
+pub struct ArrayObj {
+    id: u64,
+    shape: Vec<usize>,
+    data: RefCell<Data>,
+}
+
+/// An accl array value: a shared handle (cloning aliases).
+#[derive(Clone)]
+pub struct Array(Rc<ArrayObj>);
+
+/// Why an array could not be built.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ShapeError {
+    Negative(i128),
+    TooLarge,
+    Mismatch { elements: usize, shape: Vec<usize> },
+}
+
+impl fmt::Display for ShapeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ShapeError::Negative(d) => write!(f, "a dimension is negative ({d})"),
+            ShapeError::TooLarge => f.write_str("the array is too large"),
+            ShapeError::Mismatch { elements, shape } => {
+                write!(f, "{elements} elements do not fill the shape {shape:?}")
+            }
+        }
+    }
+}
+
+/// The largest array the host will allocate, in bytes (a guard against a
+/// typo like `zeros(f64, 1 << 40)` taking the machine down).
+pub const MAX_BYTES: usize = 1 << 36;
+
+/// Check dimensions (from script integers) and return them as a shape.
+pub fn shape_of(dims: &[i128], t: Scalar) -> Result<Vec<usize>, ShapeError> {
+    let mut n: usize = 1;
+    let mut shape = Vec::with_capacity(dims.len());
+    for &d in dims {
+        if d < 0 {
+            return Err(ShapeError::Negative(d));
+        }
+        let d = usize::try_from(d).map_err(|_| ShapeError::TooLarge)?;
+        n = n.checked_mul(d).ok_or(ShapeError::TooLarge)?;
+        shape.push(d);
+    }
+    if n.checked_mul(t.size()).is_none_or(|b| b > MAX_BYTES) {
+        return Err(ShapeError::TooLarge);
+    }
+    Ok(shape)
+}
+
+impl Array {
+    /// An array from its data and shape (row-major); the product of the
+    /// shape must be the data's length.
+    pub fn new(data: Data, shape: Vec<usize>) -> Result<Array, ShapeError> {
+        let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).ok_or(ShapeError::TooLarge)?;
+        if n != data.len() || shape.is_empty() || shape.len() > 3 {
+            return Err(ShapeError::Mismatch {
+                elements: data.len(),
+                shape,
+            });
+        }
+        Ok(Array(Rc::new(ArrayObj {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            shape,
+            data: RefCell::new(data),
+        })))
+    }
+    pub fn zeros(t: Scalar, shape: Vec<usize>) -> Result<Array, ShapeError> {
+        let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).ok_or(ShapeError::TooLarge)?;
+        Array::new(Data::zeros(t, n), shape)
+    }
+    /// From a typed vector.
+    pub fn from_vec<T: Elem>(v: Vec<T>, shape: Vec<usize>) -> Result<Array, ShapeError> {
+        Array::new(T::into_data(v), shape)
+    }
+    /// The identity of the storage: equal for aliases, unique per allocation.
+    pub fn id(&self) -> u64 {
+        self.0.id
+    }
+    pub fn same(&self, o: &Array) -> bool {
+        Rc::ptr_eq(&self.0, &o.0)
+    }
+    pub fn shape(&self) -> &[usize] {
+        &self.0.shape
+    }
+    pub fn rank(&self) -> usize {
+        self.0.shape.len()
+    }
+    pub fn len(&self) -> usize {
+        self.0.shape.iter().product()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn scalar(&self) -> Scalar {
+        self.0.data.borrow().scalar()
+    }
+    /// Elements per index of the leading axis (a "row").
+    pub fn row_len(&self) -> usize {
+        self.0.shape[1..].iter().product()
+    }
+    pub fn data(&self) -> Ref<'_, Data> {
+        self.0.data.borrow()
+    }
+    pub fn data_mut(&self) -> RefMut<'_, Data> {
+        self.0.data.borrow_mut()
+    }
+    /// A typed copy of the elements (None if `T` is not the element type).
+    pub fn to_vec<T: Elem>(&self) -> Option<Vec<T>> {
+        T::slice(&self.data()).map(|s| s.to_vec())
+    }
+    pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(self.data().bytes())
+    }
+    /// None for `bool` arrays.
+    pub fn with_bytes_mut<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Option<R> {
+        self.data_mut().bytes_mut().map(f)
+    }
+    /// A new array with a copy of the data.
+    pub fn deep_clone(&self) -> Array {
+        Array::new(self.data().clone(), self.shape().to_vec()).unwrap_or_else(|_| self.clone())
+    }
+}
+
+impl fmt::Debug for Array {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Array#{}({} {:?})", self.id(), self.scalar(), self.shape())
+    }
+}
+
+impl PartialEq for Array {
+    /// Same shape and same elements (not identity: see [`Array::same`]).
+    fn eq(&self, o: &Array) -> bool {
+        self.shape() == o.shape() && *self.data() == *o.data()
+    }
+}

@@ -1,0 +1,128 @@
+//! Host implementations of the array builtins: constructors, whole-array
+//! reductions.
+//!
+//! Whole-array reductions run left to right over the row-major elements, so
+//! the host result is one well-defined number (integer sums wrap). The
+//! reduction of an empty array is the operator's identity: `sum` 0, `maxval`
+//! the type's lowest value (`-inf` for floats), `minval` its highest.
+
+use crate::array::{shape_of, Array, Data, Elem, ShapeError};
+use crate::with_data;
+use lang::{Scalar, Value};
+
+/// `zeros(T, dims..)`.
+pub fn zeros(t: Scalar, dims: &[i128]) -> Result<Array, ShapeError> {
+    Array::zeros(t, shape_of(dims, t)?)
+}
+
+/// `full(T, v, dims..)`.
+pub fn full(t: Scalar, v: Value, dims: &[i128]) -> Result<Array, ShapeError> {
+    let a = zeros(t, dims)?;
+    a.data_mut().fill(v);
+    Ok(a)
+}
+
+/// `arange(T, n)` (`0, 1, .. n-1`) or `arange(T, start, end)` (`start, start+1, ..` below `end`).
+pub fn arange(t: Scalar, start: Value, end: Value) -> Result<Array, ShapeError> {
+    let (s, e) = (start.as_f64().unwrap_or(0.0), end.as_f64().unwrap_or(0.0));
+    let n = if t.is_float() {
+        (e - s).ceil().max(0.0)
+    } else {
+        let (s, e) = (start.as_i128().unwrap_or(0), end.as_i128().unwrap_or(0));
+        (e - s).max(0) as f64
+    };
+    if n > (crate::array::MAX_BYTES / t.size()) as f64 {
+        return Err(ShapeError::TooLarge);
+    }
+    let n = n as usize;
+    let a = Array::zeros(t, vec![n])?;
+    {
+        let mut d = a.data_mut();
+        let si = start.as_i128().unwrap_or(0);
+        for i in 0..n {
+            let v = if t.is_float() {
+                Value::F64(s + i as f64)
+            } else {
+                Value::IntLit(si + i as i128)
+            };
+            d.set(i, v);
+        }
+    }
+    Ok(a)
+}
+
+/// `linspace(T, start, end, n)`: `n` evenly spaced values from `start` to `end` inclusive.
+pub fn linspace(t: Scalar, start: f64, end: f64, n: i128) -> Result<Array, ShapeError> {
+    let a = zeros(t, &[n])?;
+    let n = a.len();
+    {
+        let mut d = a.data_mut();
+        for i in 0..n {
+            let v = if n == 1 {
+                start
+            } else if i == n - 1 {
+                end
+            } else {
+                start + (end - start) * (i as f64 / (n - 1) as f64)
+            };
+            d.set(i, Value::F64(v));
+        }
+    }
+    Ok(a)
+}
+
+/// `sum(a)`.
+pub fn sum(a: &Array) -> Value {
+    fn go<T: Elem>(v: &[T], add: impl Fn(T, T) -> T) -> Value {
+        v.iter().fold(T::default(), |s, &x| add(s, x)).to_value()
+    }
+    match &*a.data() {
+        Data::Bool(v) => Value::Bool(v.iter().any(|&b| b)),
+        Data::I32(v) => go(v, i32::wrapping_add),
+        Data::I64(v) => go(v, i64::wrapping_add),
+        Data::U32(v) => go(v, u32::wrapping_add),
+        Data::U8(v) => go(v, u8::wrapping_add),
+        Data::F32(v) => go(v, |a, b| a + b),
+        Data::F64(v) => go(v, |a, b| a + b),
+    }
+}
+
+/// `maxval(a)` (`max == true`) or `minval(a)`.
+pub fn extremum(a: &Array, max: bool) -> Value {
+    use crate::math::Math;
+    fn go<T: Math>(v: &[T], init: T, max: bool) -> Value {
+        v.iter().fold(init, |s, &x| if max { s.max(x) } else { s.min(x) }).to_value()
+    }
+    match &*a.data() {
+        Data::Bool(v) => Value::Bool(if max { v.iter().any(|&b| b) } else { v.iter().all(|&b| b) }),
+        Data::I32(v) => go(v, if max { i32::MIN } else { i32::MAX }, max),
+        Data::I64(v) => go(v, if max { i64::MIN } else { i64::MAX }, max),
+        Data::U32(v) => go(v, if max { u32::MIN } else { u32::MAX }, max),
+        Data::U8(v) => go(v, if max { u8::MIN } else { u8::MAX }, max),
+        Data::F32(v) => go(v, if max { f32::NEG_INFINITY } else { f32::INFINITY }, max),
+        Data::F64(v) => go(v, if max { f64::NEG_INFINITY } else { f64::INFINITY }, max),
+    }
+}
+
+/// Number of elements, as `len` returns it.
+pub fn len(a: &Array) -> usize {
+    with_data!(&*a.data(), v => v.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constructors() {
+        let a = arange(Scalar::I32, Value::I32(2), Value::I32(5)).unwrap();
+        assert_eq!(a.to_vec::<i32>().unwrap(), vec![2, 3, 4]);
+        let l = linspace(Scalar::F64, 0.0, 1.0, 5).unwrap();
+        assert_eq!(l.to_vec::<f64>().unwrap(), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
+        let f = full(Scalar::U8, Value::U8(7), &[2, 3]).unwrap();
+        assert_eq!(f.shape(), &[2, 3]);
+        assert_eq!(sum(&f), Value::U8(42));
+        assert!(zeros(Scalar::F32, &[-1]).is_err());
+        assert_eq!(extremum(&zeros(Scalar::F32, &[0]).unwrap(), true), Value::F32(f32::NEG_INFINITY));
+    }
+}
