@@ -154,6 +154,15 @@ impl DirectiveKind {
             DirectiveKind::Set => "set",
         }
     }
+
+    /// The name with its article, for messages: "an `enter data`".
+    pub fn described(self) -> String {
+        let article = match self {
+            DirectiveKind::EnterData | DirectiveKind::ExitData => "an",
+            _ => "a",
+        };
+        format!("{article} `{}`", self.name())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -134,17 +134,37 @@ pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str
     best.map(|b| b.1)
 }
 
+/// Optimal-string-alignment distance: insertions, deletions, substitutions
+/// and transpositions of neighbours (`coutn` → `count`) each cost 1.
 fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
+    let mut prev2: Vec<usize> = vec![0; b.len() + 1];
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for i in 1..=a.len() {
         let mut cur = vec![i; b.len() + 1];
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
             cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                cur[j] = cur[j].min(prev2[j - 2] + 1);
+            }
         }
-        prev = cur;
+        prev2 = std::mem::replace(&mut prev, cur);
     }
     prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transpositions_are_one_edit() {
+        assert_eq!(edit_distance("coutn", "count"), 1);
+        assert_eq!(edit_distance("sqrtt", "sqrt"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(did_you_mean("coutn", ["count", "total"]), Some("count"));
+        assert_eq!(did_you_mean("xyz", ["count", "total"]), None);
+    }
 }

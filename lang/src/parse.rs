@@ -25,7 +25,8 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
         return (Program::default(), diags);
     }
     let mut errors = Vec::new();
-    let tokens = lexed.tokens.into_iter().map(Ok::<_, Diag>);
+    let toks = lexed.tokens;
+    let tokens = toks.iter().copied().map(Ok::<_, Diag>);
     let program = match grammar::ProgramParser::new().parse(&mut errors, tokens) {
         Ok(p) => p,
         Err(e) => {
@@ -33,10 +34,93 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
             Program::default()
         }
     };
+    for d in &mut errors {
+        improve(d, &toks, src);
+    }
     diags.extend(errors);
     dedup(&mut diags);
+    diags.sort_by_key(|d| d.span().start);
     (program, diags)
 }
+
+/// Sharpen a syntax error with what the parser's state does not know: the
+/// tokens around it (a missing `;` at a line's end, `elif`, an unclosed or
+/// unmatched bracket).
+fn improve(d: &mut Diag, toks: &[(usize, Tok<'_>, usize)], src: &str) {
+    let at = d.span().start as usize;
+    let Some(k) = toks.iter().position(|t| t.0 >= at) else {
+        if d.code == "accl::parse::unexpected_eof" {
+            if let Some((l, tok, r)) = unclosed(toks) {
+                d.labels.push((Span::new(l, r), format!("this {tok} is never closed")));
+            }
+        }
+        return;
+    };
+    if d.code != "accl::parse::unexpected_token" || toks[k].0 != at {
+        return;
+    }
+    let prev = k.checked_sub(1).map(|i| toks[i]);
+    let before = k.checked_sub(2).map(|i| toks[i].1);
+    if let (Some((l, Tok::Ident(w @ ("elif" | "elsif" | "elseif")), r)), Some(Tok::RBrace)) = (prev, before) {
+        *d = Diag::error(
+            "accl::parse::unexpected_token",
+            format!("`{w}` is not a keyword"),
+            Span::new(l, r),
+            "`else if` in accl",
+        )
+        .with_help("write `else if`");
+        return;
+    }
+    if d.help.as_deref() == Some(STATEMENT_END) {
+        if let Some((pl, ptok, pr)) = prev {
+            let line_break = src.get(pr..at).is_some_and(|gap| gap.contains('\n'));
+            if line_break {
+                let next = d.labels[0].0;
+                d.message = format!("expected `;` after {ptok}");
+                d.labels = vec![
+                    (Span::new(pl, pr), "expected `;` after this".into()),
+                    (next, "the next statement starts here".into()),
+                ];
+            }
+        }
+    }
+    if matches!(toks[k].1, Tok::RParen | Tok::RBracket | Tok::RBrace) && unmatched(toks).contains(&k) {
+        d.labels[0].1 = format!("this {} has no opening bracket", toks[k].1);
+        d.help = Some("remove it, or add the missing opening bracket before it".into());
+    }
+}
+
+/// The innermost bracket left open at the end of the input.
+fn unclosed<'s>(toks: &[(usize, Tok<'s>, usize)]) -> Option<(usize, Tok<'s>, usize)> {
+    let mut stack = Vec::new();
+    for t in toks {
+        match t.1 {
+            Tok::LParen | Tok::LBracket | Tok::LBrace => stack.push(*t),
+            Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                stack.pop();
+            }
+            _ => {}
+        }
+    }
+    stack.pop()
+}
+
+/// Indices of closing brackets with no opening bracket to match.
+fn unmatched(toks: &[(usize, Tok<'_>, usize)]) -> Vec<usize> {
+    let mut depth = 0usize;
+    let mut out = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        match t.1 {
+            Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
+            Tok::RParen | Tok::RBracket | Tok::RBrace if depth == 0 => out.push(i),
+            Tok::RParen | Tok::RBracket | Tok::RBrace => depth -= 1,
+            _ => {}
+        }
+    }
+    out
+}
+
+const STATEMENT_END: &str = "statements end with `;`";
 
 /// Parse a single expression (the REPL's `:type EXPR`).
 pub fn parse_expr(src: &str) -> Result<Expr, Vec<Diag>> {
@@ -90,8 +174,12 @@ fn unexpected(tok: &Tok<'_>, span: Span, expected: &[String]) -> Diag {
         describe_expected(expected).unwrap_or_else(|| "not expected here".into()),
     );
     let wants = |t: &str| expected.iter().any(|e| e == &format!("\"{t}\""));
-    if wants(";") && !matches!(tok, Tok::Semi) {
-        d = d.with_help("statements end with `;`");
+    let comparison = matches!(tok, Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge | Tok::EqEq | Tok::NotEq);
+    if comparison && wants("&&") {
+        d.labels[0].1 = "comparisons cannot be chained".into();
+        d = d.with_help("combine two comparisons with `&&`: `a < b && b < c`");
+    } else if wants(";") && !matches!(tok, Tok::Semi) {
+        d = d.with_help(STATEMENT_END);
     } else if matches!(tok, Tok::Ident("elif" | "elsif")) {
         d = d.with_help("write `else if`");
     }
@@ -189,5 +277,35 @@ pub(crate) fn lit_str(errors: &mut Vec<Diag>, s: &str, l: usize, r: usize) -> Ex
             errors.push(d);
             Expr::error(span)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(src: &str) -> Vec<&'static str> {
+        parse(src).1.iter().map(|d| d.code).collect()
+    }
+
+    #[test]
+    fn errors_around_a_bad_character_are_all_reported() {
+        // The bad character's error token must not end parsing.
+        assert_eq!(
+            codes("let x = 1\nlet y = 2 $ 3;\nlet z = (1 + ;\n"),
+            ["accl::parse::unexpected_token", "accl::lex::bad_character", "accl::parse::unexpected_token"]
+        );
+    }
+
+    #[test]
+    fn syntax_errors_are_sharpened() {
+        let (_, d) = parse("let x = 1\nlet y = 2;\n");
+        assert_eq!(d[0].message, "expected `;` after number `1`");
+        let (_, d) = parse("if true {\n} elif false {\n}\n");
+        assert_eq!(d[0].message, "`elif` is not a keyword");
+        let (_, d) = parse("fn f() {\n");
+        assert_eq!(d[0].labels[1].1, "this `{` is never closed");
+        let (_, d) = parse("let c = 1 < 2 < 3;\n");
+        assert_eq!(d[0].labels[0].1, "comparisons cannot be chained");
     }
 }

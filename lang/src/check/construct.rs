@@ -171,6 +171,7 @@ impl Checker<'_> {
                 scope_base: self.scopes.len(),
                 writable,
                 loop_base: self.loop_stack.len(),
+                break_base: self.loop_stack.len(),
             });
         }
         let body = match &d.body {
@@ -243,9 +244,7 @@ impl Checker<'_> {
             }
             headers.push(h);
             if headers.len() == n {
-                self.loop_stack.push(self.scopes.len());
-                body = self.block_in_scope(&cur.body);
-                self.loop_stack.pop();
+                body = self.parallel_loop_body(&cur.body);
                 break;
             }
             // The next level must be the only statement of this body.
@@ -281,9 +280,7 @@ impl Checker<'_> {
                             headers.len()
                         )),
                     );
-                    self.loop_stack.push(self.scopes.len());
-                    body = self.block_in_scope(&cur.body);
-                    self.loop_stack.pop();
+                    body = self.parallel_loop_body(&cur.body);
                     break;
                 }
             }
@@ -292,6 +289,20 @@ impl Checker<'_> {
             self.pop_scope();
         }
         hir::ConstructBody::Loops { loops: headers, body }
+    }
+
+    /// The body of a construct's own loop nest: a loop for `continue`, but
+    /// one that `break` may not leave (its iterations run in parallel).
+    fn parallel_loop_body(&mut self, b: &ast::Block) -> hir::Block {
+        self.loop_stack.push(self.scopes.len());
+        let len = self.loop_stack.len();
+        let saved = self.dev.last_mut().map(|f| std::mem::replace(&mut f.break_base, len));
+        let body = self.block_in_scope(b);
+        if let (Some(f), Some(saved)) = (self.dev.last_mut(), saved) {
+            f.break_base = saved;
+        }
+        self.loop_stack.pop();
+        body
     }
 
     /// Does expression `e` read local `l`?
@@ -318,12 +329,23 @@ impl Checker<'_> {
             _ => (true, ""),
         };
         if !ok {
-            self.err(Diag::error(
+            let help = match d.kind {
+                DK::Update => Some("`update self(a)` copies device data to the host, `update device(a)` the other way"),
+                DK::EnterData => Some("`copyin(a)` copies `a` to the device, `create(a)` only allocates it there"),
+                DK::ExitData => Some("`copyout(a)` copies `a` back and frees it, `delete(a)` only frees it"),
+                DK::Set => Some("write `set device_num(d);`"),
+                _ => None,
+            };
+            let mut diag = Diag::error(
                 "accl::device::missing_clause",
                 format!("`{}` needs {what}", d.kind.name()),
                 d.kind_span,
                 "nothing to do",
-            ));
+            );
+            if let Some(h) = help {
+                diag = diag.with_help(h);
+            }
+            self.err(diag);
             return None;
         }
         if c.seq && (c.gang || c.worker || c.vector) {
@@ -377,7 +399,7 @@ impl Checker<'_> {
                         cl.name.span,
                         "not valid here",
                     )
-                    .with_label(d.kind_span, format!("this is a `{}`", d.kind.name()))
+                    .with_label(d.kind_span, format!("this is {}", d.kind.described()))
                     .with_help(format!("`{}` takes: {}", d.kind.name(), allowed.join(", "))),
                 );
                 ok = false;
@@ -428,13 +450,21 @@ impl Checker<'_> {
                     Shape::ConstInt => format!("write `{name}(n)` with a constant integer"),
                     Shape::Default => "write `default(present)`".to_string(),
                 };
-                self.err(Diag::error(
-                    "accl::device::clause_arguments",
-                    format!("wrong arguments for clause `{name}`"),
-                    cl.span,
-                    "unexpected arguments",
-                )
-                .with_help(usage));
+                let label = match &cl.args {
+                    ClauseArgs::None => "missing arguments",
+                    ClauseArgs::List(v) if v.is_empty() => "missing arguments",
+                    ClauseArgs::List(v) if v.len() > 1 && shape != Shape::Flag => "too many arguments",
+                    _ => "unexpected arguments",
+                };
+                self.err(
+                    Diag::error(
+                        "accl::device::clause_arguments",
+                        format!("wrong arguments for clause `{name}`"),
+                        cl.span,
+                        label,
+                    )
+                    .with_help(usage),
+                );
                 ok = false;
                 continue;
             }
@@ -726,9 +756,17 @@ impl Checker<'_> {
                     v.span,
                     format!("`{ty}`"),
                 )
-                .with_label(op_span, "operator"),
+                .with_label(op_span, "operator")
+                .with_help(if ty.is_int_like() {
+                    "integers reduce with `+ * max min & | ^`"
+                } else if ty.is_float_like() {
+                    "floats reduce with `+ * max min`"
+                } else {
+                    "a `bool` reduces with `&& ||`"
+                }),
             );
-            return None;
+            // Still a reduction variable: writing it is no race.
+            return Some(l);
         }
         let _ = d;
         Some(l)
@@ -829,7 +867,7 @@ impl Checker<'_> {
                 format!("`atomic {}` needs an integer element, found `{elem}`", op.symbol()),
                 op_span,
                 "bitwise operator",
-            ));
+            ).with_help("floats update atomically with `+= -= *= max= min=`"));
             return None;
         }
         let (v, vt) = self.expr(value, Some(ty));

@@ -58,6 +58,9 @@ impl Checker<'_> {
         // Then propagate through calls: a fixpoint over the call graph.
         let mut legal: Vec<Result<(), (Span, String)>> =
             self.fn_facts.iter().map(|f| f.violation.clone().map_or(Ok(()), Err)).collect();
+        // For a function illegal only through a call: the offending line at
+        // the end of the call chain, so the error can point at it too.
+        let mut roots: Vec<Option<(Span, String)>> = vec![None; n];
         loop {
             let mut changed = false;
             for i in 0..n {
@@ -67,6 +70,7 @@ impl Checker<'_> {
                 for &(g, span) in &self.fn_facts[i].callees {
                     if legal[g.index()].is_err() {
                         let gname = self.out.functions[g].name.clone();
+                        roots[i] = roots[g.index()].clone().or_else(|| legal[g.index()].clone().err());
                         legal[i] = Err((span, format!("calls `{gname}`, which cannot run on the device")));
                         changed = true;
                         break;
@@ -88,15 +92,18 @@ impl Checker<'_> {
                     continue;
                 }
                 let name = self.out.functions[c.callee].name.clone();
+                let mut d = Diag::error(
+                    "accl::device::illegal_fn",
+                    format!("`{name}` cannot be called inside a device construct"),
+                    c.call_span,
+                    "called from device code here",
+                )
+                .with_label(*span, reason.clone());
+                if let Some((root_span, root_reason)) = &roots[c.callee.index()] {
+                    d = d.with_label(*root_span, root_reason.clone());
+                }
                 self.err(
-                    Diag::error(
-                        "accl::device::illegal_fn",
-                        format!("`{name}` cannot be called inside a device construct"),
-                        c.call_span,
-                        "called from device code here",
-                    )
-                    .with_label(*span, reason.clone())
-                    .with_label(c.construct_span, "device construct")
+                    d.with_label(c.construct_span, "device construct")
                     .with_help(format!(
                         "device functions may not print, allocate, do I/O, recurse or contain constructs; move that out of `{name}`"
                     )),

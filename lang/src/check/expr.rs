@@ -55,7 +55,7 @@ impl Checker<'_> {
                                 span,
                                 format!("`{t}` holds {lo}..={hi}"),
                             )
-                            .with_help("use a wider type (`i64`), or a suffix (`5_000_000_000i64`)")
+                            .with_help(wider_help(v, t))
                         } else if got == Type::FloatLit && t.is_int() {
                             Diag::error(
                                 "accl::type::mismatch",
@@ -63,9 +63,13 @@ impl Checker<'_> {
                                 span,
                                 format!("expected `{t}`"),
                             )
-                            .with_help(format!("convert it explicitly: `({v}) as {t}`"))
+                            .with_help(format!("convert it explicitly: `{}`", cast_text(&self.snippet(span), t)))
                         } else {
-                            mismatch(want, got, span)
+                            let d = mismatch(want, got, span);
+                            match self.conversion_help(got, want, span) {
+                                Some(help) => d.with_help(help),
+                                None => d,
+                            }
                         };
                         self.err(d);
                         self.body.types[h.index()] = Type::Error;
@@ -75,13 +79,39 @@ impl Checker<'_> {
             }
         }
         let mut d = mismatch(want, got, span);
-        if let (Some(_), Some(t)) = (got.scalar(), want.scalar()) {
-            if t != Scalar::Bool {
-                let src = self.snippet(span);
-                d = d.with_help(format!("convert it explicitly: `{}`", cast_text(&src, t)));
-            }
+        if let Some(help) = self.conversion_help(got, want, span) {
+            d = d.with_help(help);
         }
         self.err(d);
+    }
+
+    /// How to turn a value of type `got` (source text at `span`) into a
+    /// `want`, when a cast or comparison can: the help of a mismatch.
+    pub(super) fn conversion_help(&self, got: Type, want: Type, span: Span) -> Option<String> {
+        let text = self.snippet(span);
+        let zero = |t: Type| if t.is_float_like() { "0.0" } else { "0" };
+        match (got, want.scalar()?) {
+            (Type::IntLit | Type::FloatLit, Scalar::Bool) => {
+                Some("write `true` or `false`, or a comparison such as `n > 0`".to_string())
+            }
+            (_, Scalar::Bool) if got.is_numeric_like() => Some(format!("compare instead: `{text} != {}`", zero(got))),
+            (Type::Scalar(Scalar::Bool), t) if t.is_float() => {
+                Some(format!("a `bool` converts to a number through an integer: `({text} as i32 as {t})`"))
+            }
+            (Type::Scalar(_), t) => Some(format!("convert it explicitly: `{}`", cast_text(&text, t))),
+            (Type::IntLit | Type::FloatLit, t) => Some(format!("convert it explicitly: `{}`", cast_text(&text, t))),
+            _ => None,
+        }
+    }
+
+    /// The non-blank text strictly between two spans (the operator of a
+    /// binary expression), if any.
+    pub(super) fn between(&self, a: Span, b: Span) -> Option<Span> {
+        let (lo, hi) = (a.end as usize, b.start as usize);
+        let text = self.src.get(lo..hi)?;
+        let start = lo + (text.len() - text.trim_start().len());
+        let end = hi - (text.len() - text.trim_end().len());
+        (start < end).then(|| Span::new(start, end))
     }
 
     /// The source text of a span, for help lines.
@@ -110,14 +140,20 @@ impl Checker<'_> {
             (false, false) => {
                 let sa = self.body.exprs.span(a);
                 let sb = self.body.exprs.span(b);
+                // The primary label sits on the operator between the operands
+                // (labels that overlap on one line render garbled).
+                let op_span = self.between(sa, sb).unwrap_or(span);
                 let mut d = Diag::error(
                     "accl::type::mismatch",
                     format!("mismatched types `{at}` and `{bt}`"),
-                    span,
+                    op_span,
                     "no implicit conversion between these",
-                )
-                .with_label(sa, format!("this is `{at}`"))
-                .with_label(sb, format!("this is `{bt}`"));
+                );
+                if op_span != span {
+                    d = d
+                        .with_label(sa, format!("this is `{at}`"))
+                        .with_label(sb, format!("this is `{bt}`"));
+                }
                 if let (Some(x), Some(y)) = (at.scalar(), bt.scalar()) {
                     // Suggest converting the narrower operand into the wider one.
                     let (ta, tb) = (self.snippet(sa), self.snippet(sb));
@@ -340,7 +376,8 @@ impl Checker<'_> {
                     return self.error_expr(span);
                 }
                 let ok = match t {
-                    Type::Scalar(s) => s != Scalar::Bool || to_t.is_int() || to_t == Scalar::Bool,
+                    Type::Scalar(Scalar::Bool) => to_t.is_int() || to_t == Scalar::Bool,
+                    Type::Scalar(_) => to_t != Scalar::Bool,
                     Type::IntLit | Type::FloatLit => to_t != Scalar::Bool,
                     _ => false,
                 };
@@ -353,9 +390,17 @@ impl Checker<'_> {
                             "invalid cast",
                         )
                         .with_help(if t == Type::BOOL {
-                            "a `bool` casts to an integer type only".to_string()
+                            format!(
+                                "a `bool` casts to an integer type only: `{} as i32 as {to_t}`",
+                                self.snippet(inner.span)
+                            )
                         } else if to_t == Scalar::Bool {
-                            "compare instead: `x != 0`".to_string()
+                            let zero = if t.scalar().is_some_and(|s| s.is_float()) || t == Type::FloatLit {
+                                "0.0"
+                            } else {
+                                "0"
+                            };
+                            format!("compare instead: `{} != {zero}`", self.snippet(inner.span))
                         } else {
                             "`as` converts between scalar types".to_string()
                         }),
@@ -474,7 +519,11 @@ impl Checker<'_> {
                         i.span,
                         "not an integer",
                     )
-                    .with_help("convert it: `(x as i32)`"),
+                    .with_help(if t.is_numeric_like() {
+                        format!("convert it: `{}`", cast_text(&self.snippet(i.span), Scalar::I32))
+                    } else {
+                        "indices are integers".to_string()
+                    }),
                 );
             }
             indices.push(h);
@@ -639,7 +688,7 @@ impl Checker<'_> {
                     span,
                     "wrong number of arguments",
                 )
-                .with_label(Span::new(decl_span.start as usize, decl_span.start as usize + 2), "defined here"),
+                .with_label(self.fn_name_span(decl_span), "defined here"),
             );
             for a in args {
                 self.expr(a, None);
@@ -815,6 +864,16 @@ fn cast_text(text: &str, t: Scalar) -> String {
         format!("({text} as {t})")
     } else {
         format!("(({text}) as {t})")
+    }
+}
+
+/// The help of an integer literal that does not fit its type: name a type
+/// that holds it.
+fn wider_help(v: Value, t: Scalar) -> String {
+    let fits = |w: Scalar| v.concretize(w).is_some();
+    match [Scalar::I32, Scalar::U32, Scalar::I64].into_iter().find(|&w| w != t && fits(w)) {
+        Some(w) => format!("use a type that holds it, such as `{w}`"),
+        None => "no integer type holds it; use a float type".to_string(),
     }
 }
 

@@ -88,8 +88,12 @@ struct DevFrame {
     scope_base: usize,
     /// Reduction and private variables of this frame: may be written.
     writable: Vec<LocalH>,
-    /// `loop_stack.len()` at entry: `break` may not leave the frame.
+    /// `loop_stack.len()` at entry: `continue` may not leave the frame.
     loop_base: usize,
+    /// Like `loop_base`, but counting the construct's own (parallel) loops:
+    /// `break` may not leave them either, while `continue` just ends one
+    /// iteration.
+    break_base: usize,
 }
 
 /// Per-body state (a function, or the top level).
@@ -250,7 +254,7 @@ impl<'b> Checker<'b> {
                     f.name.span,
                     "second definition",
                 )
-                .with_label(Span::new(prev_span.start as usize, prev_span.start as usize + 2), "first defined here"),
+                .with_label(self.fn_name_span(prev_span), "first defined here"),
             );
             return;
         }
@@ -488,7 +492,12 @@ impl<'b> Checker<'b> {
                         ));
                         return None;
                     }
-                    Some(_) if self.dev.last().is_some_and(|f| self.loop_stack.len() <= f.loop_base) => {
+                    Some(_)
+                        if self.dev.last().is_some_and(|f| {
+                            let base = if matches!(s.kind, K::Break) { f.break_base } else { f.loop_base };
+                            self.loop_stack.len() <= base
+                        }) =>
+                    {
                         let f = self.dev.last().unwrap();
                         self.err(
                             Diag::error(
@@ -580,7 +589,7 @@ impl<'b> Checker<'b> {
                 return None;
             }
             K::Directive(d) => {
-                self.note_violation(d.kind_span, format!("contains a `{}` construct", d.kind.name()));
+                self.note_violation(d.kind_span, format!("contains {} construct", d.kind.described()));
                 return self.directive(s, d);
             }
             K::Atomic {
@@ -610,6 +619,24 @@ impl<'b> Checker<'b> {
             ));
         }
         false
+    }
+
+    /// The name in a function declaration spanning `decl` (`fn name(..)`),
+    /// for "defined here" labels; the `fn` keyword if it cannot be found.
+    pub(super) fn fn_name_span(&self, decl: Span) -> Span {
+        let start = decl.start as usize;
+        let fallback = Span::new(start, start + 2);
+        let Some(rest) = self.src.get(start..).and_then(|r| r.strip_prefix("fn")) else {
+            return fallback;
+        };
+        let trimmed = rest.trim_start();
+        let name_start = start + 2 + (rest.len() - trimmed.len());
+        let len = trimmed.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(trimmed.len());
+        if len == 0 {
+            fallback
+        } else {
+            Span::new(name_start, name_start + len)
+        }
     }
 
     fn cond(&mut self, e: &ast::Expr) -> ExprH {
@@ -677,7 +704,7 @@ impl<'b> Checker<'b> {
             Type::IntLit => Type::I32,
             t => t,
         };
-        if ty != Type::Error && !ty.is_int_like() {
+        let ty = if ty != Type::Error && !ty.is_int_like() {
             self.err(
                 Diag::error(
                     "accl::type::range_not_integer",
@@ -685,9 +712,16 @@ impl<'b> Checker<'b> {
                     f.lo.span.to(f.hi.span),
                     "not an integer range",
                 )
-                .with_help("cast the bounds: `(x as i32)`"),
+                .with_help(format!(
+                    "loop over integers and convert in the body: `for {v} in 0..n {{ let x = {v} as f64; .. }}`",
+                    v = f.var.name
+                )),
             );
-        }
+            // The variable gets the error type, so its uses report nothing more.
+            Type::Error
+        } else {
+            ty
+        };
         self.coerce(lo, self.body.types[lo.index()], ty, f.lo.span);
         self.coerce(hi, self.body.types[hi.index()], ty, f.hi.span);
         self.push_scope();
