@@ -1,1 +1,141 @@
-pub fn placeholder() {}
+//! accl's middle and back end: device constructs to kernel IR to SPIR-V.
+//!
+//! Stages, each its own type (STYLE 11):
+//!
+//! ```text
+//! hir::Construct ──lower──▶ kir::Kernel ──validate──▶ Validated<Kernel>
+//!                ──spirv::write(spec)──▶ Vec<u32> (SPIR-V words)
+//! ```
+//!
+//! * [`lower`] turns one `parallel loop` of the typed HIR into a [`Kernel`]
+//!   ([`kir`]), or refuses with `accl::compile::unsupported`.
+//! * [`compile`] validates the kernel ([`validate`]) and writes a SPIR-V
+//!   module specialised for a [`Spec`] (SPIR-V version, index width,
+//!   work-group size default, device features and push-constant budget).
+//! * [`abi`] is the launch contract with the runtime: bindings, the argument
+//!   block, [`LaunchArgs`] → bytes and dispatch size.
+//! * [`Cache`] memoises [`compile`] by kernel and [`Spec`].
+//!
+//! ```
+//! let src = "let x = zeros(f32, 100); let a = 2.0f32;
+//!            parallel loop for i in 0..100 { x[i] = a * x[i] + 1.0; }";
+//! let b = stdlib::builtins();
+//! let program = lang::check_source(src, &b).unwrap().program;
+//! let lang::hir::StmtKind::Construct(c) = &program.main.block[2].kind else { panic!() };
+//! let kernel = compiler::lower(&program, &program.main, c, &b).unwrap();
+//! let words = compiler::compile(&kernel, &compiler::Spec::default()).unwrap();
+//! assert!(compiler::disassemble(&words).contains("OpEntryPoint GLCompute"));
+//! ```
+
+pub mod abi;
+pub mod kir;
+pub mod lower;
+pub mod spirv;
+pub mod validate;
+
+pub use abi::{ArgLayout, ArgLocation, ArrayArgs, IndexWidth, Launch, LaunchArgs};
+pub use kir::{Features, Kernel};
+pub use lower::lower;
+pub use validate::{validate, Validated};
+
+use lang::{Diag, Span};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// What a kernel is specialised for at launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Spec {
+    /// SPIR-V version of the module: (1, 5) for Vulkan 1.2 and later, (1, 3)
+    /// for Vulkan 1.1. From 1.4 on, every global the entry point uses is in
+    /// its interface list (the writer does this).
+    pub spirv_version: (u8, u8),
+    /// Default of the work-group-size specialisation constant (`SpecId 0`)
+    /// when the kernel has no constant `vector_length(n)`.
+    pub workgroup_size: u32,
+    /// Index arithmetic width ([`IndexWidth::for_sizes`]).
+    pub index_width: IndexWidth,
+    /// Device features available.
+    pub features: Features,
+    /// Push-constant budget; a larger argument block goes to a buffer.
+    pub max_push_constants: u32,
+}
+
+impl Default for Spec {
+    /// Vulkan 1.2, 256 invocations, 32-bit indexing, every feature, 128 bytes.
+    fn default() -> Spec {
+        Spec {
+            spirv_version: (1, 5),
+            workgroup_size: 256,
+            index_width: IndexWidth::U32,
+            features: Features {
+                float64: true,
+                int64: true,
+                storage_buffer_8bit: true,
+            },
+            max_push_constants: 128,
+        }
+    }
+}
+
+/// Validate `kernel` and write it as SPIR-V for `spec`.
+pub fn compile(kernel: &Kernel, spec: &Spec) -> Result<Vec<u32>, Diag> {
+    let v = validate(kernel)?;
+    spirv::write(v, spec)
+}
+
+/// The text disassembly of a module (rspirv's; no external tool needed).
+pub fn disassemble(words: &[u32]) -> String {
+    use rspirv::binary::Disassemble;
+    match rspirv::dr::load_words(words) {
+        Ok(m) => m.disassemble(),
+        Err(e) => format!("; not a valid SPIR-V module: {e}"),
+    }
+}
+
+/// The diagnostic for a construct the compiler cannot handle yet.
+pub fn unsupported(span: Span, feature: &str) -> Diag {
+    Diag::error(
+        "accl::compile::unsupported",
+        format!("{feature} cannot be compiled for the device yet"),
+        span,
+        "not supported on the device yet",
+    )
+    .with_help(
+        "run this construct on the host with `if(false)`, or rewrite it without this feature",
+    )
+}
+
+/// Compiled modules by kernel and specialisation. The kernel key is its
+/// construct number plus a caller-chosen generation (a REPL re-checks
+/// programs, so the same number can name another kernel later).
+#[derive(Debug, Default)]
+pub struct Cache {
+    modules: HashMap<(u64, u32, Spec), Arc<Vec<u32>>>,
+}
+
+impl Cache {
+    pub fn new() -> Cache {
+        Cache::default()
+    }
+    /// The module for `kernel` under `spec`, compiled on first use.
+    pub fn get(
+        &mut self,
+        generation: u64,
+        kernel: &Kernel,
+        spec: &Spec,
+    ) -> Result<Arc<Vec<u32>>, Diag> {
+        let key = (generation, kernel.id, *spec);
+        if let Some(m) = self.modules.get(&key) {
+            return Ok(m.clone());
+        }
+        let words = Arc::new(compile(kernel, spec)?);
+        self.modules.insert(key, words.clone());
+        Ok(words)
+    }
+    pub fn len(&self) -> usize {
+        self.modules.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.modules.is_empty()
+    }
+}

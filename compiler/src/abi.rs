@@ -1,0 +1,337 @@
+//! The launch ABI: the contract between a compiled kernel and the runtime.
+//!
+//! # Bindings
+//! Descriptor set 0. Binding `i` is the storage buffer of captured array
+//! `kernel.arrays[i]` (capture order), a runtime array of its element type
+//! with a stride of the element size: 4 bytes for `i32 u32 f32`, 8 for
+//! `i64 f64`, and **1 byte for `u8` and `bool`** (bool stored as 0/1; the
+//! kernel reads any non-zero byte as `true` and writes 0/1) through
+//! `StorageBuffer8BitAccess`. A buffer holds the whole array or only a
+//! section of it (rows `j0..j0+nj` of the leading axis); see `base` below.
+//! When the argument block does not fit in push constants (see below), it is
+//! one more storage buffer at binding `arrays.len()`.
+//!
+//! # Argument block
+//! One std430-style block, in push constants when it fits in
+//! `Spec::max_push_constants` bytes (128, the guaranteed minimum, by
+//! default), else in a read-only storage buffer ([`ArgLocation::Buffer`])
+//! with the same bytes. Every field is 4 or 8 bytes: `u8`/`bool` scalars
+//! travel as `u32` (0/1 for bool); "idx" fields are `u32` or `u64` by
+//! [`IndexWidth`]. Fields, laid out 8-byte ones first (so there is no
+//! padding), each group in this order:
+//!
+//! * `total` (idx): the number of iterations of the collapsed nest;
+//! * per collapsed level k (outermost first): `count_k` (idx, its trip
+//!   count) and `lo_k` (the loop variable's type, its first value);
+//! * per array: `base` (idx, the element offset, in the whole array, of the
+//!   first element the buffer holds: `j0 * d1 * d2` for a section starting at
+//!   row `j0`, 0 for a whole array) and `dim_0..dim_{r-1}` (idx, the whole
+//!   array's extents; element `[i, j, k]` is at `((i*d1 + j)*d2 + k) - base`
+//!   in the buffer);
+//! * per captured scalar (`kernel.params` order): its value.
+//!
+//! # Iteration
+//! The work-group size is specialisation constant 0 (`SpecId 0`, default
+//! `Spec::workgroup_size`: 256, or `vector_length(n)`); the runtime may pass
+//! `(0, n)` at pipeline creation. Each invocation runs a grid-stride loop:
+//! `for it = gid.x; it < total; it += num_workgroups.x * wg_size`, and
+//! splits `it` row-major over the levels (innermost fastest). So any
+//! `total` works with at most `maxComputeWorkGroupCount[0]` groups (65535 on
+//! lavapipe): [`ArgLayout::encode`] returns the dispatch size to use.
+
+use crate::kir::{Kernel, LoopLevel};
+use lang::{Diag, Scalar, Value};
+
+/// Width of the index arithmetic (`it`, counts, dims, bases).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum IndexWidth {
+    /// Every array has fewer than 2^31 elements and `total < 2^31`.
+    #[default]
+    U32,
+    /// Larger iteration spaces or arrays (needs `shaderInt64`).
+    U64,
+}
+
+impl IndexWidth {
+    pub fn bytes(self) -> u32 {
+        match self {
+            IndexWidth::U32 => 4,
+            IndexWidth::U64 => 8,
+        }
+    }
+    /// The narrowest width for arrays of these element counts and this many iterations.
+    pub fn for_sizes(array_elements: impl IntoIterator<Item = u64>, total: u64) -> IndexWidth {
+        const LIMIT: u64 = 1 << 31;
+        if total < LIMIT && array_elements.into_iter().all(|n| n < LIMIT) {
+            IndexWidth::U32
+        } else {
+            IndexWidth::U64
+        }
+    }
+}
+
+/// Where the argument block goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgLocation {
+    PushConstants,
+    /// A read-only storage buffer at this binding (after the arrays).
+    Buffer {
+        binding: u32,
+    },
+}
+
+/// What a field of the argument block holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FieldKind {
+    Total,
+    Count(usize),
+    Lo(usize),
+    Base(usize),
+    Dim(usize, usize),
+    Param(usize),
+}
+
+/// How a field is stored: an index, or a scalar (u8/bool widened to u32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FieldTy {
+    Index,
+    Scalar(Scalar),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    pub kind: FieldKind,
+    pub ty: FieldTy,
+    pub offset: u32,
+    pub size: u32,
+}
+
+/// The argument block of one kernel at one index width.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArgLayout {
+    pub index_width: IndexWidth,
+    pub location: ArgLocation,
+    /// In member order (= offset order).
+    pub fields: Vec<Field>,
+    /// Bytes, a multiple of 8.
+    pub size: u32,
+}
+
+/// Scalars travel as 4 or 8 bytes.
+pub fn field_size(t: Scalar) -> u32 {
+    match t {
+        Scalar::I64 | Scalar::F64 => 8,
+        _ => 4,
+    }
+}
+
+impl ArgLayout {
+    pub fn new(kernel: &Kernel, index_width: IndexWidth, max_push_constants: u32) -> ArgLayout {
+        let mut wanted: Vec<(FieldKind, FieldTy)> = vec![(FieldKind::Total, FieldTy::Index)];
+        for (k, l) in kernel.levels.iter().enumerate() {
+            wanted.push((FieldKind::Count(k), FieldTy::Index));
+            wanted.push((FieldKind::Lo(k), FieldTy::Scalar(l.ty)));
+        }
+        for (i, (_, a)) in kernel.arrays.iter().enumerate() {
+            wanted.push((FieldKind::Base(i), FieldTy::Index));
+            for d in 0..a.rank as usize {
+                wanted.push((FieldKind::Dim(i, d), FieldTy::Index));
+            }
+        }
+        for (i, p) in kernel.params.iter().enumerate() {
+            wanted.push((FieldKind::Param(i), FieldTy::Scalar(p.ty)));
+        }
+        let size_of = |t: FieldTy| match t {
+            FieldTy::Index => index_width.bytes(),
+            FieldTy::Scalar(s) => field_size(s),
+        };
+        // 8-byte fields first: natural alignment without padding.
+        wanted.sort_by_key(|&(_, t)| std::cmp::Reverse(size_of(t)));
+        let mut offset = 0;
+        let fields: Vec<Field> = wanted
+            .into_iter()
+            .map(|(kind, ty)| {
+                let size = size_of(ty);
+                let f = Field {
+                    kind,
+                    ty,
+                    offset,
+                    size,
+                };
+                offset += size;
+                f
+            })
+            .collect();
+        let size = offset.div_ceil(8) * 8;
+        let location = if size <= max_push_constants {
+            ArgLocation::PushConstants
+        } else {
+            ArgLocation::Buffer {
+                binding: kernel.arrays.len() as u32,
+            }
+        };
+        ArgLayout {
+            index_width,
+            location,
+            fields,
+            size,
+        }
+    }
+
+    /// The member number of a field.
+    pub fn member(&self, kind: FieldKind) -> Option<u32> {
+        self.fields
+            .iter()
+            .position(|f| f.kind == kind)
+            .map(|i| i as u32)
+    }
+
+    /// Number of storage buffers the pipeline binds (arrays, plus the argument
+    /// buffer when the block is not in push constants).
+    pub fn num_bindings(&self, kernel: &Kernel) -> u32 {
+        kernel.arrays.len() as u32 + u32::from(matches!(self.location, ArgLocation::Buffer { .. }))
+    }
+
+    /// Push-constant bytes of the pipeline layout (0 when in a buffer).
+    pub fn push_constant_bytes(&self) -> u32 {
+        match self.location {
+            ArgLocation::PushConstants => self.size,
+            ArgLocation::Buffer { .. } => 0,
+        }
+    }
+
+    /// The argument bytes and the dispatch size for one launch.
+    pub fn encode(
+        &self,
+        kernel: &Kernel,
+        args: &LaunchArgs,
+        workgroup_size: u32,
+        max_groups_x: u32,
+    ) -> Result<Launch, Diag> {
+        let err = |msg: String| {
+            Diag::error(
+                "accl::launch::arguments",
+                msg,
+                kernel.span,
+                "launching this kernel",
+            )
+        };
+        if args.levels.len() != kernel.levels.len()
+            || args.arrays.len() != kernel.arrays.len()
+            || args.params.len() != kernel.params.len()
+        {
+            return Err(err("launch arguments do not match the kernel".into()));
+        }
+        let counts: Vec<u64> = kernel
+            .levels
+            .iter()
+            .zip(&args.levels)
+            .map(|(l, &(lo, hi))| trip_count(l, lo, hi))
+            .collect();
+        let total = counts.iter().try_fold(1u64, |a, &c| a.checked_mul(c));
+        let Some(total) = total else {
+            return Err(err(
+                "the iteration space has more than 2^64 iterations".into()
+            ));
+        };
+        let idx_max = match self.index_width {
+            IndexWidth::U32 => (1u64 << 31) - 1,
+            IndexWidth::U64 => (1u64 << 62) - 1,
+        };
+        if total > idx_max {
+            return Err(err(format!(
+                "{total} iterations need {} indexing",
+                if self.index_width == IndexWidth::U32 {
+                    "64-bit"
+                } else {
+                    "smaller"
+                }
+            )));
+        }
+        let mut bytes = vec![0u8; self.size as usize];
+        for f in &self.fields {
+            let v: Value = match f.kind {
+                FieldKind::Total => Value::IntLit(total as i128),
+                FieldKind::Count(k) => Value::IntLit(counts[k] as i128),
+                FieldKind::Lo(k) => Value::IntLit(args.levels[k].0),
+                FieldKind::Base(i) => Value::IntLit(args.arrays[i].base as i128),
+                FieldKind::Dim(i, d) => match args.arrays[i].dims.get(d) {
+                    Some(&n) => Value::IntLit(n as i128),
+                    None => {
+                        return Err(err(format!(
+                            "array {i} needs {} dimensions",
+                            kernel.arrays[lang::arena::Handle::new(i)].rank
+                        )))
+                    }
+                },
+                FieldKind::Param(i) => args.params[i],
+            };
+            let at = &mut bytes[f.offset as usize..(f.offset + f.size) as usize];
+            let ty = match f.ty {
+                FieldTy::Index => match self.index_width {
+                    IndexWidth::U32 => Scalar::U32,
+                    IndexWidth::U64 => Scalar::I64,
+                },
+                FieldTy::Scalar(s) => s,
+            };
+            let word: u64 = match v.cast(ty) {
+                Value::Bool(b) => b as u64,
+                Value::I32(x) => x as u32 as u64,
+                Value::I64(x) => x as u64,
+                Value::U32(x) => x as u64,
+                Value::U8(x) => x as u64,
+                Value::F32(x) => x.to_bits() as u64,
+                Value::F64(x) => x.to_bits(),
+                Value::IntLit(_) | Value::FloatLit(_) => unreachable!("cast gives a typed value"),
+            };
+            at.copy_from_slice(&word.to_le_bytes()[..f.size as usize]);
+        }
+        let wg = workgroup_size.max(1) as u64;
+        let groups = total.div_ceil(wg).min(max_groups_x.max(1) as u64) as u32;
+        Ok(Launch {
+            bytes,
+            groups: [groups, 1, 1],
+            total,
+        })
+    }
+}
+
+/// Trip count of `lo..hi` (or `lo..=hi`), 0 when empty.
+pub fn trip_count(level: &LoopLevel, lo: i128, hi: i128) -> u64 {
+    let n = if level.inclusive {
+        hi - lo + 1
+    } else {
+        hi - lo
+    };
+    n.clamp(0, u64::MAX as i128) as u64
+}
+
+/// Per-array launch values.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ArrayArgs {
+    /// Element offset (in the whole array) of the first element the buffer holds.
+    pub base: u64,
+    /// Extents of the whole array.
+    pub dims: Vec<u64>,
+}
+
+/// What the runtime fills in at each launch.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LaunchArgs {
+    /// Values of `kernel.params`, typed.
+    pub params: Vec<Value>,
+    /// Per `kernel.arrays`.
+    pub arrays: Vec<ArrayArgs>,
+    /// Per `kernel.levels`: the evaluated `(lo, hi)` bounds as written
+    /// (`hi` exclusive unless the level is inclusive).
+    pub levels: Vec<(i128, i128)>,
+}
+
+/// One launch: argument bytes (push constants or the argument buffer) and
+/// the dispatch size. `groups[0] == 0` means there is nothing to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub bytes: Vec<u8>,
+    pub groups: [u32; 3],
+    pub total: u64,
+}

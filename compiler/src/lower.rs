@@ -1,0 +1,777 @@
+//! HIR → KIR: one `parallel loop` construct to a [`Kernel`].
+//!
+//! The lowering resolves what the HIR leaves to the host: which local is a
+//! captured scalar (a [`Expr::Param`]), which is an array (a binding), which
+//! is private to the iteration (a KIR local). Device functions are lowered
+//! once per distinct tuple of array bindings they are called with (so a
+//! function taking `q: f32[]` called with two different arrays becomes two
+//! SPIR-V functions, each with its buffer fixed) and once only otherwise.
+//!
+//! Everything the back end cannot do yet is refused here with
+//! `accl::compile::unsupported`, naming the feature and pointing at it.
+
+use crate::kir::*;
+use crate::unsupported;
+use lang::arena::Arena;
+use lang::hir::{self, DirectiveKind, FnH};
+use lang::{Builtins, Diag, Effect, Scalar, Span, Type, Value};
+use std::collections::HashMap;
+
+/// Lower one `parallel loop` construct of `body` (the body it appears in:
+/// `program.main` or a function's body) to a kernel.
+pub fn lower(
+    program: &hir::Program,
+    body: &hir::Body,
+    construct: &hir::Construct,
+    builtins: &Builtins,
+) -> Result<Kernel, Diag> {
+    match construct.kind {
+        DirectiveKind::ParallelLoop => {}
+        DirectiveKind::Parallel => {
+            return Err(unsupported(
+                construct.kind_span,
+                "`parallel` regions (gang/worker/vector `loop`s inside `parallel { .. }`)",
+            ))
+        }
+        k => {
+            return Err(Diag::error(
+                "accl::compile::not_a_kernel",
+                format!("`{}` is not a kernel construct", k.name()),
+                construct.kind_span,
+                "only `parallel loop` is compiled to a kernel",
+            ))
+        }
+    }
+    let c = &construct.clauses;
+    if let Some(r) = c.reductions.first() {
+        return Err(unsupported(r.span, "`reduction(..)` clauses")
+            .with_label(construct.kind_span, "on this kernel"));
+    }
+    let hir::ConstructBody::Loops { loops, body: block } = &construct.body else {
+        return Err(internal(
+            construct.span,
+            "a `parallel loop` without a loop nest",
+        ));
+    };
+
+    let mut lw = Lowerer {
+        program,
+        builtins,
+        arrays: Arena::new(),
+        functions: Arena::new(),
+        fn_cache: HashMap::new(),
+        params: Vec::new(),
+    };
+    let mut fx = Fx::new(format!("kernel_{}", construct.id), body);
+
+    for a in &construct.captures.arrays {
+        let local = &body.locals[a.var];
+        let Type::Array(elem, rank) = local.ty else {
+            return Err(internal(a.span, "an array capture that is not an array"));
+        };
+        let h = lw.arrays.append(
+            ArrayParam {
+                name: local.name.clone(),
+                host: a.var,
+                elem,
+                rank,
+                read: a.read,
+                written: a.written,
+            },
+            a.span,
+        );
+        fx.map.insert(a.var, Binding::Array(h));
+    }
+    let mut scalars: Vec<hir::LocalH> = construct.captures.scalars.clone();
+    for v in &c.firstprivate {
+        if !scalars.contains(v) {
+            scalars.push(*v);
+        }
+    }
+    for v in scalars {
+        let local = &body.locals[v];
+        let ty = scalar_of(local.ty, construct.span)?;
+        let i = lw.params.len() as u32;
+        lw.params.push(ScalarParam {
+            name: local.name.clone(),
+            host: v,
+            ty,
+        });
+        fx.map.insert(v, Binding::Param(i));
+    }
+
+    let mut levels = Vec::new();
+    for h in loops {
+        let ty = scalar_of(body.locals[h.var].ty, h.span)?;
+        let var = fx.out.locals.append(
+            Local {
+                name: body.locals[h.var].name.clone(),
+                ty,
+            },
+            h.span,
+        );
+        fx.map.insert(h.var, Binding::Local(var));
+        levels.push(LoopLevel {
+            var,
+            ty,
+            lo: h.lo,
+            hi: h.hi,
+            inclusive: h.inclusive,
+            span: h.span,
+        });
+    }
+
+    // private: a fresh zero per iteration; firstprivate: a per-iteration copy.
+    let mut prologue = Vec::new();
+    for (vars, first) in [(&c.private, false), (&c.firstprivate, true)] {
+        for &v in vars {
+            let local = &body.locals[v];
+            let ty = scalar_of(local.ty, construct.span)?;
+            let init = if first {
+                let Some(Binding::Param(i)) = fx.map.get(&v).copied() else {
+                    return Err(internal(
+                        construct.span,
+                        "firstprivate variable without a parameter",
+                    ));
+                };
+                fx.out.add_expr(Expr::Param(i), ty, construct.span)
+            } else {
+                fx.out
+                    .add_expr(Expr::Const(Value::zero(ty)), ty, construct.span)
+            };
+            let l = fx.out.locals.append(
+                Local {
+                    name: local.name.clone(),
+                    ty,
+                },
+                construct.span,
+            );
+            fx.map.insert(v, Binding::Local(l));
+            prologue.push(Stmt {
+                kind: StmtKind::Store {
+                    local: l,
+                    value: init,
+                },
+                span: construct.span,
+            });
+        }
+    }
+
+    let mut stmts = lw.block(&mut fx, block)?;
+    prologue.append(&mut stmts);
+    fx.out.body = prologue;
+    let entry = fx.out;
+
+    let (vector_length, vector_length_expr) = match c.vector_length {
+        None => (None, None),
+        Some(e) => match &body.exprs[e] {
+            hir::Expr::Const(v) => match v.as_i128() {
+                Some(n) if (1..=1024).contains(&n) => (Some(n as u32), None),
+                _ => {
+                    return Err(Diag::error(
+                        "accl::compile::vector_length",
+                        format!("`vector_length({v})` must be between 1 and 1024"),
+                        body.span(e),
+                        "out of range",
+                    ))
+                }
+            },
+            _ => (None, Some(e)),
+        },
+    };
+
+    let mut kernel = Kernel {
+        name: format!("kernel_{}", construct.id),
+        id: construct.id,
+        span: construct.span,
+        params: lw.params,
+        arrays: lw.arrays,
+        levels,
+        functions: lw.functions,
+        entry,
+        vector_length,
+        vector_length_expr,
+        features: Features::default(),
+    };
+    kernel.features = features_of(&kernel);
+    Ok(kernel)
+}
+
+/// Every optional feature the kernel uses (64-bit index arithmetic is added
+/// by the emitter when the [`crate::Spec`] asks for it).
+pub fn features_of(k: &Kernel) -> Features {
+    let mut f = Features::default();
+    for p in &k.params {
+        f.note_scalar(p.ty);
+    }
+    for (_, a) in k.arrays.iter() {
+        f.note_scalar(a.elem);
+        if matches!(a.elem, Scalar::U8 | Scalar::Bool) {
+            f.storage_buffer_8bit = true;
+        }
+    }
+    for l in &k.levels {
+        f.note_scalar(l.ty);
+    }
+    for func in std::iter::once(&k.entry).chain(k.functions.iter().map(|(_, f)| f)) {
+        for t in &func.types {
+            f.note_scalar(*t);
+        }
+        for (_, l) in func.locals.iter() {
+            f.note_scalar(l.ty);
+        }
+        if let Some(r) = func.ret {
+            f.note_scalar(r);
+        }
+    }
+    f
+}
+
+fn internal(span: Span, what: &str) -> Diag {
+    Diag::error(
+        "accl::compile::internal",
+        format!("internal compiler error: {what}"),
+        span,
+        "while compiling this",
+    )
+}
+
+fn scalar_of(t: Type, span: Span) -> Result<Scalar, Diag> {
+    match t.defaulted() {
+        Type::Scalar(s) => Ok(s),
+        t => Err(internal(span, &format!("expected a scalar, found `{t}`"))),
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Binding {
+    Local(LocalH),
+    Param(u32),
+    Array(ArrayH),
+}
+
+/// Shared state of one kernel's lowering.
+struct Lowerer<'a> {
+    program: &'a hir::Program,
+    builtins: &'a Builtins,
+    arrays: Arena<ArrayParam>,
+    functions: Arena<Function>,
+    fn_cache: HashMap<(FnH, Vec<ArrayH>), FuncH>,
+    params: Vec<ScalarParam>,
+}
+
+/// One function being lowered: its HIR source and its KIR output.
+struct Fx<'a> {
+    src: &'a hir::Body,
+    out: Function,
+    map: HashMap<hir::LocalH, Binding>,
+    /// Sequential loops around the current statement (0: the kernel level).
+    loop_depth: u32,
+}
+
+impl<'a> Fx<'a> {
+    fn new(name: String, src: &'a hir::Body) -> Fx<'a> {
+        Fx {
+            src,
+            out: Function {
+                name,
+                ..Function::default()
+            },
+            map: HashMap::new(),
+            loop_depth: 0,
+        }
+    }
+    fn local(&mut self, name: &str, ty: Scalar, span: Span) -> LocalH {
+        self.out.locals.append(
+            Local {
+                name: name.to_string(),
+                ty,
+            },
+            span,
+        )
+    }
+    fn stmt(kind: StmtKind, span: Span) -> Stmt {
+        Stmt { kind, span }
+    }
+    fn konst(&mut self, v: Value, span: Span) -> ExprH {
+        let Type::Scalar(t) = v.ty() else {
+            unreachable!("konst takes typed values")
+        };
+        self.out.add_expr(Expr::Const(v), t, span)
+    }
+}
+
+impl Lowerer<'_> {
+    fn block(&mut self, fx: &mut Fx, b: &hir::Block) -> Result<Block, Diag> {
+        let mut out = Vec::new();
+        for s in b {
+            self.stmt(fx, s, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    fn array_of(&self, fx: &Fx, e: hir::ExprH) -> Result<ArrayH, Diag> {
+        match &fx.src.exprs[e] {
+            hir::Expr::Local(l) => match fx.map.get(l) {
+                Some(Binding::Array(a)) => Ok(*a),
+                _ => Err(internal(fx.src.span(e), "an array that is not captured")),
+            },
+            _ => Err(unsupported(
+                fx.src.span(e),
+                "array values other than variables in device code",
+            )),
+        }
+    }
+
+    fn stmt(&mut self, fx: &mut Fx, s: &hir::Stmt, out: &mut Block) -> Result<(), Diag> {
+        use hir::StmtKind as K;
+        let span = s.span;
+        match &s.kind {
+            K::Let { local, init } => {
+                let l = &fx.src.locals[*local];
+                if let Type::Array(..) = l.ty {
+                    // `let B = A;` aliases.
+                    let a = self.array_of(fx, *init)?;
+                    fx.map.insert(*local, Binding::Array(a));
+                    return Ok(());
+                }
+                let ty = scalar_of(l.ty, span)?;
+                let name = l.name.clone();
+                let value = self.expr(fx, *init)?;
+                let kl = fx.local(&name, ty, span);
+                fx.map.insert(*local, Binding::Local(kl));
+                out.push(Fx::stmt(StmtKind::Store { local: kl, value }, span));
+            }
+            K::Assign { place, op, value } => match place {
+                hir::Place::Local(l) => {
+                    let kl = match fx.map.get(l) {
+                        Some(Binding::Local(kl)) => *kl,
+                        Some(Binding::Array(_)) => {
+                            return Err(unsupported(span, "assigning whole arrays in device code"))
+                        }
+                        _ => {
+                            let name = &fx.src.locals[*l].name;
+                            return Err(Diag::error(
+                                "accl::compile::assign_captured",
+                                format!("`{name}` is captured by value and cannot be assigned in the kernel"),
+                                span,
+                                "assigned here",
+                            )
+                            .with_help(format!("use `reduction(..: {name})`, or declare `{name}` inside the loop")));
+                        }
+                    };
+                    let mut v = self.expr(fx, *value)?;
+                    if let Some(op) = op {
+                        let ty = fx.out.locals[kl].ty;
+                        let cur = fx.out.add_expr(Expr::Local(kl), ty, span);
+                        let rty = if op_is_compare(*op) { Scalar::Bool } else { ty };
+                        v = fx.out.add_expr(Expr::Binary(*op, cur, v), rty, span);
+                    }
+                    out.push(Fx::stmt(
+                        StmtKind::Store {
+                            local: kl,
+                            value: v,
+                        },
+                        span,
+                    ));
+                }
+                hir::Place::Element { array, indices } => {
+                    let a = self.array_of(fx, *array)?;
+                    let mut index = Vec::new();
+                    for &i in indices {
+                        index.push(self.expr(fx, i)?);
+                    }
+                    let mut v = self.expr(fx, *value)?;
+                    if let Some(op) = op {
+                        // Evaluate each index once: `a[f(i)] += v`.
+                        let mut temps = Vec::new();
+                        for e in index.drain(..) {
+                            let ty = fx.out.ty(e);
+                            let t = fx.local("index", ty, span);
+                            out.push(Fx::stmt(StmtKind::Store { local: t, value: e }, span));
+                            temps.push(t);
+                        }
+                        let mk = |fx: &mut Fx| -> Vec<ExprH> {
+                            temps
+                                .iter()
+                                .map(|&t| {
+                                    let ty = fx.out.locals[t].ty;
+                                    fx.out.add_expr(Expr::Local(t), ty, span)
+                                })
+                                .collect()
+                        };
+                        let elem = self.arrays[a].elem;
+                        let i1 = mk(fx);
+                        let cur = fx.out.add_expr(
+                            Expr::Load {
+                                array: a,
+                                index: i1,
+                            },
+                            elem,
+                            span,
+                        );
+                        v = fx.out.add_expr(Expr::Binary(*op, cur, v), elem, span);
+                        index = mk(fx);
+                    }
+                    out.push(Fx::stmt(
+                        StmtKind::StoreElem {
+                            array: a,
+                            index,
+                            value: v,
+                        },
+                        span,
+                    ));
+                }
+            },
+            K::Expr(e) => {
+                let e = self.expr_or_unit(fx, *e)?;
+                if let Some(e) = e {
+                    out.push(Fx::stmt(StmtKind::Eval(e), span));
+                }
+            }
+            K::If { cond, then, els } => {
+                let cond = self.expr(fx, *cond)?;
+                let then = self.block(fx, then)?;
+                let els = self.block(fx, els)?;
+                out.push(Fx::stmt(StmtKind::If { cond, then, els }, span));
+            }
+            K::While { cond, body } => {
+                fx.loop_depth += 1;
+                let c = self.expr(fx, *cond)?;
+                let nc = fx
+                    .out
+                    .add_expr(Expr::Unary(hir::UnOp::Not, c), Scalar::Bool, span);
+                let mut b = vec![Fx::stmt(
+                    StmtKind::If {
+                        cond: nc,
+                        then: vec![Fx::stmt(StmtKind::Break, span)],
+                        els: vec![],
+                    },
+                    span,
+                )];
+                b.extend(self.block(fx, body)?);
+                fx.loop_depth -= 1;
+                out.push(Fx::stmt(
+                    StmtKind::Loop {
+                        body: b,
+                        continuing: vec![],
+                    },
+                    span,
+                ));
+            }
+            K::For(f) => self.for_loop(fx, f, span, out)?,
+            K::Break => {
+                if fx.loop_depth == 0 {
+                    return Err(unsupported(
+                        span,
+                        "`break` out of a parallel loop's iteration",
+                    ));
+                }
+                out.push(Fx::stmt(StmtKind::Break, span));
+            }
+            K::Continue => out.push(Fx::stmt(StmtKind::Continue, span)),
+            K::Return(e) => {
+                let v = match e {
+                    Some(e) => Some(self.expr(fx, *e)?),
+                    None => None,
+                };
+                out.push(Fx::stmt(StmtKind::Return(v), span));
+            }
+            K::Block(b) => out.extend(self.block(fx, b)?),
+            K::Construct(c) => {
+                return Err(unsupported(
+                    c.kind_span,
+                    "device constructs nested inside a kernel",
+                ));
+            }
+            K::Atomic { .. } => return Err(unsupported(span, "`atomic` updates")),
+        }
+        Ok(())
+    }
+
+    /// `for v in lo..hi { body }` as
+    /// `v = lo; end = hi; loop { if !(v < end) break; body; continuing: v += 1 }`
+    /// (`..=`: a `more` flag, so that `hi == MAX` does not overflow).
+    fn for_loop(
+        &mut self,
+        fx: &mut Fx,
+        f: &hir::ForLoop,
+        span: Span,
+        out: &mut Block,
+    ) -> Result<(), Diag> {
+        let h = &f.header;
+        let ty = scalar_of(fx.src.locals[h.var].ty, h.span)?;
+        let name = fx.src.locals[h.var].name.clone();
+        let lo = self.expr(fx, h.lo)?;
+        let hi = self.expr(fx, h.hi)?;
+        let v = fx.local(&name, ty, h.span);
+        let end = fx.local("end", ty, h.span);
+        fx.map.insert(h.var, Binding::Local(v));
+        out.push(Fx::stmt(
+            StmtKind::Store {
+                local: v,
+                value: lo,
+            },
+            span,
+        ));
+        out.push(Fx::stmt(
+            StmtKind::Store {
+                local: end,
+                value: hi,
+            },
+            span,
+        ));
+        let load = |fx: &mut Fx, l: LocalH| fx.out.add_expr(Expr::Local(l), ty, span);
+        let one = match Value::IntLit(1).concretize(ty) {
+            Some(one) => one,
+            None => return Err(internal(span, "a loop variable that is not an integer")),
+        };
+        let mut continuing = Vec::new();
+        let cond = if h.inclusive {
+            let more = fx.local("more", Scalar::Bool, h.span);
+            let (a, b) = (load(fx, v), load(fx, end));
+            let init = fx
+                .out
+                .add_expr(Expr::Binary(hir::BinOp::Le, a, b), Scalar::Bool, span);
+            out.push(Fx::stmt(
+                StmtKind::Store {
+                    local: more,
+                    value: init,
+                },
+                span,
+            ));
+            let (a, b) = (load(fx, v), load(fx, end));
+            let ne = fx
+                .out
+                .add_expr(Expr::Binary(hir::BinOp::Ne, a, b), Scalar::Bool, span);
+            continuing.push(Fx::stmt(
+                StmtKind::Store {
+                    local: more,
+                    value: ne,
+                },
+                span,
+            ));
+            fx.out.add_expr(Expr::Local(more), Scalar::Bool, span)
+        } else {
+            let (a, b) = (load(fx, v), load(fx, end));
+            fx.out
+                .add_expr(Expr::Binary(hir::BinOp::Lt, a, b), Scalar::Bool, span)
+        };
+        let a = load(fx, v);
+        let c1 = fx.konst(one, span);
+        let inc = fx
+            .out
+            .add_expr(Expr::Binary(hir::BinOp::Add, a, c1), ty, span);
+        continuing.push(Fx::stmt(
+            StmtKind::Store {
+                local: v,
+                value: inc,
+            },
+            span,
+        ));
+        let nc = fx
+            .out
+            .add_expr(Expr::Unary(hir::UnOp::Not, cond), Scalar::Bool, span);
+        let mut body = vec![Fx::stmt(
+            StmtKind::If {
+                cond: nc,
+                then: vec![Fx::stmt(StmtKind::Break, span)],
+                els: vec![],
+            },
+            span,
+        )];
+        fx.loop_depth += 1;
+        body.extend(self.block(fx, &f.body)?);
+        fx.loop_depth -= 1;
+        out.push(Fx::stmt(StmtKind::Loop { body, continuing }, span));
+        Ok(())
+    }
+
+    fn expr(&mut self, fx: &mut Fx, e: hir::ExprH) -> Result<ExprH, Diag> {
+        match self.expr_or_unit(fx, e)? {
+            Some(h) => Ok(h),
+            None => Err(internal(
+                fx.src.span(e),
+                "a value-less call used as a value",
+            )),
+        }
+    }
+
+    /// Lower an expression; `None` for a call of a function without a result
+    /// (which is still emitted, as a statement, by the caller).
+    fn expr_or_unit(&mut self, fx: &mut Fx, e: hir::ExprH) -> Result<Option<ExprH>, Diag> {
+        use hir::Expr as E;
+        let span = fx.src.span(e);
+        let hty = fx.src.ty(e);
+        let out = match &fx.src.exprs[e] {
+            E::Const(v) => {
+                let t = scalar_of(hty, span).or_else(|_| scalar_of(v.ty(), span))?;
+                let v = v.concretize(t).unwrap_or_else(|| v.cast(t));
+                fx.out.add_expr(Expr::Const(v), t, span)
+            }
+            E::Local(l) => match fx.map.get(l).copied() {
+                Some(Binding::Local(kl)) => {
+                    let t = fx.out.locals[kl].ty;
+                    fx.out.add_expr(Expr::Local(kl), t, span)
+                }
+                Some(Binding::Param(i)) => {
+                    let t = self.params[i as usize].ty;
+                    fx.out.add_expr(Expr::Param(i), t, span)
+                }
+                Some(Binding::Array(_)) => {
+                    return Err(unsupported(span, "arrays as values in device code"));
+                }
+                None => {
+                    return Err(internal(
+                        span,
+                        &format!("unbound variable `{}`", fx.src.locals[*l].name),
+                    ))
+                }
+            },
+            E::Unary(op, a) => {
+                let a = self.expr(fx, *a)?;
+                let t = fx.out.ty(a);
+                fx.out.add_expr(Expr::Unary(*op, a), t, span)
+            }
+            E::Binary(op, a, b) => {
+                let a = self.expr(fx, *a)?;
+                let b = self.expr(fx, *b)?;
+                let t = if op_is_compare(*op) {
+                    Scalar::Bool
+                } else {
+                    fx.out.ty(a)
+                };
+                fx.out.add_expr(Expr::Binary(*op, a, b), t, span)
+            }
+            E::Cast(a, t) => {
+                let a = self.expr(fx, *a)?;
+                fx.out.add_expr(Expr::Cast(a, *t), *t, span)
+            }
+            E::Index(arr, idx) => {
+                let a = self.array_of(fx, *arr)?;
+                let mut index = Vec::new();
+                for &i in idx {
+                    index.push(self.expr(fx, i)?);
+                }
+                let t = self.arrays[a].elem;
+                fx.out.add_expr(Expr::Load { array: a, index }, t, span)
+            }
+            E::Call(f, args) => {
+                let func = &self.program.functions[*f];
+                if let Err((bad, why)) = &func.device {
+                    return Err(Diag::error(
+                        "accl::compile::not_device_function",
+                        format!("`{}` cannot run on the device: {why}", func.name),
+                        span,
+                        "called in a kernel",
+                    )
+                    .with_label(*bad, "because of this"));
+                }
+                let mut scalars = Vec::new();
+                let mut arrays = Vec::new();
+                for (&a, &p) in args.iter().zip(&func.params) {
+                    if func.body.locals[p].ty.is_array() {
+                        arrays.push(self.array_of(fx, a)?);
+                    } else {
+                        scalars.push(self.expr(fx, a)?);
+                    }
+                }
+                let h = self.function(*f, arrays, span)?;
+                let ret = self.functions[h].ret;
+                let call = Expr::Call(h, scalars);
+                // A call without a result is typed `bool` and never read
+                // (only `StmtKind::Eval` holds one).
+                fx.out.add_expr(call, ret.unwrap_or(Scalar::Bool), span)
+            }
+            E::Builtin(id, args) => {
+                let b = self.builtins.get(*id);
+                if b.effect == Effect::Atomic {
+                    return Err(unsupported(span, &format!("atomics (`{}`)", b.name)));
+                }
+                let Some(m) = MathFn::from_name(&b.name).filter(|_| b.effect == Effect::Pure)
+                else {
+                    return Err(unsupported(
+                        span,
+                        &format!("the builtin `{}` in device code", b.name),
+                    ));
+                };
+                let t = scalar_of(hty, span)?;
+                let mut xs = Vec::new();
+                for &a in args {
+                    xs.push(self.expr(fx, a)?);
+                }
+                if xs.len() != m.arity() || !(t.is_float() || m.integer_ok() && t.is_int()) {
+                    return Err(unsupported(
+                        span,
+                        &format!("`{}` on `{t}` in device code", b.name),
+                    ));
+                }
+                fx.out.add_expr(Expr::Math(m, xs), t, span)
+            }
+            E::Str(_) | E::TypeArg(_) => {
+                return Err(unsupported(
+                    span,
+                    "strings and type arguments in device code",
+                ));
+            }
+        };
+        Ok(Some(out))
+    }
+
+    /// The KIR function for `f` called with these array bindings (lowered once).
+    fn function(&mut self, f: FnH, arrays: Vec<ArrayH>, span: Span) -> Result<FuncH, Diag> {
+        let key = (f, arrays);
+        if let Some(&h) = self.fn_cache.get(&key) {
+            return Ok(h);
+        }
+        let program = self.program;
+        let func = &program.functions[f];
+        let name = if key.1.is_empty() {
+            func.name.clone()
+        } else {
+            let names: Vec<&str> = key
+                .1
+                .iter()
+                .map(|a| self.arrays[*a].name.as_str())
+                .collect();
+            format!("{}<{}>", func.name, names.join(","))
+        };
+        let mut fx = Fx::new(name, &func.body);
+        fx.loop_depth = 1; // `break` cannot escape a function: the checker ensures it.
+        let mut arrays = key.1.iter();
+        for &p in &func.params {
+            let l = &func.body.locals[p];
+            if l.ty.is_array() {
+                let Some(&a) = arrays.next() else {
+                    return Err(internal(span, "array argument count"));
+                };
+                if let Type::Array(e, r) = l.ty {
+                    let ap = &self.arrays[a];
+                    if (ap.elem, ap.rank) != (e, r) {
+                        return Err(internal(span, "array argument of another type"));
+                    }
+                }
+                fx.map.insert(p, Binding::Array(a));
+            } else {
+                let ty = scalar_of(l.ty, func.span)?;
+                let kl = fx.local(&l.name, ty, func.span);
+                fx.out.args.push(kl);
+                fx.map.insert(p, Binding::Local(kl));
+            }
+        }
+        fx.out.ret = match func.ret {
+            Type::Unit => None,
+            t => Some(scalar_of(t, func.span)?),
+        };
+        let body = self.block(&mut fx, &func.body.block)?;
+        fx.out.body = body;
+        let h = self.functions.append(fx.out, func.span);
+        self.fn_cache.insert(key, h);
+        Ok(h)
+    }
+}
+
+pub(crate) fn op_is_compare(op: hir::BinOp) -> bool {
+    use hir::BinOp::*;
+    matches!(op, Eq | Ne | Lt | Le | Gt | Ge)
+}

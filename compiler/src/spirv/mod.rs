@@ -1,0 +1,1153 @@
+//! The SPIR-V writer: a [`Validated`] kernel and a [`Spec`] to words.
+//!
+//! Shape of a module: one GLCompute entry point `main` running the grid-stride
+//! loop of [`crate::abi`], one SPIR-V function per KIR device function (called
+//! with `OpFunctionCall`, never inlined: a function used by several kernels of
+//! a module, or several times, is emitted once), every KIR local an
+//! `OpVariable` of class Function declared in its function's first block (the
+//! driver's mem2reg makes them registers), expressions evaluated as trees at
+//! the statement that uses them (short-circuit `&&`/`||` with a selection and
+//! an `OpPhi`), and structured control flow throughout (`OpSelectionMerge`,
+//! `OpLoopMerge` with the KIR loop's `continuing` as the continue target).
+//!
+//! Semantics matched to the host (`lang::value`), explicitly:
+//! * integers wrap (`OpIAdd`/`OpISub`/`OpIMul` do; `u8` lives in 32 bits and
+//!   is masked with `0xff` after every operation that can leave 0..=255);
+//! * shift counts are masked to the bit width (`x << (n & 31)`);
+//! * `i32::MIN / -1` is `i32::MIN` and `i32::MIN % -1` is 0 (SPIR-V leaves both
+//!   undefined; the divisor is replaced and the result selected);
+//! * **integer division or remainder by zero gives 0 on the device** (the host
+//!   raises an error; a kernel cannot, until bounds-check mode reports it);
+//! * float → int casts saturate and map NaN to 0 (Rust `as`), with explicit
+//!   range tests before `OpConvertFToS/U` (whose out-of-range result is
+//!   undefined); `OpIsNan` is used rather than `x != x` so a fast-math
+//!   optimiser cannot fold it;
+//! * `min`/`max` on floats are `NMin`/`NMax` (a NaN operand loses, as in Rust's
+//!   `f64::min`); `clamp` is two ordered selects (a NaN `x` stays NaN, as in
+//!   Rust); `round` rounds half away from zero (GLSL's `Round` does not say
+//!   which way .5 goes), built from `Trunc`.
+//!
+//! Where the device differs (documented, not hidden):
+//! * GLSL.std.450 transcendentals (`exp exp2 log log2 sin cos tan asin acos
+//!   atan sinh cosh tanh pow atan2`) exist for 32-bit floats only: on `f64`
+//!   they are computed in `f32` and widened (about 1e-7 relative error);
+//!   precision of the f32 ones is the Vulkan spec's (a few ULP, `pow` and
+//!   `atan2` coarser; `pow(x, y)` is undefined for `x < 0`);
+//! * `fma` may or may not be fused (Vulkan lets `Fma` round twice);
+//! * float `%` is `OpFRem` (precision is the driver's; exact on lavapipe for
+//!   the tested values); denormals may be flushed and NaN payloads are not kept
+//!   (no `SignedZeroInfNanPreserve` execution mode is requested).
+
+pub mod types;
+
+use crate::abi::{ArgLayout, ArgLocation, FieldKind, FieldTy, IndexWidth};
+use crate::kir::*;
+use crate::validate::Validated;
+use crate::Spec;
+use lang::hir::{BinOp, UnOp};
+use lang::{Diag, Scalar, Span, Value};
+use rspirv::binary::Assemble;
+use rspirv::dr::Operand;
+use rspirv::spirv::{
+    AddressingModel, BuiltIn, Decoration, ExecutionMode, ExecutionModel, FunctionControl,
+    GlslStd450Op as GLOp, LoopControl, MemoryModel, SelectionControl, StorageClass, Word,
+};
+use types::{Module, Ty};
+
+/// Write a validated kernel as a SPIR-V module for `spec`.
+pub fn write(kernel: Validated<'_>, spec: &Spec) -> Result<Vec<u32>, Diag> {
+    let k = kernel.kernel();
+    let mut needs = k.features;
+    if spec.index_width == IndexWidth::U64 {
+        needs.int64 = true;
+    }
+    let missing = needs.missing(spec.features);
+    if !missing.is_empty() {
+        return Err(Diag::error(
+            "accl::compile::missing_feature",
+            format!(
+                "this kernel needs the device feature{} {}",
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join(", ")
+            ),
+            k.span,
+            "this kernel",
+        )
+        .with_help(help_for(&missing)));
+    }
+    let layout = ArgLayout::new(k, spec.index_width, spec.max_push_constants);
+    let mut w = Writer::new(k, spec, layout);
+    w.module_scope();
+    w.functions()?;
+    w.entry()?;
+    w.m.finish_header();
+    Ok(w.m.b.module().assemble())
+}
+
+fn help_for(missing: &[&str]) -> String {
+    let mut h = Vec::new();
+    for m in missing {
+        h.push(match *m {
+            "shaderFloat64" => "use `f32` instead of `f64` in this kernel, or run it on the host with `if(false)`",
+            "shaderInt64" => "use `i32` instead of `i64` in this kernel (arrays under 2^31 elements index in 32 bits)",
+            _ => "store `u32` instead of `u8`/`bool` arrays, or run it on the host with `if(false)`",
+        });
+    }
+    h.join("; ")
+}
+
+fn ice(span: Span, what: &str) -> Diag {
+    Diag::error(
+        "accl::compile::internal",
+        format!("internal compiler error in the SPIR-V writer: {what}"),
+        span,
+        "while compiling this",
+    )
+}
+
+/// Branch targets of the innermost loop: (merge, continue).
+type LoopTargets = (Word, Word);
+
+struct Writer<'k> {
+    k: &'k Kernel,
+    spec: &'k Spec,
+    layout: ArgLayout,
+    m: Module,
+    idx: Ty,
+    buffers: Vec<Word>,
+    args_var: Word,
+    args_class: StorageClass,
+    gid: Word,
+    nwg: Word,
+    wg_size: Word,
+    func_ids: Vec<Word>,
+    // Per function being written.
+    locals: Vec<Word>,
+    loops: Vec<LoopTargets>,
+    cur_label: Word,
+    terminated: bool,
+}
+
+fn spv<T>(r: Result<T, rspirv::dr::Error>) -> T {
+    r.expect(
+        "rspirv builder misuse (a writer bug): a block is always open where instructions are added",
+    )
+}
+
+impl<'k> Writer<'k> {
+    fn new(k: &'k Kernel, spec: &'k Spec, layout: ArgLayout) -> Writer<'k> {
+        let idx = match spec.index_width {
+            IndexWidth::U32 => Ty::U32,
+            IndexWidth::U64 => Ty::U64,
+        };
+        Writer {
+            k,
+            spec,
+            layout,
+            m: Module::new(spec.spirv_version),
+            idx,
+            buffers: Vec::new(),
+            args_var: 0,
+            args_class: StorageClass::PushConstant,
+            gid: 0,
+            nwg: 0,
+            wg_size: 0,
+            func_ids: Vec::new(),
+            locals: Vec::new(),
+            loops: Vec::new(),
+            cur_label: 0,
+            terminated: false,
+        }
+    }
+
+    fn written_arrays(&self) -> Vec<bool> {
+        fn walk(b: &Block, w: &mut [bool]) {
+            for s in b {
+                match &s.kind {
+                    StmtKind::StoreElem { array, .. } => w[array.index()] = true,
+                    StmtKind::If { then, els, .. } => {
+                        walk(then, w);
+                        walk(els, w);
+                    }
+                    StmtKind::Loop { body, continuing } => {
+                        walk(body, w);
+                        walk(continuing, w);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut w = vec![false; self.k.arrays.len()];
+        walk(&self.k.entry.body, &mut w);
+        for (_, f) in self.k.functions.iter() {
+            walk(&f.body, &mut w);
+        }
+        w
+    }
+
+    /// Memory model, built-ins, buffers, the argument block, the work-group size.
+    fn module_scope(&mut self) {
+        let m = &mut self.m;
+        m.b.memory_model(AddressingModel::Logical, MemoryModel::GLSL450);
+        let uvec3 = m.ty(Ty::UVec3);
+        let pin = m.ptr(StorageClass::Input, uvec3);
+        self.gid = m.b.variable(pin, None, StorageClass::Input, None);
+        m.b.decorate(
+            self.gid,
+            Decoration::BuiltIn,
+            [Operand::BuiltIn(BuiltIn::GlobalInvocationId)],
+        );
+        m.b.name(self.gid, "gl_GlobalInvocationID");
+        self.nwg = m.b.variable(pin, None, StorageClass::Input, None);
+        m.b.decorate(
+            self.nwg,
+            Decoration::BuiltIn,
+            [Operand::BuiltIn(BuiltIn::NumWorkgroups)],
+        );
+        m.b.name(self.nwg, "gl_NumWorkGroups");
+
+        let written = self.written_arrays();
+        for (i, (_, a)) in self.k.arrays.iter().enumerate() {
+            let st = self.m.buffer_struct(Ty::storage(a.elem));
+            let p = self.m.ptr(StorageClass::StorageBuffer, st);
+            let v = self
+                .m
+                .b
+                .variable(p, None, StorageClass::StorageBuffer, None);
+            let b = &mut self.m.b;
+            b.decorate(v, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
+            b.decorate(v, Decoration::Binding, [Operand::LiteralBit32(i as u32)]);
+            if !written[i] {
+                b.decorate(v, Decoration::NonWritable, []);
+            }
+            b.name(v, a.name.clone());
+            self.buffers.push(v);
+        }
+
+        // The argument block.
+        let member_tys: Vec<Word> = self
+            .layout
+            .fields
+            .clone()
+            .iter()
+            .map(|f| match f.ty {
+                FieldTy::Index => self.m.ty(self.idx),
+                FieldTy::Scalar(s) => self.m.ty(arg_ty(s)),
+            })
+            .collect();
+        let st = self.m.b.type_struct(member_tys);
+        self.m.b.decorate(st, Decoration::Block, []);
+        self.m.b.name(st, "Args");
+        for (i, f) in self.layout.fields.iter().enumerate() {
+            let name = self.field_name(f.kind);
+            let b = &mut self.m.b;
+            b.member_decorate(
+                st,
+                i as u32,
+                Decoration::Offset,
+                [Operand::LiteralBit32(f.offset)],
+            );
+            b.member_name(st, i as u32, name);
+        }
+        self.args_class = match self.layout.location {
+            ArgLocation::PushConstants => StorageClass::PushConstant,
+            ArgLocation::Buffer { .. } => StorageClass::StorageBuffer,
+        };
+        let p = self.m.ptr(self.args_class, st);
+        self.args_var = self.m.b.variable(p, None, self.args_class, None);
+        if let ArgLocation::Buffer { binding } = self.layout.location {
+            let b = &mut self.m.b;
+            b.decorate(
+                self.args_var,
+                Decoration::DescriptorSet,
+                [Operand::LiteralBit32(0)],
+            );
+            b.decorate(
+                self.args_var,
+                Decoration::Binding,
+                [Operand::LiteralBit32(binding)],
+            );
+            b.decorate(self.args_var, Decoration::NonWritable, []);
+        }
+        self.m.b.name(self.args_var, "args");
+
+        // Work-group size: specialisation constant 0, the x of WorkgroupSize.
+        let u32t = self.m.ty(Ty::U32);
+        let default = self
+            .k
+            .vector_length
+            .unwrap_or(self.spec.workgroup_size)
+            .max(1);
+        self.wg_size = self.m.b.spec_constant_bit32(u32t, default);
+        self.m
+            .b
+            .decorate(self.wg_size, Decoration::SpecId, [Operand::LiteralBit32(0)]);
+        self.m.b.name(self.wg_size, "wg_size");
+        let one = self.m.u32c(1);
+        let uvec3 = self.m.ty(Ty::UVec3);
+        let wg = self
+            .m
+            .b
+            .spec_constant_composite(uvec3, [self.wg_size, one, one]);
+        self.m.b.decorate(
+            wg,
+            Decoration::BuiltIn,
+            [Operand::BuiltIn(BuiltIn::WorkgroupSize)],
+        );
+    }
+
+    fn field_name(&self, k: FieldKind) -> String {
+        match k {
+            FieldKind::Total => "total".into(),
+            FieldKind::Count(l) => format!("count{l}"),
+            FieldKind::Lo(l) => format!("lo{l}"),
+            FieldKind::Base(a) => {
+                format!("{}_base", self.k.arrays[lang::arena::Handle::new(a)].name)
+            }
+            FieldKind::Dim(a, d) => {
+                format!("{}_dim{d}", self.k.arrays[lang::arena::Handle::new(a)].name)
+            }
+            FieldKind::Param(p) => self.k.params[p].name.clone(),
+        }
+    }
+
+    // ---- functions -----------------------------------------------------------
+
+    fn functions(&mut self) -> Result<(), Diag> {
+        self.func_ids = (0..self.k.functions.len()).map(|_| self.m.b.id()).collect();
+        for (h, f) in self.k.functions.iter() {
+            let ret = self.m.ty(f.ret.map_or(Ty::Void, Ty::reg));
+            let params: Vec<Word> = f
+                .args
+                .iter()
+                .map(|&a| self.m.ty(Ty::reg(f.locals[a].ty)))
+                .collect();
+            let fnty = self.m.fn_type(ret, params.clone());
+            let id = self.func_ids[h.index()];
+            spv(self
+                .m
+                .b
+                .begin_function(ret, Some(id), FunctionControl::NONE, fnty));
+            self.m.b.name(id, f.name.clone());
+            let param_ids: Vec<Word> = params
+                .iter()
+                .map(|&t| spv(self.m.b.function_parameter(t)))
+                .collect();
+            self.begin_body(f);
+            for (&a, &p) in f.args.iter().zip(&param_ids) {
+                spv(self.m.b.store(self.locals[a.index()], p, None, []));
+            }
+            self.block(f, &f.body)?;
+            if !self.terminated {
+                match f.ret {
+                    None => spv(self.m.b.ret()),
+                    Some(t) => {
+                        // Falling off the end of a valued function (the checker
+                        // rules it out): a defined zero rather than undef.
+                        let z = self.constant(Value::zero(t));
+                        spv(self.m.b.ret_value(z))
+                    }
+                }
+            }
+            spv(self.m.b.end_function());
+        }
+        Ok(())
+    }
+
+    /// Open the first block and declare every local of `f` in it.
+    fn begin_body(&mut self, f: &Function) {
+        self.cur_label = spv(self.m.b.begin_block(None));
+        self.terminated = false;
+        self.loops.clear();
+        self.locals = f
+            .locals
+            .iter()
+            .map(|(_, l)| {
+                let t = self.m.ty(Ty::reg(l.ty));
+                let p = self.m.ptr(StorageClass::Function, t);
+                let v = self.m.b.variable(p, None, StorageClass::Function, None);
+                self.m.b.name(v, l.name.clone());
+                v
+            })
+            .collect();
+    }
+
+    fn load_arg(&mut self, kind: FieldKind) -> Result<Word, Diag> {
+        let Some(i) = self.layout.member(kind) else {
+            return Err(ice(self.k.span, "argument block field missing"));
+        };
+        let f = &self.layout.fields[i as usize];
+        let t = match f.ty {
+            FieldTy::Index => self.idx,
+            FieldTy::Scalar(s) => arg_ty(s),
+        };
+        let tw = self.m.ty(t);
+        let p = self.m.ptr(self.args_class, tw);
+        let ci = self.m.u32c(i);
+        let ptr = spv(self.m.b.access_chain(p, None, self.args_var, [ci]));
+        Ok(spv(self.m.b.load(tw, None, ptr, None, [])))
+    }
+
+    fn entry(&mut self) -> Result<(), Diag> {
+        let k = self.k;
+        let void = self.m.ty(Ty::Void);
+        let fnty = self.m.fn_type(void, vec![]);
+        let main = spv(self
+            .m
+            .b
+            .begin_function(void, None, FunctionControl::NONE, fnty));
+        self.m.b.name(main, "main");
+        self.begin_body(&k.entry);
+        let idx_w = self.m.ty(self.idx);
+        let pidx = self.m.ptr(StorageClass::Function, idx_w);
+        let it = self.m.b.variable(pidx, None, StorageClass::Function, None);
+        self.m.b.name(it, "it");
+
+        let uvec3 = self.m.ty(Ty::UVec3);
+        let u32t = self.m.ty(Ty::U32);
+        let g = spv(self.m.b.load(uvec3, None, self.gid, None, []));
+        let gx = spv(self.m.b.composite_extract(u32t, None, g, [0]));
+        let n = spv(self.m.b.load(uvec3, None, self.nwg, None, []));
+        let nx = spv(self.m.b.composite_extract(u32t, None, n, [0]));
+        let stride32 = spv(self.m.b.i_mul(u32t, None, nx, self.wg_size));
+        let (start, stride) = if self.idx == Ty::U64 {
+            (
+                spv(self.m.b.u_convert(idx_w, None, gx)),
+                spv(self.m.b.u_convert(idx_w, None, stride32)),
+            )
+        } else {
+            (gx, stride32)
+        };
+        spv(self.m.b.store(it, start, None, []));
+        let total = self.load_arg(FieldKind::Total)?;
+
+        let header = self.m.b.id();
+        let body = self.m.b.id();
+        let cont = self.m.b.id();
+        let merge = self.m.b.id();
+        spv(self.m.b.branch(header));
+        self.label(header);
+        let bool_t = self.m.ty(Ty::Bool);
+        let cur = spv(self.m.b.load(idx_w, None, it, None, []));
+        let more = spv(self.m.b.u_less_than(bool_t, None, cur, total));
+        spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
+        spv(self.m.b.branch_conditional(more, body, merge, []));
+
+        self.label(body);
+        // Split `it` over the levels, innermost fastest.
+        let mut rest = spv(self.m.b.load(idx_w, None, it, None, []));
+        for (l, level) in k.levels.iter().enumerate().rev() {
+            let i = if l == 0 {
+                rest
+            } else {
+                let count = self.load_arg(FieldKind::Count(l))?;
+                let i = spv(self.m.b.u_mod(idx_w, None, rest, count));
+                rest = spv(self.m.b.u_div(idx_w, None, rest, count));
+                i
+            };
+            let lo = self.load_arg(FieldKind::Lo(l))?;
+            let rt = Ty::reg(level.ty);
+            let lo = self.arg_value(lo, level.ty);
+            let off = self.int_cast(i, self.idx, rt);
+            let rtw = self.m.ty(rt);
+            let v = spv(self.m.b.i_add(rtw, None, lo, off));
+            let v = self.wrap_u8(v, level.ty);
+            spv(self.m.b.store(self.locals[level.var.index()], v, None, []));
+        }
+        self.loops.push((merge, cont));
+        self.block(&k.entry, &k.entry.body)?;
+        self.loops.pop();
+        if !self.terminated {
+            spv(self.m.b.branch(cont));
+        }
+        self.label(cont);
+        let cur = spv(self.m.b.load(idx_w, None, it, None, []));
+        let next = spv(self.m.b.i_add(idx_w, None, cur, stride));
+        spv(self.m.b.store(it, next, None, []));
+        spv(self.m.b.branch(header));
+        self.label(merge);
+        spv(self.m.b.ret());
+        spv(self.m.b.end_function());
+
+        let mut interface = vec![self.gid, self.nwg];
+        if self.spec.spirv_version >= (1, 4) {
+            interface.extend(&self.buffers);
+            interface.push(self.args_var);
+        }
+        self.m
+            .b
+            .entry_point(ExecutionModel::GLCompute, main, "main", interface);
+        let default = self
+            .k
+            .vector_length
+            .unwrap_or(self.spec.workgroup_size)
+            .max(1);
+        self.m
+            .b
+            .execution_mode(main, ExecutionMode::LocalSize, [default, 1, 1]);
+        Ok(())
+    }
+
+    fn label(&mut self, id: Word) {
+        self.cur_label = spv(self.m.b.begin_block(Some(id)));
+        self.terminated = false;
+    }
+
+    // ---- statements ----------------------------------------------------------
+
+    fn block(&mut self, f: &Function, b: &Block) -> Result<(), Diag> {
+        for s in b {
+            if self.terminated {
+                break; // dead code after break/continue/return
+            }
+            self.stmt(f, s)?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, f: &Function, s: &Stmt) -> Result<(), Diag> {
+        match &s.kind {
+            StmtKind::Store { local, value } => {
+                let v = self.expr(f, *value)?;
+                spv(self.m.b.store(self.locals[local.index()], v, None, []));
+            }
+            StmtKind::StoreElem {
+                array,
+                index,
+                value,
+            } => {
+                let ptr = self.element(f, *array, index)?;
+                let v = self.expr(f, *value)?;
+                let elem = self.k.arrays[*array].elem;
+                let u8t = Ty::storage(elem);
+                let v = match elem {
+                    Scalar::Bool => {
+                        let one = self.m.u32c(1);
+                        let zero = self.m.u32c(0);
+                        let u32t = self.m.ty(Ty::U32);
+                        let w = spv(self.m.b.select(u32t, None, v, one, zero));
+                        let t = self.m.ty(u8t);
+                        spv(self.m.b.u_convert(t, None, w))
+                    }
+                    Scalar::U8 => {
+                        let t = self.m.ty(u8t);
+                        spv(self.m.b.u_convert(t, None, v))
+                    }
+                    _ => v,
+                };
+                spv(self.m.b.store(ptr, v, None, []));
+            }
+            StmtKind::Eval(e) => {
+                self.expr(f, *e)?;
+            }
+            StmtKind::If { cond, then, els } => {
+                let c = self.expr(f, *cond)?;
+                let then_l = self.m.b.id();
+                let merge = self.m.b.id();
+                let else_l = if els.is_empty() { merge } else { self.m.b.id() };
+                spv(self.m.b.selection_merge(merge, SelectionControl::NONE));
+                spv(self.m.b.branch_conditional(c, then_l, else_l, []));
+                self.label(then_l);
+                self.block(f, then)?;
+                let then_done = self.terminated;
+                if !self.terminated {
+                    spv(self.m.b.branch(merge));
+                }
+                let mut else_done = false;
+                if !els.is_empty() {
+                    self.label(else_l);
+                    self.block(f, els)?;
+                    else_done = self.terminated;
+                    if !self.terminated {
+                        spv(self.m.b.branch(merge));
+                    }
+                }
+                self.label(merge);
+                if then_done && else_done {
+                    spv(self.m.b.unreachable());
+                    self.terminated = true;
+                }
+            }
+            StmtKind::Loop { body, continuing } => {
+                let header = self.m.b.id();
+                let body_l = self.m.b.id();
+                let cont = self.m.b.id();
+                let merge = self.m.b.id();
+                spv(self.m.b.branch(header));
+                self.label(header);
+                spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
+                spv(self.m.b.branch(body_l));
+                self.label(body_l);
+                self.loops.push((merge, cont));
+                self.block(f, body)?;
+                self.loops.pop();
+                if !self.terminated {
+                    spv(self.m.b.branch(cont));
+                }
+                self.label(cont);
+                self.block(f, continuing)?;
+                spv(self.m.b.branch(header));
+                self.label(merge);
+            }
+            StmtKind::Break => {
+                let Some(&(merge, _)) = self.loops.last() else {
+                    return Err(ice(s.span, "break outside a loop"));
+                };
+                spv(self.m.b.branch(merge));
+                self.terminated = true;
+            }
+            StmtKind::Continue => {
+                let Some(&(_, cont)) = self.loops.last() else {
+                    return Err(ice(s.span, "continue outside a loop"));
+                };
+                spv(self.m.b.branch(cont));
+                self.terminated = true;
+            }
+            StmtKind::Return(v) => {
+                match v {
+                    Some(v) => {
+                        let v = self.expr(f, *v)?;
+                        spv(self.m.b.ret_value(v))
+                    }
+                    None => spv(self.m.b.ret()),
+                }
+                self.terminated = true;
+            }
+        }
+        Ok(())
+    }
+
+    // ---- expressions ---------------------------------------------------------
+
+    fn constant(&mut self, v: Value) -> Word {
+        let (t, bits) = match v {
+            Value::Bool(b) => (Ty::Bool, b as u64),
+            Value::I32(x) => (Ty::I32, x as u32 as u64),
+            Value::I64(x) => (Ty::I64, x as u64),
+            Value::U32(x) => (Ty::U32, x as u64),
+            Value::U8(x) => (Ty::U32, x as u64),
+            Value::F32(x) => (Ty::F32, x.to_bits() as u64),
+            Value::F64(x) | Value::FloatLit(x) => (Ty::F64, x.to_bits()),
+            Value::IntLit(x) => (Ty::I32, x as i32 as u32 as u64),
+        };
+        self.m.konst(t, bits)
+    }
+
+    /// An integer constant of register type `t`.
+    fn int_const(&mut self, t: Ty, v: i64) -> Word {
+        let bits = match t {
+            Ty::I64 | Ty::U64 => v as u64,
+            _ => v as u32 as u64,
+        };
+        self.m.konst(t, bits)
+    }
+
+    fn float_const(&mut self, t: Ty, v: f64) -> Word {
+        match t {
+            Ty::F32 => self.m.konst(Ty::F32, (v as f32).to_bits() as u64),
+            _ => self.m.konst(Ty::F64, v.to_bits()),
+        }
+    }
+
+    /// Mask a `u8` held in a `u32` back to 0..=255.
+    fn wrap_u8(&mut self, v: Word, s: Scalar) -> Word {
+        if s != Scalar::U8 {
+            return v;
+        }
+        let u32t = self.m.ty(Ty::U32);
+        let ff = self.m.u32c(0xff);
+        spv(self.m.b.bitwise_and(u32t, None, v, ff))
+    }
+
+    /// An argument-block value (u8/bool widened to u32) as a register value.
+    fn arg_value(&mut self, v: Word, s: Scalar) -> Word {
+        if s == Scalar::Bool {
+            let b = self.m.ty(Ty::Bool);
+            let z = self.m.u32c(0);
+            spv(self.m.b.i_not_equal(b, None, v, z))
+        } else {
+            v
+        }
+    }
+
+    /// Wrapping conversion between integer register types.
+    fn int_cast(&mut self, v: Word, from: Ty, to: Ty) -> Word {
+        if from == to {
+            return v;
+        }
+        let (fw, fs) = from.int_width().expect("integer type");
+        let (tw, ts) = to.int_width().expect("integer type");
+        let mut cur = v;
+        let mut cur_signed = fs;
+        if fw != tw {
+            if fw < tw && fs {
+                let t = self.m.ty(Ty::int(tw, true));
+                cur = spv(self.m.b.s_convert(t, None, cur));
+                cur_signed = true;
+            } else {
+                let t = self.m.ty(Ty::int(tw, false));
+                cur = spv(self.m.b.u_convert(t, None, cur));
+                cur_signed = false;
+            }
+        }
+        if cur_signed != ts {
+            let t = self.m.ty(to);
+            cur = spv(self.m.b.bitcast(t, None, cur));
+        }
+        cur
+    }
+
+    /// Pointer to an element: row-major linear index minus the base offset.
+    fn element(&mut self, f: &Function, array: ArrayH, index: &[ExprH]) -> Result<Word, Diag> {
+        let a = array.index();
+        let idx_w = self.m.ty(self.idx);
+        let mut lin = None;
+        for (d, &i) in index.iter().enumerate() {
+            let v = self.expr(f, i)?;
+            let v = self.int_cast(v, Ty::reg(f.ty(i)), self.idx);
+            lin = Some(match lin {
+                None => v,
+                Some(acc) => {
+                    let dim = self.load_arg(FieldKind::Dim(a, d))?;
+                    let m = spv(self.m.b.i_mul(idx_w, None, acc, dim));
+                    spv(self.m.b.i_add(idx_w, None, m, v))
+                }
+            });
+        }
+        let Some(lin) = lin else {
+            return Err(ice(self.k.span, "an element without indices"));
+        };
+        let base = self.load_arg(FieldKind::Base(a))?;
+        let lin = spv(self.m.b.i_sub(idx_w, None, lin, base));
+        let et = self.m.ty(Ty::storage(self.k.arrays[array].elem));
+        let p = self.m.ptr(StorageClass::StorageBuffer, et);
+        let zero = self.m.u32c(0);
+        Ok(spv(self.m.b.access_chain(
+            p,
+            None,
+            self.buffers[a],
+            [zero, lin],
+        )))
+    }
+
+    fn expr(&mut self, f: &Function, h: ExprH) -> Result<Word, Diag> {
+        let s = f.ty(h);
+        let t = Ty::reg(s);
+        let tw = self.m.ty(t);
+        Ok(match &f.exprs[h] {
+            Expr::Const(v) => self.constant(*v),
+            Expr::Param(i) => {
+                let v = self.load_arg(FieldKind::Param(*i as usize))?;
+                self.arg_value(v, s)
+            }
+            Expr::Local(l) => spv(self.m.b.load(tw, None, self.locals[l.index()], None, [])),
+            Expr::Load { array, index } => {
+                let ptr = self.element(f, *array, index)?;
+                let elem = self.k.arrays[*array].elem;
+                let st = self.m.ty(Ty::storage(elem));
+                let v = spv(self.m.b.load(st, None, ptr, None, []));
+                match elem {
+                    Scalar::U8 | Scalar::Bool => {
+                        let u32t = self.m.ty(Ty::U32);
+                        let w = spv(self.m.b.u_convert(u32t, None, v));
+                        if elem == Scalar::Bool {
+                            let z = self.m.u32c(0);
+                            spv(self.m.b.i_not_equal(tw, None, w, z))
+                        } else {
+                            w
+                        }
+                    }
+                    _ => v,
+                }
+            }
+            Expr::Unary(op, a) => {
+                let av = self.expr(f, *a)?;
+                match op {
+                    UnOp::Neg if s.is_float() => spv(self.m.b.f_negate(tw, None, av)),
+                    UnOp::Neg => {
+                        let r = spv(self.m.b.s_negate(tw, None, av));
+                        self.wrap_u8(r, s)
+                    }
+                    UnOp::Not if s == Scalar::Bool => spv(self.m.b.logical_not(tw, None, av)),
+                    UnOp::Not => {
+                        let r = spv(self.m.b.not(tw, None, av));
+                        self.wrap_u8(r, s)
+                    }
+                }
+            }
+            Expr::Binary(op, a, b) => self.binary(f, *op, *a, *b, s)?,
+            Expr::Cast(a, to) => {
+                let from = f.ty(*a);
+                let v = self.expr(f, *a)?;
+                self.cast(v, from, *to)
+            }
+            Expr::Math(m, args) => {
+                let mut vs = Vec::new();
+                for &a in args {
+                    vs.push(self.expr(f, a)?);
+                }
+                self.math(*m, &vs, s)
+            }
+            Expr::Call(callee, args) => {
+                let mut vs = Vec::new();
+                for &a in args {
+                    vs.push(self.expr(f, a)?);
+                }
+                let g = &self.k.functions[*callee];
+                let rt = self.m.ty(g.ret.map_or(Ty::Void, Ty::reg));
+                spv(self
+                    .m
+                    .b
+                    .function_call(rt, None, self.func_ids[callee.index()], vs))
+            }
+        })
+    }
+
+    fn binary(
+        &mut self,
+        f: &Function,
+        op: BinOp,
+        a: ExprH,
+        b: ExprH,
+        result: Scalar,
+    ) -> Result<Word, Diag> {
+        use BinOp::*;
+        let s = f.ty(a);
+        if matches!(op, And | Or) {
+            // Short circuit: a selection and a phi.
+            let av = self.expr(f, a)?;
+            let from = self.cur_label;
+            let rhs = self.m.b.id();
+            let merge = self.m.b.id();
+            spv(self.m.b.selection_merge(merge, SelectionControl::NONE));
+            if op == And {
+                spv(self.m.b.branch_conditional(av, rhs, merge, []));
+            } else {
+                spv(self.m.b.branch_conditional(av, merge, rhs, []));
+            }
+            self.label(rhs);
+            let bv = self.expr(f, b)?;
+            let rhs_end = self.cur_label;
+            spv(self.m.b.branch(merge));
+            self.label(merge);
+            let bt = self.m.ty(Ty::Bool);
+            return Ok(spv(self.m.b.phi(bt, None, [(av, from), (bv, rhs_end)])));
+        }
+        let av = self.expr(f, a)?;
+        let bv = self.expr(f, b)?;
+        let t = Ty::reg(s);
+        let tw = self.m.ty(t);
+        let bool_t = self.m.ty(Ty::Bool);
+        let signed = s.is_signed_int();
+        let bm = &mut self.m.b;
+        let r = match op {
+            Eq | Ne | Lt | Le | Gt | Ge => {
+                debug_assert_eq!(result, Scalar::Bool);
+                return Ok(if s == Scalar::Bool {
+                    match op {
+                        Eq => spv(bm.logical_equal(bool_t, None, av, bv)),
+                        _ => spv(bm.logical_not_equal(bool_t, None, av, bv)),
+                    }
+                } else if s.is_float() {
+                    match op {
+                        Eq => spv(bm.f_ord_equal(bool_t, None, av, bv)),
+                        Ne => spv(bm.f_unord_not_equal(bool_t, None, av, bv)),
+                        Lt => spv(bm.f_ord_less_than(bool_t, None, av, bv)),
+                        Le => spv(bm.f_ord_less_than_equal(bool_t, None, av, bv)),
+                        Gt => spv(bm.f_ord_greater_than(bool_t, None, av, bv)),
+                        _ => spv(bm.f_ord_greater_than_equal(bool_t, None, av, bv)),
+                    }
+                } else {
+                    match (op, signed) {
+                        (Eq, _) => spv(bm.i_equal(bool_t, None, av, bv)),
+                        (Ne, _) => spv(bm.i_not_equal(bool_t, None, av, bv)),
+                        (Lt, true) => spv(bm.s_less_than(bool_t, None, av, bv)),
+                        (Le, true) => spv(bm.s_less_than_equal(bool_t, None, av, bv)),
+                        (Gt, true) => spv(bm.s_greater_than(bool_t, None, av, bv)),
+                        (Ge, true) => spv(bm.s_greater_than_equal(bool_t, None, av, bv)),
+                        (Lt, false) => spv(bm.u_less_than(bool_t, None, av, bv)),
+                        (Le, false) => spv(bm.u_less_than_equal(bool_t, None, av, bv)),
+                        (Gt, false) => spv(bm.u_greater_than(bool_t, None, av, bv)),
+                        _ => spv(bm.u_greater_than_equal(bool_t, None, av, bv)),
+                    }
+                });
+            }
+            BitAnd | BitOr | BitXor if s == Scalar::Bool => {
+                return Ok(match op {
+                    BitAnd => spv(bm.logical_and(bool_t, None, av, bv)),
+                    BitOr => spv(bm.logical_or(bool_t, None, av, bv)),
+                    _ => spv(bm.logical_not_equal(bool_t, None, av, bv)),
+                })
+            }
+            BitAnd => spv(bm.bitwise_and(tw, None, av, bv)),
+            BitOr => spv(bm.bitwise_or(tw, None, av, bv)),
+            BitXor => spv(bm.bitwise_xor(tw, None, av, bv)),
+            Add if s.is_float() => spv(bm.f_add(tw, None, av, bv)),
+            Sub if s.is_float() => spv(bm.f_sub(tw, None, av, bv)),
+            Mul if s.is_float() => spv(bm.f_mul(tw, None, av, bv)),
+            Div if s.is_float() => spv(bm.f_div(tw, None, av, bv)),
+            Rem if s.is_float() => spv(bm.f_rem(tw, None, av, bv)),
+            Add => spv(bm.i_add(tw, None, av, bv)),
+            Sub => spv(bm.i_sub(tw, None, av, bv)),
+            Mul => spv(bm.i_mul(tw, None, av, bv)),
+            Shl | Shr => {
+                let bits = match s {
+                    Scalar::U8 => 8,
+                    Scalar::I64 => 64,
+                    _ => 32,
+                };
+                let mask = self.int_const(t, bits - 1);
+                let bm = &mut self.m.b;
+                let n = spv(bm.bitwise_and(tw, None, bv, mask));
+                match (op, signed) {
+                    (Shl, _) => spv(bm.shift_left_logical(tw, None, av, n)),
+                    (_, true) => spv(bm.shift_right_arithmetic(tw, None, av, n)),
+                    (_, false) => spv(bm.shift_right_logical(tw, None, av, n)),
+                }
+            }
+            Div | Rem => {
+                // Division by zero gives 0; MIN / -1 wraps; neither is undefined.
+                let zero = self.int_const(t, 0);
+                let one = self.int_const(t, 1);
+                let bm = &mut self.m.b;
+                let is0 = spv(bm.i_equal(bool_t, None, bv, zero));
+                if signed {
+                    let m1 = self.int_const(t, -1);
+                    let bm = &mut self.m.b;
+                    let ism1 = spv(bm.i_equal(bool_t, None, bv, m1));
+                    let bad = spv(bm.logical_or(bool_t, None, is0, ism1));
+                    let safe = spv(bm.select(tw, None, bad, one, bv));
+                    if op == Div {
+                        let q = spv(bm.s_div(tw, None, av, safe));
+                        let neg = spv(bm.s_negate(tw, None, av));
+                        let q = spv(bm.select(tw, None, ism1, neg, q));
+                        spv(bm.select(tw, None, is0, zero, q))
+                    } else {
+                        let r = spv(bm.s_rem(tw, None, av, safe));
+                        spv(bm.select(tw, None, bad, zero, r))
+                    }
+                } else {
+                    let safe = spv(bm.select(tw, None, is0, one, bv));
+                    let q = if op == Div {
+                        spv(bm.u_div(tw, None, av, safe))
+                    } else {
+                        spv(bm.u_mod(tw, None, av, safe))
+                    };
+                    spv(bm.select(tw, None, is0, zero, q))
+                }
+            }
+            And | Or => unreachable!("handled above"),
+        };
+        Ok(match op {
+            Add | Sub | Mul | Shl => self.wrap_u8(r, s),
+            _ => r,
+        })
+    }
+
+    /// `v as to` with Rust semantics.
+    fn cast(&mut self, v: Word, from: Scalar, to: Scalar) -> Word {
+        if from == to {
+            return v;
+        }
+        let ft = Ty::reg(from);
+        let tt = Ty::reg(to);
+        let tw = self.m.ty(tt);
+        let bool_t = self.m.ty(Ty::Bool);
+        if from == Scalar::Bool {
+            let (one, zero) = if to.is_float() {
+                (self.float_const(tt, 1.0), self.float_const(tt, 0.0))
+            } else {
+                (self.int_const(tt, 1), self.int_const(tt, 0))
+            };
+            return spv(self.m.b.select(tw, None, v, one, zero));
+        }
+        if to == Scalar::Bool {
+            return if from.is_float() {
+                let z = self.float_const(ft, 0.0);
+                spv(self.m.b.f_unord_not_equal(bool_t, None, v, z))
+            } else {
+                let z = self.int_const(ft, 0);
+                spv(self.m.b.i_not_equal(bool_t, None, v, z))
+            };
+        }
+        match (from.is_float(), to.is_float()) {
+            (false, false) => {
+                let r = self.int_cast(v, ft, tt);
+                self.wrap_u8(r, to)
+            }
+            (false, true) => {
+                if from.is_signed_int() {
+                    spv(self.m.b.convert_s_to_f(tw, None, v))
+                } else {
+                    spv(self.m.b.convert_u_to_f(tw, None, v))
+                }
+            }
+            (true, true) => spv(self.m.b.f_convert(tw, None, v)),
+            (true, false) => {
+                // Saturating: [lo, hi1) converts; below → MIN, above → MAX, NaN → 0.
+                let (lo, hi1, min, max): (f64, f64, i64, i64) = match to {
+                    Scalar::I32 => (
+                        -2147483648.0,
+                        2147483648.0,
+                        i32::MIN as i64,
+                        i32::MAX as i64,
+                    ),
+                    Scalar::U32 => (0.0, 4294967296.0, 0, u32::MAX as i64),
+                    Scalar::U8 => (0.0, 256.0, 0, 255),
+                    _ => (
+                        -9223372036854775808.0,
+                        9223372036854775808.0,
+                        i64::MIN,
+                        i64::MAX,
+                    ),
+                };
+                let lo_c = self.float_const(ft, lo);
+                let hi_c = self.float_const(ft, hi1);
+                let zero_f = self.float_const(ft, 0.0);
+                let min_c = self.int_const(tt, min);
+                let max_c = self.int_const(tt, max);
+                let zero = self.int_const(tt, 0);
+                let ftw = self.m.ty(ft);
+                let bm = &mut self.m.b;
+                let below = spv(bm.f_ord_less_than(bool_t, None, v, lo_c));
+                let above = spv(bm.f_ord_greater_than_equal(bool_t, None, v, hi_c));
+                let nan = spv(bm.is_nan(bool_t, None, v));
+                let in_lo = spv(bm.f_ord_greater_than_equal(bool_t, None, v, lo_c));
+                let in_hi = spv(bm.f_ord_less_than(bool_t, None, v, hi_c));
+                let ok = spv(bm.logical_and(bool_t, None, in_lo, in_hi));
+                let safe = spv(bm.select(ftw, None, ok, v, zero_f));
+                let r = if to.is_signed_int() {
+                    spv(bm.convert_f_to_s(tw, None, safe))
+                } else {
+                    spv(bm.convert_f_to_u(tw, None, safe))
+                };
+                let r = spv(bm.select(tw, None, below, min_c, r));
+                let r = spv(bm.select(tw, None, above, max_c, r));
+                spv(bm.select(tw, None, nan, zero, r))
+            }
+        }
+    }
+
+    fn glsl(&mut self, t: Ty, op: GLOp, args: &[Word]) -> Word {
+        let set = self.m.glsl();
+        let tw = self.m.ty(t);
+        spv(self.m.b.ext_inst(
+            tw,
+            None,
+            set,
+            op as u32,
+            args.iter().map(|&a| Operand::IdRef(a)),
+        ))
+    }
+
+    fn math(&mut self, m: MathFn, a: &[Word], s: Scalar) -> Word {
+        use MathFn::*;
+        let t = Ty::reg(s);
+        let tw = self.m.ty(t);
+        let bool_t = self.m.ty(Ty::Bool);
+        if s.is_int() {
+            let signed = s.is_signed_int();
+            return match m {
+                Abs if signed => self.glsl(t, GLOp::SAbs, a),
+                Abs => a[0],
+                Min => self.glsl(t, if signed { GLOp::SMin } else { GLOp::UMin }, a),
+                Max => self.glsl(t, if signed { GLOp::SMax } else { GLOp::UMax }, a),
+                _ => {
+                    // clamp: `if x < lo { lo } else if x > hi { hi } else { x }`
+                    let bm = &mut self.m.b;
+                    let (lt, gt) = if signed {
+                        (
+                            spv(bm.s_less_than(bool_t, None, a[0], a[1])),
+                            spv(bm.s_greater_than(bool_t, None, a[0], a[2])),
+                        )
+                    } else {
+                        (
+                            spv(bm.u_less_than(bool_t, None, a[0], a[1])),
+                            spv(bm.u_greater_than(bool_t, None, a[0], a[2])),
+                        )
+                    };
+                    let r = spv(bm.select(tw, None, gt, a[2], a[0]));
+                    spv(bm.select(tw, None, lt, a[1], r))
+                }
+            };
+        }
+        match m {
+            Abs => self.glsl(t, GLOp::FAbs, a),
+            Min => self.glsl(t, GLOp::NMin, a),
+            Max => self.glsl(t, GLOp::NMax, a),
+            Clamp => {
+                let bm = &mut self.m.b;
+                let lt = spv(bm.f_ord_less_than(bool_t, None, a[0], a[1]));
+                let r = spv(bm.select(tw, None, lt, a[1], a[0]));
+                let gt = spv(bm.f_ord_greater_than(bool_t, None, r, a[2]));
+                spv(bm.select(tw, None, gt, a[2], r))
+            }
+            Sqrt => self.glsl(t, GLOp::Sqrt, a),
+            Floor => self.glsl(t, GLOp::Floor, a),
+            Ceil => self.glsl(t, GLOp::Ceil, a),
+            Trunc => self.glsl(t, GLOp::Trunc, a),
+            Fma => self.glsl(t, GLOp::Fma, a),
+            Round => {
+                // Half away from zero: trunc(x) + sign(x) when |x - trunc(x)| >= 0.5.
+                let tr = self.glsl(t, GLOp::Trunc, a);
+                let half = self.float_const(t, 0.5);
+                let zero = self.float_const(t, 0.0);
+                let one = self.float_const(t, 1.0);
+                let m1 = self.float_const(t, -1.0);
+                let bm = &mut self.m.b;
+                let d = spv(bm.f_sub(tw, None, a[0], tr));
+                let set = self.m.glsl();
+                let ad =
+                    spv(self
+                        .m
+                        .b
+                        .ext_inst(tw, None, set, GLOp::FAbs as u32, [Operand::IdRef(d)]));
+                let bm = &mut self.m.b;
+                let far = spv(bm.f_ord_greater_than_equal(bool_t, None, ad, half));
+                let neg = spv(bm.f_ord_less_than(bool_t, None, a[0], zero));
+                let sign = spv(bm.select(tw, None, neg, m1, one));
+                let up = spv(bm.f_add(tw, None, tr, sign));
+                spv(bm.select(tw, None, far, up, tr))
+            }
+            _ => {
+                let op = match m {
+                    Exp => GLOp::Exp,
+                    Exp2 => GLOp::Exp2,
+                    Log => GLOp::Log,
+                    Log2 => GLOp::Log2,
+                    Sin => GLOp::Sin,
+                    Cos => GLOp::Cos,
+                    Tan => GLOp::Tan,
+                    Asin => GLOp::Asin,
+                    Acos => GLOp::Acos,
+                    Atan => GLOp::Atan,
+                    Sinh => GLOp::Sinh,
+                    Cosh => GLOp::Cosh,
+                    Tanh => GLOp::Tanh,
+                    Pow => GLOp::Pow,
+                    _ => GLOp::Atan2,
+                };
+                if t == Ty::F64 {
+                    // 32-bit only in GLSL.std.450: compute in f32, widen back.
+                    let f32t = self.m.ty(Ty::F32);
+                    let narrow: Vec<Word> = a
+                        .iter()
+                        .map(|&x| spv(self.m.b.f_convert(f32t, None, x)))
+                        .collect();
+                    let r = self.glsl(Ty::F32, op, &narrow);
+                    spv(self.m.b.f_convert(tw, None, r))
+                } else {
+                    self.glsl(t, op, a)
+                }
+            }
+        }
+    }
+}
+
+/// How a scalar travels in the argument block (u8/bool as u32).
+fn arg_ty(s: Scalar) -> Ty {
+    match s {
+        Scalar::Bool | Scalar::U8 => Ty::U32,
+        s => Ty::reg(s),
+    }
+}

@@ -1,0 +1,348 @@
+//! Shared test helpers: accl source to kernels, `spirv-val`, and a launcher
+//! that runs a kernel on the first Vulkan device (lavapipe in CI) with the
+//! validation layer on; any validation message fails the test.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use compiler::{ArgLayout, ArgLocation, ArrayArgs, Kernel, LaunchArgs, Spec};
+use lang::hir::{self, StmtKind};
+use lang::{Scalar, Value};
+use vk_runtime::{
+    Buffer, BufferBinding, ComputePipeline, Device, Instance, InstanceOptions, Queue,
+    StagingBuffer, StagingKind,
+};
+
+pub const FOREVER: Duration = Duration::from_secs(120);
+
+/// Runs `body` on device 0 with validation; fails on any validation message.
+pub fn with_device(body: impl FnOnce(&Device)) {
+    let instance = Instance::new(&InstanceOptions {
+        validation: true,
+        app_name: "compiler tests".into(),
+    })
+    .expect("instance (run `. scripts/setup.sh` for lavapipe and the validation layer)");
+    assert!(instance.validation_enabled());
+    let sink = instance.validation_sink();
+    {
+        let dev = Device::new(&instance, 0).expect("device");
+        body(&dev);
+    }
+    drop(instance);
+    let messages = sink.lock().unwrap().clone();
+    assert!(
+        messages.is_empty(),
+        "validation messages:\n{}",
+        messages.join("\n")
+    );
+}
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+pub fn temp_path(name: &str) -> PathBuf {
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    std::env::temp_dir().join(format!("accl-compiler-{}-{n}-{name}", std::process::id()))
+}
+
+/// Fails the test if `spirv-val --target-env vulkan1.2` rejects the module or is missing.
+pub fn spirv_val(words: &[u32]) {
+    let path = temp_path("kernel.spv");
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    std::fs::write(&path, bytes).unwrap();
+    let out = Command::new("spirv-val")
+        .args(["--target-env", "vulkan1.2"])
+        .arg(&path)
+        .output()
+        .expect("spirv-val is missing: run `. scripts/setup.sh` (installs spirv-tools)");
+    let _ = std::fs::remove_file(&path);
+    assert!(
+        out.status.success(),
+        "spirv-val failed:\n{}{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        compiler::disassemble(words)
+    );
+}
+
+/// A checked program and its `parallel loop` constructs (in source order).
+pub struct Source {
+    pub program: hir::Program,
+    pub builtins: lang::Builtins,
+}
+
+impl Source {
+    pub fn new(src: &str) -> Source {
+        let builtins = stdlib::builtins();
+        let program = match lang::check_source(src, &builtins) {
+            Ok(c) => c.program,
+            Err(d) => panic!("check failed: {d:#?}"),
+        };
+        Source { program, builtins }
+    }
+
+    pub fn constructs(&self) -> Vec<&hir::Construct> {
+        fn walk<'a>(b: &'a hir::Block, out: &mut Vec<&'a hir::Construct>) {
+            for s in b {
+                match &s.kind {
+                    StmtKind::Construct(c) => {
+                        if matches!(
+                            c.kind,
+                            hir::DirectiveKind::ParallelLoop | hir::DirectiveKind::Parallel
+                        ) {
+                            out.push(c);
+                        } else if let hir::ConstructBody::Block(b) = &c.body {
+                            walk(b, out);
+                        }
+                    }
+                    StmtKind::If { then, els, .. } => {
+                        walk(then, out);
+                        walk(els, out);
+                    }
+                    StmtKind::While { body, .. } | StmtKind::Block(body) => walk(body, out),
+                    StmtKind::For(f) => walk(&f.body, out),
+                    _ => {}
+                }
+            }
+        }
+        let mut v = Vec::new();
+        walk(&self.program.main.block, &mut v);
+        v
+    }
+
+    pub fn lower(&self, n: usize) -> Result<Kernel, lang::Diag> {
+        let c = self.constructs()[n];
+        compiler::lower(&self.program, &self.program.main, c, &self.builtins)
+    }
+
+    pub fn kernel(&self, n: usize) -> Kernel {
+        self.lower(n)
+            .unwrap_or_else(|d| panic!("lowering failed: {d:#?}"))
+    }
+
+    /// The constant value of a loop bound (tests use constant bounds).
+    pub fn const_of(&self, e: hir::ExprH) -> i128 {
+        match &self.program.main.exprs[e] {
+            hir::Expr::Const(v) => v.as_i128().expect("integer bound"),
+            other => panic!("loop bound is not a constant: {other:?}"),
+        }
+    }
+
+    pub fn bounds(&self, k: &Kernel) -> Vec<(i128, i128)> {
+        k.levels
+            .iter()
+            .map(|l| (self.const_of(l.lo), self.const_of(l.hi)))
+            .collect()
+    }
+}
+
+/// One array argument: its bytes (what the device buffer holds), the whole
+/// array's dims and the base offset of the section held.
+#[derive(Clone, Debug)]
+pub struct Arr {
+    pub bytes: Vec<u8>,
+    pub dims: Vec<u64>,
+    pub base: u64,
+}
+
+impl Arr {
+    pub fn whole(bytes: Vec<u8>, dims: &[u64]) -> Arr {
+        Arr {
+            bytes,
+            dims: dims.to_vec(),
+            base: 0,
+        }
+    }
+}
+
+/// The outcome of a launch: each array's bytes after the kernel.
+pub struct Ran {
+    pub arrays: Vec<Vec<u8>>,
+    pub groups: [u32; 3],
+    pub layout: ArgLayout,
+}
+
+/// Compile (and `spirv-val`) `k` for `spec`, run it with these arguments and
+/// read every array back. `params` by name; arrays by name.
+pub fn run(
+    dev: &Device,
+    src: &Source,
+    k: &Kernel,
+    spec: &Spec,
+    params: &[(&str, Value)],
+    arrays: &HashMap<&str, Arr>,
+) -> Ran {
+    run_with_levels(dev, k, spec, params, arrays, src.bounds(k))
+}
+
+pub fn run_with_levels(
+    dev: &Device,
+    k: &Kernel,
+    spec: &Spec,
+    params: &[(&str, Value)],
+    arrays: &HashMap<&str, Arr>,
+    levels: Vec<(i128, i128)>,
+) -> Ran {
+    let words = compiler::compile(k, spec).unwrap_or_else(|d| panic!("compile failed: {d:#?}"));
+    spirv_val(&words);
+    let layout = ArgLayout::new(k, spec.index_width, spec.max_push_constants);
+    let args = LaunchArgs {
+        params: k
+            .params
+            .iter()
+            .map(|p| {
+                params
+                    .iter()
+                    .find(|(n, _)| *n == p.name)
+                    .unwrap_or_else(|| panic!("no value for parameter `{}`", p.name))
+                    .1
+            })
+            .collect(),
+        arrays: k
+            .arrays
+            .iter()
+            .map(|(_, a)| {
+                let arr = &arrays[a.name.as_str()];
+                ArrayArgs {
+                    base: arr.base,
+                    dims: arr.dims.clone(),
+                }
+            })
+            .collect(),
+        levels,
+    };
+    let wg = k.vector_length.unwrap_or(spec.workgroup_size);
+    let max_groups = dev.info().limits.max_compute_work_group_count[0];
+    let launch = layout
+        .encode(k, &args, wg, max_groups)
+        .unwrap_or_else(|d| panic!("{d:#?}"));
+    let pipe = ComputePipeline::new(
+        dev,
+        &words,
+        "main",
+        layout.num_bindings(k),
+        layout.push_constant_bytes(),
+        &[(0, wg)],
+    )
+    .expect("pipeline");
+    let mut q = Queue::new(dev, 0).unwrap();
+    let mut bufs: Vec<Buffer> = Vec::new();
+    for (_, a) in k.arrays.iter() {
+        bufs.push(upload(&mut q, &arrays[a.name.as_str()].bytes));
+    }
+    let pc = match layout.location {
+        ArgLocation::PushConstants => launch.bytes.clone(),
+        ArgLocation::Buffer { .. } => {
+            bufs.push(upload(&mut q, &launch.bytes));
+            Vec::new()
+        }
+    };
+    let bindings: Vec<BufferBinding> = bufs.iter().map(BufferBinding::whole).collect();
+    q.dispatch(&pipe, &bindings, &pc, launch.groups).unwrap();
+    let v = q.submit().unwrap();
+    assert!(q.host_wait(v, FOREVER).unwrap());
+    let out = bufs
+        .iter()
+        .take(k.arrays.len())
+        .map(|b| download(&mut q, b))
+        .collect();
+    Ran {
+        arrays: out,
+        groups: launch.groups,
+        layout,
+    }
+}
+
+pub fn upload(queue: &mut Queue, data: &[u8]) -> Buffer {
+    let dev = queue.device().clone();
+    // Buffers are at least 4 bytes (a u8 array of 1 element still binds).
+    let size = (data.len() as u64).max(4).div_ceil(4) * 4;
+    let buf = Buffer::new(&dev, size, "upload").unwrap();
+    let mut st = StagingBuffer::new(&dev, size, StagingKind::Upload, "up").unwrap();
+    st.as_mut_slice()[..data.len()].copy_from_slice(data);
+    queue.copy_buffer(&st, 0, &buf, 0, size).unwrap();
+    let v = queue.submit().unwrap();
+    assert!(queue.host_wait(v, FOREVER).unwrap());
+    buf
+}
+
+pub fn download(queue: &mut Queue, buf: &Buffer) -> Vec<u8> {
+    let dev = queue.device().clone();
+    let st = StagingBuffer::new(&dev, buf.size(), StagingKind::Download, "down").unwrap();
+    queue.copy_buffer(buf, 0, &st, 0, buf.size()).unwrap();
+    let v = queue.submit().unwrap();
+    assert!(queue.host_wait(v, FOREVER).unwrap());
+    st.as_slice().to_vec()
+}
+
+/// Encode values of one scalar type as array bytes (bool/u8: 1 byte).
+pub fn bytes_of(vals: &[Value]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for v in vals {
+        match *v {
+            Value::Bool(b) => out.push(b as u8),
+            Value::U8(x) => out.push(x),
+            Value::I32(x) => out.extend(x.to_le_bytes()),
+            Value::U32(x) => out.extend(x.to_le_bytes()),
+            Value::I64(x) => out.extend(x.to_le_bytes()),
+            Value::F32(x) => out.extend(x.to_le_bytes()),
+            Value::F64(x) => out.extend(x.to_le_bytes()),
+            _ => panic!("untyped value"),
+        }
+    }
+    out
+}
+
+/// Decode `n` values of type `t` from array bytes.
+pub fn values_of(t: Scalar, bytes: &[u8], n: usize) -> Vec<Value> {
+    let sz = t.size();
+    (0..n)
+        .map(|i| {
+            let b = &bytes[i * sz..(i + 1) * sz];
+            match t {
+                Scalar::Bool => Value::Bool(b[0] != 0),
+                Scalar::U8 => Value::U8(b[0]),
+                Scalar::I32 => Value::I32(i32::from_le_bytes(b.try_into().unwrap())),
+                Scalar::U32 => Value::U32(u32::from_le_bytes(b.try_into().unwrap())),
+                Scalar::I64 => Value::I64(i64::from_le_bytes(b.try_into().unwrap())),
+                Scalar::F32 => Value::F32(f32::from_le_bytes(b.try_into().unwrap())),
+                Scalar::F64 => Value::F64(f64::from_le_bytes(b.try_into().unwrap())),
+            }
+        })
+        .collect()
+}
+
+pub fn f32s(b: &[u8], n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| f32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap()))
+        .collect()
+}
+
+pub fn f64s(b: &[u8], n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| f64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap()))
+        .collect()
+}
+
+pub fn u32s(b: &[u8], n: usize) -> Vec<u32> {
+    (0..n)
+        .map(|i| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap()))
+        .collect()
+}
+
+/// Tiny xorshift generator.
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}

@@ -1,0 +1,464 @@
+//! Kernels from accl source, run on the Vulkan device and compared with a
+//! reference computed here: saxpy, the Jacobi stencil (collapse(2), f64),
+//! mandelbrot (a device function returning u8), control flow, a grid-stride
+//! launch, array sections, and the diagnostics for what is not supported.
+
+mod common;
+
+use common::*;
+use compiler::{ArgLocation, IndexWidth, Spec};
+use lang::Value;
+use std::collections::HashMap;
+
+const SAXPY: &str = "
+const N = 10007;
+let a = 2.5f32;
+let x = zeros(f32, N);
+let y = zeros(f32, N);
+parallel loop for i in 0..N {
+    y[i] = a * x[i] + y[i];
+}
+";
+
+fn saxpy_run(spec: &Spec) -> ArgLocation {
+    let src = Source::new(SAXPY);
+    let k = src.kernel(0);
+    let n = 10007usize;
+    let mut rng = Rng(7);
+    let x: Vec<f32> = (0..n).map(|_| (rng.unit() * 1000.0) as f32 / 7.0).collect();
+    let y: Vec<f32> = (0..n).map(|_| (rng.unit() * 1000.0) as f32 / 3.0).collect();
+    let mut loc = ArgLocation::PushConstants;
+    with_device(|dev| {
+        let mut arrays = HashMap::new();
+        arrays.insert(
+            "x",
+            Arr::whole(
+                x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                &[n as u64],
+            ),
+        );
+        arrays.insert(
+            "y",
+            Arr::whole(
+                y.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                &[n as u64],
+            ),
+        );
+        let ran = run(dev, &src, &k, spec, &[("a", Value::F32(2.5))], &arrays);
+        loc = ran.layout.location;
+        let yi = k.arrays.iter().position(|(_, p)| p.name == "y").unwrap();
+        let got = f32s(&ran.arrays[yi], n);
+        for i in 0..n {
+            let want = 2.5f32 * x[i] + y[i];
+            assert_eq!(
+                got[i].to_bits(),
+                want.to_bits(),
+                "y[{i}]: {} != {want}",
+                got[i]
+            );
+        }
+        // x is only read.
+        assert_eq!(f32s(&ran.arrays[1 - yi], n), x);
+    });
+    loc
+}
+
+#[test]
+fn saxpy_f32_matches_cpu() {
+    assert_eq!(saxpy_run(&Spec::default()), ArgLocation::PushConstants);
+}
+
+#[test]
+fn saxpy_with_the_argument_block_in_a_buffer() {
+    let spec = Spec {
+        max_push_constants: 8,
+        ..Spec::default()
+    };
+    assert_eq!(saxpy_run(&spec), ArgLocation::Buffer { binding: 2 });
+}
+
+#[test]
+fn saxpy_with_64_bit_indexing_and_spirv_1_3() {
+    let spec = Spec {
+        index_width: IndexWidth::U64,
+        spirv_version: (1, 3),
+        workgroup_size: 64,
+        ..Spec::default()
+    };
+    saxpy_run(&spec);
+}
+
+#[test]
+fn saxpy_disassembly_snapshot() {
+    let src = Source::new(SAXPY);
+    let k = src.kernel(0);
+    let words = compiler::compile(&k, &Spec::default()).unwrap();
+    spirv_val(&words);
+    insta::assert_snapshot!("saxpy_spirv", compiler::disassemble(&words));
+}
+
+#[test]
+fn jacobi_collapse2_f64() {
+    let (n, m) = (67usize, 45usize);
+    let src = Source::new(&format!(
+        "
+const n = {n};
+const m = {m};
+let A = zeros(f64, n, m);
+let Anew = zeros(f64, n, m);
+parallel loop collapse(2)
+for j in 1..n - 1 {{
+    for i in 1..m - 1 {{
+        Anew[j, i] = 0.25 * (A[j, i + 1] + A[j, i - 1] + A[j - 1, i] + A[j + 1, i]);
+    }}
+}}
+"
+    ));
+    let k = src.kernel(0);
+    assert_eq!(k.levels.len(), 2);
+    let mut rng = Rng(3);
+    let a: Vec<f64> = (0..n * m).map(|_| rng.unit()).collect();
+    let anew0: Vec<f64> = vec![-1.0; n * m];
+    with_device(|dev| {
+        let mut arrays = HashMap::new();
+        arrays.insert(
+            "A",
+            Arr::whole(
+                a.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                &[n as u64, m as u64],
+            ),
+        );
+        arrays.insert(
+            "Anew",
+            Arr::whole(
+                anew0.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                &[n as u64, m as u64],
+            ),
+        );
+        let ran = run(dev, &src, &k, &Spec::default(), &[], &arrays);
+        let ai = k.arrays.iter().position(|(_, p)| p.name == "Anew").unwrap();
+        let got = f64s(&ran.arrays[ai], n * m);
+        for j in 0..n {
+            for i in 0..m {
+                let want = if j == 0 || i == 0 || j == n - 1 || i == m - 1 {
+                    -1.0
+                } else {
+                    0.25 * (a[j * m + i + 1]
+                        + a[j * m + i - 1]
+                        + a[(j - 1) * m + i]
+                        + a[(j + 1) * m + i])
+                };
+                assert_eq!(got[j * m + i].to_bits(), want.to_bits(), "Anew[{j}, {i}]");
+            }
+        }
+    });
+}
+
+fn mandelbrot_cpu(px: i32, py: i32, w: i32, h: i32, max: i32) -> u8 {
+    let x0 = -2.0 + px as f64 * (3.0 / w as f64);
+    let y0 = -1.5 + py as f64 * (3.0 / h as f64);
+    let (mut x, mut y, mut i) = (0.0f64, 0.0f64, 0i32);
+    while x * x + y * y < 4.0 && i < max {
+        let xt = x * x - y * y + x0;
+        y = 2.0 * x * y + y0;
+        x = xt;
+        i += 1;
+    }
+    (255 * i / max) as u8
+}
+
+#[test]
+fn mandelbrot_device_function_u8_image_bit_exact() {
+    let (w, h) = (192i32, 128i32);
+    let src = Source::new(&format!(
+        "
+const W = {w};
+const H = {h};
+const MAX_ITERS = 255;
+
+fn mandelbrot(px: i32, py: i32) -> u8 {{
+    let x0 = -2.0 + px as f64 * (3.0 / W as f64);
+    let y0 = -1.5 + py as f64 * (3.0 / H as f64);
+    let x = 0.0;
+    let y = 0.0;
+    let i = 0;
+    while x * x + y * y < 4.0 && i < MAX_ITERS {{
+        let xt = x * x - y * y + x0;
+        y = 2.0 * x * y + y0;
+        x = xt;
+        i += 1;
+    }}
+    return (255 * i / MAX_ITERS) as u8;
+}}
+
+let image = zeros(u8, H, W);
+parallel loop copyout(image) for y in 0..H {{
+    for x in 0..W {{
+        image[y, x] = mandelbrot(x, y);
+    }}
+}}
+"
+    ));
+    let k = src.kernel(0);
+    assert_eq!(k.functions.len(), 1);
+    assert!(k.features.storage_buffer_8bit && k.features.float64);
+    with_device(|dev| {
+        let mut arrays = HashMap::new();
+        arrays.insert(
+            "image",
+            Arr::whole(vec![7u8; (w * h) as usize], &[h as u64, w as u64]),
+        );
+        let ran = run(dev, &src, &k, &Spec::default(), &[], &arrays);
+        let img = &ran.arrays[0];
+        let mut diffs = 0;
+        for y in 0..h {
+            for x in 0..w {
+                let want = mandelbrot_cpu(x, y, w, h, 255);
+                if img[(y * w + x) as usize] != want {
+                    diffs += 1;
+                }
+            }
+        }
+        assert_eq!(diffs, 0, "pixels differing from the CPU");
+        assert_eq!(img[(h / 2 * w + w / 3) as usize], 255);
+    });
+}
+
+#[test]
+fn control_flow_while_break_continue_if() {
+    let src = Source::new(
+        "
+const N = 3000;
+let limit = 100;
+let out = zeros(i32, N);
+let flags = zeros(bool, N);
+parallel loop for i in 0..N {
+    // Collatz steps, capped: while + break.
+    let n = i as i64 + 1;
+    let steps = 0;
+    while n != 1 {
+        if steps >= limit {
+            break;
+        }
+        if n % 2 == 0 { n = n / 2; } else { n = 3 * n + 1; }
+        steps += 1;
+    }
+    // continue in a for; inclusive range; else-if chain.
+    let odd_sum = 0;
+    for k in 0..=i % 17 {
+        if k % 2 == 0 { continue; }
+        odd_sum += k;
+    }
+    let d = i % 5;
+    let cls = 0;
+    if d != 0 && 100 / d > 30 { cls = 1; } else if d == 0 || i > 2000 { cls = 2; } else { cls = 3; }
+    out[i] = steps * 1000 + odd_sum * 10 + cls;
+    flags[i] = steps == limit;
+    if i % 7 == 3 {
+        continue;
+    }
+    flags[i] = !flags[i];
+}
+",
+    );
+    let k = src.kernel(0);
+    let n = 3000;
+    with_device(|dev| {
+        let mut arrays = HashMap::new();
+        arrays.insert("out", Arr::whole(vec![0; 4 * n], &[n as u64]));
+        arrays.insert("flags", Arr::whole(vec![9; n], &[n as u64]));
+        let ran = run(
+            dev,
+            &src,
+            &k,
+            &Spec::default(),
+            &[("limit", Value::I32(100))],
+            &arrays,
+        );
+        let oi = k.arrays.iter().position(|(_, p)| p.name == "out").unwrap();
+        let out = values_of(lang::Scalar::I32, &ran.arrays[oi], n);
+        let flags = &ran.arrays[1 - oi];
+        for i in 0..n as i32 {
+            let mut m = i as i64 + 1;
+            let mut steps = 0;
+            while m != 1 {
+                if steps >= 100 {
+                    break;
+                }
+                m = if m % 2 == 0 { m / 2 } else { 3 * m + 1 };
+                steps += 1;
+            }
+            let odd_sum: i32 = (0..=i % 17).filter(|k| k % 2 == 1).sum();
+            let d = i % 5;
+            let cls = if d != 0 && 100 / d > 30 {
+                1
+            } else if d == 0 || i > 2000 {
+                2
+            } else {
+                3
+            };
+            assert_eq!(
+                out[i as usize],
+                Value::I32(steps * 1000 + odd_sum * 10 + cls),
+                "out[{i}]"
+            );
+            let f = steps == 100;
+            let f = if i % 7 == 3 { f } else { !f };
+            assert_eq!(flags[i as usize], f as u8, "flags[{i}]");
+        }
+    });
+}
+
+#[test]
+fn grid_stride_covers_more_than_max_groups_times_workgroup() {
+    // 64 invocations x 65535 groups = 4_194_240 < N.
+    let n: usize = 4_500_001;
+    let src = Source::new(&format!(
+        "
+const N = {n};
+let out = zeros(u32, N);
+parallel loop vector_length(64) for i in 0..N {{
+    out[i] = (i as u32) * 2654435761u32;
+}}
+"
+    ));
+    let k = src.kernel(0);
+    assert_eq!(k.vector_length, Some(64));
+    with_device(|dev| {
+        let max = dev.info().limits.max_compute_work_group_count[0];
+        let mut arrays = HashMap::new();
+        arrays.insert("out", Arr::whole(vec![0; 4 * n], &[n as u64]));
+        let ran = run(dev, &src, &k, &Spec::default(), &[], &arrays);
+        assert_eq!(ran.groups[0], max.min(n.div_ceil(64) as u32));
+        assert!(
+            (ran.groups[0] as usize) * 64 < n,
+            "the launch must need the grid-stride loop"
+        );
+        let out = u32s(&ran.arrays[0], n);
+        for (i, v) in out.iter().enumerate() {
+            assert_eq!(*v, (i as u32).wrapping_mul(2654435761), "out[{i}]");
+        }
+    });
+}
+
+#[test]
+fn section_base_offsets_1d_and_2d() {
+    let src = Source::new(
+        "
+const N = 1000;
+const H = N / 2;
+let a = zeros(f64, N);
+let B = zeros(i32, 40, 30);
+parallel loop present(a[H:H]) for i in H..N {
+    a[i] = -a[i];
+}
+parallel loop collapse(2) present(B[10:20]) for j in 10..30 {
+    for i in 0..30 {
+        B[j, i] = B[j, i] + j * 100 + i;
+    }
+}
+",
+    );
+    with_device(|dev| {
+        // 1-D: the buffer holds a[500..1000] only.
+        let k = src.kernel(0);
+        let sec: Vec<f64> = (500..1000).map(|i| i as f64).collect();
+        let mut arrays = HashMap::new();
+        arrays.insert(
+            "a",
+            Arr {
+                bytes: sec.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                dims: vec![1000],
+                base: 500,
+            },
+        );
+        let ran = run(dev, &src, &k, &Spec::default(), &[], &arrays);
+        let got = f64s(&ran.arrays[0], 500);
+        for (j, v) in got.iter().enumerate() {
+            assert_eq!(*v, -((500 + j) as f64));
+        }
+        // 2-D: rows 10..30 of a 40 x 30 array.
+        let k = src.kernel(1);
+        let rows: Vec<i32> = (0..20 * 30).map(|x| x * 3).collect();
+        let mut arrays = HashMap::new();
+        arrays.insert(
+            "B",
+            Arr {
+                bytes: rows.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                dims: vec![40, 30],
+                base: 10 * 30,
+            },
+        );
+        let ran = run(dev, &src, &k, &Spec::default(), &[], &arrays);
+        let got = values_of(lang::Scalar::I32, &ran.arrays[0], 600);
+        for r in 0..20 {
+            for i in 0..30 {
+                let want = rows[r * 30 + i] + (r as i32 + 10) * 100 + i as i32;
+                assert_eq!(got[r * 30 + i], Value::I32(want), "B[{}, {i}]", r + 10);
+            }
+        }
+    });
+}
+
+#[test]
+fn reduction_is_a_clear_unsupported_diagnostic() {
+    let src = Source::new(
+        "
+let a = zeros(f64, 10);
+let s = 0.0;
+parallel loop reduction(+: s) for i in 0..10 {
+    s += a[i];
+}
+",
+    );
+    let d = src.lower(0).unwrap_err();
+    assert_eq!(d.code, "accl::compile::unsupported");
+    assert!(d.message.contains("reduction"), "{}", d.message);
+    let text = lang::diag::render_plain(&lang::Source::new("t.accl", ""), &[], 80);
+    assert!(text.is_empty());
+}
+
+#[test]
+fn atomics_and_parallel_regions_are_unsupported_too() {
+    let src = Source::new(
+        "
+let h = zeros(i32, 10);
+parallel loop for i in 0..100 {
+    atomic h[i % 10] += 1;
+}
+parallel num_gangs(2) {
+    loop vector for i in 0..10 {
+        h[i] = 1;
+    }
+}
+",
+    );
+    for n in 0..2 {
+        let d = src.lower(n).unwrap_err();
+        assert_eq!(d.code, "accl::compile::unsupported", "{d:?}");
+    }
+    assert!(src.lower(0).unwrap_err().message.contains("atomic"));
+    assert!(src.lower(1).unwrap_err().message.contains("parallel"));
+}
+
+#[test]
+fn missing_device_feature_is_named() {
+    let src = Source::new(SAXPY.replace("f32", "f64").as_str());
+    let k = src.kernel(0);
+    let spec = Spec {
+        features: compiler::Features {
+            float64: false,
+            ..Spec::default().features
+        },
+        ..Spec::default()
+    };
+    let d = compiler::compile(&k, &spec).unwrap_err();
+    assert_eq!(d.code, "accl::compile::missing_feature");
+    assert!(d.message.contains("shaderFloat64"), "{}", d.message);
+    // And the cache hands back the same module for the same spec.
+    let mut cache = compiler::Cache::new();
+    let a = cache.get(0, &k, &Spec::default()).unwrap();
+    let b = cache.get(0, &k, &Spec::default()).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&a, &b));
+    assert_eq!(cache.len(), 1);
+}
