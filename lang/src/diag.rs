@@ -54,8 +54,28 @@ impl Diag {
         self.labels.first().map(|l| l.0).unwrap_or_default()
     }
     /// Attach the source text so that miette can render the labels.
-    pub fn with_source(self, src: &Source) -> miette::Report {
-        miette::Report::new(self).with_source_code(src.named())
+    ///
+    /// A label on a line longer than [`MAX_SHOWN_LINE`] bytes is not drawn
+    /// (miette cannot lay out columns past 65,535 and panics); the position
+    /// goes into the message instead.
+    pub fn with_source(mut self, src: &Source) -> miette::Report {
+        let text = &*src.text;
+        let long = self.labels.iter().any(|(s, _)| line_around(text, *s).len() > MAX_SHOWN_LINE);
+        if !long {
+            return miette::Report::new(self).with_source_code(src.named());
+        }
+        let s = self.span();
+        let start = (s.start as usize).min(text.len());
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        self.message = format!(
+            "{} (at {}:{}:{}; the line is too long to show)",
+            self.message,
+            src.name,
+            s.line(text),
+            start - line_start + 1
+        );
+        self.labels.clear();
+        miette::Report::new(self)
     }
 }
 
@@ -87,6 +107,18 @@ impl Diagnostic for Diag {
             }
         })))
     }
+}
+
+/// The longest source line that diagnostics quote.
+pub const MAX_SHOWN_LINE: usize = 4096;
+
+/// The text of the lines that `span` touches.
+fn line_around(text: &str, span: Span) -> &str {
+    let start = (span.start as usize).min(text.len());
+    let end = (span.end as usize).clamp(start, text.len());
+    let lo = text.as_bytes()[..start].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let hi = text.as_bytes()[end..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| end + i);
+    &text[lo..hi]
 }
 
 /// A named source text, shared by every diagnostic about it.
@@ -158,6 +190,15 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_on_huge_lines_are_not_drawn() {
+        let text = format!("let x = {}1;\n", "-".repeat(100_000));
+        let src = Source::new("t.accl", text);
+        let d = Diag::error("accl::test", "bad", Span::new(8, 100_009), "here");
+        let out = render_plain(&src, &[d], 80);
+        assert!(out.contains("bad (at t.accl:1:9; the line is too long to show)"), "{out}");
+    }
 
     #[test]
     fn transpositions_are_one_edit() {

@@ -29,6 +29,12 @@ pub fn lex(src: &str) -> Lexed<'_> {
     let mut tokens = Vec::new();
     let mut diags = Vec::new();
     let mut depth = 0usize;
+    // `else if` nests too (the second `if` sits in the first one's `else`),
+    // without a bracket: `chains[level]` counts the `else if`s of the
+    // statement open at each bracket level; they end with that statement.
+    let mut chains: Vec<usize> = vec![0];
+    let mut chained = 0usize;
+    let mut prev = Tok::Semi;
     let mut fatal = false;
     for (res, range) in Tok::lexer(src).spanned() {
         let span = Span::from(range.clone());
@@ -75,26 +81,50 @@ pub fn lex(src: &str) -> Lexed<'_> {
                 Tok::Error
             }
         };
-        match tok {
+        if matches!(prev, Tok::RBrace) && !matches!(tok, Tok::Else) {
+            // The statement at this level ended: so did its `else if` chain.
+            let c = chains.last_mut().expect("level 0 is never popped");
+            chained -= *c;
+            *c = 0;
+        }
+        let deeper = match tok {
             Tok::LParen | Tok::LBracket | Tok::LBrace => {
                 depth += 1;
-                if depth > MAX_NESTING {
-                    diags.push(
-                        Diag::error(
-                            "accl::parse::too_deep",
-                            format!("brackets nested more than {MAX_NESTING} deep"),
-                            span,
-                            "nesting limit reached here",
-                        )
-                        .with_help("split the expression or block into smaller pieces (functions, variables)"),
-                    );
-                    fatal = true;
-                    break;
-                }
+                chains.push(0);
+                true
             }
-            Tok::RParen | Tok::RBracket | Tok::RBrace => depth = depth.saturating_sub(1),
-            _ => {}
+            Tok::If if matches!(prev, Tok::Else) => {
+                *chains.last_mut().expect("level 0 is never popped") += 1;
+                chained += 1;
+                true
+            }
+            Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                if depth > 0 {
+                    depth -= 1;
+                    chained -= chains.pop().unwrap_or(0);
+                }
+                false
+            }
+            _ => false,
+        };
+        if deeper && depth + chained > MAX_NESTING {
+            diags.push(
+                Diag::error(
+                    "accl::parse::too_deep",
+                    format!("blocks and brackets nested more than {MAX_NESTING} deep"),
+                    span,
+                    "nesting limit reached here",
+                )
+                .with_help(if chained > depth {
+                    "split the `else if` chain into several `if` statements or functions"
+                } else {
+                    "split the expression or block into smaller pieces (functions, variables)"
+                }),
+            );
+            fatal = true;
+            break;
         }
+        prev = tok;
         tokens.push((range.start, tok, range.end));
     }
     Lexed { tokens, diags, fatal }
@@ -282,6 +312,18 @@ mod tests {
         let l = lex("let x = 1 $ 2;");
         assert_eq!(l.diags.len(), 1);
         assert!(l.tokens.iter().any(|t| t.1 == Tok::Error));
+    }
+
+    #[test]
+    fn long_else_if_chains_count_as_nesting() {
+        let chain = |n: usize| format!("if a {{}}{}\n", " else if a {}".repeat(n));
+        assert!(!lex(&chain(MAX_NESTING - 1)).fatal);
+        assert!(lex(&chain(MAX_NESTING + 1)).fatal);
+        // Chains that end do not add up.
+        let many = chain(MAX_NESTING - 1).repeat(10);
+        assert!(!lex(&many).fatal);
+        let inside = format!("{{ {} }} {}", chain(MAX_NESTING - 2), chain(MAX_NESTING - 1));
+        assert!(!lex(&inside).fatal);
     }
 
     #[test]
