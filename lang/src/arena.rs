@@ -77,7 +77,9 @@ impl<T> Default for Arena<T> {
 
 impl<T: fmt::Debug> fmt::Debug for Arena<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map().entries(self.items.iter().enumerate()).finish()
+        f.debug_map()
+            .entries(self.items.iter().enumerate())
+            .finish()
     }
 }
 
@@ -100,7 +102,10 @@ impl<T> Arena<T> {
         self.spans[h.index()]
     }
     pub fn iter(&self) -> impl Iterator<Item = (Handle<T>, &T)> {
-        self.items.iter().enumerate().map(|(i, t)| (Handle::new(i), t))
+        self.items
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (Handle::new(i), t))
     }
 }
 

@@ -141,7 +141,9 @@ impl Builtins {
         &self.list[id.0 as usize]
     }
     pub fn constant(&self, owner: &str, name: &str) -> Option<Value> {
-        self.consts.get(&(owner.to_string(), name.to_string())).copied()
+        self.consts
+            .get(&(owner.to_string(), name.to_string()))
+            .copied()
     }
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.list.iter().map(|b| b.name.as_str())
@@ -150,6 +152,9 @@ impl Builtins {
         self.consts.keys().map(|(o, n)| format!("{o}::{n}"))
     }
     pub fn iter(&self) -> impl Iterator<Item = (BuiltinId, &Builtin)> {
-        self.list.iter().enumerate().map(|(i, b)| (BuiltinId(i as u32), b))
+        self.list
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (BuiltinId(i as u32), b))
     }
 }

@@ -25,7 +25,12 @@ pub struct Diag {
 
 impl Diag {
     /// An error with a primary label.
-    pub fn error(code: &'static str, message: impl Into<String>, span: Span, label: impl Into<String>) -> Diag {
+    pub fn error(
+        code: &'static str,
+        message: impl Into<String>,
+        span: Span,
+        label: impl Into<String>,
+    ) -> Diag {
         Diag {
             code,
             message: message.into(),
@@ -60,7 +65,10 @@ impl Diag {
     /// goes into the message instead.
     pub fn with_source(mut self, src: &Source) -> miette::Report {
         let text = &*src.text;
-        let long = self.labels.iter().any(|(s, _)| line_around(text, *s).len() > MAX_SHOWN_LINE);
+        let long = self
+            .labels
+            .iter()
+            .any(|(s, _)| line_around(text, *s).len() > MAX_SHOWN_LINE);
         if !long {
             return miette::Report::new(self).with_source_code(src.named());
         }
@@ -95,17 +103,21 @@ impl Diagnostic for Diag {
         Some(self.severity)
     }
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        Some(Box::new(self.labels.iter().enumerate().map(|(i, (span, text))| {
-            let text = (!text.is_empty()).then(|| text.clone());
-            if i == 0 {
-                LabeledSpan::new_primary_with_span(text, *span)
-            } else {
-                LabeledSpan::new_with_span(text, *span)
-            }
-        })))
+        Some(Box::new(self.labels.iter().enumerate().map(
+            |(i, (span, text))| {
+                let text = (!text.is_empty()).then(|| text.clone());
+                if i == 0 {
+                    LabeledSpan::new_primary_with_span(text, *span)
+                } else {
+                    LabeledSpan::new_with_span(text, *span)
+                }
+            },
+        )))
     }
 }
 
@@ -116,8 +128,14 @@ pub const MAX_SHOWN_LINE: usize = 4096;
 fn line_around(text: &str, span: Span) -> &str {
     let start = (span.start as usize).min(text.len());
     let end = (span.end as usize).clamp(start, text.len());
-    let lo = text.as_bytes()[..start].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let hi = text.as_bytes()[end..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| end + i);
+    let lo = text.as_bytes()[..start]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let hi = text.as_bytes()[end..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(text.len(), |i| end + i);
     &text[lo..hi]
 }
 
@@ -143,8 +161,9 @@ impl Source {
 /// Render diagnostics as plain text (no colour), as the snapshot tests and
 /// non-terminal outputs use.
 pub fn render_plain(src: &Source, diags: &[Diag], width: usize) -> String {
-    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-        .with_width(width);
+    let handler =
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+            .with_width(width);
     let mut out = String::new();
     for d in diags {
         let report = d.clone().with_source(src);
@@ -154,7 +173,10 @@ pub fn render_plain(src: &Source, diags: &[Diag], width: usize) -> String {
 }
 
 /// Levenshtein-based "did you mean" over a list of candidates.
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
         let d = edit_distance(name, c);
@@ -197,7 +219,10 @@ mod tests {
         let src = Source::new("t.accl", text);
         let d = Diag::error("accl::test", "bad", Span::new(8, 100_009), "here");
         let out = render_plain(&src, &[d], 80);
-        assert!(out.contains("bad (at t.accl:1:9; the line is too long to show)"), "{out}");
+        assert!(
+            out.contains("bad (at t.accl:1:9; the line is too long to show)"),
+            "{out}"
+        );
     }
 
     #[test]

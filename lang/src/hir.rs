@@ -84,11 +84,25 @@ pub struct Stmt {
 #[derive(Debug, Clone)]
 pub enum StmtKind {
     /// Declare (and initialise) a local.
-    Let { local: LocalH, init: ExprH },
-    Assign { place: Place, op: Option<BinOp>, value: ExprH },
+    Let {
+        local: LocalH,
+        init: ExprH,
+    },
+    Assign {
+        place: Place,
+        op: Option<BinOp>,
+        value: ExprH,
+    },
     Expr(ExprH),
-    If { cond: ExprH, then: Block, els: Block },
-    While { cond: ExprH, body: Block },
+    If {
+        cond: ExprH,
+        then: Block,
+        els: Block,
+    },
+    While {
+        cond: ExprH,
+        body: Block,
+    },
     For(ForLoop),
     Break,
     Continue,
@@ -96,7 +110,11 @@ pub enum StmtKind {
     Block(Block),
     Construct(Box<Construct>),
     /// `atomic a[i] op= v`
-    Atomic { place: Place, op: AtomicOp, value: ExprH },
+    Atomic {
+        place: Place,
+        op: AtomicOp,
+        value: ExprH,
+    },
 }
 
 /// Something that can be assigned to.
@@ -104,7 +122,10 @@ pub enum StmtKind {
 pub enum Place {
     Local(LocalH),
     /// `array[indices]`; `array` is an expression of array type.
-    Element { array: ExprH, indices: Vec<ExprH> },
+    Element {
+        array: ExprH,
+        indices: Vec<ExprH>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -156,7 +177,10 @@ pub enum ConstructBody {
     Block(Block),
     /// `loops` holds one header per collapsed level (outermost first); `body`
     /// is the innermost loop's body.
-    Loops { loops: Vec<LoopHeader>, body: Block },
+    Loops {
+        loops: Vec<LoopHeader>,
+        body: Block,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

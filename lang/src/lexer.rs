@@ -47,7 +47,9 @@ pub fn lex(src: &str) -> Lexed<'_> {
                         span,
                         "this string has no closing `\"`",
                     )
-                    .with_help("strings end on the same line with `\"`; write a line break as `\\n`"),
+                    .with_help(
+                        "strings end on the same line with `\"`; write a line break as `\\n`",
+                    ),
                 );
                 Tok::Error
             }
@@ -75,7 +77,9 @@ pub fn lex(src: &str) -> Lexed<'_> {
                 if ch == '\'' {
                     d = d.with_help("strings use double quotes: \"...\"");
                 } else if ch == '.' {
-                    d = d.with_help("a range is written `a..b`; a float needs a digit after the point: `1.0`");
+                    d = d.with_help(
+                        "a range is written `a..b`; a float needs a digit after the point: `1.0`",
+                    );
                 }
                 diags.push(d);
                 Tok::Error
@@ -127,7 +131,11 @@ pub fn lex(src: &str) -> Lexed<'_> {
         prev = tok;
         tokens.push((range.start, tok, range.end));
     }
-    Lexed { tokens, diags, fatal }
+    Lexed {
+        tokens,
+        diags,
+        fatal,
+    }
 }
 
 /// A numeric literal's value and optional type suffix.
@@ -266,20 +274,32 @@ mod tests {
 
     #[test]
     fn ranges_and_floats_are_told_apart() {
-        assert_eq!(kinds("0..N"), vec![Tok::Int("0"), Tok::DotDot, Tok::Ident("N")]);
-        assert_eq!(kinds("1..=n"), vec![Tok::Int("1"), Tok::DotDotEq, Tok::Ident("n")]);
-        assert_eq!(kinds(".5 1e-6 2.5e3 1.0f32"), vec![
-            Tok::Float(".5"),
-            Tok::Float("1e-6"),
-            Tok::Float("2.5e3"),
-            Tok::Float("1.0f32")
-        ]);
-        assert_eq!(kinds("0x2A 0b101 1_000_000 10i64"), vec![
-            Tok::Int("0x2A"),
-            Tok::Int("0b101"),
-            Tok::Int("1_000_000"),
-            Tok::Int("10i64")
-        ]);
+        assert_eq!(
+            kinds("0..N"),
+            vec![Tok::Int("0"), Tok::DotDot, Tok::Ident("N")]
+        );
+        assert_eq!(
+            kinds("1..=n"),
+            vec![Tok::Int("1"), Tok::DotDotEq, Tok::Ident("n")]
+        );
+        assert_eq!(
+            kinds(".5 1e-6 2.5e3 1.0f32"),
+            vec![
+                Tok::Float(".5"),
+                Tok::Float("1e-6"),
+                Tok::Float("2.5e3"),
+                Tok::Float("1.0f32")
+            ]
+        );
+        assert_eq!(
+            kinds("0x2A 0b101 1_000_000 10i64"),
+            vec![
+                Tok::Int("0x2A"),
+                Tok::Int("0b101"),
+                Tok::Int("1_000_000"),
+                Tok::Int("10i64")
+            ]
+        );
     }
 
     #[test]
@@ -287,12 +307,30 @@ mod tests {
         let s = Span::default();
         assert_eq!(parse_int("0x2A", s).unwrap(), NumLit::Int(42, None));
         assert_eq!(parse_int("0b101", s).unwrap(), NumLit::Int(5, None));
-        assert_eq!(parse_int("1_000_000", s).unwrap(), NumLit::Int(1_000_000, None));
-        assert_eq!(parse_int("10i64", s).unwrap(), NumLit::Int(10, Some(Scalar::I64)));
-        assert_eq!(parse_int("10f32", s).unwrap(), NumLit::Float(10.0, Some(Scalar::F32)));
-        assert_eq!(parse_int("0xffu8", s).unwrap(), NumLit::Int(255, Some(Scalar::U8)));
-        assert_eq!(parse_float("2.5e3", s).unwrap(), NumLit::Float(2500.0, None));
-        assert_eq!(parse_float("1.0f32", s).unwrap(), NumLit::Float(1.0, Some(Scalar::F32)));
+        assert_eq!(
+            parse_int("1_000_000", s).unwrap(),
+            NumLit::Int(1_000_000, None)
+        );
+        assert_eq!(
+            parse_int("10i64", s).unwrap(),
+            NumLit::Int(10, Some(Scalar::I64))
+        );
+        assert_eq!(
+            parse_int("10f32", s).unwrap(),
+            NumLit::Float(10.0, Some(Scalar::F32))
+        );
+        assert_eq!(
+            parse_int("0xffu8", s).unwrap(),
+            NumLit::Int(255, Some(Scalar::U8))
+        );
+        assert_eq!(
+            parse_float("2.5e3", s).unwrap(),
+            NumLit::Float(2500.0, None)
+        );
+        assert_eq!(
+            parse_float("1.0f32", s).unwrap(),
+            NumLit::Float(1.0, Some(Scalar::F32))
+        );
         assert!(parse_int("99999999999999999999", s).is_err());
         assert!(parse_int("10i65", s).is_err());
         assert!(parse_float("1.0i32", s).is_err());
@@ -300,10 +338,16 @@ mod tests {
 
     #[test]
     fn nested_block_comments_and_strings() {
-        assert_eq!(kinds("/* a /* b */ c */ x // y\n z"), vec![Tok::Ident("x"), Tok::Ident("z")]);
+        assert_eq!(
+            kinds("/* a /* b */ c */ x // y\n z"),
+            vec![Tok::Ident("x"), Tok::Ident("z")]
+        );
         let l = lex("/* open /* */");
         assert_eq!(l.diags[0].code, "accl::lex::unterminated_comment");
-        assert_eq!(unescape(r#""a\n\"b\\""#, Span::default()).unwrap(), "a\n\"b\\");
+        assert_eq!(
+            unescape(r#""a\n\"b\\""#, Span::default()).unwrap(),
+            "a\n\"b\\"
+        );
         assert!(unescape(r#""\q""#, Span::default()).is_err());
     }
 
@@ -322,7 +366,11 @@ mod tests {
         // Chains that end do not add up.
         let many = chain(MAX_NESTING - 1).repeat(10);
         assert!(!lex(&many).fatal);
-        let inside = format!("{{ {} }} {}", chain(MAX_NESTING - 2), chain(MAX_NESTING - 1));
+        let inside = format!(
+            "{{ {} }} {}",
+            chain(MAX_NESTING - 2),
+            chain(MAX_NESTING - 1)
+        );
         assert!(!lex(&inside).fatal);
     }
 

@@ -18,11 +18,11 @@ pub mod token;
 pub mod types;
 pub mod value;
 
+pub use builtins::{Builtin, BuiltinId, Builtins, Effect, Sig, Typing};
+pub use check::{check, check_source, Checked, Global};
 pub use diag::{Diag, Source};
 pub use lexer::MAX_NESTING;
 pub use parse::{parse, MAX_EXPR_DEPTH};
 pub use span::Span;
 pub use types::{Scalar, Type};
-pub use builtins::{Builtin, BuiltinId, Builtins, Effect, Sig, Typing};
-pub use check::{check, check_source, Checked, Global};
 pub use value::Value;

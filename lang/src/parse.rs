@@ -51,7 +51,8 @@ fn improve(d: &mut Diag, toks: &[(usize, Tok<'_>, usize)], src: &str) {
     let Some(k) = toks.iter().position(|t| t.0 >= at) else {
         if d.code == "accl::parse::unexpected_eof" {
             if let Some((l, tok, r)) = unclosed(toks) {
-                d.labels.push((Span::new(l, r), format!("this {tok} is never closed")));
+                d.labels
+                    .push((Span::new(l, r), format!("this {tok} is never closed")));
             }
         }
         return;
@@ -61,7 +62,9 @@ fn improve(d: &mut Diag, toks: &[(usize, Tok<'_>, usize)], src: &str) {
     }
     let prev = k.checked_sub(1).map(|i| toks[i]);
     let before = k.checked_sub(2).map(|i| toks[i].1);
-    if let (Some((l, Tok::Ident(w @ ("elif" | "elsif" | "elseif")), r)), Some(Tok::RBrace)) = (prev, before) {
+    if let (Some((l, Tok::Ident(w @ ("elif" | "elsif" | "elseif")), r)), Some(Tok::RBrace)) =
+        (prev, before)
+    {
         *d = Diag::error(
             "accl::parse::unexpected_token",
             format!("`{w}` is not a keyword"),
@@ -84,7 +87,9 @@ fn improve(d: &mut Diag, toks: &[(usize, Tok<'_>, usize)], src: &str) {
             }
         }
     }
-    if matches!(toks[k].1, Tok::RParen | Tok::RBracket | Tok::RBrace) && unmatched(toks).contains(&k) {
+    if matches!(toks[k].1, Tok::RParen | Tok::RBracket | Tok::RBrace)
+        && unmatched(toks).contains(&k)
+    {
         d.labels[0].1 = format!("this {} has no opening bracket", toks[k].1);
         d.help = Some("remove it, or add the missing opening bracket before it".into());
     }
@@ -174,7 +179,10 @@ fn unexpected(tok: &Tok<'_>, span: Span, expected: &[String]) -> Diag {
         describe_expected(expected).unwrap_or_else(|| "not expected here".into()),
     );
     let wants = |t: &str| expected.iter().any(|e| e == &format!("\"{t}\""));
-    let comparison = matches!(tok, Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge | Tok::EqEq | Tok::NotEq);
+    let comparison = matches!(
+        tok,
+        Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge | Tok::EqEq | Tok::NotEq
+    );
     if comparison && wants("&&") {
         d.labels[0].1 = "comparisons cannot be chained".into();
         d = d.with_help("combine two comparisons with `&&`: `a < b && b < c`");
@@ -293,7 +301,11 @@ mod tests {
         // The bad character's error token must not end parsing.
         assert_eq!(
             codes("let x = 1\nlet y = 2 $ 3;\nlet z = (1 + ;\n"),
-            ["accl::parse::unexpected_token", "accl::lex::bad_character", "accl::parse::unexpected_token"]
+            [
+                "accl::parse::unexpected_token",
+                "accl::lex::bad_character",
+                "accl::parse::unexpected_token"
+            ]
         );
     }
 

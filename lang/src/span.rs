@@ -35,7 +35,11 @@ impl Span {
     /// 1-based line number of `start` in `src`.
     pub fn line(self, src: &str) -> usize {
         let end = (self.start as usize).min(src.len());
-        src.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() + 1
+        src.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
     }
 }
 

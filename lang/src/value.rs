@@ -259,18 +259,36 @@ mod tests {
 
     #[test]
     fn integer_arithmetic_wraps() {
-        assert_eq!(Value::binary(BinOp::Add, Value::I32(i32::MAX), Value::I32(1)), Ok(Value::I32(i32::MIN)));
-        assert_eq!(Value::binary(BinOp::Mul, Value::U8(16), Value::U8(17)), Ok(Value::U8(16)));
-        assert_eq!(Value::binary(BinOp::Div, Value::I32(1), Value::I32(0)), Err(ValueError::DivByZero));
-        assert_eq!(Value::binary(BinOp::Div, Value::I32(i32::MIN), Value::I32(-1)), Ok(Value::I32(i32::MIN)));
+        assert_eq!(
+            Value::binary(BinOp::Add, Value::I32(i32::MAX), Value::I32(1)),
+            Ok(Value::I32(i32::MIN))
+        );
+        assert_eq!(
+            Value::binary(BinOp::Mul, Value::U8(16), Value::U8(17)),
+            Ok(Value::U8(16))
+        );
+        assert_eq!(
+            Value::binary(BinOp::Div, Value::I32(1), Value::I32(0)),
+            Err(ValueError::DivByZero)
+        );
+        assert_eq!(
+            Value::binary(BinOp::Div, Value::I32(i32::MIN), Value::I32(-1)),
+            Ok(Value::I32(i32::MIN))
+        );
     }
 
     #[test]
     fn literals_concretize_only_when_they_fit() {
-        assert_eq!(Value::IntLit(255).concretize(Scalar::U8), Some(Value::U8(255)));
+        assert_eq!(
+            Value::IntLit(255).concretize(Scalar::U8),
+            Some(Value::U8(255))
+        );
         assert_eq!(Value::IntLit(256).concretize(Scalar::U8), None);
         assert_eq!(Value::IntLit(-1).concretize(Scalar::U32), None);
-        assert_eq!(Value::IntLit(2).concretize(Scalar::F32), Some(Value::F32(2.0)));
+        assert_eq!(
+            Value::IntLit(2).concretize(Scalar::F32),
+            Some(Value::F32(2.0))
+        );
         assert_eq!(Value::FloatLit(2.5).concretize(Scalar::I32), None);
     }
 

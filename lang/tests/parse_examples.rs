@@ -19,7 +19,11 @@ fn every_example_parses() {
         let src = std::fs::read_to_string(&f).unwrap();
         let (prog, diags) = lang::parse(&src);
         let source = lang::Source::new(f.display().to_string(), src.clone());
-        assert!(diags.is_empty(), "{}", lang::diag::render_plain(&source, &diags, 80));
+        assert!(
+            diags.is_empty(),
+            "{}",
+            lang::diag::render_plain(&source, &diags, 80)
+        );
         assert!(!prog.stmts.is_empty());
     }
 }

@@ -14,7 +14,11 @@ fn check_dir(dir: &Path) -> usize {
         let src = std::fs::read_to_string(&p).unwrap();
         let source = lang::Source::new(p.display().to_string(), src.clone());
         match lang::check_source(&src, &b) {
-            Ok(c) => assert!(c.warnings.is_empty(), "{}", lang::diag::render_plain(&source, &c.warnings, 80)),
+            Ok(c) => assert!(
+                c.warnings.is_empty(),
+                "{}",
+                lang::diag::render_plain(&source, &c.warnings, 80)
+            ),
             Err(d) => panic!("{}", lang::diag::render_plain(&source, &d, 80)),
         }
         n += 1;

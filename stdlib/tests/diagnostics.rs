@@ -34,9 +34,15 @@ fn case(name: &str, code: &str, src: &str) {
     let first = diags.iter().find(|d| d.is_error()).unwrap_or_else(|| {
         panic!("{name}: expected an error `{code}`, got none:\n{rendered}");
     });
-    assert_eq!(first.code, code, "{name}: wrong primary diagnostic:\n{rendered}");
+    assert_eq!(
+        first.code, code,
+        "{name}: wrong primary diagnostic:\n{rendered}"
+    );
     for d in &diags {
-        assert!(d.span().end as usize <= src.len(), "{name}: span past the end");
+        assert!(
+            d.span().end as usize <= src.len(),
+            "{name}: span past the end"
+        );
     }
     let mut settings = insta::Settings::clone_current();
     settings.set_prepend_module_to_snapshot(false);

@@ -21,7 +21,9 @@ fn examples() -> &'static [String] {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let mut out = Vec::new();
         for dir in [root.join("../examples"), root.join("../../shared/examples")] {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
             let mut paths: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
             paths.sort();
             for p in paths {
@@ -50,9 +52,17 @@ fn front_end(src: &str) -> Vec<Diag> {
     }
     for d in &diags {
         let s = d.span();
-        assert!(s.start <= s.end && s.end as usize <= src.len(), "{}: span {s:?} outside the source", d.code);
+        assert!(
+            s.start <= s.end && s.end as usize <= src.len(),
+            "{}: span {s:?} outside the source",
+            d.code
+        );
         for (l, _) in &d.labels {
-            assert!(l.end as usize <= src.len(), "{}: label {l:?} outside the source", d.code);
+            assert!(
+                l.end as usize <= src.len(),
+                "{}: label {l:?} outside the source",
+                d.code
+            );
         }
     }
     let rendered = render_plain(&Source::new("fuzz.accl", src), &diags, 80);
@@ -78,10 +88,14 @@ fn interesting_byte() -> impl Strategy<Value = u8> {
 
 fn byte_edit() -> impl Strategy<Value = ByteEdit> {
     prop_oneof![
-        (any::<prop::sample::Index>(), prop::collection::vec(interesting_byte(), 1..4))
+        (
+            any::<prop::sample::Index>(),
+            prop::collection::vec(interesting_byte(), 1..4)
+        )
             .prop_map(|(i, b)| ByteEdit::Insert(i, b)),
         (any::<prop::sample::Index>(), 1usize..8).prop_map(|(i, n)| ByteEdit::Delete(i, n)),
-        (any::<prop::sample::Index>(), interesting_byte()).prop_map(|(i, b)| ByteEdit::Replace(i, b)),
+        (any::<prop::sample::Index>(), interesting_byte())
+            .prop_map(|(i, b)| ByteEdit::Replace(i, b)),
     ]
 }
 
@@ -126,7 +140,11 @@ fn tok_edit() -> impl Strategy<Value = TokEdit> {
 }
 
 fn apply_tokens(src: &str, edits: &[TokEdit]) -> String {
-    let texts: Vec<&str> = lang::lexer::lex(src).tokens.iter().map(|&(l, _, r)| &src[l..r]).collect();
+    let texts: Vec<&str> = lang::lexer::lex(src)
+        .tokens
+        .iter()
+        .map(|&(l, _, r)| &src[l..r])
+        .collect();
     let mut toks = texts.clone();
     for e in edits {
         if toks.is_empty() {
@@ -193,7 +211,11 @@ proptest! {
 fn unmutated_examples_check_clean_through_the_same_path() {
     for src in examples() {
         let diags = front_end(src);
-        assert!(diags.is_empty(), "{}", render_plain(&Source::new("example.accl", src.as_str()), &diags, 80));
+        assert!(
+            diags.is_empty(),
+            "{}",
+            render_plain(&Source::new("example.accl", src.as_str()), &diags, 80)
+        );
     }
 }
 
@@ -224,20 +246,31 @@ fn ten_thousand_nested_blocks() {
 
 #[test]
 fn ten_thousand_nested_ifs() {
-    let src = format!("{}let x = 1;\n{}", "if true {\n".repeat(10_000), "}\n".repeat(10_000));
+    let src = format!(
+        "{}let x = 1;\n{}",
+        "if true {\n".repeat(10_000),
+        "}\n".repeat(10_000)
+    );
     assert!(has_error(&front_end(&src)));
 }
 
 #[test]
 fn ten_thousand_nested_index_brackets() {
-    let src = format!("let a = zeros(i32, 4);\nlet x = {}0{};\n", "a[".repeat(10_000), "]".repeat(10_000));
+    let src = format!(
+        "let a = zeros(i32, 4);\nlet x = {}0{};\n",
+        "a[".repeat(10_000),
+        "]".repeat(10_000)
+    );
     assert!(has_error(&front_end(&src)));
 }
 
 #[test]
 fn ten_thousand_else_ifs() {
     // No bracket nests here, but each `else if` is an `if` inside an `else`.
-    let src = format!("let x = 1;\nif x == 0 {{\n}}{}\n", " else if x == 1 {\n}".repeat(10_000));
+    let src = format!(
+        "let x = 1;\nif x == 0 {{\n}}{}\n",
+        " else if x == 1 {\n}".repeat(10_000)
+    );
     assert!(has_error(&front_end(&src)));
 }
 

@@ -7,7 +7,6 @@ use crate::hir::{self, AsyncQueue, DataKind, ExprH, LocalH};
 use crate::span::Span;
 use crate::types::{Scalar, Type};
 
-
 /// Every clause name, and the arguments it takes.
 #[derive(Clone, Copy, PartialEq)]
 enum Shape {
@@ -65,23 +64,69 @@ const CLAUSES: &[(&str, Shape)] = &[
     ("device_num", Shape::Int),
 ];
 
-const DATA: &[&str] = &["copy", "copyin", "copyout", "create", "present", "no_create"];
+const DATA: &[&str] = &[
+    "copy",
+    "copyin",
+    "copyout",
+    "create",
+    "present",
+    "no_create",
+];
 
 fn allowed(kind: DK) -> Vec<&'static str> {
     let mut v: Vec<&str> = match kind {
         DK::ParallelLoop => vec![
-            "gang", "worker", "vector", "seq", "independent", "collapse", "reduction", "private",
-            "firstprivate", "num_gangs", "num_workers", "vector_length", "async", "wait", "if", "default",
+            "gang",
+            "worker",
+            "vector",
+            "seq",
+            "independent",
+            "collapse",
+            "reduction",
+            "private",
+            "firstprivate",
+            "num_gangs",
+            "num_workers",
+            "vector_length",
+            "async",
+            "wait",
+            "if",
+            "default",
         ],
         DK::Parallel => vec![
-            "reduction", "private", "firstprivate", "num_gangs", "num_workers", "vector_length", "async",
-            "wait", "if", "default",
+            "reduction",
+            "private",
+            "firstprivate",
+            "num_gangs",
+            "num_workers",
+            "vector_length",
+            "async",
+            "wait",
+            "if",
+            "default",
         ],
-        DK::Loop => vec!["gang", "worker", "vector", "seq", "independent", "collapse", "reduction", "private"],
+        DK::Loop => vec![
+            "gang",
+            "worker",
+            "vector",
+            "seq",
+            "independent",
+            "collapse",
+            "reduction",
+            "private",
+        ],
         DK::Data => vec!["if", "async", "wait", "default"],
         DK::EnterData => vec!["copyin", "create", "if", "async", "wait"],
         DK::ExitData => vec!["copyout", "delete", "finalize", "if", "async", "wait"],
-        DK::Update => vec!["self", "host", "device", "if", "if_present", "async", "wait"],
+        DK::Update => vec![
+            "self",
+            "host",
+            "device",
+            "if",
+            "if_present",
+            "async",
+            "wait",
+        ],
         DK::Wait => vec!["async", "if"],
         DK::Set => vec!["device_num", "if"],
     };
@@ -95,8 +140,19 @@ fn allowed(kind: DK) -> Vec<&'static str> {
 fn repeatable(name: &str) -> bool {
     matches!(
         name,
-        "reduction" | "private" | "firstprivate" | "copy" | "copyin" | "copyout" | "create" | "present"
-            | "no_create" | "delete" | "self" | "host" | "device"
+        "reduction"
+            | "private"
+            | "firstprivate"
+            | "copy"
+            | "copyin"
+            | "copyout"
+            | "create"
+            | "present"
+            | "no_create"
+            | "delete"
+            | "self"
+            | "host"
+            | "device"
     )
 }
 
@@ -105,7 +161,11 @@ impl Checker<'_> {
         // Where may this construct appear?
         match d.kind {
             DK::Loop => {
-                if !self.dev.iter().any(|f| matches!(f.kind, DK::Parallel | DK::ParallelLoop)) {
+                if !self
+                    .dev
+                    .iter()
+                    .any(|f| matches!(f.kind, DK::Parallel | DK::ParallelLoop))
+                {
                     self.err(
                         Diag::error(
                             "accl::device::loop_outside_parallel",
@@ -124,16 +184,21 @@ impl Checker<'_> {
                     self.err(
                         Diag::error(
                             "accl::device::nested_construct",
-                            format!("`{}` cannot appear inside a device construct", d.kind.name()),
+                            format!(
+                                "`{}` cannot appear inside a device construct",
+                                d.kind.name()
+                            ),
                             d.kind_span,
                             "nested construct",
                         )
                         .with_label(ks, "inside this construct")
-                        .with_help(if matches!(d.kind, DK::ParallelLoop | DK::Parallel) {
-                            "use `loop` for inner parallelism, or a plain `for` loop"
-                        } else {
-                            "move it before or after the enclosing construct"
-                        }),
+                        .with_help(
+                            if matches!(d.kind, DK::ParallelLoop | DK::Parallel) {
+                                "use `loop` for inner parallelism, or a plain `for` loop"
+                            } else {
+                                "move it before or after the enclosing construct"
+                            },
+                        ),
                     );
                     return None;
                 }
@@ -183,7 +248,8 @@ impl Checker<'_> {
             self.dev.pop();
         }
         let captures = if kernel {
-            let c = std::mem::replace(&mut self.capture, outer_capture).expect("capture opened above");
+            let c =
+                std::mem::replace(&mut self.capture, outer_capture).expect("capture opened above");
             hir::Captures {
                 scalars: c.scalars,
                 arrays: c.arrays,
@@ -213,7 +279,12 @@ impl Checker<'_> {
     }
 
     /// The loop nest of a `parallel loop`/`loop`: `collapse(n)` headers, then the body.
-    fn collapsed_loops(&mut self, f: &ast::ForLoop, collapse: u32, d: &ast::Directive) -> hir::ConstructBody {
+    fn collapsed_loops(
+        &mut self,
+        f: &ast::ForLoop,
+        collapse: u32,
+        d: &ast::Directive,
+    ) -> hir::ConstructBody {
         let n = collapse.max(1) as usize;
         let mut headers = Vec::new();
         let mut cur = f;
@@ -288,7 +359,10 @@ impl Checker<'_> {
         for _ in 0..opened {
             self.pop_scope();
         }
-        hir::ConstructBody::Loops { loops: headers, body }
+        hir::ConstructBody::Loops {
+            loops: headers,
+            body,
+        }
     }
 
     /// The body of a construct's own loop nest: a loop for `continue`, but
@@ -296,7 +370,10 @@ impl Checker<'_> {
     fn parallel_loop_body(&mut self, b: &ast::Block) -> hir::Block {
         self.loop_stack.push(self.scopes.len());
         let len = self.loop_stack.len();
-        let saved = self.dev.last_mut().map(|f| std::mem::replace(&mut f.break_base, len));
+        let saved = self
+            .dev
+            .last_mut()
+            .map(|f| std::mem::replace(&mut f.break_base, len));
         let body = self.block_in_scope(b);
         if let (Some(f), Some(saved)) = (self.dev.last_mut(), saved) {
             f.break_base = saved;
@@ -321,11 +398,23 @@ impl Checker<'_> {
     fn required_clauses(&mut self, d: &ast::Directive, c: &hir::Clauses) -> Option<()> {
         let has = |k: &[DataKind]| c.data.iter().any(|x| k.contains(&x.kind));
         let (ok, what) = match d.kind {
-            DK::Update => (has(&[DataKind::UpdateSelf, DataKind::UpdateDevice]), "`self(..)` or `device(..)`"),
-            DK::EnterData => (has(&[DataKind::CopyIn, DataKind::Create]), "`copyin(..)` or `create(..)`"),
-            DK::ExitData => (has(&[DataKind::CopyOut, DataKind::Delete]), "`copyout(..)` or `delete(..)`"),
+            DK::Update => (
+                has(&[DataKind::UpdateSelf, DataKind::UpdateDevice]),
+                "`self(..)` or `device(..)`",
+            ),
+            DK::EnterData => (
+                has(&[DataKind::CopyIn, DataKind::Create]),
+                "`copyin(..)` or `create(..)`",
+            ),
+            DK::ExitData => (
+                has(&[DataKind::CopyOut, DataKind::Delete]),
+                "`copyout(..)` or `delete(..)`",
+            ),
             DK::Set => (c.device_num.is_some(), "`device_num(..)`"),
-            DK::Data => (!c.data.is_empty() || c.default_present, "a data clause such as `copy(..)`"),
+            DK::Data => (
+                !c.data.is_empty() || c.default_present,
+                "a data clause such as `copy(..)`",
+            ),
             _ => (true, ""),
         };
         if !ok {
@@ -385,7 +474,11 @@ impl Checker<'_> {
                 if let Some(s) = did_you_mean(name, allowed.iter().copied()) {
                     diag = diag.with_help(format!("did you mean `{s}`?"));
                 } else {
-                    diag = diag.with_help(format!("`{}` takes: {}", d.kind.name(), allowed.join(", ")));
+                    diag = diag.with_help(format!(
+                        "`{}` takes: {}",
+                        d.kind.name(),
+                        allowed.join(", ")
+                    ));
                 }
                 self.err(diag);
                 ok = false;
@@ -400,7 +493,11 @@ impl Checker<'_> {
                         "not valid here",
                     )
                     .with_label(d.kind_span, format!("this is {}", d.kind.described()))
-                    .with_help(format!("`{}` takes: {}", d.kind.name(), allowed.join(", "))),
+                    .with_help(format!(
+                        "`{}` takes: {}",
+                        d.kind.name(),
+                        allowed.join(", ")
+                    )),
                 );
                 ok = false;
                 continue;
@@ -432,9 +529,10 @@ impl Checker<'_> {
                 (ClauseArgs::None, Shape::Flag | Shape::OptInt | Shape::OptInts) => true,
                 (ClauseArgs::None, _) => false,
                 (ClauseArgs::List(_), Shape::Flag) => false,
-                (ClauseArgs::List(v), Shape::OptInt | Shape::Int | Shape::Bool | Shape::ConstInt | Shape::Default) => {
-                    v.len() == 1
-                }
+                (
+                    ClauseArgs::List(v),
+                    Shape::OptInt | Shape::Int | Shape::Bool | Shape::ConstInt | Shape::Default,
+                ) => v.len() == 1,
                 (ClauseArgs::List(v), _) => !v.is_empty(),
             };
             if !shape_ok {
@@ -446,14 +544,19 @@ impl Checker<'_> {
                     Shape::Bool => format!("write `{name}(condition)`"),
                     Shape::Arrays => format!("write `{name}(a, b[lo:count], ..)`"),
                     Shape::Vars => format!("write `{name}(x, y, ..)`"),
-                    Shape::Reduction => "write `reduction(op: x, y)` with op one of `+ * max min & | ^ && ||`".to_string(),
+                    Shape::Reduction => {
+                        "write `reduction(op: x, y)` with op one of `+ * max min & | ^ && ||`"
+                            .to_string()
+                    }
                     Shape::ConstInt => format!("write `{name}(n)` with a constant integer"),
                     Shape::Default => "write `default(present)`".to_string(),
                 };
                 let label = match &cl.args {
                     ClauseArgs::None => "missing arguments",
                     ClauseArgs::List(v) if v.is_empty() => "missing arguments",
-                    ClauseArgs::List(v) if v.len() > 1 && shape != Shape::Flag => "too many arguments",
+                    ClauseArgs::List(v) if v.len() > 1 && shape != Shape::Flag => {
+                        "too many arguments"
+                    }
                     _ => "unexpected arguments",
                 };
                 self.err(
@@ -571,7 +674,9 @@ impl Checker<'_> {
                     for e in list {
                         match self.data_arg(kind, e) {
                             Some(dc) => {
-                                if let Some((_, prev)) = arrays_seen.iter().find(|(l, _)| *l == dc.var) {
+                                if let Some((_, prev)) =
+                                    arrays_seen.iter().find(|(l, _)| *l == dc.var)
+                                {
                                     let n = self.body.locals[dc.var].name.clone();
                                     self.err(
                                         Diag::error(
@@ -686,7 +791,9 @@ impl Checker<'_> {
                             e.span,
                             "an array",
                         )
-                        .with_help("declare a private array-free temporary inside the loop instead"),
+                        .with_help(
+                            "declare a private array-free temporary inside the loop instead",
+                        ),
                     );
                     return None;
                 }
@@ -708,7 +815,13 @@ impl Checker<'_> {
         }
     }
 
-    fn reduction_var(&mut self, op: ReductionOp, op_span: Span, v: &ast::Ident, d: &ast::Directive) -> Option<LocalH> {
+    fn reduction_var(
+        &mut self,
+        op: ReductionOp,
+        op_span: Span,
+        v: &ast::Ident,
+        d: &ast::Directive,
+    ) -> Option<LocalH> {
         let l = match self.lookup(&v.name) {
             Some(Binding::Local(l)) => l,
             Some(Binding::Const(_)) => {
@@ -731,7 +844,10 @@ impl Checker<'_> {
                 self.err(
                     Diag::error(
                         "accl::device::reduction_array",
-                        format!("`{}` is an array; reductions are over scalar variables", v.name),
+                        format!(
+                            "`{}` is an array; reductions are over scalar variables",
+                            v.name
+                        ),
                         v.span,
                         "an array",
                     )
@@ -739,20 +855,28 @@ impl Checker<'_> {
                 );
                 return None;
             }
-            (ReductionOp::Add | ReductionOp::Mul | ReductionOp::Max | ReductionOp::Min, t) => t.is_numeric_like(),
+            (ReductionOp::Add | ReductionOp::Mul | ReductionOp::Max | ReductionOp::Min, t) => {
+                t.is_numeric_like()
+            }
             (ReductionOp::BitAnd | ReductionOp::BitOr | ReductionOp::BitXor, t) => t.is_int_like(),
             (ReductionOp::And | ReductionOp::Or, t) => t == Type::BOOL,
         };
         if !ok {
             let want = match op {
                 ReductionOp::And | ReductionOp::Or => "a `bool` variable",
-                ReductionOp::BitAnd | ReductionOp::BitOr | ReductionOp::BitXor => "an integer variable",
+                ReductionOp::BitAnd | ReductionOp::BitOr | ReductionOp::BitXor => {
+                    "an integer variable"
+                }
                 _ => "a numeric variable",
             };
             self.err(
                 Diag::error(
                     "accl::device::reduction_type",
-                    format!("reduction `{}` needs {want}, but `{}` is `{ty}`", op.symbol(), v.name),
+                    format!(
+                        "reduction `{}` needs {want}, but `{}` is `{ty}`",
+                        op.symbol(),
+                        v.name
+                    ),
                     v.span,
                     format!("`{ty}`"),
                 )
@@ -848,7 +972,10 @@ impl Checker<'_> {
         };
         let (place, ty) = self.place(target, true)?;
         let elem = ty.scalar()?;
-        let supported = matches!(elem, Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64);
+        let supported = matches!(
+            elem,
+            Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64
+        );
         if !supported {
             self.err(
                 Diag::error(
@@ -861,21 +988,34 @@ impl Checker<'_> {
             );
             return None;
         }
-        if matches!(op, ast::AtomicOp::And | ast::AtomicOp::Or | ast::AtomicOp::Xor) && !elem.is_int() {
-            self.err(Diag::error(
-                "accl::device::atomic_type",
-                format!("`atomic {}` needs an integer element, found `{elem}`", op.symbol()),
-                op_span,
-                "bitwise operator",
-            ).with_help("floats update atomically with `+= -= *= max= min=`"));
+        if matches!(
+            op,
+            ast::AtomicOp::And | ast::AtomicOp::Or | ast::AtomicOp::Xor
+        ) && !elem.is_int()
+        {
+            self.err(
+                Diag::error(
+                    "accl::device::atomic_type",
+                    format!(
+                        "`atomic {}` needs an integer element, found `{elem}`",
+                        op.symbol()
+                    ),
+                    op_span,
+                    "bitwise operator",
+                )
+                .with_help("floats update atomically with `+= -= *= max= min=`"),
+            );
             return None;
         }
         let (v, vt) = self.expr(value, Some(ty));
         self.coerce(v, vt, ty, value.span);
         Some(hir::Stmt {
-            kind: hir::StmtKind::Atomic { place, op, value: v },
+            kind: hir::StmtKind::Atomic {
+                place,
+                op,
+                value: v,
+            },
             span: s.span,
         })
     }
 }
-

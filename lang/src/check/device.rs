@@ -51,13 +51,19 @@ impl Checker<'_> {
                 let name = self.out.functions[f].name.clone();
                 let facts = &mut self.fn_facts[i];
                 if facts.violation.is_none() {
-                    facts.violation = Some((span, format!("`{name}` is recursive (the call here leads back to it)")));
+                    facts.violation = Some((
+                        span,
+                        format!("`{name}` is recursive (the call here leads back to it)"),
+                    ));
                 }
             }
         }
         // Then propagate through calls: a fixpoint over the call graph.
-        let mut legal: Vec<Result<(), (Span, String)>> =
-            self.fn_facts.iter().map(|f| f.violation.clone().map_or(Ok(()), Err)).collect();
+        let mut legal: Vec<Result<(), (Span, String)>> = self
+            .fn_facts
+            .iter()
+            .map(|f| f.violation.clone().map_or(Ok(()), Err))
+            .collect();
         // For a function illegal only through a call: the offending line at
         // the end of the call chain, so the error can point at it too.
         let mut roots: Vec<Option<(Span, String)>> = vec![None; n];
@@ -70,8 +76,13 @@ impl Checker<'_> {
                 for &(g, span) in &self.fn_facts[i].callees {
                     if legal[g.index()].is_err() {
                         let gname = self.out.functions[g].name.clone();
-                        roots[i] = roots[g.index()].clone().or_else(|| legal[g.index()].clone().err());
-                        legal[i] = Err((span, format!("calls `{gname}`, which cannot run on the device")));
+                        roots[i] = roots[g.index()]
+                            .clone()
+                            .or_else(|| legal[g.index()].clone().err());
+                        legal[i] = Err((
+                            span,
+                            format!("calls `{gname}`, which cannot run on the device"),
+                        ));
                         changed = true;
                         break;
                     }

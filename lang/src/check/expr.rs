@@ -63,7 +63,10 @@ impl Checker<'_> {
                                 span,
                                 format!("expected `{t}`"),
                             )
-                            .with_help(format!("convert it explicitly: `{}`", cast_text(&self.snippet(span), t)))
+                            .with_help(format!(
+                                "convert it explicitly: `{}`",
+                                cast_text(&self.snippet(span), t)
+                            ))
                         } else {
                             let d = mismatch(want, got, span);
                             match self.conversion_help(got, want, span) {
@@ -94,12 +97,18 @@ impl Checker<'_> {
             (Type::IntLit | Type::FloatLit, Scalar::Bool) => {
                 Some("write `true` or `false`, or a comparison such as `n > 0`".to_string())
             }
-            (_, Scalar::Bool) if got.is_numeric_like() => Some(format!("compare instead: `{text} != {}`", zero(got))),
-            (Type::Scalar(Scalar::Bool), t) if t.is_float() => {
-                Some(format!("a `bool` converts to a number through an integer: `({text} as i32 as {t})`"))
+            (_, Scalar::Bool) if got.is_numeric_like() => {
+                Some(format!("compare instead: `{text} != {}`", zero(got)))
             }
-            (Type::Scalar(_), t) => Some(format!("convert it explicitly: `{}`", cast_text(&text, t))),
-            (Type::IntLit | Type::FloatLit, t) => Some(format!("convert it explicitly: `{}`", cast_text(&text, t))),
+            (Type::Scalar(Scalar::Bool), t) if t.is_float() => Some(format!(
+                "a `bool` converts to a number through an integer: `({text} as i32 as {t})`"
+            )),
+            (Type::Scalar(_), t) => {
+                Some(format!("convert it explicitly: `{}`", cast_text(&text, t)))
+            }
+            (Type::IntLit | Type::FloatLit, t) => {
+                Some(format!("convert it explicitly: `{}`", cast_text(&text, t)))
+            }
             _ => None,
         }
     }
@@ -120,7 +129,15 @@ impl Checker<'_> {
     }
 
     /// Unify the operand types of a binary operation, coercing literals.
-    pub(super) fn unify(&mut self, a: ExprH, at: Type, b: ExprH, bt: Type, span: Span, op: Option<BinOp>) -> Type {
+    pub(super) fn unify(
+        &mut self,
+        a: ExprH,
+        at: Type,
+        b: ExprH,
+        bt: Type,
+        span: Span,
+        op: Option<BinOp>,
+    ) -> Type {
         if at == Type::Error || bt == Type::Error {
             return Type::Error;
         }
@@ -194,7 +211,14 @@ impl Checker<'_> {
     }
 
     /// The result type of `a op b` where both operands have type `t`.
-    pub(super) fn binary_result(&mut self, op: BinOp, t: Type, span: Span, at: Type, bt: Type) -> Type {
+    pub(super) fn binary_result(
+        &mut self,
+        op: BinOp,
+        t: Type,
+        span: Span,
+        at: Type,
+        bt: Type,
+    ) -> Type {
         if t == Type::Error {
             return Type::Error;
         }
@@ -218,7 +242,12 @@ impl Checker<'_> {
     }
 
     /// Fold an operation whose operands are constants, if they are.
-    fn try_fold(&mut self, f: impl FnOnce(&[Value]) -> Result<Value, ValueError>, args: &[ExprH], span: Span) -> Option<(ExprH, Type)> {
+    fn try_fold(
+        &mut self,
+        f: impl FnOnce(&[Value]) -> Result<Value, ValueError>,
+        args: &[ExprH],
+        span: Span,
+    ) -> Option<(ExprH, Type)> {
         let mut vals = Vec::with_capacity(args.len());
         for &a in args {
             match &self.body.exprs[a] {
@@ -333,7 +362,9 @@ impl Checker<'_> {
                         span,
                         "unknown constant",
                     );
-                    if let Some(s) = crate::diag::did_you_mean(&full, names.iter().map(String::as_str)) {
+                    if let Some(s) =
+                        crate::diag::did_you_mean(&full, names.iter().map(String::as_str))
+                    {
                         d = d.with_help(format!("did you mean `{s}`?"));
                     }
                     self.err(d);
@@ -395,7 +426,9 @@ impl Checker<'_> {
                                 self.snippet(inner.span)
                             )
                         } else if to_t == Scalar::Bool {
-                            let zero = if t.scalar().is_some_and(|s| s.is_float()) || t == Type::FloatLit {
+                            let zero = if t.scalar().is_some_and(|s| s.is_float())
+                                || t == Type::FloatLit
+                            {
                                 "0.0"
                             } else {
                                 "0"
@@ -435,12 +468,29 @@ impl Checker<'_> {
         }
     }
 
-    fn binary(&mut self, op: BinOp, a: &ast::Expr, b: &ast::Expr, span: Span, expect: Option<Type>) -> (ExprH, Type) {
+    fn binary(
+        &mut self,
+        op: BinOp,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        span: Span,
+        expect: Option<Type>,
+    ) -> (ExprH, Type) {
         // Arithmetic passes the expected type down (so `let x: f32 = 1.0 + y`
         // types `1.0` as f32); comparisons and logic do not.
-        let down = if op.is_comparison() || op.is_logical() { None } else { expect };
+        let down = if op.is_comparison() || op.is_logical() {
+            None
+        } else {
+            expect
+        };
         let (ha, at) = self.expr(a, down);
-        let down_b = if op.is_shift() { None } else if at.is_literal() { down } else { Some(at) };
+        let down_b = if op.is_shift() {
+            None
+        } else if at.is_literal() {
+            down
+        } else {
+            Some(at)
+        };
         let (hb, bt) = self.expr(b, down_b);
         let t = if op.is_shift() {
             // The count may be any integer type; the result has the left type.
@@ -510,7 +560,11 @@ impl Checker<'_> {
         let mut indices = Vec::with_capacity(ix.len());
         for i in ix {
             let (h, t) = self.expr(i, None);
-            let t = if t == Type::IntLit { self.finalize(h, t) } else { t };
+            let t = if t == Type::IntLit {
+                self.finalize(h, t)
+            } else {
+                t
+            };
             if t != Type::Error && !t.is_int_like() {
                 self.err(
                     Diag::error(
@@ -520,7 +574,10 @@ impl Checker<'_> {
                         "not an integer",
                     )
                     .with_help(if t.is_numeric_like() {
-                        format!("convert it: `{}`", cast_text(&self.snippet(i.span), Scalar::I32))
+                        format!(
+                            "convert it: `{}`",
+                            cast_text(&self.snippet(i.span), Scalar::I32)
+                        )
                     } else {
                         "indices are integers".to_string()
                     }),
@@ -541,9 +598,15 @@ impl Checker<'_> {
                                 if ix.len() == 1 { "ex was" } else { "ices were" }
                             ),
                             span,
-                            format!("expected {rank} ind{}", if rank == 1 { "ex" } else { "ices" }),
+                            format!(
+                                "expected {rank} ind{}",
+                                if rank == 1 { "ex" } else { "ices" }
+                            ),
                         )
-                        .with_help(format!("index every dimension: `a[{}]`", ["i", "j", "k"][..rank.min(3) as usize].join(", "))),
+                        .with_help(format!(
+                            "index every dimension: `a[{}]`",
+                            ["i", "j", "k"][..rank.min(3) as usize].join(", ")
+                        )),
                     );
                     return None;
                 }
@@ -605,7 +668,10 @@ impl Checker<'_> {
             if let Some(func) = self.body.func {
                 let facts = &mut self.fn_facts[func.index()];
                 if facts.violation.is_none() {
-                    facts.violation = Some((span, format!("calls `{}`, which {}", f.name, b.effect.reason())));
+                    facts.violation = Some((
+                        span,
+                        format!("calls `{}`, which {}", f.name, b.effect.reason()),
+                    ));
                 }
             }
         }
@@ -614,20 +680,29 @@ impl Checker<'_> {
         for (i, a) in args.iter().enumerate() {
             if i == 0 && b.place_arg {
                 match &a.kind {
-                    ast::ExprKind::Index(arr, ix) => match self.index_parts(arr, ix, a.span, true) {
-                        Some((array, elem, indices)) => {
-                            let (h, t) = self.push(hir::Expr::Index(array, indices), Type::Scalar(elem), a.span);
-                            hs.push(h);
-                            tys.push(t);
+                    ast::ExprKind::Index(arr, ix) => {
+                        match self.index_parts(arr, ix, a.span, true) {
+                            Some((array, elem, indices)) => {
+                                let (h, t) = self.push(
+                                    hir::Expr::Index(array, indices),
+                                    Type::Scalar(elem),
+                                    a.span,
+                                );
+                                hs.push(h);
+                                tys.push(t);
+                            }
+                            None => return self.error_expr(span),
                         }
-                        None => return self.error_expr(span),
-                    },
+                    }
                     _ => {
                         self.expr(a, None);
                         self.err(
                             Diag::error(
                                 "accl::type::atomic_target",
-                                format!("the first argument of `{}` must be an array element", f.name),
+                                format!(
+                                    "the first argument of `{}` must be an array element",
+                                    f.name
+                                ),
                                 a.span,
                                 "not an array element",
                             )
@@ -660,15 +735,26 @@ impl Checker<'_> {
             }
             Err(msg) => {
                 self.err(
-                    Diag::error("accl::type::builtin_args", format!("`{}` {msg}", f.name), span, "in this call")
-                        .with_help(format!("usage: {}", b.synopsis)),
+                    Diag::error(
+                        "accl::type::builtin_args",
+                        format!("`{}` {msg}", f.name),
+                        span,
+                        "in this call",
+                    )
+                    .with_help(format!("usage: {}", b.synopsis)),
                 );
                 self.error_expr(span)
             }
         }
     }
 
-    fn user_call(&mut self, fh: hir::FnH, f: &ast::Ident, args: &[ast::Expr], span: Span) -> (ExprH, Type) {
+    fn user_call(
+        &mut self,
+        fh: hir::FnH,
+        f: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> (ExprH, Type) {
         let func = &self.out.functions[fh];
         let ret = func.ret;
         let decl_span = func.span;
@@ -748,11 +834,15 @@ impl Checker<'_> {
     /// index of the innermost frame it is outside of.
     fn outside_frame(&self, l: LocalH) -> Option<usize> {
         let scope = self.body.local_scope[l.index()];
-        (0..self.dev.len()).rev().find(|&i| scope < self.dev[i].scope_base)
+        (0..self.dev.len())
+            .rev()
+            .find(|&i| scope < self.dev[i].scope_base)
     }
 
     fn outside_all_frames(&self, l: LocalH) -> bool {
-        self.dev.first().is_some_and(|f| self.body.local_scope[l.index()] < f.scope_base)
+        self.dev
+            .first()
+            .is_some_and(|f| self.body.local_scope[l.index()] < f.scope_base)
     }
 
     pub(super) fn note_read(&mut self, l: LocalH, span: Span) {
@@ -859,7 +949,9 @@ fn rank_of(s: Scalar) -> u8 {
 
 /// `text as t`, bracketed so that it reads right whatever `text` is.
 fn cast_text(text: &str, t: Scalar) -> String {
-    let simple = text.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    let simple = text
+        .chars()
+        .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
     if simple {
         format!("({text} as {t})")
     } else {
@@ -871,7 +963,10 @@ fn cast_text(text: &str, t: Scalar) -> String {
 /// that holds it.
 fn wider_help(v: Value, t: Scalar) -> String {
     let fits = |w: Scalar| v.concretize(w).is_some();
-    match [Scalar::I32, Scalar::U32, Scalar::I64].into_iter().find(|&w| w != t && fits(w)) {
+    match [Scalar::I32, Scalar::U32, Scalar::I64]
+        .into_iter()
+        .find(|&w| w != t && fits(w))
+    {
         Some(w) => format!("use a type that holds it, such as `{w}`"),
         None => "no integer type holds it; use a float type".to_string(),
     }

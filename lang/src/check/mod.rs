@@ -43,7 +43,12 @@ pub struct Checked {
 ///
 /// `src` is the text the program was parsed from; it is quoted in help lines
 /// (`(i as f32) + x`).
-pub fn check(prog: &ast::Program, src: &str, builtins: &Builtins, globals: &[Global]) -> Result<Checked, Vec<Diag>> {
+pub fn check(
+    prog: &ast::Program,
+    src: &str,
+    builtins: &Builtins,
+    globals: &[Global],
+) -> Result<Checked, Vec<Diag>> {
     let mut cx = Checker::new(builtins, src);
     cx.run(prog, globals);
     let (errors, warnings): (Vec<_>, Vec<_>) = cx.diags.into_iter().partition(|d| d.is_error());
@@ -288,9 +293,15 @@ impl<'b> Checker<'b> {
         );
         // Parameter types are recorded as locals when the body is checked; keep
         // the written types here so calls can be checked before that.
-        self.fn_param_tys.push(f.params.iter().map(|p| type_of(p.ty)).collect());
+        self.fn_param_tys
+            .push(f.params.iter().map(|p| type_of(p.ty)).collect());
         self.fn_facts.push(FnFacts {
-            violation: returns_array.then(|| (f.ret.map(|t| t.span).unwrap_or(f.name.span), "returns an array".to_string())),
+            violation: returns_array.then(|| {
+                (
+                    f.ret.map(|t| t.span).unwrap_or(f.name.span),
+                    "returns an array".to_string(),
+                )
+            }),
             callees: Vec::new(),
         });
         self.fn_names.insert(name.clone(), h);
@@ -323,7 +334,10 @@ impl<'b> Checker<'b> {
             self.err(
                 Diag::error(
                     "accl::type::missing_return",
-                    format!("function `{}` may end without returning a `{ret}`", f.name.name),
+                    format!(
+                        "function `{}` may end without returning a `{ret}`",
+                        f.name.name
+                    ),
                     Span::new(end.saturating_sub(1), end),
                     "can reach the end of the function here",
                 )
@@ -345,7 +359,9 @@ impl<'b> Checker<'b> {
     // ------------------------------------------------------------ scopes
 
     fn push_scope(&mut self) {
-        self.scopes.push(Scope { names: HashMap::new() });
+        self.scopes.push(Scope {
+            names: HashMap::new(),
+        });
     }
 
     fn pop_scope(&mut self) {
@@ -374,12 +390,18 @@ impl<'b> Checker<'b> {
                 return Some(*b);
             }
         }
-        self.global_consts.get(name).map(|(v, _)| Binding::Const(*v))
+        self.global_consts
+            .get(name)
+            .map(|(v, _)| Binding::Const(*v))
     }
 
     /// Every name visible here, for "did you mean".
     fn visible_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.scopes.iter().flat_map(|s| s.names.keys().cloned()).collect();
+        let mut v: Vec<String> = self
+            .scopes
+            .iter()
+            .flat_map(|s| s.names.keys().cloned())
+            .collect();
         v.extend(self.global_consts.keys().cloned());
         v.extend(self.fn_names.keys().cloned());
         v.extend(self.builtins.names().map(String::from));
@@ -433,7 +455,9 @@ impl<'b> Checker<'b> {
                             "array variable declared in device code",
                         )
                         .with_label(self.dev[0].kind_span, "inside this construct")
-                        .with_help("declare the array before the construct and list it in a data clause"),
+                        .with_help(
+                            "declare the array before the construct and list it in a data clause",
+                        ),
                     );
                 }
                 let local = self.new_local(&name.name, ty, true, name.span);
@@ -448,7 +472,11 @@ impl<'b> Checker<'b> {
                 op,
                 op_span,
                 value,
-            } => return self.assign(s, target, *op, *op_span, value).map(|kind| hir::Stmt { kind, span: s.span }),
+            } => {
+                return self
+                    .assign(s, target, *op, *op_span, value)
+                    .map(|kind| hir::Stmt { kind, span: s.span })
+            }
             K::Expr(e) => {
                 let (h, ty) = self.expr(e, None);
                 self.finalize(h, ty);
@@ -481,7 +509,11 @@ impl<'b> Checker<'b> {
             }
             K::For(f) => hir::StmtKind::For(self.for_loop(f)),
             K::Break | K::Continue => {
-                let what = if matches!(s.kind, K::Break) { "break" } else { "continue" };
+                let what = if matches!(s.kind, K::Break) {
+                    "break"
+                } else {
+                    "continue"
+                };
                 match self.loop_stack.last() {
                     None => {
                         self.err(Diag::error(
@@ -494,7 +526,11 @@ impl<'b> Checker<'b> {
                     }
                     Some(_)
                         if self.dev.last().is_some_and(|f| {
-                            let base = if matches!(s.kind, K::Break) { f.break_base } else { f.loop_base };
+                            let base = if matches!(s.kind, K::Break) {
+                                f.break_base
+                            } else {
+                                f.loop_base
+                            };
                             self.loop_stack.len() <= base
                         }) =>
                     {
@@ -589,7 +625,10 @@ impl<'b> Checker<'b> {
                 return None;
             }
             K::Directive(d) => {
-                self.note_violation(d.kind_span, format!("contains {} construct", d.kind.described()));
+                self.note_violation(
+                    d.kind_span,
+                    format!("contains {} construct", d.kind.described()),
+                );
                 return self.directive(s, d);
             }
             K::Atomic {
@@ -631,7 +670,9 @@ impl<'b> Checker<'b> {
         };
         let trimmed = rest.trim_start();
         let name_start = start + 2 + (rest.len() - trimmed.len());
-        let len = trimmed.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(trimmed.len());
+        let len = trimmed
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(trimmed.len());
         if len == 0 {
             fallback
         } else {
@@ -679,10 +720,12 @@ impl<'b> Checker<'b> {
         };
         // Top-level constants are visible in functions too.
         if self.scopes.len() == 1 && !self.in_fn {
-            self.global_consts.insert(name.name.clone(), (value, name.span));
+            self.global_consts
+                .insert(name.name.clone(), (value, name.span));
         }
         if let Some(s) = self.scopes.last_mut() {
-            s.names.insert(name.name.clone(), (Binding::Const(value), name.span));
+            s.names
+                .insert(name.name.clone(), (Binding::Const(value), name.span));
         }
     }
 
@@ -746,12 +789,15 @@ impl<'b> Checker<'b> {
         let (place, tty) = self.place(target, true)?;
         if tty.is_array() {
             if op.is_some() {
-                self.err(Diag::error(
-                    "accl::type::array_compound_assign",
-                    "compound assignment to a whole array",
-                    op_span,
-                    "arrays are not numbers",
-                ).with_help("update the elements in a loop"));
+                self.err(
+                    Diag::error(
+                        "accl::type::array_compound_assign",
+                        "compound assignment to a whole array",
+                        op_span,
+                        "arrays are not numbers",
+                    )
+                    .with_help("update the elements in a loop"),
+                );
                 return None;
             }
             if !self.dev.is_empty() {
@@ -782,7 +828,10 @@ impl<'b> Checker<'b> {
                 if rty != Type::Error && rty != tty && tty != Type::Error {
                     self.err(Diag::error(
                         "accl::type::mismatch",
-                        format!("`{}=` gives a `{rty}`, which cannot be stored in a `{tty}`", op.symbol()),
+                        format!(
+                            "`{}=` gives a `{rty}`, which cannot be stored in a `{tty}`",
+                            op.symbol()
+                        ),
                         op_span,
                         "type changes",
                     ));
@@ -790,7 +839,11 @@ impl<'b> Checker<'b> {
             }
         }
         let _ = s;
-        Some(hir::StmtKind::Assign { place, op, value: v })
+        Some(hir::StmtKind::Assign {
+            place,
+            op,
+            value: v,
+        })
     }
 
     /// Resolve an assignment target. `write` records the write for captures.
@@ -820,12 +873,17 @@ impl<'b> Checker<'b> {
                     Some((hir::Place::Local(l), ty))
                 }
                 Some(Binding::Const(_)) => {
-                    self.err(Diag::error(
-                        "accl::type::assign_to_const",
-                        format!("cannot assign to constant `{name}`"),
-                        target.span,
-                        "a constant",
-                    ).with_help(format!("declare it with `let {name} = ..;` to make it variable")));
+                    self.err(
+                        Diag::error(
+                            "accl::type::assign_to_const",
+                            format!("cannot assign to constant `{name}`"),
+                            target.span,
+                            "a constant",
+                        )
+                        .with_help(format!(
+                            "declare it with `let {name} = ..;` to make it variable"
+                        )),
+                    );
                     None
                 }
                 None => {
@@ -870,7 +928,9 @@ fn stmt_returns(s: &ast::Stmt) -> bool {
         ast::StmtKind::Return(_) => true,
         ast::StmtKind::Block(b) => block_returns(b),
         ast::StmtKind::If {
-            then, els: Some(els), ..
+            then,
+            els: Some(els),
+            ..
         } => block_returns(then) && block_returns(els),
         ast::StmtKind::While { cond, .. } => matches!(cond.kind, ast::ExprKind::Bool(true)),
         _ => false,
