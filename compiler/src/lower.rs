@@ -424,10 +424,8 @@ impl Lowerer<'_> {
                 }
             },
             K::Expr(e) => {
-                let e = self.expr_or_unit(fx, *e)?;
-                if let Some(e) = e {
-                    out.push(Fx::stmt(StmtKind::Eval(e), span));
-                }
+                let e = self.expr(fx, *e)?;
+                out.push(Fx::stmt(StmtKind::Eval(e), span));
             }
             K::If { cond, then, els } => {
                 let cond = self.expr(fx, *cond)?;
@@ -587,19 +585,9 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// Lower an expression (a call without a result is typed `bool`; only
+    /// `StmtKind::Eval` holds one, which the checker ensures).
     fn expr(&mut self, fx: &mut Fx, e: hir::ExprH) -> Result<ExprH, Diag> {
-        match self.expr_or_unit(fx, e)? {
-            Some(h) => Ok(h),
-            None => Err(internal(
-                fx.src.span(e),
-                "a value-less call used as a value",
-            )),
-        }
-    }
-
-    /// Lower an expression; `None` for a call of a function without a result
-    /// (which is still emitted, as a statement, by the caller).
-    fn expr_or_unit(&mut self, fx: &mut Fx, e: hir::ExprH) -> Result<Option<ExprH>, Diag> {
         use hir::Expr as E;
         let span = fx.src.span(e);
         let hty = fx.src.ty(e);
@@ -715,7 +703,7 @@ impl Lowerer<'_> {
                 ));
             }
         };
-        Ok(Some(out))
+        Ok(out)
     }
 
     /// The KIR function for `f` called with these array bindings (lowered once).

@@ -400,22 +400,25 @@ parallel loop collapse(2) present(B[10:20]) for j in 10..30 {
     });
 }
 
-#[test]
-fn reduction_is_a_clear_unsupported_diagnostic() {
-    let src = Source::new(
-        "
+const SRC_REDUCTION: &str = "
 let a = zeros(f64, 10);
 let s = 0.0;
 parallel loop reduction(+: s) for i in 0..10 {
     s += a[i];
 }
-",
-    );
+";
+
+#[test]
+fn reduction_is_a_clear_unsupported_diagnostic() {
+    let src = Source::new(SRC_REDUCTION);
     let d = src.lower(0).unwrap_err();
     assert_eq!(d.code, "accl::compile::unsupported");
     assert!(d.message.contains("reduction"), "{}", d.message);
-    let text = lang::diag::render_plain(&lang::Source::new("t.accl", ""), &[], 80);
-    assert!(text.is_empty());
+    let text = lang::diag::render_plain(&lang::Source::new("t.accl", SRC_REDUCTION), &[d], 80);
+    assert!(
+        text.contains("accl::compile::unsupported") && text.contains("reduction(+: s)"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -461,4 +464,80 @@ fn missing_device_feature_is_named() {
     let b = cache.get(0, &k, &Spec::default()).unwrap();
     assert!(std::sync::Arc::ptr_eq(&a, &b));
     assert_eq!(cache.len(), 1);
+}
+
+#[test]
+fn device_function_with_array_parameters_is_specialised_per_binding() {
+    let src = Source::new(
+        "
+const N = 300;
+fn dot3(v: f32[], k: i64, w: f32) -> f32 {
+    let s = 0.0f32;
+    for d in 0..3i64 {
+        s += v[k + d] * w;
+    }
+    return s;
+}
+fn bump(v: u8[], k: i64) {
+    v[k] = v[k] + 250u8;
+}
+let p = zeros(f32, N + 3);
+let q = zeros(f32, N + 3);
+let out = zeros(f32, N + 1);
+let c = zeros(u8, N + 1);
+parallel loop for i in 0i64..=N {
+    out[i] = dot3(p, i, 2.0f32) - dot3(q, i, 1.0f32) + dot3(p, i, 1.0f32);
+    bump(c, i);
+}
+",
+    );
+    let k = src.kernel(0);
+    // dot3<p>, dot3<q> and bump<c>.
+    assert_eq!(
+        k.functions.len(),
+        3,
+        "{:?}",
+        k.functions.iter().map(|(_, f)| &f.name).collect::<Vec<_>>()
+    );
+    assert!(k.levels[0].inclusive && k.levels[0].ty == lang::Scalar::I64);
+    let n = 300usize;
+    let p: Vec<f32> = (0..n + 3).map(|i| i as f32 * 0.5).collect();
+    let q: Vec<f32> = (0..n + 3).map(|i| (i % 7) as f32).collect();
+    let c: Vec<u8> = (0..n + 1).map(|i| (i * 37 % 256) as u8).collect();
+    with_device(|dev| {
+        let mut arrays = HashMap::new();
+        let f32b = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        arrays.insert("p", Arr::whole(f32b(&p), &[n as u64 + 3]));
+        arrays.insert("q", Arr::whole(f32b(&q), &[n as u64 + 3]));
+        arrays.insert("out", Arr::whole(vec![0; 4 * (n + 1)], &[n as u64 + 1]));
+        arrays.insert("c", Arr::whole(c.clone(), &[n as u64 + 1]));
+        let ran = run(dev, &src, &k, &Spec::default(), &[], &arrays);
+        let pos = |name: &str| k.arrays.iter().position(|(_, a)| a.name == name).unwrap();
+        let out = f32s(&ran.arrays[pos("out")], n + 1);
+        let cc = &ran.arrays[pos("c")];
+        for i in 0..=n {
+            let dot = |v: &[f32], w: f32| {
+                let mut s = 0.0f32;
+                for d in 0..3 {
+                    s += v[i + d] * w;
+                }
+                s
+            };
+            let want = dot(&p, 2.0) - dot(&q, 1.0) + dot(&p, 1.0);
+            assert_eq!(out[i].to_bits(), want.to_bits(), "out[{i}]");
+            assert_eq!(cc[i], c[i].wrapping_add(250), "c[{i}]");
+        }
+    });
+}
+
+#[test]
+fn the_validator_refuses_broken_kernel_ir() {
+    let src = Source::new(SAXPY);
+    let mut k = src.kernel(0);
+    assert!(compiler::validate(&k).is_ok());
+    // Make one expression claim a type it does not have.
+    let last = k.entry.types.len() - 1;
+    k.entry.types[last] = lang::Scalar::I64;
+    let d = compiler::compile(&k, &Spec::default()).unwrap_err();
+    assert_eq!(d.code, "accl::compile::invalid_kir");
 }
