@@ -132,6 +132,8 @@ cases! {
         "let n = 3;\nwhile n - 1 {\n    n -= 1;\n}\n";
     type_float_literal_to_int: "accl::type::mismatch" =>
         "let n: i32 = 1.5;\n";
+    type_float_literal_times_int: "accl::type::mismatch" =>
+        "let i = 3;\nlet s = 2.5 * i;\n";
     type_literal_out_of_range: "accl::type::literal_out_of_range" =>
         "let q: u8 = 300;\n";
     type_arity_user_fn: "accl::type::arity" =>

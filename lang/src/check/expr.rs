@@ -145,6 +145,14 @@ impl Checker<'_> {
             return at;
         }
         match (at.is_literal(), bt.is_literal()) {
+            // A float literal never becomes an integer: the fix is to convert
+            // the integer operand, so say that rather than "cast the literal".
+            (true, false) if at == Type::FloatLit && bt.is_int_like() => {
+                self.float_literal_with_int(a, b, bt, span, op, true)
+            }
+            (false, true) if bt == Type::FloatLit && at.is_int_like() => {
+                self.float_literal_with_int(b, a, at, span, op, false)
+            }
             (true, false) => {
                 self.coerce(a, at, bt, self.body.exprs.span(a));
                 self.body.types[a.index()].max_err(bt)
@@ -188,6 +196,49 @@ impl Checker<'_> {
                 Type::Error
             }
         }
+    }
+
+    /// `2.5 * i` with `i: i32`: report it with a help that converts `i`.
+    fn float_literal_with_int(
+        &mut self,
+        lit: ExprH,
+        int: ExprH,
+        int_ty: Type,
+        span: Span,
+        op: Option<BinOp>,
+        lit_first: bool,
+    ) -> Type {
+        let (ls, is) = (self.body.exprs.span(lit), self.body.exprs.span(int));
+        let (lt, it) = (self.snippet(ls), self.snippet(is));
+        let conv = cast_text(&it, Scalar::F64);
+        let help = match (op, lit_first) {
+            (Some(op), true) => format!(
+                "convert the integer: `{lt} {} {conv}` (or `as f32`)",
+                op.symbol()
+            ),
+            (Some(op), false) => format!(
+                "convert the integer: `{conv} {} {lt}` (or `as f32`)",
+                op.symbol()
+            ),
+            (None, _) => format!("convert the integer: `{conv}` (or `as f32`)"),
+        };
+        // As in `unify`: the primary label goes on the operator, since
+        // labels that overlap on one line render garbled.
+        let (first, second) = if lit_first { (ls, is) } else { (is, ls) };
+        let op_span = self.between(first, second).unwrap_or(span);
+        let mut d = Diag::error(
+            "accl::type::mismatch",
+            format!("a float literal cannot be combined with `{int_ty}`"),
+            op_span,
+            "no implicit conversion between these",
+        );
+        if op_span != span {
+            d = d
+                .with_label(ls, "a float literal")
+                .with_label(is, format!("this is `{int_ty}`"));
+        }
+        self.err(d.with_help(help));
+        Type::Error
     }
 
     pub(super) fn bad_operands(&mut self, op: BinOp, at: Type, bt: Type, span: Span) {
