@@ -2,7 +2,13 @@
 
 use lang::{Builtin, Builtins, Effect, Scalar, Sig, Type, Typing, Value};
 
-fn add(b: &mut Builtins, name: &str, synopsis: &str, effect: Effect, rule: lang::builtins::TypingRule) {
+fn add(
+    b: &mut Builtins,
+    name: &str,
+    synopsis: &str,
+    effect: Effect,
+    rule: lang::builtins::TypingRule,
+) {
     b.add(Builtin {
         name: name.to_string(),
         typing: Typing::Rule(rule),
@@ -12,7 +18,14 @@ fn add(b: &mut Builtins, name: &str, synopsis: &str, effect: Effect, rule: lang:
     });
 }
 
-fn fixed(b: &mut Builtins, name: &str, synopsis: &str, effect: Effect, params: Vec<Type>, ret: Type) {
+fn fixed(
+    b: &mut Builtins,
+    name: &str,
+    synopsis: &str,
+    effect: Effect,
+    params: Vec<Type>,
+    ret: Type,
+) {
     b.add(Builtin {
         name: name.to_string(),
         typing: Typing::Fixed { params, ret },
@@ -67,7 +80,9 @@ fn common_numeric(args: &[Type], float_only: bool) -> Result<Type, String> {
         None => Scalar::I32,
     };
     if float_only && !t.is_float() {
-        return Err(format!("needs floating-point arguments, but got `{t}` (convert with `as f32` or `as f64`)"));
+        return Err(format!(
+            "needs floating-point arguments, but got `{t}` (convert with `as f32` or `as f64`)"
+        ));
     }
     Ok(Type::Scalar(t))
 }
@@ -107,7 +122,9 @@ fn dims(args: &[Type]) -> Result<Vec<Type>, String> {
 fn type_arg(a: Option<&Type>) -> Result<Scalar, String> {
     match a {
         Some(Type::TypeArg(s)) => Ok(*s),
-        Some(t) => Err(format!("needs an element type first (like `f32`), found `{t}`")),
+        Some(t) => Err(format!(
+            "needs an element type first (like `f32`), found `{t}`"
+        )),
         None => Err("needs an element type first (like `f32`)".to_string()),
     }
 }
@@ -146,7 +163,9 @@ fn arange(args: &[Type]) -> Result<Sig, String> {
     }
     match args.len() {
         2 | 3 => Ok(Sig {
-            params: std::iter::once(args[0]).chain(std::iter::repeat_n(Type::Scalar(t), args.len() - 1)).collect(),
+            params: std::iter::once(args[0])
+                .chain(std::iter::repeat_n(Type::Scalar(t), args.len() - 1))
+                .collect(),
             ret: Type::Array(t, 1),
         }),
         _ => Err("is `arange(T, n)` or `arange(T, start, end)`".into()),
@@ -245,7 +264,9 @@ fn write_png_rule(args: &[Type]) -> Result<Sig, String> {
             params: args.to_vec(),
             ret: Type::Unit,
         }),
-        [a, Type::Str] => Err(format!("needs a `u8[,]` (gray) or `u8[,,]` (H x W x 3 colour) image, found `{a}`")),
+        [a, Type::Str] => Err(format!(
+            "needs a `u8[,]` (gray) or `u8[,,]` (H x W x 3 colour) image, found `{a}`"
+        )),
         _ => Err("is `write_png(image, \"file.png\")`".into()),
     }
 }
@@ -290,11 +311,15 @@ fn is_present_rule(args: &[Type]) -> Result<Sig, String> {
 fn atomic_rule(args: &[Type]) -> Result<Sig, String> {
     count(args, 2)?;
     match args[0] {
-        Type::Scalar(s @ (Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64)) => Ok(Sig {
-            params: vec![args[0], Type::Scalar(s)],
-            ret: Type::Scalar(s),
-        }),
-        t => Err(format!("works on i32, u32, i64, f32 and f64 elements, not `{t}`")),
+        Type::Scalar(s @ (Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64)) => {
+            Ok(Sig {
+                params: vec![args[0], Type::Scalar(s)],
+                ret: Type::Scalar(s),
+            })
+        }
+        t => Err(format!(
+            "works on i32, u32, i64, f32 and f64 elements, not `{t}`"
+        )),
     }
 }
 
@@ -308,14 +333,38 @@ pub fn builtins() -> Builtins {
     add(&mut b, "max", "max(a, b) -> same type", Pure, num2);
     add(&mut b, "clamp", "clamp(x, lo, hi) -> same type", Pure, num3);
     for f in [
-        "sqrt", "exp", "exp2", "log", "log2", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-        "floor", "ceil", "round", "trunc",
+        "sqrt", "exp", "exp2", "log", "log2", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+        "cosh", "tanh", "floor", "ceil", "round", "trunc",
     ] {
-        add(&mut b, f, &format!("{f}(x: float) -> same type"), Pure, float1);
+        add(
+            &mut b,
+            f,
+            &format!("{f}(x: float) -> same type"),
+            Pure,
+            float1,
+        );
     }
-    add(&mut b, "pow", "pow(x: float, y: float) -> same type", Pure, float2);
-    add(&mut b, "atan2", "atan2(y: float, x: float) -> same type", Pure, float2);
-    add(&mut b, "fma", "fma(a, b, c: float) -> a * b + c, same type", Pure, float3);
+    add(
+        &mut b,
+        "pow",
+        "pow(x: float, y: float) -> same type",
+        Pure,
+        float2,
+    );
+    add(
+        &mut b,
+        "atan2",
+        "atan2(y: float, x: float) -> same type",
+        Pure,
+        float2,
+    );
+    add(
+        &mut b,
+        "fma",
+        "fma(a, b, c: float) -> a * b + c, same type",
+        Pure,
+        float3,
+    );
     // Atomics (capture forms).
     for f in ["atomic_add", "atomic_min", "atomic_max", "atomic_xchg"] {
         b.add(Builtin {
@@ -327,39 +376,173 @@ pub fn builtins() -> Builtins {
         });
     }
     // Arrays (host).
-    add(&mut b, "zeros", "zeros(T, dims..) -> T array of 1 to 3 dimensions", Alloc, zeros);
-    add(&mut b, "full", "full(T, value, dims..) -> T array filled with value", Alloc, full);
-    add(&mut b, "arange", "arange(T, n) or arange(T, start, end) -> T[]", Alloc, arange);
-    add(&mut b, "linspace", "linspace(T, start, end, n) -> T[] of n evenly spaced values", Alloc, linspace);
-    add(&mut b, "clone", "clone(a) -> a copy of a", Alloc, clone_rule);
-    add(&mut b, "len", "len(a) -> i32 number of elements", Host, len_rule);
-    add(&mut b, "shape", "shape(a, axis) -> i32 extent of that axis", Host, shape_rule);
+    add(
+        &mut b,
+        "zeros",
+        "zeros(T, dims..) -> T array of 1 to 3 dimensions",
+        Alloc,
+        zeros,
+    );
+    add(
+        &mut b,
+        "full",
+        "full(T, value, dims..) -> T array filled with value",
+        Alloc,
+        full,
+    );
+    add(
+        &mut b,
+        "arange",
+        "arange(T, n) or arange(T, start, end) -> T[]",
+        Alloc,
+        arange,
+    );
+    add(
+        &mut b,
+        "linspace",
+        "linspace(T, start, end, n) -> T[] of n evenly spaced values",
+        Alloc,
+        linspace,
+    );
+    add(
+        &mut b,
+        "clone",
+        "clone(a) -> a copy of a",
+        Alloc,
+        clone_rule,
+    );
+    add(
+        &mut b,
+        "len",
+        "len(a) -> i32 number of elements",
+        Host,
+        len_rule,
+    );
+    add(
+        &mut b,
+        "shape",
+        "shape(a, axis) -> i32 extent of that axis",
+        Host,
+        shape_rule,
+    );
     add(&mut b, "sum", "sum(a) -> element type", Host, reduce_rule);
-    add(&mut b, "maxval", "maxval(a) -> largest element", Host, reduce_rule);
-    add(&mut b, "minval", "minval(a) -> smallest element", Host, reduce_rule);
+    add(
+        &mut b,
+        "maxval",
+        "maxval(a) -> largest element",
+        Host,
+        reduce_rule,
+    );
+    add(
+        &mut b,
+        "minval",
+        "minval(a) -> smallest element",
+        Host,
+        reduce_rule,
+    );
     // I/O (host).
     add(&mut b, "print", "print(values..)", Io, print_rule);
     add(&mut b, "println", "println(values..)", Io, print_rule);
-    add(&mut b, "assert", "assert(condition, \"message\")", Host, assert_rule);
-    fixed(&mut b, "clock", "clock() -> f64 seconds", Io, vec![], Type::F64);
-    add(&mut b, "write_png", "write_png(image: u8[,] or u8[,,], \"file.png\")", Io, write_png_rule);
-    add(&mut b, "save_npy", "save_npy(array, \"file.npy\")", Io, save_npy_rule);
-    add(&mut b, "load_npy", "load_npy(T, \"file.npy\") -> T[] (the data, flattened)", Io, load_npy1);
-    add(&mut b, "load_npy2", "load_npy2(T, \"file.npy\") -> T[,]", Io, load_npy2);
-    add(&mut b, "load_npy3", "load_npy3(T, \"file.npy\") -> T[,,]", Io, load_npy3);
+    add(
+        &mut b,
+        "assert",
+        "assert(condition, \"message\")",
+        Host,
+        assert_rule,
+    );
+    fixed(
+        &mut b,
+        "clock",
+        "clock() -> f64 seconds",
+        Io,
+        vec![],
+        Type::F64,
+    );
+    add(
+        &mut b,
+        "write_png",
+        "write_png(image: u8[,] or u8[,,], \"file.png\")",
+        Io,
+        write_png_rule,
+    );
+    add(
+        &mut b,
+        "save_npy",
+        "save_npy(array, \"file.npy\")",
+        Io,
+        save_npy_rule,
+    );
+    add(
+        &mut b,
+        "load_npy",
+        "load_npy(T, \"file.npy\") -> T[] (the data, flattened)",
+        Io,
+        load_npy1,
+    );
+    add(
+        &mut b,
+        "load_npy2",
+        "load_npy2(T, \"file.npy\") -> T[,]",
+        Io,
+        load_npy2,
+    );
+    add(
+        &mut b,
+        "load_npy3",
+        "load_npy3(T, \"file.npy\") -> T[,,]",
+        Io,
+        load_npy3,
+    );
     // Device API (host).
-    fixed(&mut b, "acc_get_num_devices", "acc_get_num_devices() -> i32", Host, vec![], Type::I32);
-    fixed(&mut b, "acc_get_device_num", "acc_get_device_num() -> i32", Host, vec![], Type::I32);
-    fixed(&mut b, "acc_set_device_num", "acc_set_device_num(d: i32)", Host, vec![Type::I32], Type::Unit);
-    add(&mut b, "acc_is_present", "acc_is_present(a) -> bool", Host, is_present_rule);
+    fixed(
+        &mut b,
+        "acc_get_num_devices",
+        "acc_get_num_devices() -> i32",
+        Host,
+        vec![],
+        Type::I32,
+    );
+    fixed(
+        &mut b,
+        "acc_get_device_num",
+        "acc_get_device_num() -> i32",
+        Host,
+        vec![],
+        Type::I32,
+    );
+    fixed(
+        &mut b,
+        "acc_set_device_num",
+        "acc_set_device_num(d: i32)",
+        Host,
+        vec![Type::I32],
+        Type::Unit,
+    );
+    add(
+        &mut b,
+        "acc_is_present",
+        "acc_is_present(a) -> bool",
+        Host,
+        is_present_rule,
+    );
     // Constants.
     macro_rules! consts {
         ($owner:literal, $t:ty, $ctor:path, [$($n:ident),*]) => {
             $( b.add_const($owner, stringify!($n), $ctor(<$t>::$n)); )*
         };
     }
-    consts!("f32", f32, Value::F32, [MAX, MIN, EPSILON, INFINITY, NEG_INFINITY, NAN, MIN_POSITIVE]);
-    consts!("f64", f64, Value::F64, [MAX, MIN, EPSILON, INFINITY, NEG_INFINITY, NAN, MIN_POSITIVE]);
+    consts!(
+        "f32",
+        f32,
+        Value::F32,
+        [MAX, MIN, EPSILON, INFINITY, NEG_INFINITY, NAN, MIN_POSITIVE]
+    );
+    consts!(
+        "f64",
+        f64,
+        Value::F64,
+        [MAX, MIN, EPSILON, INFINITY, NEG_INFINITY, NAN, MIN_POSITIVE]
+    );
     consts!("i32", i32, Value::I32, [MAX, MIN]);
     consts!("i64", i64, Value::I64, [MAX, MIN]);
     consts!("u32", u32, Value::U32, [MAX, MIN]);
