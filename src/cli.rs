@@ -51,3 +51,93 @@ pub fn check_files(files: &[impl AsRef<Path>]) -> ExitCode {
         ExitCode::SUCCESS
     }
 }
+
+/// Which backend runs device constructs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// The best available: the Vulkan backend once it exists, the host until then.
+    Auto,
+    /// The host reference backend (`--host`).
+    Host,
+}
+
+/// `accl run [--host] FILE`: run a script; exit status 1 on any error.
+/// File access is on, relative to the current directory.
+pub fn run_file(file: &Path, backend: BackendChoice) -> ExitCode {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", file.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    // Only the host backend exists so far; `Auto` will pick Vulkan when it lands.
+    let _ = backend;
+    let mut engine = crate::Engine::new();
+    engine.set_fs_access(Some(std::path::PathBuf::from(".")));
+    match engine.eval_source(&file.display().to_string(), &text) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            print_diags(&e.source, &e.diags);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The benchmark loop of issue 3.
+pub const BENCH_SRC: &str = "for i in 0..n { a[i] = a[i] * 2.0 + 1.0; }";
+
+/// `accl bench host`: host-interpreter throughput of [`BENCH_SRC`] with
+/// `a: f32[n]`; prints every run and the median in iterations per second.
+pub fn bench_host(n: usize, runs: usize) -> ExitCode {
+    let mut engine = crate::Engine::new();
+    if let Err(e) = engine.set_array("a", vec![0.0f32; n], &[n]) {
+        eprintln!("{e}");
+        return ExitCode::FAILURE;
+    }
+    engine.set("n", n as i64);
+    let mut rates = Vec::new();
+    let mut cpu_rates = Vec::new();
+    for r in 0..runs.max(1) {
+        let cpu0 = thread_cpu_seconds();
+        let t = std::time::Instant::now();
+        if let Err(e) = engine.eval(BENCH_SRC) {
+            eprint!("{}", e.render(100));
+            return ExitCode::FAILURE;
+        }
+        let s = t.elapsed().as_secs_f64();
+        let cpu = thread_cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
+        let rate = n as f64 / s;
+        rates.push(rate);
+        match cpu {
+            Some(c) if c > 0.0 => {
+                cpu_rates.push(n as f64 / c);
+                println!("run {}: {s:.3} s wall, {c:.3} s cpu, {:.1} M iterations/s (wall), {:.1} M/s (cpu)", r + 1, rate / 1e6, n as f64 / c / 1e6)
+            }
+            _ => println!("run {}: {s:.3} s, {:.1} M iterations/s", r + 1, rate / 1e6),
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
+    println!(
+        "host interpreter: `{BENCH_SRC}` n = {n}: median {:.1} M iterations/s (wall clock) over {} runs",
+        median(&mut rates) / 1e6,
+        rates.len()
+    );
+    if !cpu_rates.is_empty() {
+        println!(
+            "                  median {:.1} M iterations/s per CPU-second of this thread (one core, unaffected by other load)",
+            median(&mut cpu_rates) / 1e6
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+/// CPU time of the calling thread in seconds (Linux `schedstat`), if known.
+fn thread_cpu_seconds() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 / 1e9)
+}

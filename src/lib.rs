@@ -3,10 +3,14 @@
 //!
 //! The stages live in their own crates: `lang` (lexer, parser, checker),
 //! `stdlib` (builtins), `compiler` (kernel IR, SPIR-V), `vk-runtime` (Vulkan).
-//! This crate ties them together: the command line, the REPL and the
-//! embedding API.
+//! This crate ties them together: the interpreter ([`interp`]), the
+//! embedding API ([`Engine`]), the command line ([`cli`]).
 
 pub mod cli;
+pub mod engine;
+pub mod interp;
 
+pub use engine::{Engine, Error};
 pub use lang;
 pub use stdlib;
+pub use stdlib::Array;

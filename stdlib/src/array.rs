@@ -163,7 +163,12 @@ impl Data {
             ($v:expr) => {
                 // SAFETY: as in `bytes`; every bit pattern is a valid value of
                 // these element types.
-                Some(unsafe { std::slice::from_raw_parts_mut($v.as_mut_ptr() as *mut u8, std::mem::size_of_val(&$v[..])) })
+                Some(unsafe {
+                    std::slice::from_raw_parts_mut(
+                        $v.as_mut_ptr() as *mut u8,
+                        std::mem::size_of_val(&$v[..]),
+                    )
+                })
             };
         }
         match self {
@@ -253,7 +258,10 @@ impl Array {
     /// An array from its data and shape (row-major); the product of the
     /// shape must be the data's length.
     pub fn new(data: Data, shape: Vec<usize>) -> Result<Array, ShapeError> {
-        let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).ok_or(ShapeError::TooLarge)?;
+        let n = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .ok_or(ShapeError::TooLarge)?;
         if n != data.len() || shape.is_empty() || shape.len() > 3 {
             return Err(ShapeError::Mismatch {
                 elements: data.len(),
@@ -267,7 +275,10 @@ impl Array {
         })))
     }
     pub fn zeros(t: Scalar, shape: Vec<usize>) -> Result<Array, ShapeError> {
-        let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).ok_or(ShapeError::TooLarge)?;
+        let n = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .ok_or(ShapeError::TooLarge)?;
         Array::new(Data::zeros(t, n), shape)
     }
     /// From a typed vector.
@@ -275,15 +286,18 @@ impl Array {
         Array::new(T::into_data(v), shape)
     }
     /// The identity of the storage: equal for aliases, unique per allocation.
+    #[inline(always)]
     pub fn id(&self) -> u64 {
         self.0.id
     }
     pub fn same(&self, o: &Array) -> bool {
         Rc::ptr_eq(&self.0, &o.0)
     }
+    #[inline(always)]
     pub fn shape(&self) -> &[usize] {
         &self.0.shape
     }
+    #[inline(always)]
     pub fn rank(&self) -> usize {
         self.0.shape.len()
     }
@@ -300,9 +314,11 @@ impl Array {
     pub fn row_len(&self) -> usize {
         self.0.shape[1..].iter().product()
     }
+    #[inline(always)]
     pub fn data(&self) -> Ref<'_, Data> {
         self.0.data.borrow()
     }
+    #[inline(always)]
     pub fn data_mut(&self) -> RefMut<'_, Data> {
         self.0.data.borrow_mut()
     }
@@ -325,7 +341,13 @@ impl Array {
 
 impl fmt::Debug for Array {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Array#{}({} {:?})", self.id(), self.scalar(), self.shape())
+        write!(
+            f,
+            "Array#{}({} {:?})",
+            self.id(),
+            self.scalar(),
+            self.shape()
+        )
     }
 }
 

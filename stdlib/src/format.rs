@@ -43,7 +43,11 @@ fn write_axis(out: &mut String, d: &Data, shape: &[usize], axis: usize, base: us
     let n = shape[axis];
     let stride: usize = shape[axis + 1..].iter().product();
     let idx: Vec<Option<usize>> = if elide && n > 2 * EDGE {
-        (0..EDGE).map(Some).chain([None]).chain((n - EDGE..n).map(Some)).collect()
+        (0..EDGE)
+            .map(Some)
+            .chain([None])
+            .chain((n - EDGE..n).map(Some))
+            .collect()
     } else {
         (0..n).map(Some).collect()
     };

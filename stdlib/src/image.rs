@@ -9,7 +9,11 @@ pub fn write_png(a: &Array, path: &Path) -> Result<(), String> {
     let (h, w, color) = match a.shape() {
         &[h, w] => (h, w, png::ColorType::Grayscale),
         &[h, w, 3] => (h, w, png::ColorType::Rgb),
-        s => return Err(format!("an image must be H x W (gray) or H x W x 3 (RGB), not {s:?}")),
+        s => {
+            return Err(format!(
+                "an image must be H x W (gray) or H x W x 3 (RGB), not {s:?}"
+            ))
+        }
     };
     if h == 0 || w == 0 || h > u32::MAX as usize || w > u32::MAX as usize {
         return Err(format!("cannot write an image of {h} x {w} pixels"));

@@ -25,8 +25,13 @@ impl fmt::Display for NpyError {
         match self {
             NpyError::Io(e) => write!(f, "{e}"),
             NpyError::Format(m) => write!(f, "not a valid .npy file: {m}"),
-            NpyError::Type { want, found } => write!(f, "the file holds `{found}` elements, not `{want}`"),
-            NpyError::Rank { want, found } => write!(f, "the file holds a {found}-dimensional array, not {want}-dimensional"),
+            NpyError::Type { want, found } => {
+                write!(f, "the file holds `{found}` elements, not `{want}`")
+            }
+            NpyError::Rank { want, found } => write!(
+                f,
+                "the file holds a {found}-dimensional array, not {want}-dimensional"
+            ),
         }
     }
 }
@@ -47,10 +52,23 @@ fn descr(t: Scalar) -> &'static str {
 pub fn encode(a: &Array) -> Vec<u8> {
     let shape = match a.shape() {
         [n] => format!("({n},)"),
-        s => format!("({})", s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
+        s => format!(
+            "({})",
+            s.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
-    let dict = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}", descr(a.scalar()));
-    let (version, len_bytes) = if dict.len() + 1 + 10 < 65536 { (1u8, 2) } else { (2u8, 4) };
+    let dict = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}",
+        descr(a.scalar())
+    );
+    let (version, len_bytes) = if dict.len() + 1 + 10 < 65536 {
+        (1u8, 2)
+    } else {
+        (2u8, 4)
+    };
     let pre = 6 + 2 + len_bytes;
     let total = (pre + dict.len() + 1).div_ceil(64) * 64;
     let hlen = total - pre;
@@ -100,10 +118,16 @@ pub fn decode(bytes: &[u8], t: Scalar, rank: Option<usize>) -> Result<Array, Npy
     }
     let (hlen, start) = match bytes[6] {
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        2 | 3 if bytes.len() >= 12 => (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
         v => return Err(bad(format!("unknown version {v}"))),
     };
-    let end = (start as usize).checked_add(hlen).filter(|&e| e <= bytes.len()).ok_or_else(|| bad("truncated header"))?;
+    let end = (start as usize)
+        .checked_add(hlen)
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(|| bad("truncated header"))?;
     let header = std::str::from_utf8(&bytes[start..end]).map_err(|_| bad("header is not text"))?;
     let descr = dict_str(header, "descr")?;
     let fortran = match dict_raw(header, "fortran_order")?.trim_start() {
@@ -154,7 +178,10 @@ pub fn decode(bytes: &[u8], t: Scalar, rank: Option<usize>) -> Result<Array, Npy
     let size = t.size();
     let body = &bytes[end..];
     if body.len() < n * size {
-        return Err(bad(format!("{} data bytes for {n} elements of {size} bytes", body.len())));
+        return Err(bad(format!(
+            "{} data bytes for {n} elements of {size} bytes",
+            body.len()
+        )));
     }
     let mut raw = body[..n * size].to_vec();
     if swap {
@@ -171,7 +198,10 @@ pub fn decode(bytes: &[u8], t: Scalar, rank: Option<usize>) -> Result<Array, Npy
                 idx[k] = rem % d;
                 rem /= d;
             }
-            let ci = idx.iter().zip(s.iter()).fold(0, |acc, (&i, &d)| acc * d + i);
+            let ci = idx
+                .iter()
+                .zip(s.iter())
+                .fold(0, |acc, (&i, &d)| acc * d + i);
             c_order[ci * size..(ci + 1) * size].copy_from_slice(chunk);
         }
         raw = c_order;
@@ -187,7 +217,9 @@ fn dict_raw<'h>(header: &'h str, key: &str) -> Result<&'h str, NpyError> {
         let pat = format!("{q}{key}{q}");
         if let Some(p) = header.find(&pat) {
             let rest = header[p + pat.len()..].trim_start();
-            return rest.strip_prefix(':').ok_or_else(|| bad(format!("no value for `{key}`")));
+            return rest
+                .strip_prefix(':')
+                .ok_or_else(|| bad(format!("no value for `{key}`")));
         }
     }
     Err(bad(format!("no `{key}` in the header")))
@@ -195,15 +227,23 @@ fn dict_raw<'h>(header: &'h str, key: &str) -> Result<&'h str, NpyError> {
 
 fn dict_str<'h>(header: &'h str, key: &str) -> Result<&'h str, NpyError> {
     let v = dict_raw(header, key)?.trim_start();
-    let q = v.chars().next().filter(|c| *c == '\'' || *c == '"').ok_or_else(|| bad(format!("`{key}` is not a string")))?;
+    let q = v
+        .chars()
+        .next()
+        .filter(|c| *c == '\'' || *c == '"')
+        .ok_or_else(|| bad(format!("`{key}` is not a string")))?;
     let v = &v[1..];
-    let e = v.find(q).ok_or_else(|| bad(format!("unterminated `{key}`")))?;
+    let e = v
+        .find(q)
+        .ok_or_else(|| bad(format!("unterminated `{key}`")))?;
     Ok(&v[..e])
 }
 
 fn dict_shape(header: &str) -> Result<Vec<usize>, NpyError> {
     let v = dict_raw(header, "shape")?.trim_start();
-    let v = v.strip_prefix('(').ok_or_else(|| bad("shape is not a tuple"))?;
+    let v = v
+        .strip_prefix('(')
+        .ok_or_else(|| bad("shape is not a tuple"))?;
     let e = v.find(')').ok_or_else(|| bad("unterminated shape"))?;
     let mut out = Vec::new();
     for part in v[..e].split(',') {
@@ -211,14 +251,20 @@ fn dict_shape(header: &str) -> Result<Vec<usize>, NpyError> {
         if p.is_empty() {
             continue;
         }
-        out.push(p.parse::<usize>().map_err(|_| bad(format!("bad dimension `{p}`")))?);
+        out.push(
+            p.parse::<usize>()
+                .map_err(|_| bad(format!("bad dimension `{p}`")))?,
+        );
     }
     if out.is_empty() {
         // A 0-d array: one element.
         out.push(1);
     }
     if out.len() > 3 {
-        return Err(bad(format!("{} dimensions (accl arrays have 1 to 3)", out.len())));
+        return Err(bad(format!(
+            "{} dimensions (accl arrays have 1 to 3)",
+            out.len()
+        )));
     }
     Ok(out)
 }
@@ -232,12 +278,15 @@ mod tests {
         let a = Array::from_vec(vec![1.5f32, -2.0, 3.25, 4.0, 5.0, 6.0], vec![2, 3]).unwrap();
         let b = decode(&encode(&a), Scalar::F32, Some(2)).unwrap();
         assert_eq!(a, b);
-        
+
         let h = encode(&a);
         assert_eq!((h.len() - 24) % 64, 0);
         let bo = Array::from_vec(vec![true, false, true], vec![3]).unwrap();
         assert_eq!(decode(&encode(&bo), Scalar::Bool, None).unwrap(), bo);
-        assert!(matches!(decode(&encode(&bo), Scalar::U8, None), Err(NpyError::Type { .. })));
+        assert!(matches!(
+            decode(&encode(&bo), Scalar::U8, None),
+            Err(NpyError::Type { .. })
+        ));
         assert!(decode(b"\x93NUMPY\x01\x00\xff\xff", Scalar::U8, None).is_err());
     }
 

@@ -91,16 +91,38 @@ pub fn sum(a: &Array) -> Value {
 pub fn extremum(a: &Array, max: bool) -> Value {
     use crate::math::Math;
     fn go<T: Math>(v: &[T], init: T, max: bool) -> Value {
-        v.iter().fold(init, |s, &x| if max { s.max(x) } else { s.min(x) }).to_value()
+        v.iter()
+            .fold(init, |s, &x| if max { s.max(x) } else { s.min(x) })
+            .to_value()
     }
     match &*a.data() {
-        Data::Bool(v) => Value::Bool(if max { v.iter().any(|&b| b) } else { v.iter().all(|&b| b) }),
+        Data::Bool(v) => Value::Bool(if max {
+            v.iter().any(|&b| b)
+        } else {
+            v.iter().all(|&b| b)
+        }),
         Data::I32(v) => go(v, if max { i32::MIN } else { i32::MAX }, max),
         Data::I64(v) => go(v, if max { i64::MIN } else { i64::MAX }, max),
         Data::U32(v) => go(v, if max { u32::MIN } else { u32::MAX }, max),
         Data::U8(v) => go(v, if max { u8::MIN } else { u8::MAX }, max),
-        Data::F32(v) => go(v, if max { f32::NEG_INFINITY } else { f32::INFINITY }, max),
-        Data::F64(v) => go(v, if max { f64::NEG_INFINITY } else { f64::INFINITY }, max),
+        Data::F32(v) => go(
+            v,
+            if max {
+                f32::NEG_INFINITY
+            } else {
+                f32::INFINITY
+            },
+            max,
+        ),
+        Data::F64(v) => go(
+            v,
+            if max {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            },
+            max,
+        ),
     }
 }
 
@@ -123,6 +145,9 @@ mod tests {
         assert_eq!(f.shape(), &[2, 3]);
         assert_eq!(sum(&f), Value::U8(42));
         assert!(zeros(Scalar::F32, &[-1]).is_err());
-        assert_eq!(extremum(&zeros(Scalar::F32, &[0]).unwrap(), true), Value::F32(f32::NEG_INFINITY));
+        assert_eq!(
+            extremum(&zeros(Scalar::F32, &[0]).unwrap(), true),
+            Value::F32(f32::NEG_INFINITY)
+        );
     }
 }

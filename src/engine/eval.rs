@@ -1,0 +1,126 @@
+//! Evaluating source text: parse, check against the kept state, compile,
+//! run, and commit the new state only when every step succeeded.
+
+use super::{Engine, Error, Val, Var};
+use crate::interp::{self, Frame};
+use lang::ast::StmtKind as AK;
+use lang::hir::StmtKind;
+use lang::{Global, Source};
+use std::path::Path;
+
+impl Engine {
+    /// Evaluate `src` (statements, optionally ending in an expression
+    /// without `;` whose value is returned). Variables, functions and
+    /// constants persist to later calls; on error nothing new is kept.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.eval("fn sq(x: f64) -> f64 { return x * x; } const K = 3.0;").unwrap();
+    /// let v = e.eval("sq(K)").unwrap().unwrap();
+    /// assert_eq!(v.to_string(), "9");
+    /// assert!(e.eval("let y: i32 = 1.5;").is_err());
+    /// assert!(e.get::<i32>("y").is_none());
+    /// ```
+    pub fn eval(&mut self, src: &str) -> Result<Option<Val>, Error> {
+        self.name_counter += 1;
+        let name = format!("<input {}>", self.name_counter);
+        self.eval_named(&name, src)
+    }
+
+    /// Read and run a script file (with the same persistence as [`Engine::eval`]).
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join("accl_doc_run_file");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let f = dir.join("t.accl");
+    /// std::fs::write(&f, "let n = len(zeros(u8, 7));").unwrap();
+    /// let mut e = accl::Engine::new();
+    /// e.run_file(&f).unwrap();
+    /// assert_eq!(e.get::<i32>("n"), Some(7));
+    /// ```
+    pub fn run_file(&mut self, path: impl AsRef<Path>) -> Result<Option<Val>, Error> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::api(
+                "accl::run::io",
+                format!("cannot read `{}`: {e}", path.display()),
+            )
+        })?;
+        self.eval_named(&path.display().to_string(), &text)
+    }
+
+    /// Like [`Engine::eval`], naming the source in diagnostics.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// let err = e.eval_source("demo.accl", "let x = 1 / 0;").unwrap_err();
+    /// assert!(err.render(80).contains("demo.accl"));
+    /// ```
+    pub fn eval_source(&mut self, name: &str, src: &str) -> Result<Option<Val>, Error> {
+        self.eval_named(name, src)
+    }
+
+    fn eval_named(&mut self, name: &str, src: &str) -> Result<Option<Val>, Error> {
+        let offset = self.decls.len();
+        let full = format!("{}{}", self.decls, src);
+        let source = Source::new(name, full.clone());
+        let err = |diags| Error {
+            diags,
+            source: source.clone(),
+        };
+        let (ast, diags) = lang::parse(&full);
+        if !diags.is_empty() {
+            return Err(err(diags));
+        }
+        let globals: Vec<Global> = self
+            .vars
+            .iter()
+            .map(|v| Global {
+                name: v.name.clone(),
+                ty: v.ty,
+            })
+            .collect();
+        let prog = lang::check(&ast, &full, &self.builtins, &globals)
+            .map_err(err)?
+            .program;
+        let compiled = interp::compile(&prog, &self.builtins);
+        let mut fr = Frame::new(compiled.main_locals);
+        for (v, l) in self.vars.iter().zip(&prog.globals) {
+            fr.s[l.index()] = v.bits;
+            fr.a[l.index()] = v.array.clone();
+        }
+        self.cx.ops = 0;
+        let out = interp::run(&compiled, &mut fr, &mut self.cx).map_err(|d| err(vec![*d]))?;
+        // Commit: globals' new values, new top-level variables, declarations.
+        for (v, l) in self.vars.iter_mut().zip(&prog.globals) {
+            v.bits = fr.s[l.index()];
+            v.array = fr.a[l.index()].clone();
+        }
+        for st in &prog.main.block {
+            if let StmtKind::Let { local, .. } = st.kind {
+                let loc = &prog.main.locals[local];
+                let var = Var {
+                    name: loc.name.clone(),
+                    ty: loc.ty,
+                    bits: fr.s[local.index()],
+                    array: fr.a[local.index()].clone(),
+                };
+                match self.vars.iter_mut().find(|v| v.name == var.name) {
+                    Some(v) => *v = var,
+                    None => self.vars.push(var),
+                }
+            }
+        }
+        for s in &ast.stmts {
+            if matches!(s.kind, AK::Fn(_) | AK::Const { .. }) && s.span.start as usize >= offset {
+                let text = &full[s.span.range()];
+                self.decls.push_str(text);
+                if !text.trim_end().ends_with(';') && !text.trim_end().ends_with('}') {
+                    self.decls.push(';');
+                }
+                self.decls.push('\n');
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,96 @@
+//! `accl::Engine`: the embedding API (after rhai's: one file per concern).
+//!
+//! An engine keeps one state across [`Engine::eval`] calls: the variables
+//! (each later input is checked with them as `lang::Global`s), the `fn` and
+//! `const` declarations (their text is kept and checked again in front of
+//! each input, so they stay callable), the registered host functions, the
+//! limits and the present table. An input that fails to parse, check or run
+//! leaves the variables and declarations as they were (array contents that
+//! ran before a run-time error stay written: arrays are reference values).
+//!
+//! Files: [`eval`] (eval, run_file), [`vars`] (scalars and arrays by name),
+//! [`register`] (Rust functions), [`limits`] (operations, depth, progress),
+//! [`io`] (print sink, file-system access), [`error`].
+
+mod error;
+mod eval;
+mod io;
+mod limits;
+mod register;
+mod vars;
+
+pub use error::Error;
+pub use register::{HostArg, HostRet, RegisterFn};
+
+use crate::interp::{Ctx, RtVal};
+use lang::{Builtins, Type};
+
+/// A value returned by [`Engine::eval`].
+pub type Val = RtVal;
+
+/// A variable kept between inputs.
+#[derive(Clone)]
+pub(crate) struct Var {
+    pub name: String,
+    pub ty: Type,
+    pub bits: u64,
+    pub array: Option<stdlib::Array>,
+}
+
+/// An accl interpreter with persistent state.
+///
+/// ```
+/// let mut e = accl::Engine::new();
+/// e.eval("let x = 20;").unwrap();
+/// let v = e.eval("x * 2 + 2").unwrap();
+/// assert_eq!(e.get::<i32>("x"), Some(20));
+/// assert_eq!(v.unwrap().to_string(), "42");
+/// ```
+pub struct Engine {
+    pub(crate) builtins: Builtins,
+    pub(crate) cx: Ctx,
+    pub(crate) vars: Vec<Var>,
+    /// Text of the `fn` and `const` declarations of earlier inputs.
+    pub(crate) decls: String,
+    pub(crate) name_counter: usize,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Engine::new()
+    }
+}
+
+impl Engine {
+    /// A fresh engine on the host backend: no variables, file-system access
+    /// off, printing to stdout, no operation limit, call depth 128.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// assert!(e.eval("let a = zeros(f32, 4);").is_ok());
+    /// ```
+    pub fn new() -> Engine {
+        Engine {
+            builtins: stdlib::builtins(),
+            cx: Ctx::default(),
+            vars: Vec::new(),
+            decls: String::new(),
+            name_counter: 0,
+        }
+    }
+
+    /// The name of the backend that runs device constructs (`"host"`).
+    ///
+    /// ```
+    /// assert_eq!(accl::Engine::new().backend_name(), "host");
+    /// ```
+    pub fn backend_name(&self) -> &'static str {
+        self.cx.backend.name()
+    }
+}
+
+impl std::fmt::Display for RtVal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::interp::builtin::show(self))
+    }
+}

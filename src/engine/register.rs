@@ -1,0 +1,127 @@
+//! Rust functions callable from scripts. A closure of 0 to 4 scalar
+//! arguments (`bool i32 i64 u32 u8 f32 f64`) returning a scalar or `()` is
+//! declared to the checker with that fixed signature and effect `Host` (so
+//! it cannot be called inside a device construct), and called with no
+//! conversion beyond the scalars themselves.
+
+use super::Engine;
+use crate::interp::HostFn;
+use lang::{Builtin, Effect, Type, Typing, Value};
+use std::rc::Rc;
+use stdlib::Elem;
+
+/// A scalar argument of a registered function.
+pub trait HostArg: Elem {}
+impl<T: Elem> HostArg for T {}
+
+/// The result of a registered function: a scalar or `()`.
+pub trait HostRet: 'static {
+    fn ty() -> Type;
+    fn into_value(self) -> Value;
+}
+macro_rules! host_ret {
+    ($($t:ty),*) => {$(
+        impl HostRet for $t {
+            fn ty() -> Type {
+                Type::Scalar(<$t as Elem>::SCALAR)
+            }
+            fn into_value(self) -> Value {
+                self.to_value()
+            }
+        }
+    )*};
+}
+host_ret!(bool, i32, i64, u32, u8, f32, f64);
+impl HostRet for () {
+    fn ty() -> Type {
+        Type::Unit
+    }
+    fn into_value(self) -> Value {
+        Value::Bool(false)
+    }
+}
+
+/// A Rust closure that can be registered (`Args` is its argument tuple).
+pub trait RegisterFn<Args> {
+    fn into_host(self) -> (Vec<Type>, Type, HostFn);
+}
+
+fn arg<T: Elem>(v: &[Value], i: usize) -> T {
+    v.get(i).map(|&x| T::from_value(x)).unwrap_or_default()
+}
+
+macro_rules! register_arity {
+    ($($a:ident $i:tt),*) => {
+        impl<F, R: HostRet, $($a: HostArg),*> RegisterFn<($($a,)*)> for F
+        where
+            F: Fn($($a),*) -> R + 'static,
+        {
+            #[allow(unused_variables)]
+            fn into_host(self) -> (Vec<Type>, Type, HostFn) {
+                let f: HostFn = Rc::new(move |v: &[Value]| Ok(self($(arg::<$a>(v, $i)),*).into_value()));
+                (vec![$(Type::Scalar($a::SCALAR)),*], R::ty(), f)
+            }
+        }
+    };
+}
+register_arity!();
+register_arity!(A 0);
+register_arity!(A 0, B 1);
+register_arity!(A 0, B 1, C 2);
+register_arity!(A 0, B 1, C 2, D 3);
+
+impl Engine {
+    /// Make a Rust closure callable from scripts as `name(..)`.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.register_fn("hypot", |x: f64, y: f64| (x * x + y * y).sqrt());
+    /// let v = e.eval("hypot(3.0, 4.0)").unwrap().unwrap();
+    /// assert_eq!(v.to_string(), "5");
+    /// ```
+    pub fn register_fn<Args>(&mut self, name: &str, f: impl RegisterFn<Args>) -> &mut Self {
+        let (params, ret, f) = f.into_host();
+        self.register_raw(name, params, ret, f)
+    }
+
+    /// Register a function on dynamic values with an explicit signature; an
+    /// `Err` becomes a run-time diagnostic at the call.
+    ///
+    /// ```
+    /// use accl::lang::{Type, Value};
+    /// let mut e = accl::Engine::new();
+    /// e.register_raw("checked_div", vec![Type::I32, Type::I32], Type::I32, std::rc::Rc::new(|v: &[Value]| {
+    ///     match (v[0], v[1]) {
+    ///         (Value::I32(a), Value::I32(b)) if b != 0 => Ok(Value::I32(a / b)),
+    ///         _ => Err("division by zero".to_string()),
+    ///     }
+    /// }));
+    /// assert_eq!(e.eval("checked_div(7, 2)").unwrap().unwrap().to_string(), "3");
+    /// assert_eq!(e.eval("checked_div(7, 0)").unwrap_err().code(), "accl::run::host_function");
+    /// ```
+    pub fn register_raw(
+        &mut self,
+        name: &str,
+        params: Vec<Type>,
+        ret: Type,
+        f: HostFn,
+    ) -> &mut Self {
+        let synopsis = format!(
+            "{name}({}) -> {ret}",
+            params
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        self.builtins.add(Builtin {
+            name: name.to_string(),
+            typing: Typing::Fixed { params, ret },
+            effect: Effect::Host,
+            synopsis,
+            place_arg: false,
+        });
+        self.cx.host_fns.insert(name.to_string(), f);
+        self
+    }
+}

@@ -1,0 +1,172 @@
+//! Scalars and arrays by name, from and to Rust values. Arrays move as whole
+//! typed buffers (`Vec<T>` or a slice copy), never element by element
+//! through a dynamic value.
+
+use super::{Engine, Error, Var};
+use crate::interp::value::{bits_to_value, value_to_bits};
+use lang::{Type, Value};
+use stdlib::{Array, Elem};
+
+impl Engine {
+    fn var(&self, name: &str) -> Option<&Var> {
+        self.vars.iter().find(|v| v.name == name)
+    }
+
+    fn put(&mut self, var: Var) {
+        match self.vars.iter_mut().find(|v| v.name == var.name) {
+            Some(v) => *v = var,
+            None => self.vars.push(var),
+        }
+    }
+
+    /// A scalar variable, if it exists and has type `T`.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.eval("let x: u8 = 250;").unwrap();
+    /// assert_eq!(e.get::<u8>("x"), Some(250));
+    /// assert_eq!(e.get::<i32>("x"), None);
+    /// ```
+    pub fn get<T: Elem>(&self, name: &str) -> Option<T> {
+        let v = self.var(name)?;
+        (v.ty == Type::Scalar(T::SCALAR)).then(|| T::from_value(bits_to_value(T::SCALAR, v.bits)))
+    }
+
+    /// A scalar variable of any type as a [`Value`].
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.eval("let b = 1 < 2;").unwrap();
+    /// assert_eq!(e.get_value("b"), Some(accl::lang::Value::Bool(true)));
+    /// ```
+    pub fn get_value(&self, name: &str) -> Option<Value> {
+        let v = self.var(name)?;
+        v.ty.scalar().map(|s| bits_to_value(s, v.bits))
+    }
+
+    /// Create or replace a scalar variable of type `T`.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.set("n", 5i64);
+    /// assert_eq!(e.eval("n * 2").unwrap().unwrap().to_string(), "10");
+    /// ```
+    pub fn set<T: Elem>(&mut self, name: &str, v: T) {
+        self.put(Var {
+            name: name.to_string(),
+            ty: Type::Scalar(T::SCALAR),
+            bits: value_to_bits(v.to_value(), T::SCALAR),
+            array: None,
+        });
+    }
+
+    /// Create or replace an array variable from a vector and a shape (rank
+    /// 1 to 3, row-major); the vector becomes the array's storage (no copy).
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.set_array("m", vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
+    /// assert_eq!(e.eval("m[1, 2]").unwrap().unwrap().to_string(), "6");
+    /// assert!(e.set_array("bad", vec![1u8, 2], &[3]).is_err());
+    /// ```
+    pub fn set_array<T: Elem>(
+        &mut self,
+        name: &str,
+        data: Vec<T>,
+        shape: &[usize],
+    ) -> Result<(), Error> {
+        let a = Array::from_vec(data, shape.to_vec())
+            .map_err(|e| Error::api("accl::engine::bad_shape", e.to_string()))?;
+        self.set_array_handle(name, a);
+        Ok(())
+    }
+
+    /// Like [`Engine::set_array`], copying from a slice.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.set_array_from_slice("v", &[1i32, 2, 3], &[3]).unwrap();
+    /// assert_eq!(e.eval("sum(v)").unwrap().unwrap().to_string(), "6");
+    /// ```
+    pub fn set_array_from_slice<T: Elem>(
+        &mut self,
+        name: &str,
+        data: &[T],
+        shape: &[usize],
+    ) -> Result<(), Error> {
+        self.set_array(name, data.to_vec(), shape)
+    }
+
+    /// Bind an existing array handle (aliasing it: script writes are seen
+    /// through the handle).
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// let a = accl::Array::from_vec(vec![0.0f64; 3], vec![3]).unwrap();
+    /// e.set_array_handle("a", a.clone());
+    /// e.eval("a[1] = 7.0;").unwrap();
+    /// assert_eq!(a.to_vec::<f64>().unwrap(), vec![0.0, 7.0, 0.0]);
+    /// ```
+    pub fn set_array_handle(&mut self, name: &str, a: Array) {
+        self.put(Var {
+            name: name.to_string(),
+            ty: Type::Array(a.scalar(), a.rank() as u8),
+            bits: 0,
+            array: Some(a),
+        });
+    }
+
+    /// An array variable's elements (a typed copy) and shape, if it exists
+    /// with element type `T`.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.eval("let a = arange(i64, 4);").unwrap();
+    /// assert_eq!(e.get_array::<i64>("a"), Some((vec![0, 1, 2, 3], vec![4])));
+    /// ```
+    pub fn get_array<T: Elem>(&self, name: &str) -> Option<(Vec<T>, Vec<usize>)> {
+        let a = self.array(name)?;
+        Some((a.to_vec::<T>()?, a.shape().to_vec()))
+    }
+
+    /// Copy an array variable's elements into `out` (which must have its
+    /// length); returns the shape.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.eval("let a = full(u32, 9, 2, 2);").unwrap();
+    /// let mut buf = [0u32; 4];
+    /// assert_eq!(e.read_array_into("a", &mut buf), Some(vec![2, 2]));
+    /// assert_eq!(buf, [9; 4]);
+    /// ```
+    pub fn read_array_into<T: Elem>(&self, name: &str, out: &mut [T]) -> Option<Vec<usize>> {
+        let a = self.array(name)?;
+        let d = a.data();
+        let s = T::slice(&d)?;
+        (s.len() == out.len()).then(|| out.copy_from_slice(s))?;
+        Some(a.shape().to_vec())
+    }
+
+    /// The array handle bound to a variable (aliasing it).
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.eval("let z = zeros(bool, 2, 2, 2);").unwrap();
+    /// assert_eq!(e.array("z").unwrap().shape(), &[2, 2, 2]);
+    /// ```
+    pub fn array(&self, name: &str) -> Option<Array> {
+        self.var(name)?.array.clone()
+    }
+
+    /// Every variable with its type, in declaration order.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.eval("let a = 1; let b = 2.0;").unwrap();
+    /// let names: Vec<String> = e.variables().into_iter().map(|(n, _)| n).collect();
+    /// assert_eq!(names, ["a", "b"]);
+    /// ```
+    pub fn variables(&self) -> Vec<(String, Type)> {
+        self.vars.iter().map(|v| (v.name.clone(), v.ty)).collect()
+    }
+}

@@ -1,0 +1,353 @@
+//! Calls of builtins: math is compiled to typed closures over the stdlib's
+//! function pointers; everything else (arrays, I/O, the device API, the
+//! host's registered functions) evaluates its arguments to [`RtVal`]s and
+//! calls [`call_dyn`], since its cost is not per element.
+
+use super::error;
+use super::value::{value_to_bits, CExpr, Ex, Frame, RtVal, Sc, R};
+use super::{Compiler, Ctx};
+use crate::per_scalar;
+use lang::hir::{Expr, ExprH};
+use lang::{BuiltinId, Scalar, Span, Type, Value};
+use std::rc::Rc;
+use stdlib::math::{Float, Math};
+use stdlib::{format, npy, ops, Array};
+
+macro_rules! per_num {
+    ($s:expr, $T:ident => $body:expr, $else:expr) => {
+        match $s {
+            Scalar::I32 => {
+                type $T = i32;
+                $body
+            }
+            Scalar::I64 => {
+                type $T = i64;
+                $body
+            }
+            Scalar::U32 => {
+                type $T = u32;
+                $body
+            }
+            Scalar::U8 => {
+                type $T = u8;
+                $body
+            }
+            Scalar::F32 => {
+                type $T = f32;
+                $body
+            }
+            Scalar::F64 => {
+                type $T = f64;
+                $body
+            }
+            Scalar::Bool => $else,
+        }
+    };
+}
+
+fn math<T: Sc + Math>(name: &str, a: Vec<Ex<T>>) -> Option<CExpr> {
+    let mut it = a.into_iter();
+    let f = match (name, it.next(), it.next(), it.next()) {
+        ("abs", Some(x), None, None) => {
+            Box::new(move |fr: &mut Frame, cx: &mut Ctx| Ok(Math::abs(x(fr, cx)?))) as Ex<T>
+        }
+        ("min", Some(x), Some(y), None) => Box::new(move |fr: &mut Frame, cx: &mut Ctx| {
+            let a = x(fr, cx)?;
+            Ok(Math::min(a, y(fr, cx)?))
+        }),
+        ("max", Some(x), Some(y), None) => Box::new(move |fr: &mut Frame, cx: &mut Ctx| {
+            let a = x(fr, cx)?;
+            Ok(Math::max(a, y(fr, cx)?))
+        }),
+        ("clamp", Some(x), Some(lo), Some(hi)) => Box::new(move |fr: &mut Frame, cx: &mut Ctx| {
+            let a = x(fr, cx)?;
+            let l = lo(fr, cx)?;
+            Ok(Math::clamp(a, l, hi(fr, cx)?))
+        }),
+        _ => return None,
+    };
+    Some(T::wrap(f))
+}
+
+fn float<T: Sc + Float>(name: &str, a: Vec<Ex<T>>) -> Option<CExpr> {
+    let mut it = a.into_iter();
+    let f = match (it.next(), it.next(), it.next()) {
+        (Some(x), None, None) => {
+            let g = T::f1(name)?;
+            Box::new(move |fr: &mut Frame, cx: &mut Ctx| Ok(g(x(fr, cx)?))) as Ex<T>
+        }
+        (Some(x), Some(y), None) => {
+            let g = T::f2(name)?;
+            Box::new(move |fr: &mut Frame, cx: &mut Ctx| {
+                let a = x(fr, cx)?;
+                Ok(g(a, y(fr, cx)?))
+            })
+        }
+        (Some(x), Some(y), Some(z)) => {
+            let g = T::f3(name)?;
+            Box::new(move |fr: &mut Frame, cx: &mut Ctx| {
+                let a = x(fr, cx)?;
+                let b = y(fr, cx)?;
+                Ok(g(a, b, z(fr, cx)?))
+            })
+        }
+        _ => return None,
+    };
+    Some(T::wrap(f))
+}
+
+/// A dynamic call's result as a typed compiled expression.
+fn typed(f: Box<dyn Fn(&mut Frame, &mut Ctx) -> R<RtVal>>, ty: Type, span: Span) -> CExpr {
+    match ty {
+        Type::Scalar(s) => per_scalar!(s, T => T::wrap(Box::new(move |fr, cx| match f(fr, cx)? {
+            RtVal::Scalar(v) => Ok(T::from_slot(value_to_bits(v, s))),
+            _ => Err(error::internal(span, "builtin returned no scalar")),
+        }))),
+        Type::Array(..) => CExpr::Arr(Box::new(move |fr, cx| match f(fr, cx)? {
+            RtVal::Array(a) => Ok(a),
+            _ => Err(error::internal(span, "builtin returned no array")),
+        })),
+        _ => CExpr::Unit(Box::new(move |fr, cx| f(fr, cx).map(|_| ()))),
+    }
+}
+
+impl Compiler<'_> {
+    pub fn builtin(&self, id: BuiltinId, args: &[ExprH], span: Span, ty: Type) -> CExpr {
+        let name: Rc<str> = self.builtins.get(id).name.as_str().into();
+        let arg_ty = args.first().and_then(|&a| self.scalar_ty(a));
+        // Math: typed closures.
+        if let (Some(s), true) = (
+            ty.scalar(),
+            self.builtins.get(id).effect == lang::Effect::Pure,
+        ) {
+            if let Some(c) = per_num!(s, T => {
+                let a: Vec<Ex<T>> = args.iter().map(|&e| self.ex::<T>(e)).collect();
+                math::<T>(&name, a)
+            }, None)
+            {
+                return c;
+            }
+            let fl = match s {
+                Scalar::F32 => {
+                    float::<f32>(&name, args.iter().map(|&e| self.ex::<f32>(e)).collect())
+                }
+                Scalar::F64 => {
+                    float::<f64>(&name, args.iter().map(|&e| self.ex::<f64>(e)).collect())
+                }
+                _ => None,
+            };
+            if let Some(c) = fl {
+                return c;
+            }
+        }
+        let _ = arg_ty;
+        // Atomic capture forms: the first argument is an element.
+        if self.builtins.get(id).place_arg {
+            if let Some(&first) = args.first() {
+                if let Expr::Index(arr, ix) = &self.body.exprs[first] {
+                    let place = self.place(*arr, ix, span);
+                    let v = args.get(1).map(|&e| self.expr(e));
+                    let name = name.clone();
+                    let f: Box<dyn Fn(&mut Frame, &mut Ctx) -> R<RtVal>> =
+                        Box::new(move |fr, cx| {
+                            let (a, off) = place(fr, cx)?;
+                            let x = match &v {
+                                Some(v) => super::stmt::scalar_of(v.eval(fr, cx)?),
+                                None => Value::I32(0),
+                            };
+                            let mut d = a.data_mut();
+                            let old = d.get(off).unwrap_or(Value::I32(0));
+                            let new = match &*name {
+                                "atomic_add" => {
+                                    super::stmt::atomic_combine(lang::ast::AtomicOp::Add, old, x)
+                                }
+                                "atomic_min" => {
+                                    super::stmt::atomic_combine(lang::ast::AtomicOp::Min, old, x)
+                                }
+                                "atomic_max" => {
+                                    super::stmt::atomic_combine(lang::ast::AtomicOp::Max, old, x)
+                                }
+                                _ => Ok(x),
+                            }
+                            .map_err(|_| error::internal(span, "atomic operands"))?;
+                            d.set(off, new);
+                            Ok(RtVal::Scalar(old))
+                        });
+                    return typed(f, ty, span);
+                }
+            }
+        }
+        let cargs: Vec<CExpr> = args.iter().map(|&a| self.expr(a)).collect();
+        let arg_spans: Vec<Span> = args.iter().map(|&a| self.span(a)).collect();
+        let f: Box<dyn Fn(&mut Frame, &mut Ctx) -> R<RtVal>> = Box::new(move |fr, cx| {
+            let mut vals = Vec::with_capacity(cargs.len());
+            for c in &cargs {
+                vals.push(c.eval(fr, cx)?);
+            }
+            call_dyn(&name, vals, &arg_spans, span, cx)
+        });
+        typed(f, ty, span)
+    }
+}
+
+fn int(v: &RtVal) -> i128 {
+    match v {
+        RtVal::Scalar(v) => v.as_i128().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn scalar(v: &RtVal) -> Value {
+    match v {
+        RtVal::Scalar(v) => *v,
+        _ => Value::I32(0),
+    }
+}
+
+fn array(v: &RtVal, span: Span) -> R<&Array> {
+    match v {
+        RtVal::Array(a) => Ok(a),
+        _ => Err(error::internal(span, "expected an array argument")),
+    }
+}
+
+fn ty_arg(v: &RtVal) -> Scalar {
+    match v {
+        RtVal::Type(t) => *t,
+        _ => Scalar::F64,
+    }
+}
+
+fn string(v: &RtVal) -> &str {
+    match v {
+        RtVal::Str(s) => s,
+        _ => "",
+    }
+}
+
+/// How `print` shows one argument.
+pub fn show(v: &RtVal) -> String {
+    match v {
+        RtVal::Scalar(v) => format::scalar(*v),
+        RtVal::Array(a) => format::array(a),
+        RtVal::Str(s) => s.to_string(),
+        RtVal::Unit => "()".into(),
+        RtVal::Type(t) => t.name().into(),
+    }
+}
+
+/// Every builtin that is not compiled to a typed closure.
+pub fn call_dyn(
+    name: &str,
+    args: Vec<RtVal>,
+    spans: &[Span],
+    span: Span,
+    cx: &mut Ctx,
+) -> R<RtVal> {
+    let sp = |i: usize| spans.get(i).copied().unwrap_or(span);
+    let shape_err = |e: stdlib::array::ShapeError| error::bad_shape(span, e);
+    let dims = |from: usize| args[from..].iter().map(int).collect::<Vec<_>>();
+    Ok(match name {
+        "zeros" => RtVal::Array(ops::zeros(ty_arg(&args[0]), &dims(1)).map_err(shape_err)?),
+        "full" => RtVal::Array(
+            ops::full(ty_arg(&args[0]), scalar(&args[1]), &dims(2)).map_err(shape_err)?,
+        ),
+        "arange" => {
+            let t = ty_arg(&args[0]);
+            let (s, e) = if args.len() == 2 {
+                (Value::zero(t), scalar(&args[1]))
+            } else {
+                (scalar(&args[1]), scalar(&args[2]))
+            };
+            RtVal::Array(ops::arange(t, s, e).map_err(shape_err)?)
+        }
+        "linspace" => {
+            let t = ty_arg(&args[0]);
+            let f = |v: &RtVal| scalar(v).as_f64().unwrap_or(0.0);
+            RtVal::Array(
+                ops::linspace(t, f(&args[1]), f(&args[2]), int(&args[3])).map_err(shape_err)?,
+            )
+        }
+        "clone" => RtVal::Array(array(&args[0], span)?.deep_clone()),
+        "len" => RtVal::Scalar(Value::I32(array(&args[0], span)?.len() as i32)),
+        "shape" => {
+            let a = array(&args[0], span)?;
+            let k = int(&args[1]);
+            match usize::try_from(k).ok().and_then(|k| a.shape().get(k)) {
+                Some(&n) => RtVal::Scalar(Value::I32(n as i32)),
+                None => return Err(error::bad_axis(sp(1), k, a.rank())),
+            }
+        }
+        "sum" => RtVal::Scalar(ops::sum(array(&args[0], span)?)),
+        "maxval" => RtVal::Scalar(ops::extremum(array(&args[0], span)?, true)),
+        "minval" => RtVal::Scalar(ops::extremum(array(&args[0], span)?, false)),
+        "print" | "println" => {
+            let mut s: String = args.iter().map(show).collect();
+            if name == "println" {
+                s.push('\n');
+            }
+            (cx.out)(&s);
+            RtVal::Unit
+        }
+        "assert" => {
+            let ok = scalar(&args[0]).as_bool().unwrap_or(false);
+            if !ok {
+                return Err(error::assert_failed(sp(0), args.get(1).map(string)));
+            }
+            RtVal::Unit
+        }
+        "clock" => RtVal::Scalar(Value::F64(cx.clock0.elapsed().as_secs_f64())),
+        "write_png" => {
+            let path = cx.path(name, string(&args[1]), span)?;
+            stdlib::image::write_png(array(&args[0], span)?, &path)
+                .map_err(|e| error::io(sp(1), &path, e))?;
+            RtVal::Unit
+        }
+        "save_npy" => {
+            let path = cx.path(name, string(&args[1]), span)?;
+            npy::save(array(&args[0], span)?, &path).map_err(|e| error::io(sp(1), &path, e))?;
+            RtVal::Unit
+        }
+        "load_npy" | "load_npy2" | "load_npy3" => {
+            let path = cx.path(name, string(&args[1]), span)?;
+            let rank = match name {
+                "load_npy2" => Some(2),
+                "load_npy3" => Some(3),
+                _ => None,
+            };
+            RtVal::Array(
+                npy::load(&path, ty_arg(&args[0]), rank).map_err(|e| error::io(sp(1), &path, e))?,
+            )
+        }
+        "acc_get_num_devices" => RtVal::Scalar(Value::I32(cx.backend.num_devices() as i32)),
+        "acc_get_device_num" => RtVal::Scalar(Value::I32(cx.device as i32)),
+        "acc_set_device_num" => {
+            cx.set_device(int(&args[0]), sp(0))?;
+            RtVal::Unit
+        }
+        "acc_is_present" => {
+            let a = array(&args[0], span)?;
+            RtVal::Scalar(Value::Bool(cx.present.is_present(cx.device, a)))
+        }
+        _ => match cx.host_fns.get(name).cloned() {
+            Some(f) => {
+                let vals: Vec<Value> = args.iter().map(scalar).collect();
+                match f(&vals) {
+                    Ok(v) => RtVal::Scalar(v),
+                    Err(m) => return Err(error::host_fn(span, name, &m)),
+                }
+            }
+            None => {
+                return Err(error::internal(
+                    span,
+                    &format!("no host implementation of `{name}`"),
+                ))
+            }
+        },
+    })
+}
+
+/// Evaluate an expression at a call site (used by the engine's tail value).
+pub fn eval_any(c: &CExpr, fr: &mut Frame, cx: &mut Ctx) -> R<RtVal> {
+    c.eval(fr, cx)
+}

@@ -1,0 +1,574 @@
+//! Device constructs: compiled once into a [`CConstruct`], executed by a
+//! [`Backend`]. [`HostBackend`] is the reference: compute constructs run
+//! sequentially on the host as one gang (`num_gangs(1)` semantics: the
+//! statements of a `parallel` region run once, `loop`s run every
+//! iteration), against the device copies of the present table
+//! ([`super::present`]). Reductions start from the operator's identity and
+//! are combined into the outer variable at the end (OpenACC 3.x 2.5.15);
+//! `private`/`firstprivate` variables get their outer value back after the
+//! construct. `async`/`wait` expressions are evaluated and otherwise do
+//! nothing on the host (everything is already in order). `if(false)` runs a
+//! compute construct on the host arrays themselves, with no data movement,
+//! whatever the backend.
+
+use super::error;
+use super::expr::Ix;
+use super::stmt::{counter_bits, run_block};
+use super::value::{bits_to_value, value_to_bits, CExpr, Ex, Flow, Frame, St, R};
+use super::{Compiler, Ctx};
+use lang::hir::{self, ConstructBody, DataKind, DirectiveKind as DK};
+use lang::{ast::ReductionOp, Scalar, Span, Value};
+use stdlib::Array;
+
+/// A data clause, compiled.
+pub struct CData {
+    pub kind: DataKind,
+    pub slot: usize,
+    pub name: String,
+    pub section: Option<(Ix, Ix)>,
+    pub span: Span,
+}
+
+pub struct CLoop {
+    pub var: usize,
+    pub conv: fn(i64) -> u64,
+    pub lo: Ix,
+    pub hi: Ix,
+    pub inclusive: bool,
+    pub span: Span,
+}
+
+/// A construct ready to run.
+pub struct CConstruct {
+    pub kind: DK,
+    pub id: u32,
+    pub span: Span,
+    pub if_: Option<Ex<bool>>,
+    /// Clause expressions evaluated for their effects only on the host
+    /// (queues, `num_gangs`, ...).
+    pub misc: Vec<CExpr>,
+    pub device_num: Option<CExpr>,
+    pub data: Vec<CData>,
+    /// Arrays a kernel uses that no data clause names: `(slot, name, span)`.
+    pub implicit: Vec<(usize, String, Span)>,
+    /// Array slots a kernel uses (rebound to the device copies).
+    pub arrays: Vec<usize>,
+    pub reductions: Vec<(ReductionOp, usize, Scalar)>,
+    pub private: Vec<usize>,
+    pub default_present: bool,
+    pub finalize: bool,
+    pub if_present: bool,
+    pub loops: Vec<CLoop>,
+    pub body: Vec<St>,
+}
+
+/// Where constructs run. The host implementation is the reference; a device
+/// backend runs kernels elsewhere and keeps its own present table, but must
+/// give the same results and the same errors.
+pub trait Backend {
+    fn name(&self) -> &'static str;
+    fn num_devices(&self) -> usize;
+    fn run_construct(&self, c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow>;
+}
+
+/// Runs everything on the host, with one simulated device.
+pub struct HostBackend;
+
+impl Backend for HostBackend {
+    fn name(&self) -> &'static str {
+        "host"
+    }
+    fn num_devices(&self) -> usize {
+        1
+    }
+    fn run_construct(&self, c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
+        run_on_host(c, fr, cx)
+    }
+}
+
+/// The identity of a reduction operator for type `t`.
+pub fn identity(op: ReductionOp, t: Scalar) -> Value {
+    use ReductionOp as O;
+    let v = match (op, t) {
+        (O::Add | O::BitOr | O::BitXor, _) => Value::IntLit(0),
+        (O::Mul, _) => Value::IntLit(1),
+        (O::And, _) => Value::Bool(true),
+        (O::Or, _) => Value::Bool(false),
+        (O::BitAnd, Scalar::Bool) => Value::Bool(true),
+        (O::BitAnd, _) => Value::IntLit(-1),
+        (O::Max, Scalar::F32 | Scalar::F64) => Value::F64(f64::NEG_INFINITY),
+        (O::Min, Scalar::F32 | Scalar::F64) => Value::F64(f64::INFINITY),
+        (O::Max, Scalar::Bool) => Value::Bool(false),
+        (O::Min, Scalar::Bool) => Value::Bool(true),
+        (O::Max, _) => Value::IntLit(t.int_range().map_or(0, |r| r.0)),
+        (O::Min, _) => Value::IntLit(t.int_range().map_or(0, |r| r.1)),
+    };
+    // Integer all-ones: -1 cast wraps to the type's all-ones pattern.
+    if let Value::IntLit(i) = v {
+        return Value::IntLit(i).cast(t);
+    }
+    v.cast(t)
+}
+
+/// `a op b` for a reduction operator.
+pub fn combine(op: ReductionOp, a: Value, b: Value) -> Value {
+    use lang::ast::BinOp as B;
+    use ReductionOp as O;
+    let bin = |o| Value::binary(o, a, b).unwrap_or(a);
+    match op {
+        O::Add => bin(B::Add),
+        O::Mul => bin(B::Mul),
+        O::BitAnd => bin(B::BitAnd),
+        O::BitOr => bin(B::BitOr),
+        O::BitXor => bin(B::BitXor),
+        O::And => Value::Bool(a.as_bool().unwrap_or(false) && b.as_bool().unwrap_or(false)),
+        O::Or => Value::Bool(a.as_bool().unwrap_or(false) || b.as_bool().unwrap_or(false)),
+        O::Max | O::Min => {
+            let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+            let take_b = if a.as_bool().is_some() {
+                if op == O::Max {
+                    b == Value::Bool(true)
+                } else {
+                    b == Value::Bool(false)
+                }
+            } else if x.is_nan() {
+                true
+            } else if y.is_nan() {
+                false
+            } else if a.as_i128().is_some() {
+                let (p, q) = (a.as_i128().unwrap_or(0), b.as_i128().unwrap_or(0));
+                if op == O::Max {
+                    q > p
+                } else {
+                    q < p
+                }
+            } else if op == O::Max {
+                y > x
+            } else {
+                y < x
+            };
+            if take_b {
+                b
+            } else {
+                a
+            }
+        }
+    }
+}
+
+/// Evaluate a clause's rows `lo..hi` on array `a`.
+fn rows(d: &CData, a: &Array, fr: &mut Frame, cx: &mut Ctx) -> R<(usize, usize)> {
+    let n = a.shape()[0];
+    match &d.section {
+        None => Ok((0, n)),
+        Some((lo, cnt)) => {
+            let l = lo.get(fr, cx)? as i128;
+            let c = cnt.get(fr, cx)? as i128;
+            if l < 0 || c < 0 || l + c > n as i128 {
+                return Err(error::bad_section(d.span, &d.name, l, c, n));
+            }
+            Ok((l as usize, (l + c) as usize))
+        }
+    }
+}
+
+fn section_text(d: &CData, lo: usize, hi: usize, n: usize) -> String {
+    if d.section.is_none() && lo == 0 && hi == n {
+        String::new()
+    } else {
+        format!("[{lo}:{}]", hi - lo)
+    }
+}
+
+/// Run the compute part (loops or region) with reductions and privates.
+fn compute(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
+    let outer: Vec<u64> = c.reductions.iter().map(|&(_, s, _)| fr.s[s]).collect();
+    for &(op, s, t) in &c.reductions {
+        fr.s[s] = value_to_bits(identity(op, t), t);
+    }
+    let saved: Vec<(usize, u64, Option<Array>)> = c
+        .private
+        .iter()
+        .map(|&s| (s, fr.s[s], fr.a[s].clone()))
+        .collect();
+    let r = if c.loops.is_empty() {
+        run_block(&c.body, fr, cx).map(|_| Flow::Next)
+    } else {
+        let mut bounds = Vec::with_capacity(c.loops.len());
+        for l in &c.loops {
+            let lo = l.lo.get(fr, cx)?;
+            let hi = l.hi.get(fr, cx)?;
+            let end = if l.inclusive {
+                Some(hi)
+            } else {
+                hi.checked_sub(1)
+            };
+            bounds.push((lo, end));
+        }
+        nest(c, &bounds, 0, fr, cx)
+    };
+    for (s, b, a) in saved {
+        fr.s[s] = b;
+        fr.a[s] = a;
+    }
+    r?;
+    for (&(op, s, t), o) in c.reductions.iter().zip(outer) {
+        let v = combine(op, bits_to_value(t, o), bits_to_value(t, fr.s[s]));
+        fr.s[s] = value_to_bits(v, t);
+    }
+    Ok(Flow::Next)
+}
+
+fn nest(
+    c: &CConstruct,
+    b: &[(i64, Option<i64>)],
+    level: usize,
+    fr: &mut Frame,
+    cx: &mut Ctx,
+) -> R<Flow> {
+    let l = &c.loops[level];
+    let (lo, Some(end)) = b[level] else {
+        return Ok(Flow::Next);
+    };
+    if lo > end {
+        return Ok(Flow::Next);
+    }
+    let mut i = lo;
+    loop {
+        fr.s[l.var] = (l.conv)(i);
+        if level + 1 == c.loops.len() {
+            cx.tick(l.span)?;
+            if run_block(&c.body, fr, cx)? == Flow::Break {
+                break;
+            }
+        } else {
+            nest(c, b, level + 1, fr, cx)?;
+        }
+        if i == end {
+            break;
+        }
+        i += 1;
+    }
+    Ok(Flow::Next)
+}
+
+/// One entry of the present table that a structured construct must undo.
+struct Undo {
+    array: Array,
+    lo: usize,
+    hi: usize,
+    copyout: bool,
+}
+
+fn array_of(fr: &Frame, slot: usize) -> R<Array> {
+    fr.a.get(slot)
+        .and_then(|a| a.clone())
+        .ok_or_else(error::uninit)
+}
+
+/// Enter the structured data clauses of a `data` or compute construct.
+fn enter_structured(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx, undo: &mut Vec<Undo>) -> R<()> {
+    let dev = cx.device;
+    for d in &c.data {
+        let a = array_of(fr, d.slot)?;
+        let (lo, hi) = rows(d, &a, fr, cx)?;
+        let n = a.shape()[0];
+        let partial = |(l, h)| error::partially_present(d.span, &d.name, (lo, hi), (l, h), dev);
+        match d.kind {
+            DataKind::Copy | DataKind::CopyIn | DataKind::CopyOut | DataKind::Create => {
+                let copyin = matches!(d.kind, DataKind::Copy | DataKind::CopyIn);
+                cx.present
+                    .attach(dev, &a, lo, hi, copyin, true)
+                    .map_err(partial)?;
+                undo.push(Undo {
+                    array: a,
+                    lo,
+                    hi,
+                    copyout: matches!(d.kind, DataKind::Copy | DataKind::CopyOut),
+                });
+            }
+            DataKind::Present | DataKind::NoCreate => match cx.present.find(dev, &a, lo, hi) {
+                super::present::Find::Partial(l, h) => return Err(partial((l, h))),
+                super::present::Find::Absent if d.kind == DataKind::Present => {
+                    return Err(error::not_present(
+                        d.span,
+                        &d.name,
+                        &section_text(d, lo, hi, n),
+                        dev,
+                        "`present` needs it on the device",
+                    ))
+                }
+                super::present::Find::Absent => {}
+                super::present::Find::Inside(_) => {
+                    cx.present
+                        .attach(dev, &a, lo, hi, false, true)
+                        .map_err(partial)?;
+                    undo.push(Undo {
+                        array: a,
+                        lo,
+                        hi,
+                        copyout: false,
+                    });
+                }
+            },
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn exit_structured(cx: &mut Ctx, undo: Vec<Undo>, ok: bool) {
+    let dev = cx.device;
+    for u in undo.into_iter().rev() {
+        let _ = cx
+            .present
+            .detach(dev, &u.array, u.lo, u.hi, u.copyout && ok, true, false);
+    }
+}
+
+/// The host reference execution of every construct.
+pub fn run_on_host(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
+    let cond = match &c.if_ {
+        Some(f) => f(fr, cx)?,
+        None => true,
+    };
+    for e in &c.misc {
+        e.eval(fr, cx)?;
+    }
+    match c.kind {
+        DK::Loop => compute(c, fr, cx),
+        DK::Parallel | DK::ParallelLoop if !cond => compute(c, fr, cx),
+        DK::Parallel | DK::ParallelLoop => kernel(c, fr, cx),
+        DK::Data if !cond => run_block(&c.body, fr, cx),
+        DK::Data => {
+            let mut undo = Vec::new();
+            let r = enter_structured(c, fr, cx, &mut undo).and_then(|_| run_block(&c.body, fr, cx));
+            exit_structured(cx, undo, r.is_ok());
+            r
+        }
+        _ if !cond => Ok(Flow::Next),
+        DK::EnterData | DK::ExitData | DK::Update => {
+            let dev = cx.device;
+            for d in &c.data {
+                let a = array_of(fr, d.slot)?;
+                let (lo, hi) = rows(d, &a, fr, cx)?;
+                let partial =
+                    |(l, h)| error::partially_present(d.span, &d.name, (lo, hi), (l, h), dev);
+                match d.kind {
+                    DataKind::CopyIn | DataKind::Create => cx
+                        .present
+                        .attach(dev, &a, lo, hi, d.kind == DataKind::CopyIn, false)
+                        .map_err(partial)?,
+                    DataKind::CopyOut | DataKind::Delete => cx
+                        .present
+                        .detach(
+                            dev,
+                            &a,
+                            lo,
+                            hi,
+                            d.kind == DataKind::CopyOut,
+                            false,
+                            c.finalize,
+                        )
+                        .map_err(partial)?,
+                    DataKind::UpdateSelf | DataKind::UpdateDevice => {
+                        let present = cx
+                            .present
+                            .update(dev, &a, lo, hi, d.kind == DataKind::UpdateSelf)
+                            .map_err(partial)?;
+                        if !present && !c.if_present {
+                            let n = a.shape()[0];
+                            return Err(error::not_present(
+                                d.span,
+                                &d.name,
+                                &section_text(d, lo, hi, n),
+                                dev,
+                                "`update` needs it on the device",
+                            )
+                            .with_help_boxed("add `if_present` to skip absent data"));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Ok(Flow::Next)
+        }
+        DK::Wait => Ok(Flow::Next),
+        DK::Set => {
+            if let Some(d) = &c.device_num {
+                let v = d.eval_int(fr, cx)?;
+                cx.set_device(v, c.span)?;
+            }
+            Ok(Flow::Next)
+        }
+    }
+}
+
+trait WithHelp {
+    fn with_help_boxed(self, h: &str) -> Self;
+}
+impl WithHelp for Box<lang::Diag> {
+    fn with_help_boxed(mut self, h: &str) -> Self {
+        self.help = Some(h.to_string());
+        self
+    }
+}
+
+/// A compute construct whose `if` held: data clauses, implicit copies, then
+/// the body against the device copies.
+fn kernel(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
+    let dev = cx.device;
+    let mut undo = Vec::new();
+    let r = (|| {
+        enter_structured(c, fr, cx, &mut undo)?;
+        for (slot, name, span) in &c.implicit {
+            let a = array_of(fr, *slot)?;
+            if cx.present.has_any(dev, &a) {
+                continue;
+            }
+            if c.default_present {
+                return Err(error::not_present(
+                    *span,
+                    name,
+                    "",
+                    dev,
+                    "`default(present)` needs it on the device",
+                ));
+            }
+            let n = a.shape()[0];
+            cx.present
+                .attach(dev, &a, 0, n, true, true)
+                .map_err(|h| error::partially_present(*span, name, (0, n), h, dev))?;
+            undo.push(Undo {
+                array: a,
+                lo: 0,
+                hi: n,
+                copyout: true,
+            });
+        }
+        Ok(())
+    })();
+    if let Err(e) = r {
+        exit_structured(cx, undo, false);
+        return Err(e);
+    }
+    let mut saved = Vec::with_capacity(c.arrays.len());
+    for &s in &c.arrays {
+        if let Some(Some(a)) = fr.a.get(s) {
+            if let Some(d) = cx.present.device_copy(dev, a) {
+                saved.push((s, fr.a[s].replace(d)));
+            }
+        }
+    }
+    let r = compute(c, fr, cx);
+    for (s, a) in saved.into_iter().rev() {
+        fr.a[s] = a;
+    }
+    exit_structured(cx, undo, r.is_ok());
+    r
+}
+
+impl Compiler<'_> {
+    pub fn construct(&self, c: &hir::Construct) -> St {
+        let cl = &c.clauses;
+        let mut misc = Vec::new();
+        for e in [cl.num_gangs, cl.num_workers, cl.vector_length]
+            .into_iter()
+            .flatten()
+        {
+            misc.push(self.expr(e));
+        }
+        if let Some(hir::AsyncQueue::Queue(q)) = cl.async_ {
+            misc.push(self.expr(q));
+        }
+        for &q in cl.wait.iter().flatten() {
+            misc.push(self.expr(q));
+        }
+        let name = |l: hir::LocalH| self.body.locals[l].name.clone();
+        let data: Vec<CData> = cl
+            .data
+            .iter()
+            .map(|d| CData {
+                kind: d.kind,
+                slot: d.var.index(),
+                name: name(d.var),
+                section: d.section.map(|(lo, n)| (self.ix(lo), self.ix(n))),
+                span: d.span,
+            })
+            .collect();
+        let kernel = matches!(c.kind, DK::Parallel | DK::ParallelLoop);
+        let implicit = if kernel {
+            c.captures
+                .arrays
+                .iter()
+                .filter(|u| !cl.data.iter().any(|d| d.var == u.var))
+                .map(|u| (u.var.index(), name(u.var), u.span))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut arrays: Vec<usize> = c.captures.arrays.iter().map(|u| u.var.index()).collect();
+        arrays.extend(data.iter().map(|d| d.slot));
+        arrays.sort_unstable();
+        arrays.dedup();
+        let reductions = cl
+            .reductions
+            .iter()
+            .map(|r| {
+                (
+                    r.op,
+                    r.var.index(),
+                    self.body.locals[r.var].ty.scalar().unwrap_or(Scalar::I32),
+                )
+            })
+            .collect();
+        let private = cl
+            .private
+            .iter()
+            .chain(&cl.firstprivate)
+            .map(|l| l.index())
+            .collect();
+        let (loops, body) = match &c.body {
+            ConstructBody::None => (Vec::new(), Vec::new()),
+            ConstructBody::Block(b) => (Vec::new(), self.block(b)),
+            ConstructBody::Loops { loops, body } => (
+                loops
+                    .iter()
+                    .map(|h| CLoop {
+                        var: h.var.index(),
+                        conv: counter_bits(
+                            self.body.locals[h.var].ty.scalar().unwrap_or(Scalar::I32),
+                        ),
+                        lo: self.ix(h.lo),
+                        hi: self.ix(h.hi),
+                        inclusive: h.inclusive,
+                        span: h.span,
+                    })
+                    .collect(),
+                self.block(body),
+            ),
+        };
+        let cc = CConstruct {
+            kind: c.kind,
+            id: c.id,
+            span: c.span,
+            if_: cl.if_.map(|e| self.ex::<bool>(e)),
+            misc,
+            device_num: cl.device_num.map(|e| self.expr(e)),
+            data,
+            implicit,
+            arrays: if kernel { arrays } else { Vec::new() },
+            reductions,
+            private,
+            default_present: cl.default_present,
+            finalize: cl.finalize,
+            if_present: cl.if_present,
+            loops,
+            body,
+        };
+        Box::new(move |fr, cx| {
+            let b = cx.backend.clone();
+            b.run_construct(&cc, fr, cx)
+        })
+    }
+}

@@ -1,0 +1,201 @@
+//! Run-time diagnostics (codes `accl::run::*`), each with the span of the
+//! failing expression.
+
+use lang::{Diag, Span};
+
+pub fn internal(span: Span, what: &str) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::internal",
+            format!("internal interpreter error: {what}"),
+            span,
+            "here",
+        )
+        .with_help("this is a bug in accl; please report it with the script"),
+    )
+}
+
+pub fn uninit() -> Box<Diag> {
+    internal(
+        Span::default(),
+        "an array variable was read before it was set",
+    )
+}
+
+pub fn div_by_zero(span: Span) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::division_by_zero",
+            "integer division by zero",
+            span,
+            "the divisor is zero",
+        )
+        .with_help("check the divisor first, or divide floats (which give inf or NaN)"),
+    )
+}
+
+pub fn out_of_bounds(ix: Span, whole: Span, axis: usize, k: i64, extent: usize) -> Box<Diag> {
+    let mut d = Diag::error(
+        "accl::run::index_out_of_bounds",
+        format!("index {k} is out of bounds for axis {axis} of extent {extent}"),
+        ix,
+        format!("index {k}, extent {extent}"),
+    );
+    if whole != ix && !whole.is_empty() {
+        d = d.with_label(whole, "in this access");
+    }
+    Box::new(d.with_help(format!("valid indices of axis {axis} are 0..{extent}")))
+}
+
+pub fn op_limit(span: Span, limit: u64) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::operation_limit",
+            format!("the script ran more than {limit} operations"),
+            span,
+            "stopped here",
+        )
+        .with_help("the host set this limit (Engine::set_max_operations)"),
+    )
+}
+
+pub fn aborted(span: Span) -> Box<Diag> {
+    Box::new(Diag::error(
+        "accl::run::aborted",
+        "the script was stopped by the host",
+        span,
+        "stopped here",
+    ))
+}
+
+pub fn recursion(span: Span, limit: usize) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::recursion_limit",
+            format!("calls nested more than {limit} deep"),
+            span,
+            "this call went too deep",
+        )
+        .with_help("is the recursion missing a base case?"),
+    )
+}
+
+pub fn assert_failed(span: Span, msg: Option<&str>) -> Box<Diag> {
+    Box::new(Diag::error(
+        "accl::run::assert_failed",
+        match msg {
+            Some(m) => format!("assertion failed: {m}"),
+            None => "assertion failed".to_string(),
+        },
+        span,
+        "this condition is false",
+    ))
+}
+
+pub fn io(span: Span, path: &std::path::Path, err: impl std::fmt::Display) -> Box<Diag> {
+    Box::new(Diag::error(
+        "accl::run::io",
+        format!("cannot access `{}`: {err}", path.display()),
+        span,
+        "in this call",
+    ))
+}
+
+pub fn fs_disabled(span: Span, name: &str) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::fs_disabled",
+            format!("`{name}` needs file-system access, which is off"),
+            span,
+            "file access refused",
+        )
+        .with_help("the embedding host must enable it (Engine::set_fs_access)"),
+    )
+}
+
+pub fn bad_shape(span: Span, what: impl std::fmt::Display) -> Box<Diag> {
+    Box::new(Diag::error(
+        "accl::run::bad_shape",
+        format!("cannot make this array: {what}"),
+        span,
+        "here",
+    ))
+}
+
+pub fn bad_axis(span: Span, k: i128, rank: usize) -> Box<Diag> {
+    Box::new(Diag::error(
+        "accl::run::bad_axis",
+        format!("axis {k} does not exist in an array of rank {rank}"),
+        span,
+        format!("axes are 0..{rank}"),
+    ))
+}
+
+pub fn bad_device(span: Span, d: i128, n: usize) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::bad_device",
+            format!("there is no device {d}"),
+            span,
+            format!("devices are 0..{n}"),
+        )
+        .with_help("acc_get_num_devices() tells how many devices there are"),
+    )
+}
+
+pub fn host_fn(span: Span, name: &str, msg: &str) -> Box<Diag> {
+    Box::new(Diag::error(
+        "accl::run::host_function",
+        format!("`{name}` failed: {msg}"),
+        span,
+        "in this call",
+    ))
+}
+
+pub fn not_present(span: Span, name: &str, section: &str, dev: usize, why: &str) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::not_present",
+            format!("`{name}{section}` is not present on device {dev}"),
+            span,
+            why.to_string(),
+        )
+        .with_help(format!(
+            "copy it to the device first: `enter data copyin({name})` or a `data` region"
+        )),
+    )
+}
+
+pub fn partially_present(
+    span: Span,
+    name: &str,
+    want: (usize, usize),
+    have: (usize, usize),
+    dev: usize,
+) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::partially_present",
+            format!(
+                "`{name}[{}:{}]` is partially present on device {dev}",
+                want.0,
+                want.1 - want.0
+            ),
+            span,
+            format!(
+                "rows {}..{} overlap the present rows {}..{} without lying inside them",
+                want.0, want.1, have.0, have.1
+            ),
+        )
+        .with_help("a section must lie inside the present data, or not overlap it at all"),
+    )
+}
+
+pub fn bad_section(span: Span, name: &str, lo: i128, n: i128, rows: usize) -> Box<Diag> {
+    Box::new(Diag::error(
+        "accl::run::bad_section",
+        format!("section `{name}[{lo}:{n}]` is outside the array's {rows} rows"),
+        span,
+        "this section",
+    ))
+}

@@ -1,0 +1,530 @@
+//! Expressions: HIR expression trees compiled once into closures
+//! specialised by type.
+//!
+//! Each expression becomes a `Box<dyn Fn(&mut Frame, &mut Ctx) -> R<T>>` with
+//! `T` the Rust type of its accl type ([`CExpr`] holds one per type), so
+//! evaluation never matches on a dynamic value. Binary operators are
+//! monomorphised per operator (the operation is inlined into the closure)
+//! and fold a constant or local right operand into their own closure;
+//! indexing reads a local array and a local index without further calls.
+//! This is what makes the hot loop of the benchmark a handful of indirect
+//! calls per iteration.
+
+use super::error;
+use super::value::{bits_to_value, value_to_bits, CExpr, Ex, Frame, Sc, R};
+use super::{Compiler, Ctx};
+use crate::per_scalar;
+use lang::ast::{BinOp, UnOp};
+use lang::hir::{Expr, ExprH};
+use lang::{Scalar, Span, Type, Value};
+use stdlib::Array;
+
+/// Where an index comes from: a local integer (read inline) or any expression.
+pub enum Ix {
+    Local(usize, Scalar),
+    Dyn(Ex<i64>),
+}
+
+impl Ix {
+    #[inline(always)]
+    pub fn get(&self, fr: &mut Frame, cx: &mut Ctx) -> R<i64> {
+        match self {
+            Ix::Local(s, t) => {
+                let b = fr.s[*s];
+                Ok(match t {
+                    Scalar::I32 => b as u32 as i32 as i64,
+                    Scalar::U32 => b as u32 as i64,
+                    Scalar::U8 => b as u8 as i64,
+                    _ => b as i64,
+                })
+            }
+            Ix::Dyn(f) => f(fr, cx),
+        }
+    }
+}
+
+/// Where an array comes from: a local (borrowed in place) or any expression.
+pub enum ArrSrc {
+    Local(usize),
+    Dyn(Ex<Array>),
+}
+
+impl ArrSrc {
+    #[inline(always)]
+    pub fn with<O>(
+        &self,
+        fr: &mut Frame,
+        cx: &mut Ctx,
+        f: impl FnOnce(&Array, &mut Frame, &mut Ctx) -> R<O>,
+    ) -> R<O> {
+        match self {
+            ArrSrc::Local(s) => {
+                let a =
+                    fr.a.get(*s)
+                        .and_then(|a| a.clone())
+                        .ok_or_else(error::uninit)?;
+                f(&a, fr, cx)
+            }
+            ArrSrc::Dyn(e) => {
+                let a = e(fr, cx)?;
+                f(&a, fr, cx)
+            }
+        }
+    }
+}
+
+/// An operand folded into its parent's closure: a constant, a local, an
+/// element `a[i]` of a local rank-1 array, or any other expression.
+pub enum Opnd<T> {
+    Const(T),
+    Local(usize),
+    Elem {
+        arr: usize,
+        ix: Ix,
+        ix_span: Span,
+        span: Span,
+    },
+    Dyn(Ex<T>),
+}
+
+impl<T: Sc> Opnd<T> {
+    #[inline(always)]
+    pub fn get(&self, fr: &mut Frame, cx: &mut Ctx) -> R<T> {
+        match self {
+            Opnd::Const(c) => Ok(*c),
+            Opnd::Local(s) => Ok(T::from_slot(fr.s[*s])),
+            Opnd::Elem {
+                arr,
+                ix,
+                ix_span,
+                span,
+            } => {
+                let k = ix.get(fr, cx)?;
+                let a = fr.a[*arr].as_ref().ok_or_else(error::uninit)?;
+                let d = a.data();
+                let s = T::slice(&d).ok_or_else(|| error::internal(*span, "element type"))?;
+                if (k as u64) < s.len() as u64 {
+                    Ok(s[k as usize])
+                } else {
+                    Err(error::out_of_bounds(*ix_span, *span, 0, k, s.len()))
+                }
+            }
+            Opnd::Dyn(f) => f(fr, cx),
+        }
+    }
+}
+
+fn mk<T: Sc, U: Sc>(x: Opnd<T>, y: Opnd<T>, f: impl Fn(T, T) -> U + 'static) -> CExpr {
+    U::wrap(match (x, y) {
+        (Opnd::Dyn(x), Opnd::Const(c)) => Box::new(move |fr, cx| Ok(f(x(fr, cx)?, c))),
+        (Opnd::Dyn(x), Opnd::Local(l)) => {
+            Box::new(move |fr, cx| Ok(f(x(fr, cx)?, T::from_slot(fr.s[l]))))
+        }
+        (Opnd::Local(l), Opnd::Const(c)) => Box::new(move |fr, _| Ok(f(T::from_slot(fr.s[l]), c))),
+        (Opnd::Local(l), Opnd::Local(m)) => {
+            Box::new(move |fr, _| Ok(f(T::from_slot(fr.s[l]), T::from_slot(fr.s[m]))))
+        }
+        (Opnd::Dyn(x), Opnd::Dyn(y)) => Box::new(move |fr, cx| {
+            let a = x(fr, cx)?;
+            Ok(f(a, y(fr, cx)?))
+        }),
+        (e @ Opnd::Elem { .. }, Opnd::Const(c)) => Box::new(move |fr, cx| Ok(f(e.get(fr, cx)?, c))),
+        (x, y) => Box::new(move |fr, cx| {
+            let a = x.get(fr, cx)?;
+            Ok(f(a, y.get(fr, cx)?))
+        }),
+    })
+}
+
+fn mk_div<T: Sc>(
+    x: Opnd<T>,
+    y: Opnd<T>,
+    span: Span,
+    f: impl Fn(T, T) -> Option<T> + 'static,
+) -> CExpr {
+    T::wrap(Box::new(move |fr, cx| {
+        let a = x.get(fr, cx)?;
+        let b = y.get(fr, cx)?;
+        f(a, b).ok_or_else(|| error::div_by_zero(span))
+    }))
+}
+
+/// Flat row-major offset of `ks` in `shape`, or the failing axis.
+#[inline(always)]
+pub fn flat(shape: &[usize], ks: &[i64]) -> Result<usize, (usize, i64, usize)> {
+    let mut off = 0usize;
+    for (axis, (&k, &n)) in ks.iter().zip(shape).enumerate() {
+        if k < 0 || k as u64 >= n as u64 {
+            return Err((axis, k, n));
+        }
+        off = off * n + k as usize;
+    }
+    Ok(off)
+}
+
+impl Compiler<'_> {
+    pub fn span(&self, e: ExprH) -> Span {
+        self.body.span(e)
+    }
+
+    pub fn scalar_ty(&self, e: ExprH) -> Option<Scalar> {
+        self.body.ty(e).defaulted().scalar()
+    }
+
+    /// Compile an expression of scalar type `T`.
+    pub fn ex<T: Sc>(&self, e: ExprH) -> Ex<T> {
+        let span = self.span(e);
+        match T::unwrap(self.expr(e)) {
+            Some(f) => f,
+            None => {
+                Box::new(move |_, _| Err(error::internal(span, "expression of an unexpected type")))
+            }
+        }
+    }
+
+    pub fn arr(&self, e: ExprH) -> Ex<Array> {
+        let span = self.span(e);
+        match self.expr(e) {
+            CExpr::Arr(f) => f,
+            _ => Box::new(move |_, _| Err(error::internal(span, "expected an array"))),
+        }
+    }
+
+    pub fn arr_src(&self, e: ExprH) -> ArrSrc {
+        match &self.body.exprs[e] {
+            Expr::Local(l) => ArrSrc::Local(l.index()),
+            _ => ArrSrc::Dyn(self.arr(e)),
+        }
+    }
+
+    /// An integer expression as i64.
+    pub fn ix(&self, e: ExprH) -> Ix {
+        let t = self.scalar_ty(e).unwrap_or(Scalar::I64);
+        if let Expr::Local(l) = &self.body.exprs[e] {
+            if t.is_int() {
+                return Ix::Local(l.index(), t);
+            }
+        }
+        Ix::Dyn(match t {
+            Scalar::I32 => {
+                let f = self.ex::<i32>(e);
+                Box::new(move |fr, cx| Ok(f(fr, cx)? as i64))
+            }
+            Scalar::U32 => {
+                let f = self.ex::<u32>(e);
+                Box::new(move |fr, cx| Ok(f(fr, cx)? as i64))
+            }
+            Scalar::U8 => {
+                let f = self.ex::<u8>(e);
+                Box::new(move |fr, cx| Ok(f(fr, cx)? as i64))
+            }
+            _ => self.ex::<i64>(e),
+        })
+    }
+
+    pub fn opnd<T: Sc>(&self, e: ExprH) -> Opnd<T> {
+        match &self.body.exprs[e] {
+            Expr::Const(v) => Opnd::Const(T::from_slot(value_to_bits(*v, T::SCALAR))),
+            Expr::Local(l) => Opnd::Local(l.index()),
+            Expr::Index(a, ix)
+                if ix.len() == 1 && matches!(self.body.exprs[*a], Expr::Local(_)) =>
+            {
+                let Expr::Local(l) = self.body.exprs[*a] else {
+                    return Opnd::Dyn(self.ex::<T>(e));
+                };
+                Opnd::Elem {
+                    arr: l.index(),
+                    ix: self.ix(ix[0]),
+                    ix_span: self.span(ix[0]),
+                    span: self.span(e),
+                }
+            }
+            _ => Opnd::Dyn(self.ex::<T>(e)),
+        }
+    }
+
+    /// Compile any expression.
+    pub fn expr(&self, e: ExprH) -> CExpr {
+        let span = self.span(e);
+        let ty = self.body.ty(e).defaulted();
+        match &self.body.exprs[e] {
+            Expr::Const(v) => match ty {
+                Type::Scalar(s) => {
+                    let bits = value_to_bits(*v, s);
+                    per_scalar!(s, T => {
+                        let c = T::from_slot(bits);
+                        T::wrap(Box::new(move |_, _| Ok(c)))
+                    })
+                }
+                _ => CExpr::Unit(Box::new(|_, _| Ok(()))),
+            },
+            Expr::Local(l) => {
+                let slot = l.index();
+                match ty {
+                    Type::Scalar(s) => {
+                        per_scalar!(s, T => T::wrap(Box::new(move |fr, _| Ok(T::from_slot(fr.s[slot])))))
+                    }
+                    Type::Array(..) => CExpr::Arr(Box::new(move |fr, _| {
+                        fr.a[slot].clone().ok_or_else(error::uninit)
+                    })),
+                    _ => CExpr::Unit(Box::new(|_, _| Ok(()))),
+                }
+            }
+            Expr::Unary(op, a) => {
+                let Some(s) = ty.scalar() else {
+                    return CExpr::Unit(Box::new(move |_, _| {
+                        Err(error::internal(span, "bad unary operand"))
+                    }));
+                };
+                let op = *op;
+                per_scalar!(s, T => {
+                    let x = self.ex::<T>(*a);
+                    match op {
+                        UnOp::Neg => T::wrap(Box::new(move |fr, cx| Ok(x(fr, cx)?.neg()))),
+                        UnOp::Not => T::wrap(Box::new(move |fr, cx| Ok(x(fr, cx)?.not()))),
+                    }
+                })
+            }
+            Expr::Binary(op, a, b) => self.binary(*op, *a, *b, span),
+            Expr::Cast(a, t) => {
+                let from = self.scalar_ty(*a).unwrap_or(Scalar::I32);
+                let to = *t;
+                per_scalar!(from, S => per_scalar!(to, T => {
+                    let x = self.ex::<S>(*a);
+                    cast::<S, T>(x)
+                }))
+            }
+            Expr::Index(arr, ix) => {
+                let Some(s) = ty.scalar() else {
+                    return CExpr::Unit(Box::new(move |_, _| {
+                        Err(error::internal(span, "bad index"))
+                    }));
+                };
+                per_scalar!(s, T => T::wrap(self.index::<T>(*arr, ix, span)))
+            }
+            Expr::Call(f, args) => self.call(*f, args, span, ty),
+            Expr::Builtin(id, args) => self.builtin(*id, args, span, ty),
+            Expr::Str(s) => CExpr::Str(s.as_str().into()),
+            Expr::TypeArg(t) => CExpr::Type(*t),
+        }
+    }
+
+    fn binary(&self, op: BinOp, a: ExprH, b: ExprH, span: Span) -> CExpr {
+        let Some(t) = self.scalar_ty(a) else {
+            return CExpr::Unit(Box::new(move |_, _| {
+                Err(error::internal(span, "bad binary operands"))
+            }));
+        };
+        if matches!(op, BinOp::And | BinOp::Or) {
+            let x = self.ex::<bool>(a);
+            let y = self.ex::<bool>(b);
+            return CExpr::Bool(if op == BinOp::And {
+                Box::new(move |fr, cx| Ok(x(fr, cx)? && y(fr, cx)?))
+            } else {
+                Box::new(move |fr, cx| Ok(x(fr, cx)? || y(fr, cx)?))
+            });
+        }
+        per_scalar!(t, T => {
+            let x = self.opnd::<T>(a);
+            let y = self.opnd::<T>(b);
+            match op {
+                BinOp::Add => mk(x, y, T::add),
+                BinOp::Sub => mk(x, y, T::sub),
+                BinOp::Mul => mk(x, y, T::mul),
+                BinOp::Div => mk_div(x, y, span, T::div),
+                BinOp::Rem => mk_div(x, y, span, T::rem),
+                BinOp::BitAnd => mk(x, y, T::band),
+                BinOp::BitOr => mk(x, y, T::bor),
+                BinOp::BitXor => mk(x, y, T::bxor),
+                BinOp::Shl => mk(x, y, T::shl),
+                BinOp::Shr => mk(x, y, T::shr),
+                BinOp::Eq => mk(x, y, |p: T, q: T| p == q),
+                BinOp::Ne => mk(x, y, |p: T, q: T| p != q),
+                BinOp::Lt => mk(x, y, |p: T, q: T| p < q),
+                BinOp::Le => mk(x, y, |p: T, q: T| p <= q),
+                BinOp::Gt => mk(x, y, |p: T, q: T| p > q),
+                BinOp::Ge => mk(x, y, |p: T, q: T| p >= q),
+                BinOp::And | BinOp::Or => CExpr::Bool(Box::new(move |_, _| Err(error::internal(span, "logic op")))),
+            }
+        })
+    }
+
+    /// `arr[ix..]` of element type `T`.
+    pub fn index<T: Sc>(&self, arr: ExprH, ix: &[ExprH], span: Span) -> Ex<T> {
+        let src = self.arr_src(arr);
+        let ixs: Vec<Ix> = ix.iter().map(|&i| self.ix(i)).collect();
+        let ix_spans: Vec<Span> = ix.iter().map(|&i| self.span(i)).collect();
+        if ixs.len() == 1 {
+            let i0 = ixs
+                .into_iter()
+                .next()
+                .unwrap_or(Ix::Dyn(Box::new(|_, _| Ok(0))));
+            let sp0 = ix_spans[0];
+            if let ArrSrc::Local(slot) = src {
+                return Box::new(move |fr, cx| {
+                    let k = i0.get(fr, cx)?;
+                    let a = fr.a[slot].as_ref().ok_or_else(error::uninit)?;
+                    let d = a.data();
+                    let s = T::slice(&d).ok_or_else(|| error::internal(span, "element type"))?;
+                    if (k as u64) < s.len() as u64 {
+                        Ok(s[k as usize])
+                    } else {
+                        Err(error::out_of_bounds(sp0, span, 0, k, s.len()))
+                    }
+                });
+            }
+            let ixs = vec![i0];
+            return self.index_general(src, ixs, ix_spans, span);
+        }
+        self.index_general(src, ixs, ix_spans, span)
+    }
+
+    fn index_general<T: Sc>(
+        &self,
+        src: ArrSrc,
+        ixs: Vec<Ix>,
+        ix_spans: Vec<Span>,
+        span: Span,
+    ) -> Ex<T> {
+        Box::new(move |fr, cx| {
+            let mut ks = [0i64; 3];
+            for (k, i) in ks.iter_mut().zip(&ixs) {
+                *k = i.get(fr, cx)?;
+            }
+            let n = ixs.len();
+            src.with(fr, cx, |a, _, _| {
+                let off = flat(a.shape(), &ks[..n]).map_err(|(axis, k, ext)| {
+                    error::out_of_bounds(ix_spans[axis], span, axis, k, ext)
+                })?;
+                let d = a.data();
+                let s = T::slice(&d).ok_or_else(|| error::internal(span, "element type"))?;
+                Ok(s[off])
+            })
+        })
+    }
+
+    /// Compile the element place `arr[ix..]` into a closure that finds its
+    /// array and flat offset.
+    pub fn place(
+        &self,
+        arr: ExprH,
+        ix: &[ExprH],
+        span: Span,
+    ) -> Box<dyn Fn(&mut Frame, &mut Ctx) -> R<(Array, usize)>> {
+        let src = self.arr_src(arr);
+        let ixs: Vec<Ix> = ix.iter().map(|&i| self.ix(i)).collect();
+        let ix_spans: Vec<Span> = ix.iter().map(|&i| self.span(i)).collect();
+        Box::new(move |fr, cx| {
+            let mut ks = [0i64; 3];
+            for (k, i) in ks.iter_mut().zip(&ixs) {
+                *k = i.get(fr, cx)?;
+            }
+            let n = ixs.len();
+            src.with(fr, cx, |a, _, _| {
+                let off = flat(a.shape(), &ks[..n]).map_err(|(axis, k, ext)| {
+                    error::out_of_bounds(ix_spans[axis], span, axis, k, ext)
+                })?;
+                Ok((a.clone(), off))
+            })
+        })
+    }
+
+    fn call(&self, f: lang::hir::FnH, args: &[ExprH], span: Span, ty: Type) -> CExpr {
+        let idx = f.index();
+        let func = &self.prog.functions[f];
+        let nlocals = func.body.locals.len();
+        let params: Vec<usize> = func.params.iter().map(|p| p.index()).collect();
+        let args: Vec<CExpr> = args.iter().map(|&a| self.expr(a)).collect();
+        let run = move |fr: &mut Frame, cx: &mut Ctx| -> R<Frame> {
+            let mut nf = Frame::new(nlocals);
+            for (a, &slot) in args.iter().zip(&params) {
+                match a {
+                    CExpr::Arr(g) => nf.a[slot] = Some(g(fr, cx)?),
+                    other => nf.s[slot] = other.eval_bits(fr, cx)?,
+                }
+            }
+            cx.enter_call(span)?;
+            let fns = cx.fns.clone();
+            let r = match fns.get(idx) {
+                Some(cf) => super::stmt::run_block(&cf.body, &mut nf, cx),
+                None => Err(error::internal(span, "function not compiled")),
+            };
+            cx.depth -= 1;
+            r?;
+            Ok(nf)
+        };
+        match ty {
+            Type::Scalar(s) => {
+                per_scalar!(s, T => T::wrap(Box::new(move |fr, cx| Ok(T::from_slot(run(fr, cx)?.ret_s)))))
+            }
+            Type::Array(..) => CExpr::Arr(Box::new(move |fr, cx| {
+                run(fr, cx)?
+                    .ret_a
+                    .ok_or_else(|| error::internal(span, "function returned no array"))
+            })),
+            _ => CExpr::Unit(Box::new(move |fr, cx| run(fr, cx).map(|_| ()))),
+        }
+    }
+}
+
+fn cast<S: Sc, T: Sc>(x: Ex<S>) -> CExpr {
+    if S::SCALAR == T::SCALAR {
+        return T::wrap(Box::new(move |fr, cx| {
+            Ok(T::from_slot(x(fr, cx)?.to_slot()))
+        }));
+    }
+    T::wrap(Box::new(move |fr, cx| {
+        let v = x(fr, cx)?;
+        Ok(match v.as_int() {
+            Some(i) => T::from_int(i),
+            None => T::from_f64(v.as_float()),
+        })
+    }))
+}
+
+/// A scalar value as a compiled constant (used by the engine for globals).
+pub fn const_expr(v: Value, t: Scalar) -> CExpr {
+    let bits = value_to_bits(v, t);
+    let _ = bits_to_value;
+    per_scalar!(t, T => {
+        let c = T::from_slot(bits);
+        T::wrap(Box::new(move |_, _| Ok(c)))
+    })
+}
+
+/// `x op y` for an arithmetic or bitwise operator, as a closure (used by
+/// compound assignment).
+pub fn arith<T: Sc>(op: BinOp, x: Opnd<T>, y: Opnd<T>, span: Span) -> Ex<T> {
+    let c = match op {
+        BinOp::Add => mk(x, y, T::add),
+        BinOp::Sub => mk(x, y, T::sub),
+        BinOp::Mul => mk(x, y, T::mul),
+        BinOp::Div => mk_div(x, y, span, T::div),
+        BinOp::Rem => mk_div(x, y, span, T::rem),
+        BinOp::BitAnd => mk(x, y, T::band),
+        BinOp::BitOr => mk(x, y, T::bor),
+        BinOp::BitXor => mk(x, y, T::bxor),
+        BinOp::Shl => mk(x, y, T::shl),
+        BinOp::Shr => mk(x, y, T::shr),
+        _ => return Box::new(move |_, _| Err(error::internal(span, "not a compound operator"))),
+    };
+    T::unwrap(c)
+        .unwrap_or_else(|| Box::new(move |_, _| Err(error::internal(span, "compound type"))))
+}
+
+/// `x op y` as a plain function (None: division by zero).
+pub fn op_fn<T: Sc>(op: BinOp) -> fn(T, T) -> Option<T> {
+    match op {
+        BinOp::Add => |a: T, b: T| Some(a.add(b)),
+        BinOp::Sub => |a: T, b: T| Some(a.sub(b)),
+        BinOp::Mul => |a: T, b: T| Some(a.mul(b)),
+        BinOp::Div => T::div,
+        BinOp::Rem => T::rem,
+        BinOp::BitAnd => |a: T, b: T| Some(a.band(b)),
+        BinOp::BitOr => |a: T, b: T| Some(a.bor(b)),
+        BinOp::BitXor => |a: T, b: T| Some(a.bxor(b)),
+        BinOp::Shl => |a: T, b: T| Some(a.shl(b)),
+        BinOp::Shr => |a: T, b: T| Some(a.shr(b)),
+        _ => |a: T, _: T| Some(a),
+    }
+}
