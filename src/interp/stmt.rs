@@ -177,7 +177,7 @@ impl Compiler<'_> {
             let slot = l.index();
             let ix = self.ix(*i);
             let isp = self.span(*i);
-            let espan = self.span(*i).to(self.span(array));
+            let espan = span;
             return Box::new(move |fr, cx| {
                 let k = ix.get(fr, cx)?;
                 let x = v.get(fr, cx)?;
