@@ -52,7 +52,10 @@ fn main() {
 
     // State persists: later inputs see earlier variables and functions.
     let v = engine.eval("total * 2.0").expect("evaluates");
-    println!("total * 2 = {}", v.map(|v| v.to_string()).unwrap_or_default());
+    println!(
+        "total * 2 = {}",
+        v.map(|v| v.to_string()).unwrap_or_default()
+    );
 
     // The operation limit stops an endless loop with a diagnostic.
     let err = engine.eval("while true { }").unwrap_err();

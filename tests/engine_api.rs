@@ -12,17 +12,28 @@ fn round_trip<T: Elem>(make: impl Fn(usize) -> T) {
         e.set_array("a", data.clone(), &shape).unwrap();
         // The script sees the type, rank and data, and its writes come back.
         let ty = format!("{}[{}]", T::SCALAR, ",".repeat(shape.len() - 1));
-        e.eval(&format!("let b: {ty} = clone(a); let n = len(b); let r = shape(b, {});", shape.len() - 1)).unwrap();
+        e.eval(&format!(
+            "let b: {ty} = clone(a); let n = len(b); let r = shape(b, {});",
+            shape.len() - 1
+        ))
+        .unwrap();
         assert_eq!(e.get::<i32>("n"), Some(n as i32));
         assert_eq!(e.get::<i32>("r"), Some(*shape.last().unwrap() as i32));
-        assert_eq!(e.get_array::<T>("b"), Some((data.clone(), shape.clone())), "{ty}");
+        assert_eq!(
+            e.get_array::<T>("b"),
+            Some((data.clone(), shape.clone())),
+            "{ty}"
+        );
         let mut buf = vec![T::default(); n];
         assert_eq!(e.read_array_into("a", &mut buf), Some(shape.clone()));
         assert_eq!(buf, data);
         // The wrong element type gives None, not a conversion.
         assert!(e.get_array::<T>("n").is_none());
         e.set_array_from_slice("c", &data, &shape).unwrap();
-        assert_eq!(e.array("c").unwrap().with_bytes(|b| b.len()), n * T::SCALAR.size());
+        assert_eq!(
+            e.array("c").unwrap().with_bytes(|b| b.len()),
+            n * T::SCALAR.size()
+        );
     }
 }
 
@@ -47,7 +58,8 @@ fn scalars_of_every_type() {
     e.set("y", 200u8);
     e.set("f", 1.5f32);
     e.set("d", 0.25f64);
-    e.eval("b = !b; i *= 2; l += 1i64; u -= 1u32; y += 100u8; f *= 2.0; d /= 2.0;").unwrap();
+    e.eval("b = !b; i *= 2; l += 1i64; u -= 1u32; y += 100u8; f *= 2.0; d /= 2.0;")
+        .unwrap();
     assert_eq!(e.get::<bool>("b"), Some(false));
     assert_eq!(e.get::<i32>("i"), Some(-6));
     assert_eq!(e.get::<i64>("l"), Some((1i64 << 40) + 1));
@@ -61,7 +73,10 @@ fn scalars_of_every_type() {
 #[test]
 fn state_persists_and_failures_leave_it_unchanged() {
     let mut e = Engine::new();
-    e.eval("const N = 4; fn twice(x: i32) -> i32 { return 2 * x; } let a = zeros(i32, N); let k = 1;").unwrap();
+    e.eval(
+        "const N = 4; fn twice(x: i32) -> i32 { return 2 * x; } let a = zeros(i32, N); let k = 1;",
+    )
+    .unwrap();
     e.eval("for i in 0..N { a[i] = twice(i) + k; }").unwrap();
     assert_eq!(e.get_array::<i32>("a").unwrap().0, vec![1, 3, 5, 7]);
     // A type error: nothing changes.
@@ -69,11 +84,17 @@ fn state_persists_and_failures_leave_it_unchanged() {
     assert_eq!(e.get::<i32>("k"), Some(1));
     assert!(e.get::<i32>("z").is_none());
     // A run-time error: no new variables, scalars keep their values.
-    assert_eq!(e.eval("k = 9; let w = 3; assert(false, \"stop\");").unwrap_err().code(), "accl::run::assert_failed");
+    assert_eq!(
+        e.eval("k = 9; let w = 3; assert(false, \"stop\");")
+            .unwrap_err()
+            .code(),
+        "accl::run::assert_failed"
+    );
     assert_eq!(e.get::<i32>("k"), Some(1));
     assert!(e.get::<i32>("w").is_none());
     // Declarations of a later input work beside earlier ones.
-    e.eval("fn thrice(x: i32) -> i32 { return twice(x) + x; }").unwrap();
+    e.eval("fn thrice(x: i32) -> i32 { return twice(x) + x; }")
+        .unwrap();
     assert_eq!(e.eval("thrice(N)").unwrap().unwrap().to_string(), "12");
     // Redeclaring a variable (even with another type) replaces it.
     e.eval("let k = 2.5;").unwrap();
@@ -87,7 +108,10 @@ fn registered_functions() {
     let mut e = Engine::new();
     e.register_fn("answer", || 42i32);
     e.register_fn("scale", |x: f32| x * 3.0);
-    e.register_fn("mix", |a: u8, b: i64, c: bool| if c { a as i64 + b } else { -1 });
+    e.register_fn(
+        "mix",
+        |a: u8, b: i64, c: bool| if c { a as i64 + b } else { -1 },
+    );
     e.register_fn("sum4", |a: f64, b: f64, c: f64, d: f64| a + b + c + d);
     let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let l = log.clone();
@@ -95,12 +119,27 @@ fn registered_functions() {
     e.eval("for i in 0..3 { record(i * answer()); }").unwrap();
     assert_eq!(*log.borrow(), vec![0, 42, 84]);
     assert_eq!(e.eval("scale(1.5f32)").unwrap().unwrap().to_string(), "4.5");
-    assert_eq!(e.eval("mix(3u8, 4i64, true)").unwrap().unwrap().to_string(), "7");
-    assert_eq!(e.eval("sum4(1.0, 2.0, 3.0, 4.0)").unwrap().unwrap().to_string(), "10");
+    assert_eq!(
+        e.eval("mix(3u8, 4i64, true)").unwrap().unwrap().to_string(),
+        "7"
+    );
+    assert_eq!(
+        e.eval("sum4(1.0, 2.0, 3.0, 4.0)")
+            .unwrap()
+            .unwrap()
+            .to_string(),
+        "10"
+    );
     // Checked like any call: wrong types are compile errors.
-    assert!(e.eval("let d = 1.5; scale(d)").unwrap_err().code().starts_with("accl::type"));
+    assert!(e
+        .eval("let d = 1.5; scale(d)")
+        .unwrap_err()
+        .code()
+        .starts_with("accl::type"));
     // Host functions cannot run inside device constructs.
-    let err = e.eval("let a = zeros(i32, 2); parallel loop for i in 0..2 { a[i] = answer(); }").unwrap_err();
+    let err = e
+        .eval("let a = zeros(i32, 2); parallel loop for i in 0..2 { a[i] = answer(); }")
+        .unwrap_err();
     assert!(err.code().starts_with("accl::device"), "{}", err.render(80));
 }
 
@@ -108,15 +147,26 @@ fn registered_functions() {
 fn operation_limit_stops_endless_loops() {
     let mut e = Engine::new();
     e.set_max_operations(100_000);
-    assert_eq!(e.eval("while true {}").unwrap_err().code(), "accl::run::operation_limit");
-    assert_eq!(e.eval("for i in 0..i64::MAX { }").unwrap_err().code(), "accl::run::operation_limit");
+    assert_eq!(
+        e.eval("while true {}").unwrap_err().code(),
+        "accl::run::operation_limit"
+    );
+    assert_eq!(
+        e.eval("for i in 0..i64::MAX { }").unwrap_err().code(),
+        "accl::run::operation_limit"
+    );
     assert_eq!(
         e.eval("fn f(n: i32) -> i32 { let s = 0; for i in 0..n { s += i; } return s; } let t = 0; while true { t += f(10); }")
             .unwrap_err()
             .code(),
         "accl::run::operation_limit"
     );
-    assert_eq!(e.eval("let a = zeros(i32, 1); parallel loop for i in 0..1000000 { a[0] = 1; }").unwrap_err().code(), "accl::run::operation_limit");
+    assert_eq!(
+        e.eval("let a = zeros(i32, 1); parallel loop for i in 0..1000000 { a[0] = 1; }")
+            .unwrap_err()
+            .code(),
+        "accl::run::operation_limit"
+    );
     // The budget is per input: a short script still runs.
     e.eval("let s = 0; for i in 0..1000 { s += i; }").unwrap();
     assert_eq!(e.get::<i32>("s"), Some(499500));
@@ -131,13 +181,20 @@ fn progress_callback_and_depth() {
         c.set(c.get() + 1);
         c.get() < 5
     });
-    assert_eq!(e.eval("while true {}").unwrap_err().code(), "accl::run::aborted");
+    assert_eq!(
+        e.eval("while true {}").unwrap_err().code(),
+        "accl::run::aborted"
+    );
     assert_eq!(calls.get(), 5);
     let mut e = Engine::new();
     e.set_max_call_depth(50);
-    e.eval("fn d(n: i32) -> i32 { if n == 0 { return 0; } return 1 + d(n - 1); }").unwrap();
+    e.eval("fn d(n: i32) -> i32 { if n == 0 { return 0; } return 1 + d(n - 1); }")
+        .unwrap();
     assert_eq!(e.eval("d(40)").unwrap().unwrap().to_string(), "40");
-    assert_eq!(e.eval("d(60)").unwrap_err().code(), "accl::run::recursion_limit");
+    assert_eq!(
+        e.eval("d(60)").unwrap_err().code(),
+        "accl::run::recursion_limit"
+    );
 }
 
 #[test]
@@ -153,7 +210,11 @@ fn deep_recursion_at_the_default_limit_does_not_overflow_the_stack() {
 #[test]
 fn file_access_is_off_by_default() {
     let mut e = Engine::new();
-    for src in ["save_npy(zeros(u8, 1), \"x.npy\");", "let a = load_npy(u8, \"x.npy\");", "write_png(zeros(u8, 1, 1), \"x.png\");"] {
+    for src in [
+        "save_npy(zeros(u8, 1), \"x.npy\");",
+        "let a = load_npy(u8, \"x.npy\");",
+        "write_png(zeros(u8, 1, 1), \"x.png\");",
+    ] {
         assert_eq!(e.eval(src).unwrap_err().code(), "accl::run::fs_disabled");
     }
 }

@@ -60,13 +60,23 @@ fn math_every_type() {
         ("trunc", "-2.7", -2.0),
     ] {
         assert_eq!(val(&format!("{f}({x})")), want.to_string(), "{f} f64");
-        assert_eq!(val(&format!("{f}({x}f32)")), (want as f32).to_string(), "{f} f32");
+        assert_eq!(
+            val(&format!("{f}({x}f32)")),
+            (want as f32).to_string(),
+            "{f} f32"
+        );
     }
     assert_eq!(val("pow(2.0, 10.0)"), "1024");
     assert_eq!(val("pow(2.0f32, 0.5f32)"), 2f32.powf(0.5).to_string());
-    assert_eq!(val("atan2(1.0, 1.0)"), std::f64::consts::FRAC_PI_4.to_string());
+    assert_eq!(
+        val("atan2(1.0, 1.0)"),
+        std::f64::consts::FRAC_PI_4.to_string()
+    );
     assert_eq!(val("fma(2.0, 3.0, 1.0)"), "7");
-    assert_eq!(val("fma(0.1f32, 10.0f32, -1.0f32)"), 0.1f32.mul_add(10.0, -1.0).to_string());
+    assert_eq!(
+        val("fma(0.1f32, 10.0f32, -1.0f32)"),
+        0.1f32.mul_add(10.0, -1.0).to_string()
+    );
     assert_eq!(val("f32::MAX"), f32::MAX.to_string());
     assert_eq!(val("u8::MAX"), "255");
     assert_eq!(val("f64::PI"), std::f64::consts::PI.to_string());
@@ -75,12 +85,18 @@ fn math_every_type() {
 #[test]
 fn array_builtins() {
     assert_eq!(out("println(zeros(i32, 3));"), "[0 0 0]\n");
-    assert_eq!(out("println(full(f32, 1.5, 2, 2));"), "[[1.5 1.5]\n [1.5 1.5]]\n");
+    assert_eq!(
+        out("println(full(f32, 1.5, 2, 2));"),
+        "[[1.5 1.5]\n [1.5 1.5]]\n"
+    );
     assert_eq!(out("println(arange(i64, 4));"), "[0 1 2 3]\n");
     assert_eq!(out("println(arange(f64, 1.0, 4.0));"), "[1 2 3]\n");
     assert_eq!(out("println(arange(u8, 3u8, 6u8));"), "[3 4 5]\n");
     assert_eq!(out("println(linspace(f32, 0.0, 1.0, 3));"), "[0 0.5 1]\n");
-    assert_eq!(out("let a = zeros(bool, 2, 1, 2); println(a);"), "[[[false false]]\n\n [[false false]]]\n");
+    assert_eq!(
+        out("let a = zeros(bool, 2, 1, 2); println(a);"),
+        "[[[false false]]\n\n [[false false]]]\n"
+    );
     assert_eq!(val("len(zeros(u8, 3, 4))"), "12");
     assert_eq!(val("shape(zeros(u8, 3, 4, 5), 2)"), "5");
     assert_eq!(val("sum(arange(i32, 5))"), "10");
@@ -92,20 +108,32 @@ fn array_builtins() {
     // clone copies; assignment aliases.
     assert_eq!(val("let a = zeros(i32, 2); let b = a; let c = clone(a); b[0] = 5; c[1] = 7; a[0] * 10 + a[1]"), "50");
     // Large arrays are summarised.
-    assert_eq!(out("println(arange(i32, 5000));"), "[0 1 2 ... 4997 4998 4999]\n");
+    assert_eq!(
+        out("println(arange(i32, 5000));"),
+        "[0 1 2 ... 4997 4998 4999]\n"
+    );
 }
 
 #[test]
 fn print_formats() {
-    assert_eq!(out("print(1, \" \", 2.5, \" \", true, \" \", 1.0f32);"), "1 2.5 true 1");
-    assert_eq!(out("println(-0.0, \" \", f64::INFINITY, \" \", f32::NAN);"), "-0 inf NaN\n");
+    assert_eq!(
+        out("print(1, \" \", 2.5, \" \", true, \" \", 1.0f32);"),
+        "1 2.5 true 1"
+    );
+    assert_eq!(
+        out("println(-0.0, \" \", f64::INFINITY, \" \", f32::NAN);"),
+        "-0 inf NaN\n"
+    );
     assert_eq!(out("println();"), "\n");
 }
 
 #[test]
 fn assert_and_clock() {
     assert_eq!(out("assert(true, \"fine\"); assert(1 < 2);"), "");
-    assert_eq!(val("let t0 = clock(); let t1 = clock(); t1 >= t0 && t0 >= 0.0"), "true");
+    assert_eq!(
+        val("let t0 = clock(); let t1 = clock(); t1 >= t0 && t0 >= 0.0"),
+        "true"
+    );
 }
 
 #[test]
@@ -123,7 +151,10 @@ fn files_round_trip() {
          let rgb = zeros(u8, 4, 5, 3); write_png(rgb, \"c.png\");",
     )
     .unwrap();
-    assert_eq!(e.get_array::<f64>("b").unwrap(), (vec![0.0, 0.0, 0.0, 0.0, 0.0, 4.5], vec![2, 3]));
+    assert_eq!(
+        e.get_array::<f64>("b").unwrap(),
+        (vec![0.0, 0.0, 0.0, 0.0, 0.0, 4.5], vec![2, 3])
+    );
     assert_eq!(e.get_array::<f64>("flat").unwrap().1, vec![6]);
     assert_eq!(e.get_array::<u8>("d").unwrap().0[7], 9);
     for f in ["g.png", "c.png"] {
@@ -131,15 +162,28 @@ fn files_round_trip() {
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     }
     // Wrong element type or rank: a diagnostic, not a conversion.
-    assert_eq!(e.eval("let x = load_npy(f32, \"a.npy\");").unwrap_err().code(), "accl::run::io");
-    assert_eq!(e.eval("let x = load_npy3(f64, \"a.npy\");").unwrap_err().code(), "accl::run::io");
+    assert_eq!(
+        e.eval("let x = load_npy(f32, \"a.npy\");")
+            .unwrap_err()
+            .code(),
+        "accl::run::io"
+    );
+    assert_eq!(
+        e.eval("let x = load_npy3(f64, \"a.npy\");")
+            .unwrap_err()
+            .code(),
+        "accl::run::io"
+    );
 }
 
 #[test]
 fn device_api() {
     assert_eq!(val("acc_get_num_devices()"), "1");
     assert_eq!(val("acc_set_device_num(0); acc_get_device_num()"), "0");
-    assert_eq!(val("let a = zeros(f32, 3); enter data copyin(a); acc_is_present(a)"), "true");
+    assert_eq!(
+        val("let a = zeros(f32, 3); enter data copyin(a); acc_is_present(a)"),
+        "true"
+    );
     assert_eq!(val("let a = zeros(f32, 3); acc_is_present(a)"), "false");
 }
 
@@ -149,9 +193,18 @@ fn atomics() {
         val("let h = zeros(i32, 2); let old = atomic_add(h[1], 5); let o2 = atomic_add(h[1], 2); old * 100 + o2 * 10 + h[1]"),
         "57"
     );
-    assert_eq!(val("let h = full(f32, 3.0, 1); let o = atomic_max(h[0], 7.0); o + h[0]"), "10");
-    assert_eq!(val("let h = full(i64, 3i64, 1); let o = atomic_min(h[0], -7i64); o * 100 + h[0]"), "293");
-    assert_eq!(val("let h = full(u32, 3u32, 1); let o = atomic_xchg(h[0], 9u32); o * 10 + h[0]"), "39");
+    assert_eq!(
+        val("let h = full(f32, 3.0, 1); let o = atomic_max(h[0], 7.0); o + h[0]"),
+        "10"
+    );
+    assert_eq!(
+        val("let h = full(i64, 3i64, 1); let o = atomic_min(h[0], -7i64); o * 100 + h[0]"),
+        "293"
+    );
+    assert_eq!(
+        val("let h = full(u32, 3u32, 1); let o = atomic_xchg(h[0], 9u32); o * 10 + h[0]"),
+        "39"
+    );
     assert_eq!(
         val("let h = full(i32, 12, 1); atomic h[0] -= 2; atomic h[0] *= 3; atomic h[0] &= 14; atomic h[0] |= 1; atomic h[0] ^= 3; atomic h[0] max= 8; atomic h[0] min= 100; h[0]"),
         "12"
@@ -184,13 +237,19 @@ fn control_flow() {
     assert_eq!(val("let z = 0; true || 1 / z == 1"), "true");
     // Inclusive ranges reach the top of the type without overflow.
     assert_eq!(val("let n = 0; for i in 250u8..=255u8 { n += 1; } n"), "6");
-    assert_eq!(val("let n = 0; for i in i64::MAX - 2i64..=i64::MAX { n += 1; } n"), "3");
+    assert_eq!(
+        val("let n = 0; for i in i64::MAX - 2i64..=i64::MAX { n += 1; } n"),
+        "3"
+    );
     assert_eq!(val("let n = 0; for i in 5..2 { n += 1; } n"), "0");
     assert_eq!(
         val("let s = 0; for i in 0..10 { if i == 3 { continue; } if i == 6 { break; } s += i; } s"),
         "12"
     );
-    assert_eq!(val("let i = 0; while true { i += 1; if i > 4 { break; } } i"), "5");
+    assert_eq!(
+        val("let i = 0; while true { i += 1; if i > 4 { break; } } i"),
+        "5"
+    );
     assert_eq!(
         val("fn fib(n: i32) -> i32 { if n < 2 { return n; } return fib(n - 1) + fib(n - 2); } fib(15)"),
         "610"
@@ -199,8 +258,14 @@ fn control_flow() {
         val("fn first(a: i32[], x: i32) -> i32 { for i in 0..len(a) { if a[i] == x { return i; } } return -1; } first(arange(i32, 10), 7)"),
         "7"
     );
-    assert_eq!(val("fn mk(n: i32) -> f32[] { return full(f32, 2.0, n); } sum(mk(4))"), "8");
-    assert_eq!(val("fn put(a: f64[,]) { a[1, 1] = 3.0; } let m = zeros(f64, 2, 2); put(m); m[1, 1]"), "3");
+    assert_eq!(
+        val("fn mk(n: i32) -> f32[] { return full(f32, 2.0, n); } sum(mk(4))"),
+        "8"
+    );
+    assert_eq!(
+        val("fn put(a: f64[,]) { a[1, 1] = 3.0; } let m = zeros(f64, 2, 2); put(m); m[1, 1]"),
+        "3"
+    );
 }
 
 #[test]

@@ -18,8 +18,14 @@ fn fail_with(e: &mut accl::Engine, src: &str) -> String {
 #[test]
 fn index_out_of_bounds() {
     assert_snapshot!(fail("let a = zeros(f32, 4);\nlet i = 4;\na[i] = 1.0;"));
-    assert_snapshot!("read_2d", fail("let m = zeros(i32, 2, 3);\nlet x = m[1, -1];"));
-    assert_snapshot!("read_3d", fail("let m = zeros(u8, 2, 2, 2);\nlet k = 5;\nlet x = m[0, 1, k - 3];"));
+    assert_snapshot!(
+        "read_2d",
+        fail("let m = zeros(i32, 2, 3);\nlet x = m[1, -1];")
+    );
+    assert_snapshot!(
+        "read_3d",
+        fail("let m = zeros(u8, 2, 2, 2);\nlet k = 5;\nlet x = m[0, 1, k - 3];")
+    );
 }
 
 #[test]
@@ -31,7 +37,10 @@ fn division_by_zero() {
 #[test]
 fn float_division_by_zero_is_not_an_error() {
     let mut e = accl::Engine::new();
-    assert_eq!(e.eval("let z = 0.0; 1.0 / z").unwrap().unwrap().to_string(), "inf");
+    assert_eq!(
+        e.eval("let z = 0.0; 1.0 / z").unwrap().unwrap().to_string(),
+        "inf"
+    );
 }
 
 #[test]
@@ -49,7 +58,8 @@ fn io_errors() {
     let r = r.replace(&dir.path().display().to_string(), "TMP");
     assert_snapshot!(r);
     std::fs::write(dir.path().join("bad.npy"), b"not numpy").unwrap();
-    let r = fail_with(&mut e, "let a = load_npy(f32, \"bad.npy\");").replace(&dir.path().display().to_string(), "TMP");
+    let r = fail_with(&mut e, "let a = load_npy(f32, \"bad.npy\");")
+        .replace(&dir.path().display().to_string(), "TMP");
     assert_snapshot!("malformed", r);
 }
 
@@ -84,14 +94,19 @@ fn bad_section() {
 
 #[test]
 fn recursion_too_deep() {
-    assert_snapshot!(fail("fn down(n: i64) -> i64 {\n    return down(n + 1);\n}\nlet x = down(0);"));
+    assert_snapshot!(fail(
+        "fn down(n: i64) -> i64 {\n    return down(n + 1);\n}\nlet x = down(0);"
+    ));
 }
 
 #[test]
 fn operation_limit() {
     let mut e = accl::Engine::new();
     e.set_max_operations(1000);
-    assert_snapshot!(fail_with(&mut e, "let x = 0;\nwhile true {\n    x += 1;\n}"));
+    assert_snapshot!(fail_with(
+        &mut e,
+        "let x = 0;\nwhile true {\n    x += 1;\n}"
+    ));
 }
 
 #[test]
@@ -106,7 +121,14 @@ fn bad_device_and_shape() {
 fn a_failed_construct_leaves_host_arrays_unchanged() {
     let mut e = accl::Engine::new();
     e.eval("let a = full(i32, 5, 4); let z = 0;").unwrap();
-    assert!(e.eval("parallel loop for i in 0..4 { a[i] = 10 / (z + i); }").is_err());
+    assert!(e
+        .eval("parallel loop for i in 0..4 { a[i] = 10 / (z + i); }")
+        .is_err());
     assert_eq!(e.get_array::<i32>("a").unwrap().0, vec![5, 5, 5, 5]);
-    assert!(!e.eval("acc_is_present(a)").unwrap().unwrap().to_string().contains("true"));
+    assert!(!e
+        .eval("acc_is_present(a)")
+        .unwrap()
+        .unwrap()
+        .to_string()
+        .contains("true"));
 }

@@ -60,7 +60,8 @@ fn every_example_is_listed() {
         .unwrap()
         .filter_map(|e| {
             let p = e.ok()?.path();
-            (p.extension()? == "accl").then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
+            (p.extension()? == "accl")
+                .then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
         })
         .collect();
     found.sort();

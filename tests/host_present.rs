@@ -24,12 +24,28 @@ fn reference_counts_directly() {
     t.attach(0, &a, 0, 10, true, false).unwrap();
     t.attach(0, &a, 0, 10, true, false).unwrap();
     t.attach(0, &a, 2, 4, true, true).unwrap(); // inside: only a count
-    assert_eq!(t.sections(0, &a), vec![Section { lo: 0, hi: 10, structured: 1, dynamic: 2 }]);
+    assert_eq!(
+        t.sections(0, &a),
+        vec![Section {
+            lo: 0,
+            hi: 10,
+            structured: 1,
+            dynamic: 2
+        }]
+    );
     assert!(t.is_present(0, &a));
     assert!(!t.is_present(1, &a), "another device has its own table");
     t.detach(0, &a, 0, 10, true, false, false).unwrap();
     t.detach(0, &a, 0, 10, false, true, false).unwrap();
-    assert_eq!(t.sections(0, &a), vec![Section { lo: 0, hi: 10, structured: 0, dynamic: 1 }]);
+    assert_eq!(
+        t.sections(0, &a),
+        vec![Section {
+            lo: 0,
+            hi: 10,
+            structured: 0,
+            dynamic: 1
+        }]
+    );
     t.detach(0, &a, 0, 10, true, false, false).unwrap();
     assert!(t.sections(0, &a).is_empty());
     // Counts never go below zero; exit of absent data is a no-op.
@@ -46,24 +62,44 @@ fn copy_on_present_data_only_bumps_counts() {
     let mut e = accl::Engine::new();
     // `a` is present (dynamic count 1); the data region's copy must neither
     // copy in nor copy out.
-    eval(&mut e, "let a = full(f32, 1.0, 4); enter data copyin(a); a[0] = 5.0;");
-    eval(&mut e, "data copy(a) { parallel loop for i in 0..4 { a[i] = a[i] + 10.0; } }");
-    assert_eq!(eval(&mut e, "a[0] * 100.0 + a[1]"), "501", "no copy back while still present");
+    eval(
+        &mut e,
+        "let a = full(f32, 1.0, 4); enter data copyin(a); a[0] = 5.0;",
+    );
+    eval(
+        &mut e,
+        "data copy(a) { parallel loop for i in 0..4 { a[i] = a[i] + 10.0; } }",
+    );
+    assert_eq!(
+        eval(&mut e, "a[0] * 100.0 + a[1]"),
+        "501",
+        "no copy back while still present"
+    );
     eval(&mut e, "exit data copyout(a);");
-    assert_eq!(eval(&mut e, "a[0] * 100.0 + a[1]"), "1111", "device copy never saw a[0] = 5");
+    assert_eq!(
+        eval(&mut e, "a[0] * 100.0 + a[1]"),
+        "1111",
+        "device copy never saw a[0] = 5"
+    );
     assert_eq!(eval(&mut e, "acc_is_present(a)"), "false");
 }
 
 #[test]
 fn finalize_and_unbalanced_exits() {
     let mut e = accl::Engine::new();
-    eval(&mut e, "let a = zeros(i32, 4); enter data copyin(a); enter data copyin(a); enter data create(a);");
+    eval(
+        &mut e,
+        "let a = zeros(i32, 4); enter data copyin(a); enter data copyin(a); enter data create(a);",
+    );
     eval(&mut e, "exit data delete(a);");
     assert_eq!(eval(&mut e, "acc_is_present(a)"), "true");
     eval(&mut e, "exit data delete(a) finalize;");
     assert_eq!(eval(&mut e, "acc_is_present(a)"), "false");
     // Exit of absent data: no-op, counts stay at zero.
-    eval(&mut e, "exit data delete(a); exit data copyout(a) finalize;");
+    eval(
+        &mut e,
+        "exit data delete(a); exit data copyout(a) finalize;",
+    );
     eval(&mut e, "enter data create(a);");
     assert_eq!(eval(&mut e, "acc_is_present(a)"), "true");
     eval(&mut e, "exit data delete(a);");
@@ -84,17 +120,36 @@ fn finalize_keeps_structured_references() {
 #[test]
 fn sections() {
     let mut e = accl::Engine::new();
-    eval(&mut e, "let a = arange(f64, 10); enter data copyin(a[0:5]);");
-    assert_eq!(eval(&mut e, "acc_is_present(a)"), "false", "only half is present");
+    eval(
+        &mut e,
+        "let a = arange(f64, 10); enter data copyin(a[0:5]);",
+    );
+    assert_eq!(
+        eval(&mut e, "acc_is_present(a)"),
+        "false",
+        "only half is present"
+    );
     eval(&mut e, "enter data copyin(a[5:5]);");
     assert_eq!(eval(&mut e, "acc_is_present(a)"), "true");
     // A section inside a present one is present; update copies only it.
-    eval(&mut e, "parallel loop present(a[1:2]) for i in 0..10 { a[i] = -1.0; }");
+    eval(
+        &mut e,
+        "parallel loop present(a[1:2]) for i in 0..10 { a[i] = -1.0; }",
+    );
     eval(&mut e, "update self(a[1:2]);");
     assert_eq!(eval(&mut e, "a[0] * 100.0 + a[1] * 10.0 + a[3]"), "-7");
-    assert_eq!(code("let a = zeros(f64, 10); enter data copyin(a[0:5]); enter data copyin(a[4:2]);"), "accl::run::partially_present");
-    assert_eq!(code("let a = zeros(f64, 10); enter data copyin(a[0:5]); update device(a);"), "accl::run::partially_present");
-    assert_eq!(code("let a = zeros(f64, 10); enter data copyin(a[0:5]); exit data delete(a[2:6]);"), "accl::run::partially_present");
+    assert_eq!(
+        code("let a = zeros(f64, 10); enter data copyin(a[0:5]); enter data copyin(a[4:2]);"),
+        "accl::run::partially_present"
+    );
+    assert_eq!(
+        code("let a = zeros(f64, 10); enter data copyin(a[0:5]); update device(a);"),
+        "accl::run::partially_present"
+    );
+    assert_eq!(
+        code("let a = zeros(f64, 10); enter data copyin(a[0:5]); exit data delete(a[2:6]);"),
+        "accl::run::partially_present"
+    );
     // Rank 2: sections are whole rows.
     let mut e = accl::Engine::new();
     eval(&mut e, "let m = zeros(i32, 4, 3); enter data create(m[1:2]); parallel loop present(m[1:2]) for j in 1..3 { for i in 0..3 { m[j, i] = j; } }");
@@ -104,10 +159,19 @@ fn sections() {
 
 #[test]
 fn not_present_and_if_present() {
-    assert_eq!(code("let a = zeros(f32, 2); update device(a);"), "accl::run::not_present");
-    assert_eq!(code("let a = zeros(f32, 2); data present(a) { }"), "accl::run::not_present");
+    assert_eq!(
+        code("let a = zeros(f32, 2); update device(a);"),
+        "accl::run::not_present"
+    );
+    assert_eq!(
+        code("let a = zeros(f32, 2); data present(a) { }"),
+        "accl::run::not_present"
+    );
     let mut e = accl::Engine::new();
-    eval(&mut e, "let a = zeros(f32, 2); update self(a) if_present; update device(a) if_present;");
+    eval(
+        &mut e,
+        "let a = zeros(f32, 2); update self(a) if_present; update device(a) if_present;",
+    );
     eval(&mut e, "data default(present) { }");
 }
 
@@ -115,11 +179,17 @@ fn not_present_and_if_present() {
 fn no_create() {
     let mut e = accl::Engine::new();
     // Absent: no_create allocates nothing (the host backend then uses the host array).
-    eval(&mut e, "let a = zeros(f32, 3); parallel loop no_create(a) for i in 0..3 { a[i] = 2.0; }");
+    eval(
+        &mut e,
+        "let a = zeros(f32, 3); parallel loop no_create(a) for i in 0..3 { a[i] = 2.0; }",
+    );
     assert_eq!(eval(&mut e, "sum(a)"), "6");
     assert_eq!(eval(&mut e, "acc_is_present(a)"), "false");
     // Present: used like `present` (the device copy, no transfer).
-    eval(&mut e, "enter data create(a); parallel loop no_create(a) for i in 0..3 { a[i] = 5.0; }");
+    eval(
+        &mut e,
+        "enter data create(a); parallel loop no_create(a) for i in 0..3 { a[i] = 5.0; }",
+    );
     assert_eq!(eval(&mut e, "sum(a)"), "6");
     eval(&mut e, "exit data copyout(a);");
     assert_eq!(eval(&mut e, "sum(a)"), "15");
@@ -129,11 +199,17 @@ fn no_create() {
 fn implicit_copy() {
     let mut e = accl::Engine::new();
     // Absent arrays are copied in and out around the construct.
-    eval(&mut e, "let a = full(i32, 1, 4); parallel loop for i in 0..4 { a[i] += i; }");
+    eval(
+        &mut e,
+        "let a = full(i32, 1, 4); parallel loop for i in 0..4 { a[i] += i; }",
+    );
     assert_eq!(eval(&mut e, "sum(a)"), "10");
     assert_eq!(eval(&mut e, "acc_is_present(a)"), "false");
     // Present arrays are used in place: no copy back until exit data.
-    eval(&mut e, "enter data copyin(a); parallel loop for i in 0..4 { a[i] = 0; }");
+    eval(
+        &mut e,
+        "enter data copyin(a); parallel loop for i in 0..4 { a[i] = 0; }",
+    );
     assert_eq!(eval(&mut e, "sum(a)"), "10");
     eval(&mut e, "exit data copyout(a);");
     assert_eq!(eval(&mut e, "sum(a)"), "0");

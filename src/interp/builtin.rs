@@ -97,7 +97,7 @@ fn float<T: Sc + Float>(name: &str, a: Vec<Ex<T>>) -> Option<CExpr> {
 }
 
 /// A dynamic call's result as a typed compiled expression.
-fn typed(f: Box<dyn Fn(&mut Frame, &mut Ctx) -> R<RtVal>>, ty: Type, span: Span) -> CExpr {
+fn typed(f: Ex<RtVal>, ty: Type, span: Span) -> CExpr {
     match ty {
         Type::Scalar(s) => per_scalar!(s, T => T::wrap(Box::new(move |fr, cx| match f(fr, cx)? {
             RtVal::Scalar(v) => Ok(T::from_slot(value_to_bits(v, s))),
@@ -148,38 +148,37 @@ impl Compiler<'_> {
                     let place = self.place(*arr, ix, span);
                     let v = args.get(1).map(|&e| self.expr(e));
                     let name = name.clone();
-                    let f: Box<dyn Fn(&mut Frame, &mut Ctx) -> R<RtVal>> =
-                        Box::new(move |fr, cx| {
-                            let (a, off) = place(fr, cx)?;
-                            let x = match &v {
-                                Some(v) => super::stmt::scalar_of(v.eval(fr, cx)?),
-                                None => Value::I32(0),
-                            };
-                            let mut d = a.data_mut();
-                            let old = d.get(off).unwrap_or(Value::I32(0));
-                            let new = match &*name {
-                                "atomic_add" => {
-                                    super::stmt::atomic_combine(lang::ast::AtomicOp::Add, old, x)
-                                }
-                                "atomic_min" => {
-                                    super::stmt::atomic_combine(lang::ast::AtomicOp::Min, old, x)
-                                }
-                                "atomic_max" => {
-                                    super::stmt::atomic_combine(lang::ast::AtomicOp::Max, old, x)
-                                }
-                                _ => Ok(x),
+                    let f: Ex<RtVal> = Box::new(move |fr, cx| {
+                        let (a, off) = place(fr, cx)?;
+                        let x = match &v {
+                            Some(v) => super::stmt::scalar_of(v.eval(fr, cx)?),
+                            None => Value::I32(0),
+                        };
+                        let mut d = a.data_mut();
+                        let old = d.get(off).unwrap_or(Value::I32(0));
+                        let new = match &*name {
+                            "atomic_add" => {
+                                super::stmt::atomic_combine(lang::ast::AtomicOp::Add, old, x)
                             }
-                            .map_err(|_| error::internal(span, "atomic operands"))?;
-                            d.set(off, new);
-                            Ok(RtVal::Scalar(old))
-                        });
+                            "atomic_min" => {
+                                super::stmt::atomic_combine(lang::ast::AtomicOp::Min, old, x)
+                            }
+                            "atomic_max" => {
+                                super::stmt::atomic_combine(lang::ast::AtomicOp::Max, old, x)
+                            }
+                            _ => Ok(x),
+                        }
+                        .map_err(|_| error::internal(span, "atomic operands"))?;
+                        d.set(off, new);
+                        Ok(RtVal::Scalar(old))
+                    });
                     return typed(f, ty, span);
                 }
             }
         }
         let cargs: Vec<CExpr> = args.iter().map(|&a| self.expr(a)).collect();
         let arg_spans: Vec<Span> = args.iter().map(|&a| self.span(a)).collect();
-        let f: Box<dyn Fn(&mut Frame, &mut Ctx) -> R<RtVal>> = Box::new(move |fr, cx| {
+        let f: Ex<RtVal> = Box::new(move |fr, cx| {
             let mut vals = Vec::with_capacity(cargs.len());
             for c in &cargs {
                 vals.push(c.eval(fr, cx)?);

@@ -309,6 +309,7 @@ impl Compiler<'_> {
         }
     }
 
+    #[allow(clippy::bool_comparison)] // `p < q` is generic over every scalar, bool included
     fn binary(&self, op: BinOp, a: ExprH, b: ExprH, span: Span) -> CExpr {
         let Some(t) = self.scalar_ty(a) else {
             return CExpr::Unit(Box::new(move |_, _| {
@@ -405,12 +406,7 @@ impl Compiler<'_> {
 
     /// Compile the element place `arr[ix..]` into a closure that finds its
     /// array and flat offset.
-    pub fn place(
-        &self,
-        arr: ExprH,
-        ix: &[ExprH],
-        span: Span,
-    ) -> Box<dyn Fn(&mut Frame, &mut Ctx) -> R<(Array, usize)>> {
+    pub fn place(&self, arr: ExprH, ix: &[ExprH], span: Span) -> Ex<(Array, usize)> {
         let src = self.arr_src(arr);
         let ixs: Vec<Ix> = ix.iter().map(|&i| self.ix(i)).collect();
         let ix_spans: Vec<Span> = ix.iter().map(|&i| self.span(i)).collect();

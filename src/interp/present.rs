@@ -139,6 +139,7 @@ impl PresentTable {
     /// The end of a data clause: decrement (or with `finalize` zero the
     /// dynamic count); when both counts are zero, copy the section's rows
     /// back (`copyout`) and free it. Absent data: a no-op.
+    #[allow(clippy::too_many_arguments)]
     pub fn detach(
         &mut self,
         dev: usize,

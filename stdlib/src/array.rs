@@ -148,6 +148,7 @@ impl Data {
         })
     }
     /// The raw bytes (native endianness).
+    #[allow(clippy::unnecessary_cast)] // the cast is needed for every element type but u8
     pub fn bytes(&self) -> &[u8] {
         // SAFETY: every element type is plain old data with no padding, and
         // `bool` is one byte holding 0 or 1; the length is the byte size of
@@ -158,6 +159,7 @@ impl Data {
     }
     /// The raw bytes, writable; None for `bool` arrays (whose bytes must stay
     /// 0 or 1: write them with [`Data::write_bytes`]).
+    #[allow(clippy::unnecessary_cast)]
     pub fn bytes_mut(&mut self) -> Option<&mut [u8]> {
         macro_rules! m {
             ($v:expr) => {

@@ -116,7 +116,7 @@ pub fn decode(bytes: &[u8], t: Scalar, rank: Option<usize>) -> Result<Array, Npy
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
         return Err(bad("missing the \\x93NUMPY magic"));
     }
-    let (hlen, start) = match bytes[6] {
+    let (hlen, start): (usize, usize) = match bytes[6] {
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
         2 | 3 if bytes.len() >= 12 => (
             u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
@@ -124,7 +124,7 @@ pub fn decode(bytes: &[u8], t: Scalar, rank: Option<usize>) -> Result<Array, Npy
         ),
         v => return Err(bad(format!("unknown version {v}"))),
     };
-    let end = (start as usize)
+    let end = start
         .checked_add(hlen)
         .filter(|&e| e <= bytes.len())
         .ok_or_else(|| bad("truncated header"))?;
@@ -296,7 +296,7 @@ mod tests {
         let mut f = b"\x93NUMPY\x01\x00".to_vec();
         let dict = "{'descr': '>i4', 'fortran_order': True, 'shape': (2, 3), }";
         let mut h = dict.to_string();
-        while (10 + h.len() + 1) % 64 != 0 {
+        while !(10 + h.len() + 1).is_multiple_of(64) {
             h.push(' ');
         }
         h.push('\n');
