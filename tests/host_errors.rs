@@ -132,3 +132,24 @@ fn a_failed_construct_leaves_host_arrays_unchanged() {
         .to_string()
         .contains("true"));
 }
+
+#[test]
+fn huge_arrays_are_refused_not_aborted() {
+    let mut e = accl::Engine::new();
+    assert_eq!(
+        e.eval("let a = zeros(f64, 1i64 << 40);")
+            .unwrap_err()
+            .code(),
+        "accl::run::bad_shape"
+    );
+    assert_eq!(
+        e.eval("let a = zeros(u8, 1i64 << 31, 1i64 << 31, 4);")
+            .unwrap_err()
+            .code(),
+        "accl::run::bad_shape"
+    );
+    assert_eq!(
+        e.eval("let a = arange(f32, 1.0e30);").unwrap_err().code(),
+        "accl::run::bad_shape"
+    );
+}

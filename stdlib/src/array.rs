@@ -109,6 +109,34 @@ impl Data {
             Scalar::F64 => Data::F64(vec![0.0; n]),
         }
     }
+    /// Like [`Data::zeros`], but an allocation the system refuses is an
+    /// error instead of an abort.
+    pub fn try_zeros(t: Scalar, n: usize) -> Option<Data> {
+        fn z<T: Elem>(n: usize) -> Option<Data> {
+            if n == 0 || std::mem::size_of::<T>() == 0 {
+                return Some(T::into_data(Vec::new()));
+            }
+            let layout = std::alloc::Layout::array::<T>(n).ok()?;
+            // SAFETY: the layout has a non-zero size; all-zero bytes are a
+            // valid value of every element type (0, 0.0, false); the vector
+            // takes the allocation with the layout it was made with. Zeroed
+            // allocation lets the system hand out untouched pages lazily.
+            let p = unsafe { std::alloc::alloc_zeroed(layout) } as *mut T;
+            if p.is_null() {
+                return None;
+            }
+            Some(T::into_data(unsafe { Vec::from_raw_parts(p, n, n) }))
+        }
+        match t {
+            Scalar::Bool => z::<bool>(n),
+            Scalar::I32 => z::<i32>(n),
+            Scalar::I64 => z::<i64>(n),
+            Scalar::U32 => z::<u32>(n),
+            Scalar::U8 => z::<u8>(n),
+            Scalar::F32 => z::<f32>(n),
+            Scalar::F64 => z::<f64>(n),
+        }
+    }
     pub fn scalar(&self) -> Scalar {
         match self {
             Data::Bool(_) => Scalar::Bool,
@@ -234,9 +262,10 @@ impl fmt::Display for ShapeError {
     }
 }
 
-/// The largest array the host will allocate, in bytes (a guard against a
-/// typo like `zeros(f64, 1 << 40)` taking the machine down).
-pub const MAX_BYTES: usize = 1 << 36;
+/// The largest array the host will allocate, in bytes (16 GiB: a guard
+/// against a typo like `zeros(f64, 1 << 40)` taking the machine down; an
+/// allocation the system refuses below it is an error too, not an abort).
+pub const MAX_BYTES: usize = 1 << 34;
 
 /// Check dimensions (from script integers) and return them as a shape.
 pub fn shape_of(dims: &[i128], t: Scalar) -> Result<Vec<usize>, ShapeError> {
@@ -281,7 +310,10 @@ impl Array {
             .iter()
             .try_fold(1usize, |a, &d| a.checked_mul(d))
             .ok_or(ShapeError::TooLarge)?;
-        Array::new(Data::zeros(t, n), shape)
+        if n.checked_mul(t.size()).is_none_or(|b| b > MAX_BYTES) {
+            return Err(ShapeError::TooLarge);
+        }
+        Array::new(Data::try_zeros(t, n).ok_or(ShapeError::TooLarge)?, shape)
     }
     /// From a typed vector.
     pub fn from_vec<T: Elem>(v: Vec<T>, shape: Vec<usize>) -> Result<Array, ShapeError> {
