@@ -101,12 +101,11 @@ impl<T: Sc> Opnd<T> {
             } => {
                 let k = ix.get(fr, cx)?;
                 let a = fr.a[*arr].as_ref().ok_or_else(error::uninit)?;
-                let d = a.data();
-                let s = T::slice(&d).ok_or_else(|| error::internal(*span, "element type"))?;
-                if (k as u64) < s.len() as u64 {
-                    Ok(s[k as usize])
-                } else {
-                    Err(error::out_of_bounds(*ix_span, *span, 0, k, s.len()))
+                match a.get::<T>(k as usize) {
+                    Ok(x) if k >= 0 => Ok(x),
+                    Ok(_) => Err(error::out_of_bounds(*ix_span, *span, 0, k, a.len())),
+                    Err(usize::MAX) => Err(error::internal(*span, "element type")),
+                    Err(n) => Err(error::out_of_bounds(*ix_span, *span, 0, k, n)),
                 }
             }
             Opnd::Dyn(f) => f(fr, cx),
@@ -365,12 +364,11 @@ impl Compiler<'_> {
                 return Box::new(move |fr, cx| {
                     let k = i0.get(fr, cx)?;
                     let a = fr.a[slot].as_ref().ok_or_else(error::uninit)?;
-                    let d = a.data();
-                    let s = T::slice(&d).ok_or_else(|| error::internal(span, "element type"))?;
-                    if (k as u64) < s.len() as u64 {
-                        Ok(s[k as usize])
-                    } else {
-                        Err(error::out_of_bounds(sp0, span, 0, k, s.len()))
+                    match a.get::<T>(k as usize) {
+                        Ok(x) if k >= 0 => Ok(x),
+                        Ok(_) => Err(error::out_of_bounds(sp0, span, 0, k, a.len())),
+                        Err(usize::MAX) => Err(error::internal(span, "element type")),
+                        Err(n) => Err(error::out_of_bounds(sp0, span, 0, k, n)),
                     }
                 });
             }

@@ -356,6 +356,20 @@ impl Array {
     pub fn data_mut(&self) -> RefMut<'_, Data> {
         self.0.data.borrow_mut()
     }
+    /// Element `k` (flat index) if `T` is the element type and `k` is in
+    /// range: `Err(len)` when out of range, `Err(usize::MAX)` on a type
+    /// mismatch or while the data is mutably borrowed. The hot read path of
+    /// the interpreter: no borrow count is taken.
+    #[inline(always)]
+    pub fn get<T: Elem>(&self, k: usize) -> Result<T, usize> {
+        // SAFETY: the shared reference lives only until one element is
+        // copied out, during which nothing can borrow the data mutably
+        // (single-threaded, no callback runs in between); a mutable borrow
+        // already in progress makes this an error instead.
+        let d = unsafe { self.0.data.try_borrow_unguarded() }.map_err(|_| usize::MAX)?;
+        let s = T::slice(d).ok_or(usize::MAX)?;
+        s.get(k).copied().ok_or(s.len())
+    }
     /// A typed copy of the elements (None if `T` is not the element type).
     pub fn to_vec<T: Elem>(&self) -> Option<Vec<T>> {
         T::slice(&self.data()).map(|s| s.to_vec())
