@@ -218,3 +218,12 @@ fn file_access_is_off_by_default() {
         assert_eq!(e.eval(src).unwrap_err().code(), "accl::run::fs_disabled");
     }
 }
+
+#[test]
+fn a_registered_function_can_replace_a_builtin_and_unit_tails_are_none() {
+    let mut e = Engine::new();
+    e.register_fn("clock", || 12.5f64);
+    assert_eq!(e.eval("clock()").unwrap().unwrap().to_string(), "12.5");
+    e.set_print(|_| {});
+    assert!(e.eval("println(1)").unwrap().is_none());
+}

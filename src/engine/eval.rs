@@ -121,6 +121,6 @@ impl Engine {
                 self.decls.push('\n');
             }
         }
-        Ok(out)
+        Ok(out.filter(|v| !matches!(v, Val::Unit)))
     }
 }

@@ -71,7 +71,8 @@ register_arity!(A 0, B 1, C 2);
 register_arity!(A 0, B 1, C 2, D 3);
 
 impl Engine {
-    /// Make a Rust closure callable from scripts as `name(..)`.
+    /// Make a Rust closure callable from scripts as `name(..)` (one
+    /// registered under the name of a builtin replaces it).
     ///
     /// ```
     /// let mut e = accl::Engine::new();

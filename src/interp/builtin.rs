@@ -243,6 +243,14 @@ pub fn call_dyn(
     span: Span,
     cx: &mut Ctx,
 ) -> R<RtVal> {
+    // The embedder's functions first: one registered under a stdlib name replaces it.
+    if let Some(f) = cx.host_fns.get(name).cloned() {
+        let vals: Vec<Value> = args.iter().map(scalar).collect();
+        return match f(&vals) {
+            Ok(v) => Ok(RtVal::Scalar(v)),
+            Err(m) => Err(error::host_fn(span, name, &m)),
+        };
+    }
     let sp = |i: usize| spans.get(i).copied().unwrap_or(span);
     let shape_err = |e: stdlib::array::ShapeError| error::bad_shape(span, e);
     let dims = |from: usize| args[from..].iter().map(int).collect::<Vec<_>>();
@@ -328,21 +336,12 @@ pub fn call_dyn(
             let a = array(&args[0], span)?;
             RtVal::Scalar(Value::Bool(cx.present.is_present(cx.device, a)))
         }
-        _ => match cx.host_fns.get(name).cloned() {
-            Some(f) => {
-                let vals: Vec<Value> = args.iter().map(scalar).collect();
-                match f(&vals) {
-                    Ok(v) => RtVal::Scalar(v),
-                    Err(m) => return Err(error::host_fn(span, name, &m)),
-                }
-            }
-            None => {
-                return Err(error::internal(
-                    span,
-                    &format!("no host implementation of `{name}`"),
-                ))
-            }
-        },
+        _ => {
+            return Err(error::internal(
+                span,
+                &format!("no host implementation of `{name}`"),
+            ))
+        }
     })
 }
 
