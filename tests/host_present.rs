@@ -190,7 +190,7 @@ fn no_create() {
         &mut e,
         "enter data create(a); parallel loop no_create(a) for i in 0..3 { a[i] = 5.0; }",
     );
-    assert_eq!(eval(&mut e, "sum(a)"), "6");
+    assert_eq!(eval(&mut e, "a[0] + a[1] + a[2]"), "6");
     eval(&mut e, "exit data copyout(a);");
     assert_eq!(eval(&mut e, "sum(a)"), "15");
 }
@@ -210,7 +210,7 @@ fn implicit_copy() {
         &mut e,
         "enter data copyin(a); parallel loop for i in 0..4 { a[i] = 0; }",
     );
-    assert_eq!(eval(&mut e, "sum(a)"), "10");
+    assert_eq!(eval(&mut e, "a[0] + a[1] + a[2] + a[3]"), "10");
     eval(&mut e, "exit data copyout(a);");
     assert_eq!(eval(&mut e, "sum(a)"), "0");
     // Aliases are the same array.
@@ -228,4 +228,14 @@ fn copyin_copyout_create_transfers() {
     );
     // copyin: not copied back; copyout: copied back (c's device copy started at zero); create: neither.
     assert_eq!(eval(&mut e, "a[0] * 100 + b[0] * 10 + c[0]"), "343");
+}
+
+#[test]
+fn whole_array_reductions_read_the_device_copy_when_present() {
+    let mut e = accl::Engine::new();
+    eval(&mut e, "let a = full(i32, 1, 4); enter data copyin(a); parallel loop for i in 0..4 { a[i] = 2; } a[0] = 100;");
+    assert_eq!(eval(&mut e, "sum(a)"), "8");
+    assert_eq!(eval(&mut e, "maxval(a) * 10 + minval(a)"), "22");
+    eval(&mut e, "exit data delete(a);");
+    assert_eq!(eval(&mut e, "sum(a)"), "103");
 }

@@ -44,6 +44,14 @@ impl Error {
         render_plain(&self.source, &self.diags, width)
     }
     /// miette reports (with the source attached), for fancy printing.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// let err = e.eval("let x = 1 / 0;").unwrap_err();
+    /// for r in err.reports() {
+    ///     assert!(format!("{r:?}").contains("division by zero"));
+    /// }
+    /// ```
     pub fn reports(&self) -> Vec<miette::Report> {
         self.diags
             .iter()

@@ -285,9 +285,17 @@ pub fn call_dyn(
                 None => return Err(error::bad_axis(sp(1), k, a.rank())),
             }
         }
-        "sum" => RtVal::Scalar(ops::sum(array(&args[0], span)?)),
-        "maxval" => RtVal::Scalar(ops::extremum(array(&args[0], span)?, true)),
-        "minval" => RtVal::Scalar(ops::extremum(array(&args[0], span)?, false)),
+        // Whole-array reductions run on the device (here: its copy) when the
+        // whole array is present there (DESIGN.md 1.5).
+        "sum" => RtVal::Scalar(ops::sum(&reduce_source(array(&args[0], span)?, cx))),
+        "maxval" => RtVal::Scalar(ops::extremum(
+            &reduce_source(array(&args[0], span)?, cx),
+            true,
+        )),
+        "minval" => RtVal::Scalar(ops::extremum(
+            &reduce_source(array(&args[0], span)?, cx),
+            false,
+        )),
         "print" | "println" => {
             let mut s: String = args.iter().map(show).collect();
             if name == "println" {
@@ -345,7 +353,13 @@ pub fn call_dyn(
     })
 }
 
-/// Evaluate an expression at a call site (used by the engine's tail value).
-pub fn eval_any(c: &CExpr, fr: &mut Frame, cx: &mut Ctx) -> R<RtVal> {
-    c.eval(fr, cx)
+/// The array a whole-array reduction reads: the device copy when all of `a`
+/// is present on the current device, else `a`.
+fn reduce_source(a: &Array, cx: &Ctx) -> Array {
+    if cx.present.is_present(cx.device, a) {
+        if let Some(d) = cx.present.device_copy(cx.device, a) {
+            return d;
+        }
+    }
+    a.clone()
 }

@@ -11,12 +11,12 @@
 //! calls per iteration.
 
 use super::error;
-use super::value::{bits_to_value, value_to_bits, CExpr, Ex, Frame, Sc, R};
+use super::value::{value_to_bits, CExpr, Ex, Frame, Sc, R};
 use super::{Compiler, Ctx};
 use crate::per_scalar;
 use lang::ast::{BinOp, UnOp};
 use lang::hir::{Expr, ExprH};
-use lang::{Scalar, Span, Type, Value};
+use lang::{Scalar, Span, Type};
 use stdlib::Array;
 
 /// Where an index comes from: a local integer (read inline) or any expression.
@@ -474,16 +474,6 @@ fn cast<S: Sc, T: Sc>(x: Ex<S>) -> CExpr {
             None => T::from_f64(v.as_float()),
         })
     }))
-}
-
-/// A scalar value as a compiled constant (used by the engine for globals).
-pub fn const_expr(v: Value, t: Scalar) -> CExpr {
-    let bits = value_to_bits(v, t);
-    let _ = bits_to_value;
-    per_scalar!(t, T => {
-        let c = T::from_slot(bits);
-        T::wrap(Box::new(move |_, _| Ok(c)))
-    })
 }
 
 /// `x op y` for an arithmetic or bitwise operator, as a closure (used by

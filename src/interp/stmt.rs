@@ -212,8 +212,6 @@ impl Compiler<'_> {
     fn for_loop(&self, fl: &ForLoop) -> St {
         let h = &fl.header;
         let var = h.var.index();
-        let t = self.body.locals[h.var].ty.scalar().unwrap_or(Scalar::I32);
-        let _ = counter_bits(t);
         let lo = self.ix(h.lo);
         let hi = self.ix(h.hi);
         let inclusive = h.inclusive;
