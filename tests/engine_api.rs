@@ -227,3 +227,19 @@ fn a_registered_function_can_replace_a_builtin_and_unit_tails_are_none() {
     e.set_print(|_| {});
     assert!(e.eval("println(1)").unwrap().is_none());
 }
+
+#[test]
+fn declarations_can_be_replaced() {
+    let mut e = Engine::new();
+    e.eval("const K = 2; fn f(x: i32) -> i32 { return x * K; }")
+        .unwrap();
+    assert_eq!(e.eval("f(5)").unwrap().unwrap().to_string(), "10");
+    e.eval("fn f(x: i32) -> i32 { return x + K; }").unwrap();
+    assert_eq!(e.eval("f(5)").unwrap().unwrap().to_string(), "7");
+    e.eval("const K = 10;").unwrap();
+    assert_eq!(e.eval("f(5)").unwrap().unwrap().to_string(), "15");
+    // A replacement that breaks a caller fails as a whole and changes nothing.
+    e.eval("fn g() -> i32 { return f(1); }").unwrap();
+    assert!(e.eval("fn f(x: f64) -> f64 { return x; }").is_err());
+    assert_eq!(e.eval("g()").unwrap().unwrap().to_string(), "11");
+}

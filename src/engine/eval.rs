@@ -61,8 +61,18 @@ impl Engine {
     }
 
     fn eval_named(&mut self, name: &str, src: &str) -> Result<Option<Val>, Error> {
-        let offset = self.decls.len();
-        let full = format!("{}{}", self.decls, src);
+        // Earlier declarations go in front of the input, less those it declares again.
+        let (own, _) = lang::parse(src);
+        let redeclared: Vec<&str> = own.stmts.iter().filter_map(decl_name).collect();
+        let mut prefix = String::new();
+        for (n, text) in &self.decls {
+            if !redeclared.contains(&n.as_str()) {
+                prefix.push_str(text);
+                prefix.push('\n');
+            }
+        }
+        let offset = prefix.len();
+        let full = format!("{prefix}{src}");
         let source = Source::new(name, full.clone());
         let err = |diags| Error {
             diags,
@@ -112,15 +122,28 @@ impl Engine {
             }
         }
         for s in &ast.stmts {
-            if matches!(s.kind, AK::Fn(_) | AK::Const { .. }) && s.span.start as usize >= offset {
-                let text = &full[s.span.range()];
-                self.decls.push_str(text);
-                if !text.trim_end().ends_with(';') && !text.trim_end().ends_with('}') {
-                    self.decls.push(';');
-                }
-                self.decls.push('\n');
+            let Some(n) = decl_name(s) else { continue };
+            if (s.span.start as usize) < offset {
+                continue;
+            }
+            let mut text = full[s.span.range()].to_string();
+            if !text.trim_end().ends_with(';') && !text.trim_end().ends_with('}') {
+                text.push(';');
+            }
+            match self.decls.iter_mut().find(|d| d.0 == n) {
+                Some(d) => d.1 = text,
+                None => self.decls.push((n.to_string(), text)),
             }
         }
         Ok(out.filter(|v| !matches!(v, Val::Unit)))
+    }
+}
+
+/// The name a top-level `fn` or `const` declares.
+fn decl_name(s: &lang::ast::Stmt) -> Option<&str> {
+    match &s.kind {
+        AK::Fn(f) => Some(&f.name.name),
+        AK::Const { name, .. } => Some(&name.name),
+        _ => None,
     }
 }

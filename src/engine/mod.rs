@@ -3,7 +3,8 @@
 //! An engine keeps one state across [`Engine::eval`] calls: the variables
 //! (each later input is checked with them as `lang::Global`s), the `fn` and
 //! `const` declarations (their text is kept and checked again in front of
-//! each input, so they stay callable), the registered host functions, the
+//! each input, so they stay callable; an input that declares a name again
+//! replaces the earlier declaration), the registered host functions, the
 //! limits and the present table. An input that fails to parse, check or run
 //! leaves the variables and declarations as they were (array contents that
 //! ran before a run-time error stay written: arrays are reference values).
@@ -50,8 +51,8 @@ pub struct Engine {
     pub(crate) builtins: Builtins,
     pub(crate) cx: Ctx,
     pub(crate) vars: Vec<Var>,
-    /// Text of the `fn` and `const` declarations of earlier inputs.
-    pub(crate) decls: String,
+    /// The `fn` and `const` declarations of earlier inputs: (name, text).
+    pub(crate) decls: Vec<(String, String)>,
     pub(crate) name_counter: usize,
 }
 
@@ -74,7 +75,7 @@ impl Engine {
             builtins: stdlib::builtins(),
             cx: Ctx::default(),
             vars: Vec::new(),
-            decls: String::new(),
+            decls: Vec::new(),
             name_counter: 0,
         }
     }
