@@ -37,6 +37,7 @@ pub mod instance;
 pub mod memory;
 pub mod pipeline;
 pub mod queue;
+pub mod testing;
 
 pub use device::{Device, QueueRole, VkQueueInfo};
 pub use error::{Result, VkError};

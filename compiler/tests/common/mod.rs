@@ -4,68 +4,34 @@
 #![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use compiler::{ArgLayout, ArgLocation, ArrayArgs, Kernel, LaunchArgs, Spec};
 use lang::hir::{self, StmtKind};
 use lang::{Scalar, Value};
-use vk_runtime::{
-    Buffer, BufferBinding, ComputePipeline, Device, Instance, InstanceOptions, Queue,
-    StagingBuffer, StagingKind,
-};
+use vk_runtime::{Buffer, BufferBinding, ComputePipeline, Device, Queue};
 
 pub const FOREVER: Duration = Duration::from_secs(120);
 
 /// Runs `body` on device 0 with validation; fails on any validation message.
 pub fn with_device(body: impl FnOnce(&Device)) {
-    let instance = Instance::new(&InstanceOptions {
-        validation: true,
-        app_name: "compiler tests".into(),
-    })
-    .expect("instance (run `. scripts/setup.sh` for lavapipe and the validation layer)");
-    assert!(instance.validation_enabled());
-    let sink = instance.validation_sink();
-    {
-        let dev = Device::new(&instance, 0).expect("device");
+    let r = vk_runtime::testing::with_validation("compiler tests", |instance| {
+        let dev = Device::new(instance, 0).expect("device");
         body(&dev);
+    });
+    if let Err(messages) = r {
+        panic!("validation messages:\n{}", messages.join("\n"));
     }
-    drop(instance);
-    let messages = sink.lock().unwrap().clone();
-    assert!(
-        messages.is_empty(),
-        "validation messages:\n{}",
-        messages.join("\n")
-    );
 }
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-pub fn temp_path(name: &str) -> PathBuf {
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!("accl-compiler-{}-{n}-{name}", std::process::id()))
-}
+#[allow(unused_imports)] // not every test binary needs it
+pub use vk_runtime::testing::temp_path;
 
 /// Fails the test if `spirv-val --target-env vulkan1.2` rejects the module or is missing.
 pub fn spirv_val(words: &[u32]) {
-    let path = temp_path("kernel.spv");
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    std::fs::write(&path, bytes).unwrap();
-    let out = Command::new("spirv-val")
-        .args(["--target-env", "vulkan1.2"])
-        .arg(&path)
-        .output()
-        .expect("spirv-val is missing: run `. scripts/setup.sh` (installs spirv-tools)");
-    let _ = std::fs::remove_file(&path);
-    assert!(
-        out.status.success(),
-        "spirv-val failed:\n{}{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-        compiler::disassemble(words)
-    );
+    if let Err(e) = vk_runtime::testing::spirv_val(words) {
+        panic!("spirv-val failed:\n{e}\n{}", compiler::disassemble(words));
+    }
 }
 
 /// A checked program and its `parallel loop` constructs (in source order).
@@ -257,25 +223,11 @@ pub fn run_with_levels(
 }
 
 pub fn upload(queue: &mut Queue, data: &[u8]) -> Buffer {
-    let dev = queue.device().clone();
-    // Buffers are at least 4 bytes (a u8 array of 1 element still binds).
-    let size = (data.len() as u64).max(4).div_ceil(4) * 4;
-    let buf = Buffer::new(&dev, size, "upload").unwrap();
-    let mut st = StagingBuffer::new(&dev, size, StagingKind::Upload, "up").unwrap();
-    st.as_mut_slice()[..data.len()].copy_from_slice(data);
-    queue.copy_buffer(&st, 0, &buf, 0, size).unwrap();
-    let v = queue.submit().unwrap();
-    assert!(queue.host_wait(v, FOREVER).unwrap());
-    buf
+    vk_runtime::testing::upload(queue, data).unwrap()
 }
 
 pub fn download(queue: &mut Queue, buf: &Buffer) -> Vec<u8> {
-    let dev = queue.device().clone();
-    let st = StagingBuffer::new(&dev, buf.size(), StagingKind::Download, "down").unwrap();
-    queue.copy_buffer(buf, 0, &st, 0, buf.size()).unwrap();
-    let v = queue.submit().unwrap();
-    assert!(queue.host_wait(v, FOREVER).unwrap());
-    st.as_slice().to_vec()
+    vk_runtime::testing::download(queue, buf).unwrap()
 }
 
 /// Encode values of one scalar type as array bytes (bool/u8: 1 byte).

@@ -2,9 +2,6 @@
 //! `spirv-val`, and a few compute kernels built with rspirv.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rspirv::binary::Assemble;
@@ -13,26 +10,14 @@ use rspirv::spirv::{
     AddressingModel, BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel,
     FunctionControl, LoopControl, MemoryModel, SelectionControl, StorageClass, Word,
 };
-use vk_runtime::{Device, Instance, InstanceOptions, Queue, StagingBuffer, StagingKind};
+use vk_runtime::{Device, Instance, Queue};
 
 /// Runs `body` with a validated instance; fails if the validation layer
 /// reported anything, including while everything is dropped.
 pub fn with_validation(body: impl FnOnce(&Instance)) {
-    let instance = Instance::new(&InstanceOptions {
-        validation: true,
-        app_name: "vk-runtime tests".into(),
-    })
-    .expect("instance (run `. scripts/setup.sh` for lavapipe and the validation layer)");
-    assert!(instance.validation_enabled());
-    let sink = instance.validation_sink();
-    body(&instance);
-    drop(instance);
-    let messages = sink.lock().unwrap().clone();
-    assert!(
-        messages.is_empty(),
-        "validation messages:\n{}",
-        messages.join("\n")
-    );
+    if let Err(messages) = vk_runtime::testing::with_validation("vk-runtime tests", body) {
+        panic!("validation messages:\n{}", messages.join("\n"));
+    }
 }
 
 /// The first adapter's device.
@@ -42,56 +27,25 @@ pub fn device(instance: &Instance) -> Device {
 
 pub const FOREVER: Duration = Duration::from_secs(60);
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-/// A fresh path under the system temp directory.
-pub fn temp_path(name: &str) -> PathBuf {
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!("accl-vk-{}-{n}-{name}", std::process::id()))
-}
+#[allow(unused_imports)] // not every test binary needs it
+pub use vk_runtime::testing::temp_path;
 
 /// Fails the test if `spirv-val --target-env vulkan1.2` rejects the module
 /// or is missing.
 pub fn spirv_val(words: &[u32]) {
-    let path = temp_path("kernel.spv");
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    std::fs::write(&path, bytes).unwrap();
-    let out = Command::new("spirv-val")
-        .args(["--target-env", "vulkan1.2"])
-        .arg(&path)
-        .output()
-        .expect("spirv-val is missing: run `. scripts/setup.sh` (installs spirv-tools)");
-    let _ = std::fs::remove_file(&path);
-    assert!(
-        out.status.success(),
-        "spirv-val failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    if let Err(e) = vk_runtime::testing::spirv_val(words) {
+        panic!("spirv-val failed:\n{e}");
+    }
 }
 
 /// Uploads `data` into a new device buffer through staging and waits.
 pub fn upload(queue: &mut Queue, data: &[u8]) -> vk_runtime::Buffer {
-    let dev = queue.device().clone();
-    let buf = vk_runtime::Buffer::new(&dev, data.len() as u64, "upload").unwrap();
-    let mut st = StagingBuffer::new(&dev, data.len() as u64, StagingKind::Upload, "up").unwrap();
-    st.as_mut_slice().copy_from_slice(data);
-    queue
-        .copy_buffer(&st, 0, &buf, 0, data.len() as u64)
-        .unwrap();
-    let v = queue.submit().unwrap();
-    assert!(queue.host_wait(v, FOREVER).unwrap());
-    buf
+    vk_runtime::testing::upload(queue, data).unwrap()
 }
 
 /// Downloads a device buffer through staging (waits).
 pub fn download(queue: &mut Queue, buf: &vk_runtime::Buffer) -> Vec<u8> {
-    let dev = queue.device().clone();
-    let st = StagingBuffer::new(&dev, buf.size(), StagingKind::Download, "down").unwrap();
-    queue.copy_buffer(buf, 0, &st, 0, buf.size()).unwrap();
-    let v = queue.submit().unwrap();
-    assert!(queue.host_wait(v, FOREVER).unwrap());
-    st.as_slice().to_vec()
+    vk_runtime::testing::download(queue, buf).unwrap()
 }
 
 pub fn f32s(bytes: &[u8]) -> Vec<f32> {
