@@ -210,7 +210,7 @@ impl<'b> Checker<'b> {
         if let Some(t) = &prog.tail {
             let (h, ty) = self.expr(t, None);
             let ty = self.finalize(h, ty);
-            if ty == Type::TypeArg(crate::types::Scalar::Bool) || matches!(ty, Type::TypeArg(_)) {
+            if matches!(ty, Type::TypeArg(_)) {
                 self.err(Diag::error(
                     "accl::type::type_as_value",
                     "a type is not a value",
