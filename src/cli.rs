@@ -61,6 +61,16 @@ pub enum BackendChoice {
     Host,
 }
 
+/// A fresh engine on the chosen backend, with file access relative to the
+/// current directory.
+pub fn new_engine(backend: BackendChoice) -> Result<crate::Engine, String> {
+    // Only the host backend exists so far; `Auto` will pick Vulkan when it lands.
+    let _ = backend;
+    let mut engine = crate::Engine::new();
+    engine.set_fs_access(Some(std::path::PathBuf::from(".")));
+    Ok(engine)
+}
+
 /// `accl run [--host] FILE`: run a script; exit status 1 on any error.
 /// File access is on, relative to the current directory.
 pub fn run_file(file: &Path, backend: BackendChoice) -> ExitCode {

@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod engine;
 pub mod interp;
+pub mod repl;
 
 pub use engine::{Engine, Error};
 pub use lang;

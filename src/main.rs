@@ -12,7 +12,10 @@ use std::process::ExitCode;
 )]
 struct Cli {
     #[command(subcommand)]
-    cmd: Cmd,
+    cmd: Option<Cmd>,
+    /// Start the interactive session on the host reference backend.
+    #[arg(long)]
+    host: bool,
 }
 
 #[derive(Subcommand)]
@@ -54,7 +57,21 @@ enum BenchWhat {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.cmd {
+    let Some(cmd) = cli.cmd else {
+        let choice = if cli.host {
+            accl::cli::BackendChoice::Host
+        } else {
+            accl::cli::BackendChoice::Auto
+        };
+        return match accl::cli::new_engine(choice) {
+            Ok(e) => accl::repl::run(e),
+            Err(msg) => {
+                eprintln!("error: {msg}");
+                ExitCode::FAILURE
+            }
+        };
+    };
+    match cmd {
         Cmd::Check { files } => accl::cli::check_files(&files),
         Cmd::Run { host, file } => accl::cli::run_file(
             &file,

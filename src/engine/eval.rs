@@ -60,7 +60,9 @@ impl Engine {
         self.eval_named(name, src)
     }
 
-    fn eval_named(&mut self, name: &str, src: &str) -> Result<Option<Val>, Error> {
+    /// Parse and check `src` against the kept state: the full text (earlier
+    /// declarations in front), its source, the AST and the checked program.
+    fn front_end(&self, name: &str, src: &str) -> Result<Prepared, Error> {
         // Earlier declarations go in front of the input, less those it declares again.
         let (own, _) = lang::parse(src);
         let redeclared: Vec<&str> = own.stmts.iter().filter_map(decl_name).collect();
@@ -93,6 +95,46 @@ impl Engine {
         let prog = lang::check(&ast, &full, &self.builtins, &globals)
             .map_err(err)?
             .program;
+        Ok(Prepared {
+            offset,
+            full,
+            source,
+            ast,
+            prog,
+        })
+    }
+
+    /// The type of expression `src` in the current state, without running it.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.eval("let a = zeros(f64, 3, 4);").unwrap();
+    /// assert_eq!(e.type_of("a[1, 2] * 2.0").unwrap().to_string(), "f64");
+    /// assert_eq!(e.type_of("a").unwrap().to_string(), "f64[,]");
+    /// ```
+    pub fn type_of(&self, src: &str) -> Result<lang::Type, Error> {
+        let p = self.front_end("<type>", src)?;
+        match p.prog.tail {
+            Some(t) => Ok(p.prog.main.types[t.index()]),
+            None => Err(Error::api(
+                "accl::type::not_an_expression",
+                format!("`{}` is not an expression", src.trim()),
+            )),
+        }
+    }
+
+    fn eval_named(&mut self, name: &str, src: &str) -> Result<Option<Val>, Error> {
+        let Prepared {
+            offset,
+            full,
+            source,
+            ast,
+            prog,
+        } = self.front_end(name, src)?;
+        let err = |diags| Error {
+            diags,
+            source: source.clone(),
+        };
         let compiled = interp::compile(&prog, &self.builtins);
         let mut fr = Frame::new(compiled.main_locals);
         for (v, l) in self.vars.iter().zip(&prog.globals) {
@@ -146,4 +188,12 @@ fn decl_name(s: &lang::ast::Stmt) -> Option<&str> {
         AK::Const { name, .. } => Some(&name.name),
         _ => None,
     }
+}
+
+struct Prepared {
+    offset: usize,
+    full: String,
+    source: Source,
+    ast: lang::ast::Program,
+    prog: lang::hir::Program,
 }

@@ -15,12 +15,14 @@
 
 mod error;
 mod eval;
+mod introspect;
 mod io;
 mod limits;
 mod register;
 mod vars;
 
 pub use error::Error;
+pub use introspect::PresentEntry;
 pub use register::{HostArg, HostRet, RegisterFn};
 
 use crate::interp::{Ctx, RtVal};

@@ -69,6 +69,37 @@ pub trait Backend {
     fn name(&self) -> &'static str;
     fn num_devices(&self) -> usize;
     fn run_construct(&self, c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow>;
+    /// One line per device: its number, name and kind.
+    fn devices(&self) -> Vec<String> {
+        vec!["0: host reference (a simulated discrete device)".into()]
+    }
+    /// Every present section of every device.
+    fn present_rows(&self, cx: &Ctx) -> Vec<PresentRow> {
+        cx.present.rows()
+    }
+    /// The SPIR-V disassembly of the last kernel compiled, if any.
+    fn last_spirv(&self) -> Option<String> {
+        None
+    }
+    /// Work queued and not finished, one line per queue.
+    fn pending(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// One present section, as [`Backend::present_rows`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PresentRow {
+    pub device: usize,
+    /// [`stdlib::Array::id`] of the host array.
+    pub array: u64,
+    /// Rows `lo..hi` of the leading axis.
+    pub lo: usize,
+    pub hi: usize,
+    /// Extent of the leading axis.
+    pub rows: usize,
+    pub structured: u32,
+    pub dynamic: u32,
 }
 
 /// Runs everything on the host, with one simulated device.

@@ -21,7 +21,7 @@ pub mod present;
 pub mod stmt;
 pub mod value;
 
-pub use construct::{Backend, HostBackend};
+pub use construct::{Backend, HostBackend, PresentRow};
 pub use value::{Flow, Frame, RtVal, R};
 
 use lang::{hir, Builtins, Diag, Span, Value};

@@ -218,6 +218,29 @@ impl PresentTable {
             .unwrap_or_default()
     }
 
+    /// Every present section, by device then array id.
+    pub fn rows(&self) -> Vec<super::construct::PresentRow> {
+        let mut v: Vec<_> = self
+            .maps
+            .iter()
+            .flat_map(|(&(device, array), m)| {
+                m.sections
+                    .iter()
+                    .map(move |s| super::construct::PresentRow {
+                        device,
+                        array,
+                        lo: s.lo,
+                        hi: s.hi,
+                        rows: m.host.shape()[0],
+                        structured: s.structured,
+                        dynamic: s.dynamic,
+                    })
+            })
+            .collect();
+        v.sort_by_key(|r| (r.device, r.array, r.lo));
+        v
+    }
+
     /// Drop everything (a fresh device state).
     pub fn clear(&mut self) {
         self.maps.clear();

@@ -1,0 +1,89 @@
+//! What a REPL or a tool asks of an engine: devices, the present table,
+//! pending work, the last kernel.
+
+use super::Engine;
+use crate::interp::PresentRow;
+
+/// One present section with the variable names that refer to its array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PresentEntry {
+    /// Variables holding the array (an array can have several names).
+    pub names: Vec<String>,
+    pub row: PresentRow,
+}
+
+impl Engine {
+    /// One line per device of the backend.
+    ///
+    /// ```
+    /// assert_eq!(accl::Engine::new().devices().len(), 1);
+    /// ```
+    pub fn devices(&self) -> Vec<String> {
+        self.cx.backend.devices()
+    }
+
+    /// The current device number (`acc_get_device_num`).
+    pub fn device(&self) -> usize {
+        self.cx.device
+    }
+
+    /// Make `d` the current device, as `set device_num(d)` does.
+    pub fn set_device(&mut self, d: usize) -> Result<(), String> {
+        let n = self.cx.backend.num_devices();
+        if d >= n {
+            return Err(format!(
+                "device {d} does not exist: there {} {n} device{}",
+                if n == 1 { "is" } else { "are" },
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        self.cx.device = d;
+        Ok(())
+    }
+
+    /// Every present section on every device, with the variables naming it.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.eval("let a = zeros(f32, 8); enter data copyin(a[2:4]);").unwrap();
+    /// let p = e.present();
+    /// assert_eq!(p[0].names, ["a"]);
+    /// assert_eq!((p[0].row.lo, p[0].row.hi, p[0].row.dynamic), (2, 6, 1));
+    /// ```
+    pub fn present(&self) -> Vec<PresentEntry> {
+        self.cx
+            .backend
+            .present_rows(&self.cx)
+            .into_iter()
+            .map(|row| PresentEntry {
+                names: self
+                    .vars
+                    .iter()
+                    .filter(|v| v.array.as_ref().is_some_and(|a| a.id() == row.array))
+                    .map(|v| v.name.clone())
+                    .collect(),
+                row,
+            })
+            .collect()
+    }
+
+    /// Where each part of variable `name`'s array is present: `(device, lo, hi)`.
+    pub fn present_of(&self, name: &str) -> Vec<(usize, usize, usize)> {
+        self.present()
+            .into_iter()
+            .filter(|p| p.names.iter().any(|n| n == name))
+            .map(|p| (p.row.device, p.row.lo, p.row.hi))
+            .collect()
+    }
+
+    /// Pending device work, one line per queue (empty when idle).
+    pub fn pending(&self) -> Vec<String> {
+        self.cx.backend.pending()
+    }
+
+    /// The SPIR-V disassembly of the last kernel compiled (None on the host
+    /// backend, or before any kernel ran).
+    pub fn last_spirv(&self) -> Option<String> {
+        self.cx.backend.last_spirv()
+    }
+}
