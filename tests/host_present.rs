@@ -3,7 +3,7 @@
 //! no_create and implicit copies. The host keeps a separate device copy, so
 //! transfers (or their absence) are visible.
 
-use accl::interp::present::{Find, PresentTable, Section};
+use accl::interp::present::{EnvError, Find, PresentTable, Section};
 use accl::Array;
 
 fn eval(e: &mut accl::Engine, src: &str) -> String {
@@ -52,7 +52,10 @@ fn reference_counts_directly() {
     t.detach(0, &a, 0, 10, true, false, false).unwrap();
     t.attach(0, &a, 0, 5, false, false).unwrap();
     assert_eq!(t.find(0, &a, 3, 8), Find::Partial(0, 5));
-    assert_eq!(t.attach(0, &a, 3, 8, true, false), Err((0, 5)));
+    assert_eq!(
+        t.attach(0, &a, 3, 8, true, false),
+        Err(EnvError::Partial(0, 5))
+    );
     assert_eq!(t.find(0, &a, 5, 10), Find::Absent);
     assert_eq!(t.find(0, &a, 1, 2), Find::Inside(0));
 }

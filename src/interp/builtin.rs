@@ -287,13 +287,13 @@ pub fn call_dyn(
         }
         // Whole-array reductions run on the device (here: its copy) when the
         // whole array is present there (DESIGN.md 1.5).
-        "sum" => RtVal::Scalar(ops::sum(&reduce_source(array(&args[0], span)?, cx))),
+        "sum" => RtVal::Scalar(ops::sum(&reduce_source(array(&args[0], span)?, cx, span)?)),
         "maxval" => RtVal::Scalar(ops::extremum(
-            &reduce_source(array(&args[0], span)?, cx),
+            &reduce_source(array(&args[0], span)?, cx, span)?,
             true,
         )),
         "minval" => RtVal::Scalar(ops::extremum(
-            &reduce_source(array(&args[0], span)?, cx),
+            &reduce_source(array(&args[0], span)?, cx, span)?,
             false,
         )),
         "print" | "println" => {
@@ -342,7 +342,9 @@ pub fn call_dyn(
         }
         "acc_is_present" => {
             let a = array(&args[0], span)?;
-            RtVal::Scalar(Value::Bool(cx.present.is_present(cx.device, a)))
+            let (b, dev) = (cx.backend.clone(), cx.device);
+            let present = b.env(cx).is_present(dev, a);
+            RtVal::Scalar(Value::Bool(present))
         }
         _ => {
             return Err(error::internal(
@@ -353,13 +355,18 @@ pub fn call_dyn(
     })
 }
 
-/// The array a whole-array reduction reads: the device copy when all of `a`
-/// is present on the current device, else `a`.
-fn reduce_source(a: &Array, cx: &Ctx) -> Array {
-    if cx.present.is_present(cx.device, a) {
-        if let Some(d) = cx.present.device_copy(cx.device, a) {
-            return d;
+/// The array a whole-array reduction reads: the device's values when all of
+/// `a` is present on the current device, else `a`.
+fn reduce_source(a: &Array, cx: &mut Ctx, span: Span) -> R<Array> {
+    let (b, dev) = (cx.backend.clone(), cx.device);
+    let mut env = b.env(cx);
+    if env.is_present(dev, a) {
+        if let Some(d) = env
+            .snapshot(dev, a)
+            .map_err(|m| error::device(span, "the array", &m))?
+        {
+            return Ok(d);
         }
     }
-    a.clone()
+    Ok(a.clone())
 }

@@ -13,6 +13,7 @@
 
 use super::error;
 use super::expr::Ix;
+use super::present::{Env, EnvError, Find, PresentTable};
 use super::stmt::{counter_bits, run_block};
 use super::value::{bits_to_value, value_to_bits, CExpr, Ex, Flow, Frame, St, R};
 use super::{Compiler, Ctx};
@@ -63,12 +64,17 @@ pub struct CConstruct {
 }
 
 /// Where constructs run. The host implementation is the reference; a device
-/// backend runs kernels elsewhere and keeps its own present table, but must
-/// give the same results and the same errors.
+/// backend keeps its own present table and runs kernels elsewhere, but the
+/// construct flow (data clauses, reference counts, errors) is shared
+/// ([`run_construct`]), so both give the same results and the same errors.
 pub trait Backend {
     fn name(&self) -> &'static str;
     fn num_devices(&self) -> usize;
-    fn run_construct(&self, c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow>;
+    /// The present table of every device.
+    fn env<'a>(&'a self, cx: &'a mut Ctx) -> EnvRef<'a>;
+    /// Run the compute part of a `parallel`/`parallel loop` whose data
+    /// clauses have been entered, on the current device.
+    fn launch(&self, c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow>;
     /// One line per device: its number, name and kind.
     fn devices(&self) -> Vec<String> {
         vec!["0: host reference (a simulated discrete device)".into()]
@@ -84,6 +90,31 @@ pub trait Backend {
     /// Work queued and not finished, one line per queue.
     fn pending(&self) -> Vec<String> {
         Vec::new()
+    }
+}
+
+/// A borrowed present table.
+pub enum EnvRef<'a> {
+    Host(&'a mut PresentTable),
+    Shared(std::cell::RefMut<'a, dyn Env + 'static>),
+}
+
+impl std::ops::Deref for EnvRef<'_> {
+    type Target = dyn Env + 'static;
+    fn deref(&self) -> &(dyn Env + 'static) {
+        match self {
+            EnvRef::Host(t) => &**t,
+            EnvRef::Shared(t) => &**t,
+        }
+    }
+}
+
+impl std::ops::DerefMut for EnvRef<'_> {
+    fn deref_mut(&mut self) -> &mut (dyn Env + 'static) {
+        match self {
+            EnvRef::Host(t) => &mut **t,
+            EnvRef::Shared(t) => &mut **t,
+        }
     }
 }
 
@@ -112,8 +143,25 @@ impl Backend for HostBackend {
     fn num_devices(&self) -> usize {
         1
     }
-    fn run_construct(&self, c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
-        run_on_host(c, fr, cx)
+    fn env<'a>(&'a self, cx: &'a mut Ctx) -> EnvRef<'a> {
+        EnvRef::Host(&mut cx.present)
+    }
+    fn launch(&self, c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
+        // Rebind the kernel's arrays to their device copies.
+        let dev = cx.device;
+        let mut saved = Vec::with_capacity(c.arrays.len());
+        for &s in &c.arrays {
+            if let Some(Some(a)) = fr.a.get(s) {
+                if let Some(d) = cx.present.device_copy(dev, a) {
+                    saved.push((s, fr.a[s].replace(d)));
+                }
+            }
+        }
+        let r = compute(c, fr, cx);
+        for (s, a) in saved.into_iter().rev() {
+            fr.a[s] = a;
+        }
+        r
     }
 }
 
@@ -297,20 +345,33 @@ fn array_of(fr: &Frame, slot: usize) -> R<Array> {
         .ok_or_else(error::uninit)
 }
 
+fn env_error(
+    d: &CData,
+    lo: usize,
+    hi: usize,
+    dev: usize,
+) -> impl Fn(EnvError) -> Box<lang::Diag> + '_ {
+    move |e| match e {
+        EnvError::Partial(l, h) => error::partially_present(d.span, &d.name, (lo, hi), (l, h), dev),
+        EnvError::Device(m) => error::device(d.span, &d.name, &m),
+    }
+}
+
 /// Enter the structured data clauses of a `data` or compute construct.
 fn enter_structured(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx, undo: &mut Vec<Undo>) -> R<()> {
     let dev = cx.device;
+    let b = cx.backend.clone();
     for d in &c.data {
         let a = array_of(fr, d.slot)?;
         let (lo, hi) = rows(d, &a, fr, cx)?;
         let n = a.shape()[0];
-        let partial = |(l, h)| error::partially_present(d.span, &d.name, (lo, hi), (l, h), dev);
+        let fail = env_error(d, lo, hi, dev);
         match d.kind {
             DataKind::Copy | DataKind::CopyIn | DataKind::CopyOut | DataKind::Create => {
                 let copyin = matches!(d.kind, DataKind::Copy | DataKind::CopyIn);
-                cx.present
+                b.env(cx)
                     .attach(dev, &a, lo, hi, copyin, true)
-                    .map_err(partial)?;
+                    .map_err(&fail)?;
                 undo.push(Undo {
                     array: a,
                     lo,
@@ -318,47 +379,58 @@ fn enter_structured(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx, undo: &mut Vec
                     copyout: matches!(d.kind, DataKind::Copy | DataKind::CopyOut),
                 });
             }
-            DataKind::Present | DataKind::NoCreate => match cx.present.find(dev, &a, lo, hi) {
-                super::present::Find::Partial(l, h) => return Err(partial((l, h))),
-                super::present::Find::Absent if d.kind == DataKind::Present => {
-                    return Err(error::not_present(
-                        d.span,
-                        &d.name,
-                        &section_text(d, lo, hi, n),
-                        dev,
-                        "`present` needs it on the device",
-                    ))
+            DataKind::Present | DataKind::NoCreate => {
+                let found = b.env(cx).find(dev, &a, lo, hi);
+                match found {
+                    Find::Partial(l, h) => return Err(fail(EnvError::Partial(l, h))),
+                    Find::Absent if d.kind == DataKind::Present => {
+                        return Err(error::not_present(
+                            d.span,
+                            &d.name,
+                            &section_text(d, lo, hi, n),
+                            dev,
+                            "`present` needs it on the device",
+                        ))
+                    }
+                    Find::Absent => {}
+                    Find::Inside(_) => {
+                        b.env(cx)
+                            .attach(dev, &a, lo, hi, false, true)
+                            .map_err(&fail)?;
+                        undo.push(Undo {
+                            array: a,
+                            lo,
+                            hi,
+                            copyout: false,
+                        });
+                    }
                 }
-                super::present::Find::Absent => {}
-                super::present::Find::Inside(_) => {
-                    cx.present
-                        .attach(dev, &a, lo, hi, false, true)
-                        .map_err(partial)?;
-                    undo.push(Undo {
-                        array: a,
-                        lo,
-                        hi,
-                        copyout: false,
-                    });
-                }
-            },
+            }
             _ => {}
         }
     }
     Ok(())
 }
 
-fn exit_structured(cx: &mut Ctx, undo: Vec<Undo>, ok: bool) {
+/// Leave the structured data clauses (in reverse). When `ok`, copies back;
+/// the first copy-back failure is returned after every entry is released.
+fn exit_structured(cx: &mut Ctx, undo: Vec<Undo>, ok: bool, span: Span) -> R<()> {
     let dev = cx.device;
+    let b = cx.backend.clone();
+    let mut first = Ok(());
     for u in undo.into_iter().rev() {
-        let _ = cx
-            .present
+        let r = b
+            .env(cx)
             .detach(dev, &u.array, u.lo, u.hi, u.copyout && ok, true, false);
+        if let (Err(EnvError::Device(m)), true) = (r, first.is_ok()) {
+            first = Err(error::device(span, "an array", &m));
+        }
     }
+    first
 }
 
-/// The host reference execution of every construct.
-pub fn run_on_host(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
+/// Run a construct: the flow every backend shares.
+pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
     let cond = match &c.if_ {
         Some(f) => f(fr, cx)?,
         None => true,
@@ -374,24 +446,26 @@ pub fn run_on_host(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
         DK::Data => {
             let mut undo = Vec::new();
             let r = enter_structured(c, fr, cx, &mut undo).and_then(|_| run_block(&c.body, fr, cx));
-            exit_structured(cx, undo, r.is_ok());
-            r
+            let e = exit_structured(cx, undo, r.is_ok(), c.span);
+            let f = r?;
+            e?;
+            Ok(f)
         }
         _ if !cond => Ok(Flow::Next),
         DK::EnterData | DK::ExitData | DK::Update => {
             let dev = cx.device;
+            let b = cx.backend.clone();
             for d in &c.data {
                 let a = array_of(fr, d.slot)?;
                 let (lo, hi) = rows(d, &a, fr, cx)?;
-                let partial =
-                    |(l, h)| error::partially_present(d.span, &d.name, (lo, hi), (l, h), dev);
+                let fail = env_error(d, lo, hi, dev);
                 match d.kind {
-                    DataKind::CopyIn | DataKind::Create => cx
-                        .present
+                    DataKind::CopyIn | DataKind::Create => b
+                        .env(cx)
                         .attach(dev, &a, lo, hi, d.kind == DataKind::CopyIn, false)
-                        .map_err(partial)?,
-                    DataKind::CopyOut | DataKind::Delete => cx
-                        .present
+                        .map_err(fail)?,
+                    DataKind::CopyOut | DataKind::Delete => b
+                        .env(cx)
                         .detach(
                             dev,
                             &a,
@@ -401,12 +475,12 @@ pub fn run_on_host(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
                             false,
                             c.finalize,
                         )
-                        .map_err(partial)?,
+                        .map_err(fail)?,
                     DataKind::UpdateSelf | DataKind::UpdateDevice => {
-                        let present = cx
-                            .present
+                        let present = b
+                            .env(cx)
                             .update(dev, &a, lo, hi, d.kind == DataKind::UpdateSelf)
-                            .map_err(partial)?;
+                            .map_err(fail)?;
                         if !present && !c.if_present {
                             let n = a.shape()[0];
                             return Err(error::not_present(
@@ -435,6 +509,15 @@ pub fn run_on_host(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
     }
 }
 
+/// The host reference execution of a construct, whatever the backend (for
+/// tests and tools that compare against it).
+pub fn run_on_host(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
+    let saved = std::mem::replace(&mut cx.backend, std::rc::Rc::new(HostBackend));
+    let r = run_construct(c, fr, cx);
+    cx.backend = saved;
+    r
+}
+
 trait WithHelp {
     fn with_help_boxed(self, h: &str) -> Self;
 }
@@ -446,15 +529,16 @@ impl WithHelp for Box<lang::Diag> {
 }
 
 /// A compute construct whose `if` held: data clauses, implicit copies, then
-/// the body against the device copies.
+/// the backend's launch.
 fn kernel(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
     let dev = cx.device;
+    let b = cx.backend.clone();
     let mut undo = Vec::new();
     let r = (|| {
         enter_structured(c, fr, cx, &mut undo)?;
         for (slot, name, span) in &c.implicit {
             let a = array_of(fr, *slot)?;
-            if cx.present.has_any(dev, &a) {
+            if b.env(cx).has_any(dev, &a) {
                 continue;
             }
             if c.default_present {
@@ -467,9 +551,14 @@ fn kernel(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
                 ));
             }
             let n = a.shape()[0];
-            cx.present
+            b.env(cx)
                 .attach(dev, &a, 0, n, true, true)
-                .map_err(|h| error::partially_present(*span, name, (0, n), h, dev))?;
+                .map_err(|e| match e {
+                    EnvError::Partial(l, h) => {
+                        error::partially_present(*span, name, (0, n), (l, h), dev)
+                    }
+                    EnvError::Device(m) => error::device(*span, name, &m),
+                })?;
             undo.push(Undo {
                 array: a,
                 lo: 0,
@@ -480,23 +569,14 @@ fn kernel(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
         Ok(())
     })();
     if let Err(e) = r {
-        exit_structured(cx, undo, false);
+        let _ = exit_structured(cx, undo, false, c.span);
         return Err(e);
     }
-    let mut saved = Vec::with_capacity(c.arrays.len());
-    for &s in &c.arrays {
-        if let Some(Some(a)) = fr.a.get(s) {
-            if let Some(d) = cx.present.device_copy(dev, a) {
-                saved.push((s, fr.a[s].replace(d)));
-            }
-        }
-    }
-    let r = compute(c, fr, cx);
-    for (s, a) in saved.into_iter().rev() {
-        fr.a[s] = a;
-    }
-    exit_structured(cx, undo, r.is_ok());
-    r
+    let r = b.launch(c, fr, cx);
+    let e = exit_structured(cx, undo, r.is_ok(), c.span);
+    let f = r?;
+    e?;
+    Ok(f)
 }
 
 impl Compiler<'_> {
@@ -597,9 +677,6 @@ impl Compiler<'_> {
             loops,
             body,
         };
-        Box::new(move |fr, cx| {
-            let b = cx.backend.clone();
-            b.run_construct(&cc, fr, cx)
-        })
+        Box::new(move |fr, cx| run_construct(&cc, fr, cx))
     }
 }

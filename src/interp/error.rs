@@ -199,3 +199,19 @@ pub fn bad_section(span: Span, name: &str, lo: i128, n: i128, rows: usize) -> Bo
         "this section",
     ))
 }
+
+/// A data operation the device could not carry out (too large, out of
+/// memory, device lost); `what` is the runtime's message.
+pub fn device(span: Span, name: &str, what: &str) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::device::data",
+            format!("cannot move `{name}` to or from the device: {what}"),
+            span,
+            "this data clause",
+        )
+        .with_help(
+            "the host array is unchanged; run with `--host` to use the host reference backend",
+        ),
+    )
+}

@@ -1,15 +1,20 @@
-//! The host's present table (DESIGN.md 1.4): per (device, host array) the
-//! device copy and its present sections, each with a structured and a
-//! dynamic reference count.
+//! The present table (DESIGN.md 1.4): per (device, host array) the present
+//! sections, each with a structured and a dynamic reference count, and the
+//! device storage behind them.
 //!
-//! The host backend models a discrete device exactly: the "device copy" is a
-//! separate buffer of the array's full shape of which only the present
-//! sections are meaningful, transfers are real copies of those rows, and a
-//! kernel run on the host reads and writes the device copy. So a program
-//! that forgets an `update` gets on the host the stale values it would get
-//! on a GPU (`examples/sections.accl` checks this), and the bookkeeping and
-//! errors are the ones the Vulkan backend must give. Sections are ranges of
-//! rows of the leading axis, `lo..hi`.
+//! The bookkeeping ([`Table`]) is shared by every backend, so the host
+//! reference and the Vulkan backend count, find and refuse sections alike;
+//! only the storage differs ([`Storage`]): the host keeps one device copy of
+//! the array's full shape ([`HostStorage`]), the Vulkan backend one device
+//! buffer per section.
+//!
+//! The host backend models a discrete device exactly: the device copy is a
+//! separate buffer of which only the present sections are meaningful,
+//! transfers are real copies of those rows, and a kernel run on the host
+//! reads and writes the device copy. So a program that forgets an `update`
+//! gets on the host the stale values it would get on a GPU
+//! (`examples/sections.accl` checks this). Sections are ranges of rows of
+//! the leading axis, `lo..hi`.
 
 use std::collections::HashMap;
 use stdlib::Array;
@@ -22,12 +27,6 @@ pub struct Section {
     pub dynamic: u32,
 }
 
-struct Mapping {
-    host: Array,
-    dev: Array,
-    sections: Vec<Section>,
-}
-
 /// Where a section stands against the present data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Find {
@@ -38,35 +37,90 @@ pub enum Find {
     Partial(usize, usize),
 }
 
-/// A section that overlaps present data without lying inside it: the rows
-/// that are present.
-pub type Partial = (usize, usize);
-
-#[derive(Default)]
-pub struct PresentTable {
-    maps: HashMap<(usize, u64), Mapping>,
+/// Why a data operation failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvError {
+    /// The section overlaps present rows `lo..hi` without lying inside them.
+    Partial(usize, usize),
+    /// The device could not do it (out of memory, too large, device lost).
+    Device(String),
 }
 
-fn copy_rows(from: &Array, to: &Array, lo: usize, hi: usize) {
-    let row = from.row_len() * from.scalar().size();
-    let (a, b) = (lo * row, hi * row);
-    let src = from.data();
-    let bytes = src.bytes();
-    if b <= bytes.len() && a <= b {
-        to.data_mut().write_bytes(a, &bytes[a..b]);
+/// Device storage behind a [`Table`].
+pub trait Storage {
+    /// Per (device, array) state.
+    type Arr;
+    /// Per present section state.
+    type Sec;
+    fn new_array(&mut self, dev: usize, host: &Array) -> Result<Self::Arr, String>;
+    /// Storage for rows `lo..hi`, filled from the host when `copyin`.
+    fn new_section(
+        &mut self,
+        dev: usize,
+        arr: &mut Self::Arr,
+        host: &Array,
+        lo: usize,
+        hi: usize,
+        copyin: bool,
+    ) -> Result<Self::Sec, String>;
+    /// Copy rows `lo..hi` (inside section `sec`, which starts at row
+    /// `sec_lo`) to the host (`to_host`) or to the device.
+    #[allow(clippy::too_many_arguments)]
+    fn transfer(
+        &mut self,
+        dev: usize,
+        arr: &Self::Arr,
+        sec: &Self::Sec,
+        sec_lo: usize,
+        host: &Array,
+        lo: usize,
+        hi: usize,
+        to_host: bool,
+    ) -> Result<(), String>;
+}
+
+pub struct Mapping<S: Storage> {
+    pub host: Array,
+    pub arr: S::Arr,
+    pub sections: Vec<(Section, S::Sec)>,
+}
+
+/// The present table of every device of one backend.
+pub struct Table<S: Storage> {
+    maps: HashMap<(usize, u64), Mapping<S>>,
+    pub store: S,
+}
+
+impl<S: Storage + Default> Default for Table<S> {
+    fn default() -> Self {
+        Table {
+            maps: HashMap::new(),
+            store: S::default(),
+        }
     }
 }
 
-impl PresentTable {
+impl<S: Storage> Table<S> {
+    pub fn new(store: S) -> Self {
+        Table {
+            maps: HashMap::new(),
+            store,
+        }
+    }
+
     pub fn find(&self, dev: usize, a: &Array, lo: usize, hi: usize) -> Find {
         let Some(m) = self.maps.get(&(dev, a.id())) else {
             return Find::Absent;
         };
-        if let Some(i) = m.sections.iter().position(|s| s.lo <= lo && hi <= s.hi) {
+        if let Some(i) = m
+            .sections
+            .iter()
+            .position(|(s, _)| s.lo <= lo && hi <= s.hi)
+        {
             return Find::Inside(i);
         }
-        match m.sections.iter().find(|s| s.lo < hi && lo < s.hi) {
-            Some(s) => Find::Partial(s.lo, s.hi),
+        match m.sections.iter().find(|(s, _)| s.lo < hi && lo < s.hi) {
+            Some((s, _)) => Find::Partial(s.lo, s.hi),
             None => Find::Absent,
         }
     }
@@ -83,7 +137,7 @@ impl PresentTable {
         };
         let rows = a.shape()[0];
         let mut covered = vec![false; rows];
-        for s in &m.sections {
+        for (s, _) in &m.sections {
             covered[s.lo.min(rows)..s.hi.min(rows)]
                 .iter_mut()
                 .for_each(|c| *c = true);
@@ -102,31 +156,47 @@ impl PresentTable {
         hi: usize,
         copyin: bool,
         structured: bool,
-    ) -> Result<(), Partial> {
+    ) -> Result<(), EnvError> {
+        let key = (dev, a.id());
         let i = match self.find(dev, a, lo, hi) {
-            Find::Partial(l, h) => return Err((l, h)),
+            Find::Partial(l, h) => return Err(EnvError::Partial(l, h)),
             Find::Inside(i) => i,
             Find::Absent => {
-                let m = self.maps.entry((dev, a.id())).or_insert_with(|| Mapping {
-                    host: a.clone(),
-                    dev: Array::zeros(a.scalar(), a.shape().to_vec())
-                        .unwrap_or_else(|_| a.deep_clone()),
-                    sections: Vec::new(),
-                });
-                if copyin {
-                    copy_rows(&m.host, &m.dev, lo, hi);
+                if !self.maps.contains_key(&key) {
+                    let arr = self.store.new_array(dev, a).map_err(EnvError::Device)?;
+                    self.maps.insert(
+                        key,
+                        Mapping {
+                            host: a.clone(),
+                            arr,
+                            sections: Vec::new(),
+                        },
+                    );
                 }
-                m.sections.push(Section {
-                    lo,
-                    hi,
-                    structured: 0,
-                    dynamic: 0,
-                });
+                let m = self.maps.get_mut(&key).expect("inserted above");
+                let sec = match self.store.new_section(dev, &mut m.arr, a, lo, hi, copyin) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        if m.sections.is_empty() {
+                            self.maps.remove(&key);
+                        }
+                        return Err(EnvError::Device(e));
+                    }
+                };
+                m.sections.push((
+                    Section {
+                        lo,
+                        hi,
+                        structured: 0,
+                        dynamic: 0,
+                    },
+                    sec,
+                ));
                 m.sections.len() - 1
             }
         };
-        if let Some(m) = self.maps.get_mut(&(dev, a.id())) {
-            let s = &mut m.sections[i];
+        if let Some(m) = self.maps.get_mut(&key) {
+            let s = &mut m.sections[i].0;
             if structured {
                 s.structured += 1;
             } else {
@@ -149,9 +219,9 @@ impl PresentTable {
         copyout: bool,
         structured: bool,
         finalize: bool,
-    ) -> Result<(), Partial> {
+    ) -> Result<(), EnvError> {
         let i = match self.find(dev, a, lo, hi) {
-            Find::Partial(l, h) => return Err((l, h)),
+            Find::Partial(l, h) => return Err(EnvError::Partial(l, h)),
             Find::Absent => return Ok(()),
             Find::Inside(i) => i,
         };
@@ -159,7 +229,7 @@ impl PresentTable {
         let Some(m) = self.maps.get_mut(&key) else {
             return Ok(());
         };
-        let s = &mut m.sections[i];
+        let s = &mut m.sections[i].0;
         if structured {
             s.structured = s.structured.saturating_sub(1);
         } else if finalize {
@@ -167,16 +237,23 @@ impl PresentTable {
         } else {
             s.dynamic = s.dynamic.saturating_sub(1);
         }
+        let mut result = Ok(());
         if s.structured == 0 && s.dynamic == 0 {
-            let s = m.sections.remove(i);
+            let (s, sec) = m.sections.remove(i);
             if copyout {
-                copy_rows(&m.dev, &m.host, s.lo, s.hi);
+                // The section is freed even when the copy fails: the device
+                // copy is gone either way, and the error says so.
+                result = self
+                    .store
+                    .transfer(dev, &m.arr, &sec, s.lo, &m.host, s.lo, s.hi, true)
+                    .map_err(EnvError::Device);
             }
+            drop(sec);
             if m.sections.is_empty() {
                 self.maps.remove(&key);
             }
         }
-        Ok(())
+        result
     }
 
     /// `update self` (`to_host`) or `update device` of rows `lo..hi`;
@@ -188,33 +265,32 @@ impl PresentTable {
         lo: usize,
         hi: usize,
         to_host: bool,
-    ) -> Result<bool, Partial> {
+    ) -> Result<bool, EnvError> {
         match self.find(dev, a, lo, hi) {
-            Find::Partial(l, h) => Err((l, h)),
+            Find::Partial(l, h) => Err(EnvError::Partial(l, h)),
             Find::Absent => Ok(false),
-            Find::Inside(_) => {
+            Find::Inside(i) => {
                 if let Some(m) = self.maps.get(&(dev, a.id())) {
-                    if to_host {
-                        copy_rows(&m.dev, &m.host, lo, hi);
-                    } else {
-                        copy_rows(&m.host, &m.dev, lo, hi);
-                    }
+                    let (s, sec) = &m.sections[i];
+                    self.store
+                        .transfer(dev, &m.arr, sec, s.lo, &m.host, lo, hi, to_host)
+                        .map_err(EnvError::Device)?;
                 }
                 Ok(true)
             }
         }
     }
 
-    /// The device copy of `a` on `dev`, if any part is present.
-    pub fn device_copy(&self, dev: usize, a: &Array) -> Option<Array> {
-        self.maps.get(&(dev, a.id())).map(|m| m.dev.clone())
+    /// The device state of `a` on `dev`, if any part is present.
+    pub fn mapping(&self, dev: usize, a: &Array) -> Option<&Mapping<S>> {
+        self.maps.get(&(dev, a.id()))
     }
 
     /// The present sections of `a` on `dev` with their counts.
     pub fn sections(&self, dev: usize, a: &Array) -> Vec<Section> {
         self.maps
             .get(&(dev, a.id()))
-            .map(|m| m.sections.clone())
+            .map(|m| m.sections.iter().map(|(s, _)| *s).collect())
             .unwrap_or_default()
     }
 
@@ -226,7 +302,7 @@ impl PresentTable {
             .flat_map(|(&(device, array), m)| {
                 m.sections
                     .iter()
-                    .map(move |s| super::construct::PresentRow {
+                    .map(move |(s, _)| super::construct::PresentRow {
                         device,
                         array,
                         lo: s.lo,
@@ -241,8 +317,173 @@ impl PresentTable {
         v
     }
 
-    /// Drop everything (a fresh device state).
+    /// Drop everything (a fresh device state), without copying anything back.
     pub fn clear(&mut self) {
         self.maps.clear();
+    }
+}
+
+/// The data operations the construct flow needs, whatever the storage.
+pub trait Env {
+    fn find(&self, dev: usize, a: &Array, lo: usize, hi: usize) -> Find;
+    fn has_any(&self, dev: usize, a: &Array) -> bool;
+    fn is_present(&self, dev: usize, a: &Array) -> bool;
+    fn attach(
+        &mut self,
+        dev: usize,
+        a: &Array,
+        lo: usize,
+        hi: usize,
+        copyin: bool,
+        structured: bool,
+    ) -> Result<(), EnvError>;
+    #[allow(clippy::too_many_arguments)]
+    fn detach(
+        &mut self,
+        dev: usize,
+        a: &Array,
+        lo: usize,
+        hi: usize,
+        copyout: bool,
+        structured: bool,
+        finalize: bool,
+    ) -> Result<(), EnvError>;
+    fn update(
+        &mut self,
+        dev: usize,
+        a: &Array,
+        lo: usize,
+        hi: usize,
+        to_host: bool,
+    ) -> Result<bool, EnvError>;
+    /// A new host array holding the device's values of `a` where present
+    /// (zeros elsewhere); None when no part is present.
+    fn snapshot(&mut self, dev: usize, a: &Array) -> Result<Option<Array>, String>;
+    fn rows(&self) -> Vec<super::construct::PresentRow>;
+}
+
+impl<S: Storage> Env for Table<S> {
+    fn find(&self, dev: usize, a: &Array, lo: usize, hi: usize) -> Find {
+        Table::find(self, dev, a, lo, hi)
+    }
+    fn has_any(&self, dev: usize, a: &Array) -> bool {
+        Table::has_any(self, dev, a)
+    }
+    fn is_present(&self, dev: usize, a: &Array) -> bool {
+        Table::is_present(self, dev, a)
+    }
+    fn attach(
+        &mut self,
+        dev: usize,
+        a: &Array,
+        lo: usize,
+        hi: usize,
+        copyin: bool,
+        structured: bool,
+    ) -> Result<(), EnvError> {
+        Table::attach(self, dev, a, lo, hi, copyin, structured)
+    }
+    fn detach(
+        &mut self,
+        dev: usize,
+        a: &Array,
+        lo: usize,
+        hi: usize,
+        copyout: bool,
+        structured: bool,
+        finalize: bool,
+    ) -> Result<(), EnvError> {
+        Table::detach(self, dev, a, lo, hi, copyout, structured, finalize)
+    }
+    fn update(
+        &mut self,
+        dev: usize,
+        a: &Array,
+        lo: usize,
+        hi: usize,
+        to_host: bool,
+    ) -> Result<bool, EnvError> {
+        Table::update(self, dev, a, lo, hi, to_host)
+    }
+    fn snapshot(&mut self, dev: usize, a: &Array) -> Result<Option<Array>, String> {
+        let Some(m) = self.maps.get(&(dev, a.id())) else {
+            return Ok(None);
+        };
+        let out = Array::zeros(a.scalar(), a.shape().to_vec()).map_err(|e| e.to_string())?;
+        for (s, sec) in &m.sections {
+            self.store
+                .transfer(dev, &m.arr, sec, s.lo, &out, s.lo, s.hi, true)?;
+        }
+        Ok(Some(out))
+    }
+    fn rows(&self) -> Vec<super::construct::PresentRow> {
+        Table::rows(self)
+    }
+}
+
+/// The host backend's storage: a full-shape device copy per array.
+#[derive(Default)]
+pub struct HostStorage;
+
+fn copy_rows(from: &Array, to: &Array, lo: usize, hi: usize) {
+    let row = from.row_len() * from.scalar().size();
+    let (a, b) = (lo * row, hi * row);
+    let src = from.data();
+    let bytes = src.bytes();
+    if b <= bytes.len() && a <= b {
+        to.data_mut().write_bytes(a, &bytes[a..b]);
+    }
+}
+
+impl Storage for HostStorage {
+    type Arr = Array;
+    type Sec = ();
+    fn new_array(&mut self, _dev: usize, host: &Array) -> Result<Array, String> {
+        Ok(
+            Array::zeros(host.scalar(), host.shape().to_vec())
+                .unwrap_or_else(|_| host.deep_clone()),
+        )
+    }
+    fn new_section(
+        &mut self,
+        _dev: usize,
+        arr: &mut Array,
+        host: &Array,
+        lo: usize,
+        hi: usize,
+        copyin: bool,
+    ) -> Result<(), String> {
+        if copyin {
+            copy_rows(host, arr, lo, hi);
+        }
+        Ok(())
+    }
+    fn transfer(
+        &mut self,
+        _dev: usize,
+        arr: &Array,
+        _sec: &(),
+        _sec_lo: usize,
+        host: &Array,
+        lo: usize,
+        hi: usize,
+        to_host: bool,
+    ) -> Result<(), String> {
+        if to_host {
+            copy_rows(arr, host, lo, hi);
+        } else {
+            copy_rows(host, arr, lo, hi);
+        }
+        Ok(())
+    }
+}
+
+/// The host backend's present table.
+pub type PresentTable = Table<HostStorage>;
+
+impl PresentTable {
+    /// The device copy of `a` on `dev`, if any part is present.
+    pub fn device_copy(&self, dev: usize, a: &Array) -> Option<Array> {
+        self.mapping(dev, a).map(|m| m.arr.clone())
     }
 }
