@@ -8,8 +8,19 @@
 //! kernel reads any non-zero byte as `true` and writes 0/1) through
 //! `StorageBuffer8BitAccess`. A buffer holds the whole array or only a
 //! section of it (rows `j0..j0+nj` of the leading axis); see `base` below.
+//!
+//! Then, at binding `A + r` (`A = arrays.len()`), one **partials buffer** per
+//! construct-level reduction `kernel.reductions[r]`: `groups[0]` elements of
+//! the reduction's type, 4 bytes for `i32 u32 f32` and for `u8`/`bool`
+//! (widened to `u32`; bool as 0/1), 8 for `i64 f64`. Workgroup `g` writes
+//! element `g`: its fold of its invocations' (or gangs') private copies, the
+//! operator's identity if it ran no iteration. The kernel never reads it.
+//! The runtime folds the partials on the host in group order with
+//! [`reduce_partials`] and combines the result with the variable's value
+//! before the construct (the host's `combine(op, outer, folded)`).
+//!
 //! When the argument block does not fit in push constants (see below), it is
-//! one more storage buffer at binding `arrays.len()`.
+//! one more storage buffer at binding `A + R` (`R = reductions.len()`).
 //!
 //! # Argument block
 //! One std430-style block, in push constants when it fits in
@@ -33,13 +44,29 @@
 //! # Iteration
 //! The work-group size is specialisation constant 0 (`SpecId 0`, default
 //! `Spec::workgroup_size`: 256, or `vector_length(n)`); the runtime may pass
-//! `(0, n)` at pipeline creation. Each invocation runs a grid-stride loop:
-//! `for it = gid.x; it < total; it += num_workgroups.x * wg_size`, and
-//! splits `it` row-major over the levels (innermost fastest). So any
-//! `total` works with at most `maxComputeWorkGroupCount[0]` groups (65535 on
-//! lavapipe): [`ArgLayout::encode`] returns the dispatch size to use.
+//! `(0, n)` at pipeline creation. By [`Shape`]:
+//!
+//! * `Flat`: each invocation runs a grid-stride loop
+//!   `for it = gid.x; it < total; it += num_workgroups.x * wg_size`, and
+//!   splits `it` row-major over the levels (innermost fastest); groups =
+//!   `ceil(total / wg_size)`;
+//! * `Seq` (`parallel loop seq`): invocation 0 of group 0 runs every
+//!   iteration in order; groups = 1 (0 when `total` is 0);
+//! * `Gang` (a `parallel loop` with a `loop vector` inside): each workgroup
+//!   runs `for g = group; g < total; g += num_workgroups.x` and `g` is split
+//!   over the levels; groups = `total`;
+//! * `Region` (`parallel { .. }`): as `Gang` with no levels and
+//!   `total = num_gangs` (1 without the clause); groups = `num_gangs`.
+//!
+//! Every count is capped by `num_gangs` when the construct has one
+//! ([`LaunchArgs::num_gangs`], the evaluated [`Kernel::num_gangs_expr`]) and
+//! by `maxComputeWorkGroupCount[0]` (65535 on lavapipe): the grid-stride
+//! loops make any `total` work with fewer groups. [`ArgLayout::encode`]
+//! returns the dispatch size to use; `groups[0] == 0` means nothing runs
+//! (and every reduction folds to its identity: [`reduce_partials`] of no
+//! bytes).
 
-use crate::kir::{Kernel, LoopLevel};
+use crate::kir::{Kernel, LoopLevel, ReductionOp, Shape};
 use lang::{Diag, Scalar, Value};
 
 /// Width of the index arithmetic (`it`, counts, dims, bases).
@@ -74,7 +101,8 @@ impl IndexWidth {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArgLocation {
     PushConstants,
-    /// A read-only storage buffer at this binding (after the arrays).
+    /// A read-only storage buffer at this binding (after the arrays and
+    /// the partials buffers).
     Buffer {
         binding: u32,
     },
@@ -167,7 +195,7 @@ impl ArgLayout {
             ArgLocation::PushConstants
         } else {
             ArgLocation::Buffer {
-                binding: kernel.arrays.len() as u32,
+                binding: (kernel.arrays.len() + kernel.reductions.len()) as u32,
             }
         };
         ArgLayout {
@@ -186,10 +214,12 @@ impl ArgLayout {
             .map(|i| i as u32)
     }
 
-    /// Number of storage buffers the pipeline binds (arrays, plus the argument
-    /// buffer when the block is not in push constants).
+    /// Number of storage buffers the pipeline binds (arrays, partials
+    /// buffers, plus the argument buffer when the block is not in push
+    /// constants).
     pub fn num_bindings(&self, kernel: &Kernel) -> u32 {
-        kernel.arrays.len() as u32 + u32::from(matches!(self.location, ArgLocation::Buffer { .. }))
+        (kernel.arrays.len() + kernel.reductions.len()) as u32
+            + u32::from(matches!(self.location, ArgLocation::Buffer { .. }))
     }
 
     /// Push-constant bytes of the pipeline layout (0 when in a buffer).
@@ -229,11 +259,20 @@ impl ArgLayout {
             .map(|(l, &(lo, hi))| trip_count(l, lo, hi))
             .collect();
         let total = counts.iter().try_fold(1u64, |a, &c| a.checked_mul(c));
-        let Some(total) = total else {
+        let Some(mut total) = total else {
             return Err(err(
                 "the iteration space has more than 2^64 iterations".into()
             ));
         };
+        let num_gangs = match args.num_gangs {
+            Some(n) if n == 0 || n > i64::MAX as u64 => {
+                return Err(err(format!("`num_gangs({n})` must be positive")))
+            }
+            n => n,
+        };
+        if kernel.shape == Shape::Region {
+            total = num_gangs.unwrap_or(1);
+        }
         let idx_max = match self.index_width {
             IndexWidth::U32 => (1u64 << 31) - 1,
             IndexWidth::U64 => (1u64 << 62) - 1,
@@ -287,7 +326,14 @@ impl ArgLayout {
             at.copy_from_slice(&word.to_le_bytes()[..f.size as usize]);
         }
         let wg = workgroup_size.max(1) as u64;
-        let groups = total.div_ceil(wg).min(max_groups_x.max(1) as u64) as u32;
+        let wanted = match kernel.shape {
+            Shape::Flat => total.div_ceil(wg),
+            Shape::Seq => total.min(1),
+            Shape::Gang | Shape::Region => total,
+        };
+        let groups = wanted
+            .min(num_gangs.unwrap_or(u64::MAX))
+            .min(max_groups_x.max(1) as u64) as u32;
         Ok(Launch {
             bytes,
             groups: [groups, 1, 1],
@@ -325,6 +371,40 @@ pub struct LaunchArgs {
     /// Per `kernel.levels`: the evaluated `(lo, hi)` bounds as written
     /// (`hi` exclusive unless the level is inclusive).
     pub levels: Vec<(i128, i128)>,
+    /// The evaluated `num_gangs(e)` ([`Kernel::num_gangs_expr`]), if any.
+    pub num_gangs: Option<u64>,
+}
+
+/// Bytes per element of a reduction's partials buffer (u8/bool widened).
+pub fn partial_size(t: Scalar) -> usize {
+    match t {
+        Scalar::I64 | Scalar::F64 => 8,
+        _ => 4,
+    }
+}
+
+/// Fold a partials buffer (`groups[0]` elements, see the module doc) in
+/// group order from the operator's identity, with the host's `combine`.
+/// Pure and deterministic; trailing bytes short of an element are ignored.
+pub fn reduce_partials(op: ReductionOp, ty: Scalar, bytes: &[u8]) -> Value {
+    let size = partial_size(ty);
+    let mut acc = crate::lower::identity(op, ty);
+    for chunk in bytes.chunks_exact(size) {
+        let mut w = [0u8; 8];
+        w[..size].copy_from_slice(chunk);
+        let bits = u64::from_le_bytes(w);
+        let v = match ty {
+            Scalar::Bool => Value::Bool(bits as u32 != 0),
+            Scalar::U8 => Value::U8(bits as u8),
+            Scalar::I32 => Value::I32(bits as u32 as i32),
+            Scalar::U32 => Value::U32(bits as u32),
+            Scalar::I64 => Value::I64(bits as i64),
+            Scalar::F32 => Value::F32(f32::from_bits(bits as u32)),
+            Scalar::F64 => Value::F64(f64::from_bits(bits)),
+        };
+        acc = crate::lower::combine(op, acc, v);
+    }
+    acc
 }
 
 /// One launch: argument bytes (push constants or the argument buffer) and

@@ -18,16 +18,28 @@
 //!   `for` are lowered to it with an explicit `if !cond { break }`, so the
 //!   back end has a single structured-loop emitter.
 //!
-//! Room for issue 5 (reductions, atomics, gang/vector regions): a kernel
-//! would grow `reductions` (per-variable partial buffers) and statements for
-//! atomics; [`Kernel::features`] already carries what the device must offer.
+//! Reductions, atomics and gang/vector regions (issue 5; `compiler/MAPPING.md`
+//! is the user-facing description):
+//!
+//! * a kernel has a [`Shape`]: `Flat` (every invocation runs iterations of the
+//!   collapsed nest), `Seq` (`parallel loop seq`: one invocation runs them
+//!   all), `Gang` (one workgroup per iteration of the collapsed nest, the body
+//!   gang-redundant with [`StmtKind::VectorLoop`]s inside) and `Region`
+//!   (`parallel { .. }`: `num_gangs` gang iterations of the block);
+//! * construct-level reductions are [`Kernel::reductions`]: the body reduces
+//!   into an entry local ([`Kernel::reduction_locals`]), the back end folds
+//!   the workgroup's copies and writes one partial per workgroup;
+//! * `loop vector` inside a gang is a [`VectorLoop`] statement whose
+//!   reductions fold across the workgroup in a fixed tree order;
+//! * atomics are [`Expr::Atomic`] (the old value; an update statement is an
+//!   `Eval` of one), the only expressions besides calls with an effect.
 
 use lang::arena::{Arena, Handle};
 use lang::hir;
 use lang::{Scalar, Span, Value};
 use std::fmt;
 
-pub use lang::hir::{BinOp, UnOp};
+pub use lang::hir::{BinOp, ReductionOp, UnOp};
 
 pub type ExprH = Handle<Expr>;
 pub type LocalH = Handle<Local>;
@@ -58,6 +70,86 @@ pub struct Kernel {
     pub vector_length_expr: Option<hir::ExprH>,
     /// What the device must support.
     pub features: Features,
+    /// How iterations map onto workgroups and invocations.
+    pub shape: Shape,
+    /// Construct-level reductions (one partials buffer each, see [`crate::abi`]).
+    pub reductions: Vec<ReductionParam>,
+    /// Per `reductions[r]`: the entry local that holds this invocation's (or
+    /// gang's) private copy; the back end initialises it to the identity.
+    pub reduction_locals: Vec<LocalH>,
+    /// `num_gangs(e)` (a host expression of the construct's body).
+    pub num_gangs_expr: Option<hir::ExprH>,
+}
+
+/// How a kernel's work maps onto the dispatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// Iterations of the collapsed nest spread over every invocation
+    /// (grid-stride); the body runs per iteration.
+    Flat,
+    /// `parallel loop seq`: one invocation runs every iteration in order.
+    Seq,
+    /// One workgroup per iteration of the collapsed nest (grid-stride over
+    /// workgroups); the body is gang-redundant, with `VectorLoop`s.
+    Gang,
+    /// `parallel { .. }`: `num_gangs` (default 1) gang iterations of the block.
+    Region,
+}
+
+/// A construct-level reduction: its result goes back to a host scalar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReductionParam {
+    pub name: String,
+    pub host: hir::LocalH,
+    pub op: ReductionOp,
+    pub ty: Scalar,
+}
+
+/// `loop vector|worker|gang` inside a gang: iterations spread over the
+/// workgroup's invocations (over every gang's invocations when `gangs`).
+#[derive(Debug, Clone)]
+pub struct VectorLoop {
+    pub levels: Vec<InnerLevel>,
+    pub body: Block,
+    pub reductions: Vec<InnerReduction>,
+    /// Spread over every gang of the dispatch too (`loop gang` in a region).
+    pub gangs: bool,
+}
+
+/// One level of a `VectorLoop`'s collapsed nest; bounds are evaluated
+/// (identically) by every invocation before the loop.
+#[derive(Debug, Clone)]
+pub struct InnerLevel {
+    pub var: LocalH,
+    pub ty: Scalar,
+    pub lo: ExprH,
+    pub hi: ExprH,
+    pub inclusive: bool,
+}
+
+/// `reduction(op: v)` on a `VectorLoop`: the body reduces into `private`
+/// (identity first); after the loop the workgroup's copies are folded in
+/// invocation order and `target = combine(target, folded)`.
+#[derive(Debug, Clone)]
+pub struct InnerReduction {
+    pub op: ReductionOp,
+    pub target: LocalH,
+    pub private: LocalH,
+}
+
+/// An atomic read-modify-write of an array element (the `atomic` update
+/// forms and the `atomic_add/min/max/xchg` capture builtins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AtomicKind {
+    Add,
+    Sub,
+    Mul,
+    Max,
+    Min,
+    And,
+    Or,
+    Xor,
+    Xchg,
 }
 
 /// A captured scalar: the host local it comes from, and its type.
@@ -159,6 +251,10 @@ pub enum StmtKind {
     /// to the next iteration.
     Continue,
     Return(Option<ExprH>),
+    /// A workgroup execution and memory barrier (workgroup and storage
+    /// buffer memory); only in uniform control flow of a gang.
+    Barrier,
+    VectorLoop(Box<VectorLoop>),
 }
 
 #[derive(Debug, Clone)]
@@ -178,6 +274,17 @@ pub enum Expr {
     Cast(ExprH, Scalar),
     Math(MathFn, Vec<ExprH>),
     Call(FuncH, Vec<ExprH>),
+    /// `combine(op, a, b)` of a reduction operator (host semantics).
+    Reduce(ReductionOp, ExprH, ExprH),
+    /// The invocation's index in its workgroup (`u32`).
+    InvocationIndex,
+    /// Atomically `array[index] = old op value`; the value is `old`.
+    Atomic {
+        array: ArrayH,
+        index: Vec<ExprH>,
+        op: AtomicKind,
+        value: ExprH,
+    },
 }
 
 /// Device math builtins (stdlib `Effect::Pure` functions).
@@ -289,6 +396,14 @@ pub struct Features {
     pub int64: bool,
     /// `storageBuffer8BitAccess` (a `u8` or `bool` array).
     pub storage_buffer_8bit: bool,
+    /// `shaderBufferInt64Atomics` (an `i64` atomic, or an `f64` atomic done
+    /// with a compare-and-swap loop).
+    pub int64_atomics: bool,
+    /// `shaderBufferFloat32AtomicAdd` (native `f32` atomic add; optional:
+    /// without it the writer uses a compare-and-swap loop).
+    pub float32_atomic_add: bool,
+    /// `shaderBufferFloat64AtomicAdd` (native `f64` atomic add; optional).
+    pub float64_atomic_add: bool,
 }
 
 impl Features {
@@ -297,6 +412,9 @@ impl Features {
             float64: self.float64 || o.float64,
             int64: self.int64 || o.int64,
             storage_buffer_8bit: self.storage_buffer_8bit || o.storage_buffer_8bit,
+            int64_atomics: self.int64_atomics || o.int64_atomics,
+            float32_atomic_add: self.float32_atomic_add || o.float32_atomic_add,
+            float64_atomic_add: self.float64_atomic_add || o.float64_atomic_add,
         }
     }
     /// The features in `self` that `available` lacks, by their Vulkan names.
@@ -310,6 +428,15 @@ impl Features {
         }
         if self.storage_buffer_8bit && !available.storage_buffer_8bit {
             v.push("storageBuffer8BitAccess");
+        }
+        if self.int64_atomics && !available.int64_atomics {
+            v.push("shaderBufferInt64Atomics");
+        }
+        if self.float32_atomic_add && !available.float32_atomic_add {
+            v.push("shaderBufferFloat32AtomicAdd");
+        }
+        if self.float64_atomic_add && !available.float64_atomic_add {
+            v.push("shaderBufferFloat64AtomicAdd");
         }
         v
     }

@@ -33,8 +33,8 @@ pub mod lower;
 pub mod spirv;
 pub mod validate;
 
-pub use abi::{ArgLayout, ArgLocation, ArrayArgs, IndexWidth, Launch, LaunchArgs};
-pub use kir::{Features, Kernel};
+pub use abi::{reduce_partials, ArgLayout, ArgLocation, ArrayArgs, IndexWidth, Launch, LaunchArgs};
+pub use kir::{Features, Kernel, ReductionParam, Shape};
 pub use lower::lower;
 pub use validate::{validate, Validated};
 
@@ -71,6 +71,9 @@ impl Default for Spec {
                 float64: true,
                 int64: true,
                 storage_buffer_8bit: true,
+                int64_atomics: true,
+                float32_atomic_add: true,
+                float64_atomic_add: true,
             },
             max_push_constants: 128,
         }

@@ -25,34 +25,37 @@ pub fn lower(
     construct: &hir::Construct,
     builtins: &Builtins,
 ) -> Result<Kernel, Diag> {
-    match construct.kind {
-        DirectiveKind::ParallelLoop => {}
-        DirectiveKind::Parallel => {
-            return Err(unsupported(
-                construct.kind_span,
-                "`parallel` regions (gang/worker/vector `loop`s inside `parallel { .. }`)",
-            ))
-        }
-        k => {
-            return Err(Diag::error(
-                "accl::compile::not_a_kernel",
-                format!("`{}` is not a kernel construct", k.name()),
-                construct.kind_span,
-                "only `parallel loop` is compiled to a kernel",
-            ))
-        }
-    }
     let c = &construct.clauses;
-    if let Some(r) = c.reductions.first() {
-        return Err(unsupported(r.span, "`reduction(..)` clauses")
-            .with_label(construct.kind_span, "on this kernel"));
-    }
-    let hir::ConstructBody::Loops { loops, body: block } = &construct.body else {
-        return Err(internal(
-            construct.span,
-            "a `parallel loop` without a loop nest",
-        ));
-    };
+    let (shape, loops, block): (Shape, &[hir::LoopHeader], &hir::Block) =
+        match (construct.kind, &construct.body) {
+            (DirectiveKind::ParallelLoop, hir::ConstructBody::Loops { loops, body: block }) => {
+                let shape = if has_inner_loops(block) {
+                    Shape::Gang
+                } else if c.seq {
+                    Shape::Seq
+                } else {
+                    Shape::Flat
+                };
+                (shape, loops, block)
+            }
+            (DirectiveKind::Parallel, hir::ConstructBody::Block(block)) => {
+                (Shape::Region, &[], block)
+            }
+            (DirectiveKind::ParallelLoop | DirectiveKind::Parallel, _) => {
+                return Err(internal(
+                    construct.span,
+                    "a compute construct without its loop nest or block",
+                ))
+            }
+            (k, _) => {
+                return Err(Diag::error(
+                    "accl::compile::not_a_kernel",
+                    format!("`{}` is not a kernel construct", k.name()),
+                    construct.kind_span,
+                    "only `parallel loop` and `parallel` are compiled to kernels",
+                ))
+            }
+        };
 
     let mut lw = Lowerer {
         program,
@@ -60,7 +63,9 @@ pub fn lower(
         arrays: Arena::new(),
         functions: Arena::new(),
         fn_cache: HashMap::new(),
+        fn_effects: HashMap::new(),
         params: Vec::new(),
+        shape,
     };
     let mut fx = Fx::new(format!("kernel_{}", construct.id), body);
 
@@ -82,7 +87,14 @@ pub fn lower(
         );
         fx.map.insert(a.var, Binding::Array(h));
     }
-    let mut scalars: Vec<hir::LocalH> = construct.captures.scalars.clone();
+    let reduced: Vec<hir::LocalH> = c.reductions.iter().map(|r| r.var).collect();
+    let mut scalars: Vec<hir::LocalH> = construct
+        .captures
+        .scalars
+        .iter()
+        .copied()
+        .filter(|v| !reduced.contains(v))
+        .collect();
     for v in &c.firstprivate {
         if !scalars.contains(v) {
             scalars.push(*v);
@@ -98,6 +110,35 @@ pub fn lower(
             ty,
         });
         fx.map.insert(v, Binding::Param(i));
+    }
+
+    // Construct-level reductions: a private copy in an entry local.
+    let mut reductions = Vec::new();
+    let mut reduction_locals = Vec::new();
+    for r in &c.reductions {
+        let local = &body.locals[r.var];
+        let ty = scalar_of(local.ty, r.span)?;
+        if !reduction_legal(r.op, ty) {
+            return Err(internal(
+                r.span,
+                "a reduction operator on a type it does not apply to",
+            ));
+        }
+        let l = fx.out.locals.append(
+            Local {
+                name: local.name.clone(),
+                ty,
+            },
+            r.span,
+        );
+        fx.map.insert(r.var, Binding::Local(l));
+        reductions.push(ReductionParam {
+            name: local.name.clone(),
+            host: r.var,
+            op: r.op,
+            ty,
+        });
+        reduction_locals.push(l);
     }
 
     let mut levels = Vec::new();
@@ -121,7 +162,8 @@ pub fn lower(
         });
     }
 
-    // private: a fresh zero per iteration; firstprivate: a per-iteration copy.
+    // private: a fresh zero per iteration (per gang in a region);
+    // firstprivate: a per-iteration copy.
     let mut prologue = Vec::new();
     for (vars, first) in [(&c.private, false), (&c.firstprivate, true)] {
         for &v in vars {
@@ -157,6 +199,7 @@ pub fn lower(
         }
     }
 
+    fx.redundant = matches!(shape, Shape::Gang | Shape::Region);
     let mut stmts = lw.block(&mut fx, block)?;
     prologue.append(&mut stmts);
     fx.out.body = prologue;
@@ -192,9 +235,102 @@ pub fn lower(
         vector_length,
         vector_length_expr,
         features: Features::default(),
+        shape,
+        reductions,
+        reduction_locals,
+        num_gangs_expr: c.num_gangs,
     };
     kernel.features = features_of(&kernel);
     Ok(kernel)
+}
+
+/// Does a `parallel loop` body hold a `loop` that is not `seq` (so each
+/// iteration is a gang, with that loop spread over its invocations)?
+fn has_inner_loops(b: &hir::Block) -> bool {
+    b.iter().any(|s| match &s.kind {
+        hir::StmtKind::Construct(c) => c.kind == DirectiveKind::Loop && !c.clauses.seq,
+        hir::StmtKind::If { then, els, .. } => has_inner_loops(then) || has_inner_loops(els),
+        hir::StmtKind::While { body, .. } | hir::StmtKind::Block(body) => has_inner_loops(body),
+        hir::StmtKind::For(f) => has_inner_loops(&f.body),
+        _ => false,
+    })
+}
+
+/// The operator/type pairs the checker accepts (`lang::check::construct`).
+pub fn reduction_legal(op: ReductionOp, t: Scalar) -> bool {
+    use ReductionOp as O;
+    match op {
+        O::Add | O::Mul | O::Max | O::Min => t.is_numeric(),
+        O::BitAnd | O::BitOr | O::BitXor => t.is_int(),
+        O::And | O::Or => t == Scalar::Bool,
+    }
+}
+
+/// The identity of a reduction operator for type `t` (the host's, exactly:
+/// `src/interp/construct.rs::identity`).
+pub fn identity(op: ReductionOp, t: Scalar) -> Value {
+    use ReductionOp as O;
+    let v = match (op, t) {
+        (O::Add | O::BitOr | O::BitXor, _) => Value::IntLit(0),
+        (O::Mul, _) => Value::IntLit(1),
+        (O::And, _) => Value::Bool(true),
+        (O::Or, _) => Value::Bool(false),
+        (O::BitAnd, Scalar::Bool) => Value::Bool(true),
+        (O::BitAnd, _) => Value::IntLit(-1),
+        (O::Max, Scalar::F32 | Scalar::F64) => Value::F64(f64::NEG_INFINITY),
+        (O::Min, Scalar::F32 | Scalar::F64) => Value::F64(f64::INFINITY),
+        (O::Max, Scalar::Bool) => Value::Bool(false),
+        (O::Min, Scalar::Bool) => Value::Bool(true),
+        (O::Max, _) => Value::IntLit(t.int_range().map_or(0, |r| r.0)),
+        (O::Min, _) => Value::IntLit(t.int_range().map_or(0, |r| r.1)),
+    };
+    v.cast(t)
+}
+
+/// `a op b` for a reduction operator (the host's, exactly:
+/// `src/interp/construct.rs::combine`).
+pub fn combine(op: ReductionOp, a: Value, b: Value) -> Value {
+    use hir::BinOp as B;
+    use ReductionOp as O;
+    let bin = |o| Value::binary(o, a, b).unwrap_or(a);
+    match op {
+        O::Add => bin(B::Add),
+        O::Mul => bin(B::Mul),
+        O::BitAnd => bin(B::BitAnd),
+        O::BitOr => bin(B::BitOr),
+        O::BitXor => bin(B::BitXor),
+        O::And => Value::Bool(a.as_bool().unwrap_or(false) && b.as_bool().unwrap_or(false)),
+        O::Or => Value::Bool(a.as_bool().unwrap_or(false) || b.as_bool().unwrap_or(false)),
+        O::Max | O::Min => {
+            let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+            let take_b = if a.as_bool().is_some() {
+                if op == O::Max {
+                    b == Value::Bool(true)
+                } else {
+                    b == Value::Bool(false)
+                }
+            } else if x.is_nan() {
+                true
+            } else if y.is_nan() {
+                false
+            } else if let (Some(p), Some(q)) = (a.as_i128(), b.as_i128()) {
+                if op == O::Max {
+                    q > p
+                } else {
+                    q < p
+                }
+            } else if op == O::Max {
+                y > x
+            } else {
+                y < x
+            };
+            if take_b {
+                b
+            } else {
+                a
+            }
+        }
+    }
 }
 
 /// Every optional feature the kernel uses (64-bit index arithmetic is added
@@ -222,6 +358,13 @@ pub fn features_of(k: &Kernel) -> Features {
         }
         if let Some(r) = func.ret {
             f.note_scalar(r);
+        }
+        for (_, e) in func.exprs.iter() {
+            if let Expr::Atomic { array, .. } = e {
+                if k.arrays[*array].elem == Scalar::I64 {
+                    f.int64_atomics = true;
+                }
+            }
         }
     }
     f
@@ -257,7 +400,10 @@ struct Lowerer<'a> {
     arrays: Arena<ArrayParam>,
     functions: Arena<Function>,
     fn_cache: HashMap<(FnH, Vec<ArrayH>), FuncH>,
+    /// Whether a lowered function writes memory (stores or atomics).
+    fn_effects: HashMap<FuncH, bool>,
     params: Vec<ScalarParam>,
+    shape: Shape,
 }
 
 /// One function being lowered: its HIR source and its KIR output.
@@ -267,6 +413,13 @@ struct Fx<'a> {
     map: HashMap<hir::LocalH, Binding>,
     /// Sequential loops around the current statement (0: the kernel level).
     loop_depth: u32,
+    /// Gang-redundant code (a gang's statements outside `loop vector`):
+    /// every invocation computes the same scalars; stores and atomics are
+    /// done by invocation 0, followed by a barrier.
+    redundant: bool,
+    /// Inside a `loop vector` body: the locals private to its iterations
+    /// (any other local may not be assigned there).
+    vector_locals: Option<Vec<LocalH>>,
 }
 
 impl<'a> Fx<'a> {
@@ -279,16 +432,22 @@ impl<'a> Fx<'a> {
             },
             map: HashMap::new(),
             loop_depth: 0,
+            redundant: false,
+            vector_locals: None,
         }
     }
     fn local(&mut self, name: &str, ty: Scalar, span: Span) -> LocalH {
-        self.out.locals.append(
+        let l = self.out.locals.append(
             Local {
                 name: name.to_string(),
                 ty,
             },
             span,
-        )
+        );
+        if let Some(v) = &mut self.vector_locals {
+            v.push(l);
+        }
+        l
     }
     fn stmt(kind: StmtKind, span: Span) -> Stmt {
         Stmt { kind, span }
@@ -324,6 +483,90 @@ impl Lowerer<'_> {
     }
 
     fn stmt(&mut self, fx: &mut Fx, s: &hir::Stmt, out: &mut Block) -> Result<(), Diag> {
+        if !fx.redundant {
+            return self.stmt_inner(fx, s, out);
+        }
+        // Gang-redundant code: lower, then make every effect vector-single.
+        let mut mine = Vec::new();
+        self.stmt_inner(fx, s, &mut mine)?;
+        for st in mine {
+            let effect = match &st.kind {
+                StmtKind::StoreElem { index, value, .. } => {
+                    self.refuse_effects(fx, index.iter().chain([value]), st.span)?;
+                    true
+                }
+                StmtKind::Eval(e) => self.has_effects(&fx.out, *e),
+                StmtKind::Store { value, .. } => {
+                    self.refuse_effects(fx, [value], st.span)?;
+                    false
+                }
+                StmtKind::If { cond, .. } => {
+                    self.refuse_effects(fx, [cond], st.span)?;
+                    false
+                }
+                _ => false,
+            };
+            if effect {
+                let span = st.span;
+                let lid = fx.out.add_expr(Expr::InvocationIndex, Scalar::U32, span);
+                let zero = fx.konst(Value::U32(0), span);
+                let is0 = fx
+                    .out
+                    .add_expr(Expr::Binary(BinOp::Eq, lid, zero), Scalar::Bool, span);
+                out.push(Fx::stmt(
+                    StmtKind::If {
+                        cond: is0,
+                        then: vec![st],
+                        els: vec![],
+                    },
+                    span,
+                ));
+                out.push(Fx::stmt(StmtKind::Barrier, span));
+            } else {
+                out.push(st);
+            }
+        }
+        Ok(())
+    }
+
+    /// Gang-redundant code cannot use a value that only invocation 0 computes.
+    fn refuse_effects<'e>(
+        &self,
+        fx: &Fx,
+        es: impl IntoIterator<Item = &'e ExprH>,
+        span: Span,
+    ) -> Result<(), Diag> {
+        for &e in es {
+            if self.has_effects(&fx.out, e) {
+                return Err(unsupported(
+                    span,
+                    "an atomic capture or a call of a function that writes arrays, used as a value outside `loop vector` in a gang",
+                )
+                .with_help("move it into a `loop vector`, or make it a statement of its own"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Does evaluating `e` write memory (an atomic, or a call of a function that does)?
+    fn has_effects(&self, f: &Function, e: ExprH) -> bool {
+        match &f.exprs[e] {
+            Expr::Atomic { .. } => true,
+            Expr::Call(g, args) => {
+                self.fn_effects.get(g).copied().unwrap_or(true)
+                    || args.iter().any(|&a| self.has_effects(f, a))
+            }
+            Expr::Load { index, .. } => index.iter().any(|&a| self.has_effects(f, a)),
+            Expr::Unary(_, a) | Expr::Cast(a, _) => self.has_effects(f, *a),
+            Expr::Binary(_, a, b) | Expr::Reduce(_, a, b) => {
+                self.has_effects(f, *a) || self.has_effects(f, *b)
+            }
+            Expr::Math(_, args) => args.iter().any(|&a| self.has_effects(f, a)),
+            Expr::Const(_) | Expr::Param(_) | Expr::Local(_) | Expr::InvocationIndex => false,
+        }
+    }
+
+    fn stmt_inner(&mut self, fx: &mut Fx, s: &hir::Stmt, out: &mut Block) -> Result<(), Diag> {
         use hir::StmtKind as K;
         let span = s.span;
         match &s.kind {
@@ -345,6 +588,18 @@ impl Lowerer<'_> {
             K::Assign { place, op, value } => match place {
                 hir::Place::Local(l) => {
                     let kl = match fx.map.get(l) {
+                        Some(Binding::Local(kl))
+                            if fx.vector_locals.as_ref().is_some_and(|v| !v.contains(kl)) =>
+                        {
+                            let name = &fx.src.locals[*l].name;
+                            return Err(Diag::error(
+                                "accl::compile::assign_gang_variable",
+                                format!("`{name}` belongs to the gang and cannot be assigned in a `loop vector` iteration"),
+                                span,
+                                "assigned here",
+                            )
+                            .with_help(format!("use `reduction(..: {name})` on the `loop`, or declare `{name}` inside the loop")));
+                        }
                         Some(Binding::Local(kl)) => *kl,
                         Some(Binding::Array(_)) => {
                             return Err(unsupported(span, "assigning whole arrays in device code"))
@@ -476,13 +731,30 @@ impl Lowerer<'_> {
                 out.push(Fx::stmt(StmtKind::Return(v), span));
             }
             K::Block(b) => out.extend(self.block(fx, b)?),
+            K::Construct(c) if c.kind == DirectiveKind::Loop => self.inner_loop(fx, c, out)?,
             K::Construct(c) => {
                 return Err(unsupported(
                     c.kind_span,
                     "device constructs nested inside a kernel",
                 ));
             }
-            K::Atomic { .. } => return Err(unsupported(span, "`atomic` updates")),
+            K::Atomic { place, op, value } => {
+                let hir::Place::Element { array, indices } = place else {
+                    return Err(unsupported(span, "`atomic` on a scalar variable"));
+                };
+                let kind = match op {
+                    hir::AtomicOp::Add => AtomicKind::Add,
+                    hir::AtomicOp::Sub => AtomicKind::Sub,
+                    hir::AtomicOp::Mul => AtomicKind::Mul,
+                    hir::AtomicOp::Max => AtomicKind::Max,
+                    hir::AtomicOp::Min => AtomicKind::Min,
+                    hir::AtomicOp::And => AtomicKind::And,
+                    hir::AtomicOp::Or => AtomicKind::Or,
+                    hir::AtomicOp::Xor => AtomicKind::Xor,
+                };
+                let e = self.atomic(fx, *array, indices, kind, *value, span)?;
+                out.push(Fx::stmt(StmtKind::Eval(e), span));
+            }
         }
         Ok(())
     }
@@ -674,7 +946,24 @@ impl Lowerer<'_> {
             E::Builtin(id, args) => {
                 let b = self.builtins.get(*id);
                 if b.effect == Effect::Atomic {
-                    return Err(unsupported(span, &format!("atomics (`{}`)", b.name)));
+                    let kind = match b.name.as_str() {
+                        "atomic_add" => AtomicKind::Add,
+                        "atomic_min" => AtomicKind::Min,
+                        "atomic_max" => AtomicKind::Max,
+                        "atomic_xchg" => AtomicKind::Xchg,
+                        _ => return Err(unsupported(span, &format!("atomics (`{}`)", b.name))),
+                    };
+                    let (Some(&place), Some(&value)) = (args.first(), args.get(1)) else {
+                        return Err(internal(span, "an atomic builtin without two arguments"));
+                    };
+                    let hir::Expr::Index(array, indices) = &fx.src.exprs[place] else {
+                        return Err(unsupported(
+                            fx.src.span(place),
+                            "an atomic whose first argument is not an array element",
+                        ));
+                    };
+                    let (array, indices) = (*array, indices.clone());
+                    return self.atomic(fx, array, &indices, kind, value, span);
                 }
                 let Some(m) = MathFn::from_name(&b.name).filter(|_| b.effect == Effect::Pure)
                 else {
@@ -704,6 +993,243 @@ impl Lowerer<'_> {
             }
         };
         Ok(out)
+    }
+
+    /// `array[indices] op= value` atomically; the expression is the old value.
+    fn atomic(
+        &mut self,
+        fx: &mut Fx,
+        array: hir::ExprH,
+        indices: &[hir::ExprH],
+        op: AtomicKind,
+        value: hir::ExprH,
+        span: Span,
+    ) -> Result<ExprH, Diag> {
+        let a = self.array_of(fx, array)?;
+        let mut index = Vec::new();
+        for &i in indices {
+            index.push(self.expr(fx, i)?);
+        }
+        let value = self.expr(fx, value)?;
+        let elem = self.arrays[a].elem;
+        let ok_type = matches!(
+            elem,
+            Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64
+        );
+        let bitwise = matches!(op, AtomicKind::And | AtomicKind::Or | AtomicKind::Xor);
+        if !ok_type || (bitwise && !elem.is_int()) || fx.out.ty(value) != elem {
+            return Err(unsupported(
+                span,
+                &format!("this atomic on `{elem}` elements"),
+            ));
+        }
+        self.arrays[a].written = true;
+        Ok(fx.out.add_expr(
+            Expr::Atomic {
+                array: a,
+                index,
+                op,
+                value,
+            },
+            elem,
+            span,
+        ))
+    }
+
+    /// A `loop` construct inside a kernel: `seq` runs it in order (every
+    /// invocation that reaches it); otherwise, in gang-redundant code, a
+    /// [`VectorLoop`] spread over the workgroup.
+    fn inner_loop(&mut self, fx: &mut Fx, c: &hir::Construct, out: &mut Block) -> Result<(), Diag> {
+        let span = c.span;
+        let cl = &c.clauses;
+        let hir::ConstructBody::Loops { loops, body } = &c.body else {
+            return Err(internal(span, "a `loop` without a loop nest"));
+        };
+        // Reduction targets: locals of the enclosing code.
+        let mut targets = Vec::new();
+        for r in &cl.reductions {
+            match fx.map.get(&r.var).copied() {
+                Some(Binding::Local(t)) => {
+                    let ty = fx.out.locals[t].ty;
+                    if !reduction_legal(r.op, ty) {
+                        return Err(internal(
+                            r.span,
+                            "a reduction operator on a type it does not apply to",
+                        ));
+                    }
+                    if fx.vector_locals.as_ref().is_some_and(|v| !v.contains(&t)) {
+                        let name = &fx.src.locals[r.var].name;
+                        return Err(unsupported(
+                            r.span,
+                            &format!("a `loop seq` reduction into `{name}`, which belongs to the gang, inside `loop vector`"),
+                        ));
+                    }
+                    targets.push((r, t, ty));
+                }
+                _ => {
+                    let name = &fx.src.locals[r.var].name;
+                    return Err(unsupported(
+                        r.span,
+                        &format!("a `loop` reduction into `{name}`, a variable of the host that the construct does not reduce"),
+                    )
+                    .with_help(format!("add `reduction(..: {name})` to the `parallel` construct too")));
+                }
+            }
+        }
+        let saved_map: Vec<(hir::LocalH, Option<Binding>)> = cl
+            .private
+            .iter()
+            .chain(cl.reductions.iter().map(|r| &r.var))
+            .map(|v| (*v, fx.map.get(v).copied()))
+            .collect();
+
+        if cl.seq {
+            // In order: save, identity, the loop nest, combine (as the host).
+            let mut saves = Vec::new();
+            for &(r, t, ty) in &targets {
+                let save = fx.local("saved", ty, r.span);
+                let cur = fx.out.add_expr(Expr::Local(t), ty, r.span);
+                out.push(Fx::stmt(
+                    StmtKind::Store {
+                        local: save,
+                        value: cur,
+                    },
+                    r.span,
+                ));
+                let id = fx.konst(identity(r.op, ty), r.span);
+                out.push(Fx::stmt(
+                    StmtKind::Store {
+                        local: t,
+                        value: id,
+                    },
+                    r.span,
+                ));
+                saves.push(save);
+            }
+            for &v in &cl.private {
+                let ty = scalar_of(fx.src.locals[v].ty, span)?;
+                let name = fx.src.locals[v].name.clone();
+                let l = fx.local(&name, ty, span);
+                let z = fx.konst(Value::zero(ty), span);
+                out.push(Fx::stmt(StmtKind::Store { local: l, value: z }, span));
+                fx.map.insert(v, Binding::Local(l));
+            }
+            let mut nest = hir::ForLoop {
+                header: loops[loops.len() - 1].clone(),
+                body: body.clone(),
+            };
+            for h in loops[..loops.len() - 1].iter().rev() {
+                nest = hir::ForLoop {
+                    header: h.clone(),
+                    body: vec![hir::Stmt {
+                        kind: hir::StmtKind::For(nest),
+                        span,
+                    }],
+                };
+            }
+            // `continue` in the body goes to the next iteration: it is a loop.
+            self.for_loop(fx, &nest, span, out)?;
+            for (&(r, t, ty), save) in targets.iter().zip(saves) {
+                let a = fx.out.add_expr(Expr::Local(save), ty, r.span);
+                let b = fx.out.add_expr(Expr::Local(t), ty, r.span);
+                let v = fx.out.add_expr(Expr::Reduce(r.op, a, b), ty, r.span);
+                out.push(Fx::stmt(StmtKind::Store { local: t, value: v }, r.span));
+            }
+        } else {
+            if !fx.redundant {
+                return Err(unsupported(
+                    c.kind_span,
+                    if fx.vector_locals.is_some() {
+                        "a `loop` nested inside `loop vector` (only `loop seq` can be)"
+                    } else {
+                        "a `loop` in this position"
+                    },
+                ));
+            }
+            let gangs = cl.gang;
+            if gangs && self.shape != Shape::Region {
+                return Err(unsupported(
+                    c.kind_span,
+                    "`loop gang` inside `parallel loop` (its iterations already are the gangs)",
+                ));
+            }
+            if gangs && !cl.reductions.is_empty() {
+                return Err(unsupported(
+                    c.kind_span,
+                    "a reduction on `loop gang` inside `parallel { .. }` (it would combine across gangs)",
+                )
+                .with_help("put the reduction on the `parallel` construct, or use `loop vector`"));
+            }
+            // Bounds: evaluated by every invocation (identically) before the loop.
+            let mut levels = Vec::new();
+            let mut level_vars = Vec::new();
+            for h in loops {
+                let ty = scalar_of(fx.src.locals[h.var].ty, h.span)?;
+                let lo = self.expr(fx, h.lo)?;
+                let hi = self.expr(fx, h.hi)?;
+                self.refuse_effects(fx, [&lo, &hi], h.span)?;
+                let name = fx.src.locals[h.var].name.clone();
+                let var = fx.local(&name, ty, h.span);
+                level_vars.push((h.var, var));
+                levels.push(InnerLevel {
+                    var,
+                    ty,
+                    lo,
+                    hi,
+                    inclusive: h.inclusive,
+                });
+            }
+            let was_redundant = std::mem::replace(&mut fx.redundant, false);
+            let was_vector = fx.vector_locals.replace(Vec::new());
+            let was_depth = std::mem::replace(&mut fx.loop_depth, 0);
+            for &(hv, var) in &level_vars {
+                fx.map.insert(hv, Binding::Local(var));
+                if let Some(v) = &mut fx.vector_locals {
+                    v.push(var);
+                }
+            }
+            let mut reductions = Vec::new();
+            for &(r, t, ty) in &targets {
+                let name = fx.src.locals[r.var].name.clone();
+                let private = fx.local(&name, ty, r.span);
+                fx.map.insert(r.var, Binding::Local(private));
+                reductions.push(InnerReduction {
+                    op: r.op,
+                    target: t,
+                    private,
+                });
+            }
+            let mut stmts = Vec::new();
+            for &v in &cl.private {
+                let ty = scalar_of(fx.src.locals[v].ty, span)?;
+                let name = fx.src.locals[v].name.clone();
+                let l = fx.local(&name, ty, span);
+                let z = fx.konst(Value::zero(ty), span);
+                stmts.push(Fx::stmt(StmtKind::Store { local: l, value: z }, span));
+                fx.map.insert(v, Binding::Local(l));
+            }
+            let r = self.block(fx, body);
+            fx.redundant = was_redundant;
+            fx.vector_locals = was_vector;
+            fx.loop_depth = was_depth;
+            stmts.extend(r?);
+            out.push(Fx::stmt(
+                StmtKind::VectorLoop(Box::new(VectorLoop {
+                    levels,
+                    body: stmts,
+                    reductions,
+                    gangs,
+                })),
+                span,
+            ));
+        }
+        for (v, b) in saved_map {
+            match b {
+                Some(b) => fx.map.insert(v, b),
+                None => fx.map.remove(&v),
+            };
+        }
+        Ok(())
     }
 
     /// The KIR function for `f` called with these array bindings (lowered once).
@@ -753,10 +1279,25 @@ impl Lowerer<'_> {
         };
         let body = self.block(&mut fx, &func.body.block)?;
         fx.out.body = body;
+        let writes = writes_memory(&fx.out.body)
+            || (0..fx.out.exprs.len())
+                .any(|i| self.has_effects(&fx.out, lang::arena::Handle::new(i)));
         let h = self.functions.append(fx.out, func.span);
         self.fn_cache.insert(key, h);
+        self.fn_effects.insert(h, writes);
         Ok(h)
     }
+}
+
+/// Does a block store to an array?
+fn writes_memory(b: &Block) -> bool {
+    b.iter().any(|s| match &s.kind {
+        StmtKind::StoreElem { .. } => true,
+        StmtKind::If { then, els, .. } => writes_memory(then) || writes_memory(els),
+        StmtKind::Loop { body, continuing } => writes_memory(body) || writes_memory(continuing),
+        StmtKind::VectorLoop(v) => writes_memory(&v.body),
+        _ => false,
+    })
 }
 
 pub(crate) fn op_is_compare(op: hir::BinOp) -> bool {

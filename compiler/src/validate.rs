@@ -38,6 +38,20 @@ pub fn validate(kernel: &Kernel) -> Result<Validated<'_>, Diag> {
     for (h, f) in kernel.functions.iter() {
         v.function(f, Some(h))?;
     }
+    if kernel.reductions.len() != kernel.reduction_locals.len() {
+        return Err(bad(kernel.span, "reductions without their locals"));
+    }
+    for (r, &l) in kernel.reductions.iter().zip(&kernel.reduction_locals) {
+        if l.index() >= kernel.entry.locals.len()
+            || kernel.entry.locals[l].ty != r.ty
+            || !crate::lower::reduction_legal(r.op, r.ty)
+        {
+            return Err(bad(kernel.span, format!("reduction `{}`", r.name)));
+        }
+    }
+    if kernel.shape == Shape::Region && !kernel.levels.is_empty() {
+        return Err(bad(kernel.span, "a region with loop levels"));
+    }
     for l in &kernel.levels {
         if l.var.index() >= kernel.entry.locals.len()
             || !l.ty.is_int()
@@ -73,6 +87,7 @@ struct Cx<'f> {
     this: Option<FuncH>,
     loops: u32,
     in_continuing: bool,
+    in_vector: bool,
 }
 
 impl V<'_> {
@@ -96,6 +111,7 @@ impl V<'_> {
             this,
             loops: 0,
             in_continuing: false,
+            in_vector: false,
         };
         self.block(&mut cx, &f.body)
     }
@@ -220,6 +236,39 @@ impl V<'_> {
                     "a math function on this type",
                 )
             }
+            Expr::Reduce(op, a, b) => {
+                let (a, b) = (self.operand(f, h, *a)?, self.operand(f, h, *b)?);
+                want(
+                    a == b && a == ty && crate::lower::reduction_legal(*op, ty),
+                    "a reduction combine of mismatched or illegal types",
+                )
+            }
+            Expr::InvocationIndex => want(
+                ty == Scalar::U32 && this.is_none(),
+                "an invocation index outside the kernel entry, or not u32",
+            ),
+            Expr::Atomic {
+                array,
+                index,
+                op,
+                value,
+            } => {
+                let t = self.index(f, Some(h), *array, index, span)?;
+                let v = self.operand(f, h, *value)?;
+                want(t == ty && v == ty, "an atomic of another type")?;
+                want(
+                    matches!(
+                        ty,
+                        Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64
+                    ),
+                    "an atomic on an element type without atomics",
+                )?;
+                want(
+                    ty.is_int()
+                        || !matches!(op, AtomicKind::And | AtomicKind::Or | AtomicKind::Xor),
+                    "a bitwise atomic on floats",
+                )
+            }
             Expr::Call(callee, args) => {
                 if callee.index() >= self.k.functions.len() {
                     return Err(bad(span, "a call of no function"));
@@ -317,6 +366,45 @@ impl V<'_> {
                     cx.loops > 0 || cx.this.is_none(),
                     "`continue` outside a loop",
                 )
+            }
+            StmtKind::Barrier => want(
+                cx.this.is_none() && !cx.in_continuing,
+                "a barrier outside the kernel body",
+            ),
+            StmtKind::VectorLoop(v) => {
+                want(
+                    cx.this.is_none() && !cx.in_continuing && !cx.in_vector,
+                    "a vector loop outside the kernel body, or nested",
+                )?;
+                want(
+                    matches!(self.k.shape, Shape::Gang | Shape::Region),
+                    "a vector loop in a kernel without gangs",
+                )?;
+                for l in &v.levels {
+                    want(
+                        l.var.index() < f.locals.len()
+                            && l.ty.is_int()
+                            && f.locals[l.var].ty == l.ty
+                            && e(l.lo)? == l.ty
+                            && e(l.hi)? == l.ty,
+                        "a vector loop level of mixed types",
+                    )?;
+                }
+                for r in &v.reductions {
+                    want(
+                        r.target.index() < f.locals.len()
+                            && r.private.index() < f.locals.len()
+                            && f.locals[r.target].ty == f.locals[r.private].ty
+                            && crate::lower::reduction_legal(r.op, f.locals[r.target].ty),
+                        "a vector loop reduction of mismatched or illegal types",
+                    )?;
+                }
+                let loops = std::mem::replace(&mut cx.loops, 1);
+                cx.in_vector = true;
+                let r = self.block(cx, &v.body);
+                cx.in_vector = false;
+                cx.loops = loops;
+                r
             }
             StmtKind::Return(v) => {
                 want(!cx.in_continuing, "`return` in a continuing block")?;

@@ -400,34 +400,40 @@ parallel loop collapse(2) present(B[10:20]) for j in 10..30 {
     });
 }
 
-const SRC_REDUCTION: &str = "
-let a = zeros(f64, 10);
-let s = 0.0;
-parallel loop reduction(+: s) for i in 0..10 {
-    s += a[i];
+const SRC_NESTED_VECTOR: &str = "
+let a = zeros(f64, 100);
+parallel {
+    loop vector for i in 0..10 {
+        loop vector for j in 0..10 {
+            a[i * 10 + j] = 1.0;
+        }
+    }
 }
 ";
 
 #[test]
-fn reduction_is_a_clear_unsupported_diagnostic() {
-    let src = Source::new(SRC_REDUCTION);
+fn nested_vector_loops_are_a_clear_unsupported_diagnostic() {
+    let src = Source::new(SRC_NESTED_VECTOR);
     let d = src.lower(0).unwrap_err();
     assert_eq!(d.code, "accl::compile::unsupported");
-    assert!(d.message.contains("reduction"), "{}", d.message);
-    let text = lang::diag::render_plain(&lang::Source::new("t.accl", SRC_REDUCTION), &[d], 80);
     assert!(
-        text.contains("accl::compile::unsupported") && text.contains("reduction(+: s)"),
-        "{text}"
+        d.message.contains("nested inside `loop vector`"),
+        "{}",
+        d.message
     );
+    let text = lang::diag::render_plain(&lang::Source::new("t.accl", SRC_NESTED_VECTOR), &[d], 80);
+    assert!(text.contains("accl::compile::unsupported"), "{text}");
 }
 
 #[test]
-fn atomics_and_parallel_regions_are_unsupported_too() {
+fn reductions_atomics_and_regions_lower() {
     let src = Source::new(
         "
 let h = zeros(i32, 10);
-parallel loop for i in 0..100 {
+let s = 0.0;
+parallel loop reduction(+: s) for i in 0..100 {
     atomic h[i % 10] += 1;
+    s += 1.0;
 }
 parallel num_gangs(2) {
     loop vector for i in 0..10 {
@@ -436,12 +442,13 @@ parallel num_gangs(2) {
 }
 ",
     );
-    for n in 0..2 {
-        let d = src.lower(n).unwrap_err();
-        assert_eq!(d.code, "accl::compile::unsupported", "{d:?}");
-    }
-    assert!(src.lower(0).unwrap_err().message.contains("atomic"));
-    assert!(src.lower(1).unwrap_err().message.contains("parallel"));
+    let k = src.kernel(0);
+    assert_eq!(k.shape, compiler::Shape::Flat);
+    assert_eq!(k.reductions.len(), 1);
+    assert_eq!(k.reductions[0].name, "s");
+    let k = src.kernel(1);
+    assert_eq!(k.shape, compiler::Shape::Region);
+    assert!(k.num_gangs_expr.is_some());
 }
 
 #[test]

@@ -61,6 +61,15 @@ pub fn write(kernel: Validated<'_>, spec: &Spec) -> Result<Vec<u32>, Diag> {
     if spec.index_width == IndexWidth::U64 {
         needs.int64 = true;
     }
+    let views = storage_views(k, spec);
+    if views
+        .iter()
+        .zip(k.arrays.iter())
+        .any(|(v, (_, a))| *v == Ty::U64 && a.elem == Scalar::F64)
+    {
+        // f64 atomics by compare-and-swap on the bits.
+        needs.int64_atomics = true;
+    }
     let missing = needs.missing(spec.features);
     if !missing.is_empty() {
         return Err(Diag::error(
@@ -77,11 +86,53 @@ pub fn write(kernel: Validated<'_>, spec: &Spec) -> Result<Vec<u32>, Diag> {
     }
     let layout = ArgLayout::new(k, spec.index_width, spec.max_push_constants);
     let mut w = Writer::new(k, spec, layout);
+    w.views = views;
     w.module_scope();
     w.functions()?;
     w.entry()?;
     w.m.finish_header();
     Ok(w.m.b.module().assemble())
+}
+
+/// Does the device do this float atomic natively (else: compare-and-swap)?
+fn native_float_atomic(op: AtomicKind, elem: Scalar, spec: &Spec) -> bool {
+    matches!(op, AtomicKind::Add | AtomicKind::Sub)
+        && match elem {
+            Scalar::F32 => spec.features.float32_atomic_add,
+            Scalar::F64 => spec.features.float64_atomic_add,
+            _ => false,
+        }
+}
+
+/// The element type each array's buffer is declared with: its storage type,
+/// except a float array with a compare-and-swap atomic, which is viewed as
+/// `u32`/`u64` bits (compare-exchange is integer-only); its plain loads and
+/// stores bitcast.
+fn storage_views(k: &Kernel, spec: &Spec) -> Vec<Ty> {
+    let mut views: Vec<Ty> = k.arrays.iter().map(|(_, a)| Ty::storage(a.elem)).collect();
+    for f in std::iter::once(&k.entry).chain(k.functions.iter().map(|(_, f)| f)) {
+        for (_, e) in f.exprs.iter() {
+            if let Expr::Atomic { array, op, .. } = e {
+                let elem = k.arrays[*array].elem;
+                if elem.is_float() && !native_float_atomic(*op, elem, spec) {
+                    views[array.index()] = if elem == Scalar::F64 {
+                        Ty::U64
+                    } else {
+                        Ty::U32
+                    };
+                }
+            }
+        }
+    }
+    views
+}
+
+/// How a reduction's partial travels (u8/bool widened to u32).
+fn partial_ty(s: Scalar) -> Ty {
+    match s {
+        Scalar::Bool | Scalar::U8 => Ty::U32,
+        s => Ty::reg(s),
+    }
 }
 
 fn help_for(missing: &[&str]) -> String {
@@ -90,6 +141,7 @@ fn help_for(missing: &[&str]) -> String {
         h.push(match *m {
             "shaderFloat64" => "use `f32` instead of `f64` in this kernel, or run it on the host with `if(false)`",
             "shaderInt64" => "use `i32` instead of `i64` in this kernel (arrays under 2^31 elements index in 32 bits)",
+            "shaderBufferInt64Atomics" => "use 32-bit elements for atomics on this device (i64 atomics and f64 atomics without a native add need 64-bit integer atomics)",
             _ => "store `u32` instead of `u8`/`bool` arrays, or run it on the host with `if(false)`",
         });
     }
@@ -121,6 +173,19 @@ struct Writer<'k> {
     nwg: Word,
     wg_size: Word,
     func_ids: Vec<Word>,
+    /// Element type of each array's buffer ([`storage_views`]).
+    views: Vec<Ty>,
+    /// Partials buffers, per `kernel.reductions`.
+    partials: Vec<Word>,
+    /// Built-in inputs made on first use: LocalInvocationId, WorkgroupId.
+    lid_var: Option<Word>,
+    wgid_var: Option<Word>,
+    /// Workgroup scratch arrays (`wg_size` elements) by element type.
+    scratch: Vec<(Ty, Word)>,
+    /// Globals made after the module scope (for the interface list).
+    late_globals: Vec<(Word, StorageClass)>,
+    /// The gang number (index type) inside a gang loop.
+    gang_index: Option<Word>,
     // Per function being written.
     locals: Vec<Word>,
     loops: Vec<LoopTargets>,
@@ -153,6 +218,13 @@ impl<'k> Writer<'k> {
             nwg: 0,
             wg_size: 0,
             func_ids: Vec::new(),
+            views: Vec::new(),
+            partials: Vec::new(),
+            lid_var: None,
+            wgid_var: None,
+            scratch: Vec::new(),
+            late_globals: Vec::new(),
+            gang_index: None,
             locals: Vec::new(),
             loops: Vec::new(),
             cur_label: 0,
@@ -173,14 +245,20 @@ impl<'k> Writer<'k> {
                         walk(body, w);
                         walk(continuing, w);
                     }
+                    StmtKind::VectorLoop(v) => walk(&v.body, w),
                     _ => {}
                 }
             }
         }
         let mut w = vec![false; self.k.arrays.len()];
         walk(&self.k.entry.body, &mut w);
-        for (_, f) in self.k.functions.iter() {
+        for f in std::iter::once(&self.k.entry).chain(self.k.functions.iter().map(|(_, f)| f)) {
             walk(&f.body, &mut w);
+            for (_, e) in f.exprs.iter() {
+                if let Expr::Atomic { array, .. } = e {
+                    w[array.index()] = true;
+                }
+            }
         }
         w
     }
@@ -208,7 +286,7 @@ impl<'k> Writer<'k> {
 
         let written = self.written_arrays();
         for (i, (_, a)) in self.k.arrays.iter().enumerate() {
-            let st = self.m.buffer_struct(Ty::storage(a.elem));
+            let st = self.m.buffer_struct(self.views[i]);
             let p = self.m.ptr(StorageClass::StorageBuffer, st);
             let v = self
                 .m
@@ -222,6 +300,24 @@ impl<'k> Writer<'k> {
             }
             b.name(v, a.name.clone());
             self.buffers.push(v);
+        }
+        let a_count = self.k.arrays.len() as u32;
+        for (r, red) in self.k.reductions.iter().enumerate() {
+            let st = self.m.buffer_struct(partial_ty(red.ty));
+            let p = self.m.ptr(StorageClass::StorageBuffer, st);
+            let v = self
+                .m
+                .b
+                .variable(p, None, StorageClass::StorageBuffer, None);
+            let b = &mut self.m.b;
+            b.decorate(v, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
+            b.decorate(
+                v,
+                Decoration::Binding,
+                [Operand::LiteralBit32(a_count + r as u32)],
+            );
+            b.name(v, format!("{}_partials", red.name));
+            self.partials.push(v);
         }
 
         // The argument block.
@@ -402,24 +498,65 @@ impl<'k> Writer<'k> {
         let pidx = self.m.ptr(StorageClass::Function, idx_w);
         let it = self.m.b.variable(pidx, None, StorageClass::Function, None);
         self.m.b.name(it, "it");
+        let gangs = matches!(k.shape, Shape::Gang | Shape::Region);
 
         let uvec3 = self.m.ty(Ty::UVec3);
         let u32t = self.m.ty(Ty::U32);
-        let g = spv(self.m.b.load(uvec3, None, self.gid, None, []));
-        let gx = spv(self.m.b.composite_extract(u32t, None, g, [0]));
-        let n = spv(self.m.b.load(uvec3, None, self.nwg, None, []));
-        let nx = spv(self.m.b.composite_extract(u32t, None, n, [0]));
-        let stride32 = spv(self.m.b.i_mul(u32t, None, nx, self.wg_size));
-        let (start, stride) = if self.idx == Ty::U64 {
-            (
-                spv(self.m.b.u_convert(idx_w, None, gx)),
-                spv(self.m.b.u_convert(idx_w, None, stride32)),
-            )
-        } else {
-            (gx, stride32)
+        let (start, stride, total) = match k.shape {
+            Shape::Flat => {
+                let g = spv(self.m.b.load(uvec3, None, self.gid, None, []));
+                let gx = spv(self.m.b.composite_extract(u32t, None, g, [0]));
+                let n = spv(self.m.b.load(uvec3, None, self.nwg, None, []));
+                let nx = spv(self.m.b.composite_extract(u32t, None, n, [0]));
+                let stride32 = spv(self.m.b.i_mul(u32t, None, nx, self.wg_size));
+                let start = self.int_cast(gx, Ty::U32, self.idx);
+                let stride = self.int_cast(stride32, Ty::U32, self.idx);
+                spv(self.m.b.store(it, start, None, []));
+                let total = self.load_arg(FieldKind::Total)?;
+                (start, stride, total)
+            }
+            Shape::Seq => {
+                // Invocation 0 of group 0 runs everything, in order.
+                let total = self.load_arg(FieldKind::Total)?;
+                let g = spv(self.m.b.load(uvec3, None, self.gid, None, []));
+                let gx = spv(self.m.b.composite_extract(u32t, None, g, [0]));
+                let z = self.m.u32c(0);
+                let bool_t = self.m.ty(Ty::Bool);
+                let first = spv(self.m.b.i_equal(bool_t, None, gx, z));
+                let zi = self.int_const(self.idx, 0);
+                let one = self.int_const(self.idx, 1);
+                let start = spv(self.m.b.select(idx_w, None, first, zi, total));
+                (start, one, total)
+            }
+            Shape::Gang | Shape::Region => {
+                let total = self.load_arg(FieldKind::Total)?;
+                let n = spv(self.m.b.load(uvec3, None, self.nwg, None, []));
+                let nx = spv(self.m.b.composite_extract(u32t, None, n, [0]));
+                let g = self.group_id();
+                (
+                    self.int_cast(g, Ty::U32, self.idx),
+                    self.int_cast(nx, Ty::U32, self.idx),
+                    total,
+                )
+            }
         };
-        spv(self.m.b.store(it, start, None, []));
-        let total = self.load_arg(FieldKind::Total)?;
+        if k.shape != Shape::Flat {
+            spv(self.m.b.store(it, start, None, []));
+        }
+
+        // Reduction copies start at the identity; a region folds each gang's
+        // copy into `acc` (one per workgroup).
+        let mut accs = Vec::new();
+        for (r, red) in k.reductions.iter().enumerate() {
+            let id = self.constant(crate::lower::identity(red.op, red.ty));
+            let l = self.locals[k.reduction_locals[r].index()];
+            spv(self.m.b.store(l, id, None, []));
+            if k.shape == Shape::Region {
+                let acc = self.fvar(Ty::reg(red.ty), "acc");
+                spv(self.m.b.store(acc, id, None, []));
+                accs.push(acc);
+            }
+        }
 
         let header = self.m.b.id();
         let body = self.m.b.id();
@@ -436,6 +573,16 @@ impl<'k> Writer<'k> {
         self.label(body);
         // Split `it` over the levels, innermost fastest.
         let mut rest = spv(self.m.b.load(idx_w, None, it, None, []));
+        if gangs {
+            self.gang_index = Some(rest);
+        }
+        if k.shape == Shape::Region {
+            for (r, red) in k.reductions.iter().enumerate() {
+                let id = self.constant(crate::lower::identity(red.op, red.ty));
+                let l = self.locals[k.reduction_locals[r].index()];
+                spv(self.m.b.store(l, id, None, []));
+            }
+        }
         for (l, level) in k.levels.iter().enumerate().rev() {
             let i = if l == 0 {
                 rest
@@ -461,18 +608,68 @@ impl<'k> Writer<'k> {
             spv(self.m.b.branch(cont));
         }
         self.label(cont);
+        for (r, red) in k.reductions.iter().enumerate() {
+            if let Some(&acc) = accs.get(r) {
+                let t = self.m.ty(Ty::reg(red.ty));
+                let a = spv(self.m.b.load(t, None, acc, None, []));
+                let l = self.locals[k.reduction_locals[r].index()];
+                let b = spv(self.m.b.load(t, None, l, None, []));
+                let c = self.combine(red.op, red.ty, a, b);
+                spv(self.m.b.store(acc, c, None, []));
+            }
+        }
         let cur = spv(self.m.b.load(idx_w, None, it, None, []));
         let next = spv(self.m.b.i_add(idx_w, None, cur, stride));
         spv(self.m.b.store(it, next, None, []));
         spv(self.m.b.branch(header));
         self.label(merge);
+        self.gang_index = None;
+
+        // One partial per workgroup and reduction.
+        for (r, red) in k.reductions.iter().enumerate() {
+            let t = self.m.ty(Ty::reg(red.ty));
+            let src = accs
+                .get(r)
+                .copied()
+                .unwrap_or(self.locals[k.reduction_locals[r].index()]);
+            let v = spv(self.m.b.load(t, None, src, None, []));
+            // Gang copies are uniform; invocation copies fold in a tree.
+            let v = if gangs {
+                v
+            } else {
+                self.wg_reduce(v, red.op, red.ty)
+            };
+            let lid = self.local_id();
+            let z = self.m.u32c(0);
+            let is0 = spv(self.m.b.i_equal(bool_t, None, lid, z));
+            let m = self.begin_if(is0);
+            let v = self.encode_partial(v, red.ty);
+            let pt = self.m.ty(partial_ty(red.ty));
+            let p = self.m.ptr(StorageClass::StorageBuffer, pt);
+            let g = self.group_id();
+            let zero = self.m.u32c(0);
+            let ptr = spv(self.m.b.access_chain(p, None, self.partials[r], [zero, g]));
+            spv(self.m.b.store(ptr, v, None, []));
+            self.end_if(m);
+        }
         spv(self.m.b.ret());
         spv(self.m.b.end_function());
 
         let mut interface = vec![self.gid, self.nwg];
+        for &(v, class) in &self.late_globals {
+            if class == StorageClass::Input {
+                interface.push(v);
+            }
+        }
         if self.spec.spirv_version >= (1, 4) {
             interface.extend(&self.buffers);
+            interface.extend(&self.partials);
             interface.push(self.args_var);
+            for &(v, class) in &self.late_globals {
+                if class != StorageClass::Input {
+                    interface.push(v);
+                }
+            }
         }
         self.m
             .b
@@ -486,6 +683,518 @@ impl<'k> Writer<'k> {
             .b
             .execution_mode(main, ExecutionMode::LocalSize, [default, 1, 1]);
         Ok(())
+    }
+
+    // ---- workgroup helpers ----------------------------------------------------
+
+    /// A Function-class variable in the first block of the current function.
+    fn fvar(&mut self, t: Ty, name: &str) -> Word {
+        let tw = self.m.ty(t);
+        let p = self.m.ptr(StorageClass::Function, tw);
+        let id = self.m.b.id();
+        let inst = rspirv::dr::Instruction::new(
+            rspirv::spirv::Op::Variable,
+            Some(p),
+            Some(id),
+            vec![Operand::StorageClass(StorageClass::Function)],
+        );
+        let f = self
+            .m
+            .b
+            .selected_function()
+            .expect("fvar inside a function");
+        self.m.b.module_mut().functions[f].blocks[0]
+            .instructions
+            .insert(0, inst);
+        self.m.b.name(id, name);
+        id
+    }
+
+    /// A module-scope variable made while a function is open.
+    fn gvar(&mut self, pointee: Word, class: StorageClass, name: &str) -> Word {
+        let p = self.m.ptr(class, pointee);
+        let id = self.m.b.id();
+        let inst = rspirv::dr::Instruction::new(
+            rspirv::spirv::Op::Variable,
+            Some(p),
+            Some(id),
+            vec![Operand::StorageClass(class)],
+        );
+        self.m.b.module_mut().types_global_values.push(inst);
+        self.m.b.name(id, name);
+        self.late_globals.push((id, class));
+        id
+    }
+
+    fn builtin_x(&mut self, which: BuiltIn) -> Word {
+        let slot = if which == BuiltIn::LocalInvocationId {
+            self.lid_var
+        } else {
+            self.wgid_var
+        };
+        let var = match slot {
+            Some(v) => v,
+            None => {
+                let uvec3 = self.m.ty(Ty::UVec3);
+                let name = if which == BuiltIn::LocalInvocationId {
+                    "gl_LocalInvocationID"
+                } else {
+                    "gl_WorkGroupID"
+                };
+                let v = self.gvar(uvec3, StorageClass::Input, name);
+                self.m
+                    .b
+                    .decorate(v, Decoration::BuiltIn, [Operand::BuiltIn(which)]);
+                if which == BuiltIn::LocalInvocationId {
+                    self.lid_var = Some(v);
+                } else {
+                    self.wgid_var = Some(v);
+                }
+                v
+            }
+        };
+        let uvec3 = self.m.ty(Ty::UVec3);
+        let u32t = self.m.ty(Ty::U32);
+        let l = spv(self.m.b.load(uvec3, None, var, None, []));
+        spv(self.m.b.composite_extract(u32t, None, l, [0]))
+    }
+
+    /// This invocation's index in its workgroup (u32).
+    fn local_id(&mut self) -> Word {
+        self.builtin_x(BuiltIn::LocalInvocationId)
+    }
+
+    /// This workgroup's index (u32).
+    fn group_id(&mut self) -> Word {
+        self.builtin_x(BuiltIn::WorkgroupId)
+    }
+
+    /// `OpControlBarrier` Workgroup/Workgroup, AcquireRelease over workgroup
+    /// and uniform (storage buffer) memory: every invocation of the group
+    /// arrives, and their earlier writes are visible to the later reads.
+    fn barrier(&mut self) {
+        let wg = self.m.u32c(2);
+        let sem = self.m.u32c(0x8 | 0x40 | 0x100);
+        spv(self.m.b.control_barrier(wg, wg, sem));
+    }
+
+    fn begin_if(&mut self, cond: Word) -> Word {
+        let then_l = self.m.b.id();
+        let merge = self.m.b.id();
+        spv(self.m.b.selection_merge(merge, SelectionControl::NONE));
+        spv(self.m.b.branch_conditional(cond, then_l, merge, []));
+        self.label(then_l);
+        merge
+    }
+
+    fn end_if(&mut self, merge: Word) {
+        spv(self.m.b.branch(merge));
+        self.label(merge);
+    }
+
+    fn encode_partial(&mut self, v: Word, s: Scalar) -> Word {
+        if s == Scalar::Bool {
+            let one = self.m.u32c(1);
+            let zero = self.m.u32c(0);
+            let u32t = self.m.ty(Ty::U32);
+            spv(self.m.b.select(u32t, None, v, one, zero))
+        } else {
+            v
+        }
+    }
+
+    fn decode_partial(&mut self, v: Word, s: Scalar) -> Word {
+        if s == Scalar::Bool {
+            let b = self.m.ty(Ty::Bool);
+            let z = self.m.u32c(0);
+            spv(self.m.b.i_not_equal(b, None, v, z))
+        } else {
+            v
+        }
+    }
+
+    /// The workgroup scratch array (`wg_size` elements of `t`).
+    fn scratch(&mut self, t: Ty) -> Word {
+        if let Some(&(_, v)) = self.scratch.iter().find(|(x, _)| *x == t) {
+            return v;
+        }
+        let et = self.m.ty(t);
+        let arr = self.m.b.type_array(et, self.wg_size);
+        let v = self.gvar(arr, StorageClass::Workgroup, &format!("scratch_{t:?}"));
+        self.scratch.push((t, v));
+        v
+    }
+
+    /// `combine(op, a, b)` of register values (the host's semantics: float
+    /// `max`/`min` take `b` when `a` is NaN or `b` is greater/less).
+    fn combine(&mut self, op: ReductionOp, s: Scalar, a: Word, b: Word) -> Word {
+        use ReductionOp as O;
+        let t = Ty::reg(s);
+        let tw = self.m.ty(t);
+        let bool_t = self.m.ty(Ty::Bool);
+        let bm = &mut self.m.b;
+        let r = match op {
+            O::Add if s.is_float() => spv(bm.f_add(tw, None, a, b)),
+            O::Add => spv(bm.i_add(tw, None, a, b)),
+            O::Mul if s.is_float() => spv(bm.f_mul(tw, None, a, b)),
+            O::Mul => spv(bm.i_mul(tw, None, a, b)),
+            O::And | O::BitAnd | O::Min if s == Scalar::Bool => {
+                spv(bm.logical_and(bool_t, None, a, b))
+            }
+            O::Or | O::BitOr | O::Max if s == Scalar::Bool => {
+                spv(bm.logical_or(bool_t, None, a, b))
+            }
+            O::BitXor if s == Scalar::Bool => spv(bm.logical_not_equal(bool_t, None, a, b)),
+            O::BitAnd => spv(bm.bitwise_and(tw, None, a, b)),
+            O::BitOr => spv(bm.bitwise_or(tw, None, a, b)),
+            O::BitXor => spv(bm.bitwise_xor(tw, None, a, b)),
+            O::And => spv(bm.logical_and(bool_t, None, a, b)),
+            O::Or => spv(bm.logical_or(bool_t, None, a, b)),
+            O::Max | O::Min => {
+                let better = match (op == O::Max, s.is_float(), s.is_signed_int()) {
+                    (true, true, _) => spv(bm.f_ord_greater_than(bool_t, None, b, a)),
+                    (false, true, _) => spv(bm.f_ord_less_than(bool_t, None, b, a)),
+                    (true, false, true) => spv(bm.s_greater_than(bool_t, None, b, a)),
+                    (false, false, true) => spv(bm.s_less_than(bool_t, None, b, a)),
+                    (true, false, false) => spv(bm.u_greater_than(bool_t, None, b, a)),
+                    (false, false, false) => spv(bm.u_less_than(bool_t, None, b, a)),
+                };
+                let take = if s.is_float() {
+                    let nan = spv(bm.is_nan(bool_t, None, a));
+                    spv(bm.logical_or(bool_t, None, nan, better))
+                } else {
+                    better
+                };
+                spv(bm.select(tw, None, take, b, a))
+            }
+        };
+        match op {
+            O::Add | O::Mul => self.wrap_u8(r, s),
+            _ => r,
+        }
+    }
+
+    /// Fold `v` over the workgroup's invocations in a fixed tree order
+    /// (stride 1, 2, 4, ..: slot `i` takes `combine(slot i, slot i + s)` when
+    /// `i % 2s == 0`), so the result depends only on the values and the
+    /// work-group size. Every invocation gets the result. Must be reached in
+    /// uniform control flow.
+    fn wg_reduce(&mut self, v: Word, op: ReductionOp, s: Scalar) -> Word {
+        let st = partial_ty(s);
+        let stw = self.m.ty(st);
+        let arr = self.scratch(st);
+        let pst = self.m.ptr(StorageClass::Workgroup, stw);
+        let u32t = self.m.ty(Ty::U32);
+        let bool_t = self.m.ty(Ty::Bool);
+        let lid = self.local_id();
+        let enc = self.encode_partial(v, s);
+        let mine = spv(self.m.b.access_chain(pst, None, arr, [lid]));
+        spv(self.m.b.store(mine, enc, None, []));
+        self.barrier();
+        let sv = self.fvar(Ty::U32, "stride");
+        let one = self.m.u32c(1);
+        spv(self.m.b.store(sv, one, None, []));
+        let header = self.m.b.id();
+        let body = self.m.b.id();
+        let cont = self.m.b.id();
+        let merge = self.m.b.id();
+        spv(self.m.b.branch(header));
+        self.label(header);
+        let sc = spv(self.m.b.load(u32t, None, sv, None, []));
+        let more = spv(self.m.b.u_less_than(bool_t, None, sc, self.wg_size));
+        spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
+        spv(self.m.b.branch_conditional(more, body, merge, []));
+        self.label(body);
+        let bm = &mut self.m.b;
+        let two_s = spv(bm.shift_left_logical(u32t, None, sc, one));
+        let mask = spv(bm.i_sub(u32t, None, two_s, one));
+        let low = spv(bm.bitwise_and(u32t, None, lid, mask));
+        let zero = self.m.u32c(0);
+        let bm = &mut self.m.b;
+        let aligned = spv(bm.i_equal(bool_t, None, low, zero));
+        let other = spv(bm.i_add(u32t, None, lid, sc));
+        let inside = spv(bm.u_less_than(bool_t, None, other, self.wg_size));
+        let take = spv(bm.logical_and(bool_t, None, aligned, inside));
+        let m = self.begin_if(take);
+        let pa = spv(self.m.b.access_chain(pst, None, arr, [lid]));
+        let pb = spv(self.m.b.access_chain(pst, None, arr, [other]));
+        let a = spv(self.m.b.load(stw, None, pa, None, []));
+        let b = spv(self.m.b.load(stw, None, pb, None, []));
+        let (a, b) = (self.decode_partial(a, s), self.decode_partial(b, s));
+        let c = self.combine(op, s, a, b);
+        let c = self.encode_partial(c, s);
+        spv(self.m.b.store(pa, c, None, []));
+        self.end_if(m);
+        self.barrier();
+        spv(self.m.b.branch(cont));
+        self.label(cont);
+        let sc = spv(self.m.b.load(u32t, None, sv, None, []));
+        let next = spv(self.m.b.shift_left_logical(u32t, None, sc, one));
+        spv(self.m.b.store(sv, next, None, []));
+        spv(self.m.b.branch(header));
+        self.label(merge);
+        let zero = self.m.u32c(0);
+        let p0 = spv(self.m.b.access_chain(pst, None, arr, [zero]));
+        let r = spv(self.m.b.load(stw, None, p0, None, []));
+        // Nobody may overwrite the scratch before everyone has read slot 0.
+        self.barrier();
+        self.decode_partial(r, s)
+    }
+
+    /// A `loop vector` (see [`VectorLoop`]): a barrier, the bounds, a
+    /// block-stride loop over the invocations, the reductions folded in a
+    /// tree, a barrier.
+    fn vector_loop(&mut self, f: &Function, v: &VectorLoop) -> Result<(), Diag> {
+        self.barrier();
+        let idx_w = self.m.ty(self.idx);
+        let bool_t = self.m.ty(Ty::Bool);
+        let mut los = Vec::new();
+        let mut counts = Vec::new();
+        let mut total = None;
+        for l in &v.levels {
+            let rt = Ty::reg(l.ty);
+            let lo = self.expr(f, l.lo)?;
+            let hi = self.expr(f, l.hi)?;
+            let bm = &mut self.m.b;
+            let nonempty = match (l.inclusive, l.ty.is_signed_int()) {
+                (false, true) => spv(bm.s_less_than(bool_t, None, lo, hi)),
+                (false, false) => spv(bm.u_less_than(bool_t, None, lo, hi)),
+                (true, true) => spv(bm.s_less_than_equal(bool_t, None, lo, hi)),
+                (true, false) => spv(bm.u_less_than_equal(bool_t, None, lo, hi)),
+            };
+            let lo_i = self.int_cast(lo, rt, self.idx);
+            let hi_i = self.int_cast(hi, rt, self.idx);
+            let mut diff = spv(self.m.b.i_sub(idx_w, None, hi_i, lo_i));
+            if l.inclusive {
+                let one = self.int_const(self.idx, 1);
+                diff = spv(self.m.b.i_add(idx_w, None, diff, one));
+            }
+            let zero = self.int_const(self.idx, 0);
+            let count = spv(self.m.b.select(idx_w, None, nonempty, diff, zero));
+            total = Some(match total {
+                None => count,
+                Some(t) => spv(self.m.b.i_mul(idx_w, None, t, count)),
+            });
+            los.push(lo);
+            counts.push(count);
+        }
+        let Some(total) = total else {
+            return Err(ice(self.k.span, "a vector loop without levels"));
+        };
+        for r in &v.reductions {
+            let ty = f.locals[r.private].ty;
+            let id = self.constant(crate::lower::identity(r.op, ty));
+            spv(self.m.b.store(self.locals[r.private.index()], id, None, []));
+        }
+        let lid = self.local_id();
+        let lid = self.int_cast(lid, Ty::U32, self.idx);
+        let wg = self.int_cast(self.wg_size, Ty::U32, self.idx);
+        let (start, stride) = if v.gangs {
+            let Some(g) = self.gang_index else {
+                return Err(ice(self.k.span, "a gang loop outside the gang loop"));
+            };
+            let n = self.load_arg(FieldKind::Total)?;
+            let bm = &mut self.m.b;
+            let base = spv(bm.i_mul(idx_w, None, g, wg));
+            (
+                spv(bm.i_add(idx_w, None, base, lid)),
+                spv(bm.i_mul(idx_w, None, n, wg)),
+            )
+        } else {
+            (lid, wg)
+        };
+        let kv = self.fvar(self.idx, "k");
+        spv(self.m.b.store(kv, start, None, []));
+        let header = self.m.b.id();
+        let body = self.m.b.id();
+        let cont = self.m.b.id();
+        let merge = self.m.b.id();
+        spv(self.m.b.branch(header));
+        self.label(header);
+        let cur = spv(self.m.b.load(idx_w, None, kv, None, []));
+        let more = spv(self.m.b.u_less_than(bool_t, None, cur, total));
+        spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
+        spv(self.m.b.branch_conditional(more, body, merge, []));
+        self.label(body);
+        let mut rest = spv(self.m.b.load(idx_w, None, kv, None, []));
+        for (l, level) in v.levels.iter().enumerate().rev() {
+            let i = if l == 0 {
+                rest
+            } else {
+                let i = spv(self.m.b.u_mod(idx_w, None, rest, counts[l]));
+                rest = spv(self.m.b.u_div(idx_w, None, rest, counts[l]));
+                i
+            };
+            let rt = Ty::reg(level.ty);
+            let off = self.int_cast(i, self.idx, rt);
+            let rtw = self.m.ty(rt);
+            let x = spv(self.m.b.i_add(rtw, None, los[l], off));
+            let x = self.wrap_u8(x, level.ty);
+            spv(self.m.b.store(self.locals[level.var.index()], x, None, []));
+        }
+        self.loops.push((merge, cont));
+        self.block(f, &v.body)?;
+        self.loops.pop();
+        if !self.terminated {
+            spv(self.m.b.branch(cont));
+        }
+        self.label(cont);
+        let cur = spv(self.m.b.load(idx_w, None, kv, None, []));
+        let next = spv(self.m.b.i_add(idx_w, None, cur, stride));
+        spv(self.m.b.store(kv, next, None, []));
+        spv(self.m.b.branch(header));
+        self.label(merge);
+        for r in &v.reductions {
+            let ty = f.locals[r.private].ty;
+            let tw = self.m.ty(Ty::reg(ty));
+            let p = spv(self
+                .m
+                .b
+                .load(tw, None, self.locals[r.private.index()], None, []));
+            let folded = self.wg_reduce(p, r.op, ty);
+            let t = spv(self
+                .m
+                .b
+                .load(tw, None, self.locals[r.target.index()], None, []));
+            let c = self.combine(r.op, ty, t, folded);
+            spv(self.m.b.store(self.locals[r.target.index()], c, None, []));
+        }
+        self.barrier();
+        Ok(())
+    }
+
+    /// An atomic read-modify-write; the value is the element's old value.
+    fn atomic(
+        &mut self,
+        f: &Function,
+        array: ArrayH,
+        index: &[ExprH],
+        op: AtomicKind,
+        value: ExprH,
+    ) -> Result<Word, Diag> {
+        let ptr = self.element(f, array, index)?;
+        let x = self.expr(f, value)?;
+        let elem = self.k.arrays[array].elem;
+        let t = Ty::reg(elem);
+        let tw = self.m.ty(t);
+        let view = self.views[array.index()];
+        let scope = self.m.u32c(1); // Device
+        let sem = self.m.u32c(0); // Relaxed
+        if matches!(elem, Scalar::I64) || view == Ty::U64 {
+            self.m.add_cap(rspirv::spirv::Capability::Int64Atomics);
+        }
+        let bool_t = self.m.ty(Ty::Bool);
+        if elem.is_int() {
+            let signed = elem.is_signed_int();
+            let bm = &mut self.m.b;
+            return Ok(match op {
+                AtomicKind::Add => spv(bm.atomic_i_add(tw, None, ptr, scope, sem, x)),
+                AtomicKind::Sub => spv(bm.atomic_i_sub(tw, None, ptr, scope, sem, x)),
+                AtomicKind::Max if signed => spv(bm.atomic_s_max(tw, None, ptr, scope, sem, x)),
+                AtomicKind::Max => spv(bm.atomic_u_max(tw, None, ptr, scope, sem, x)),
+                AtomicKind::Min if signed => spv(bm.atomic_s_min(tw, None, ptr, scope, sem, x)),
+                AtomicKind::Min => spv(bm.atomic_u_min(tw, None, ptr, scope, sem, x)),
+                AtomicKind::And => spv(bm.atomic_and(tw, None, ptr, scope, sem, x)),
+                AtomicKind::Or => spv(bm.atomic_or(tw, None, ptr, scope, sem, x)),
+                AtomicKind::Xor => spv(bm.atomic_xor(tw, None, ptr, scope, sem, x)),
+                AtomicKind::Xchg => spv(bm.atomic_exchange(tw, None, ptr, scope, sem, x)),
+                AtomicKind::Mul => {
+                    return Ok(self.cas_loop(ptr, t, t, |w, old| spv(w.m.b.i_mul(tw, None, old, x))))
+                }
+            });
+        }
+        if view == Ty::storage(elem) {
+            // Native float add (the device has the feature: see storage_views).
+            let (cap, _) = if elem == Scalar::F64 {
+                (rspirv::spirv::Capability::AtomicFloat64AddEXT, ())
+            } else {
+                (rspirv::spirv::Capability::AtomicFloat32AddEXT, ())
+            };
+            self.m.add_cap(cap);
+            self.m.add_ext("SPV_EXT_shader_atomic_float_add");
+            let x = if op == AtomicKind::Sub {
+                spv(self.m.b.f_negate(tw, None, x))
+            } else {
+                x
+            };
+            return Ok(spv(self.m.b.atomic_f_add_ext(tw, None, ptr, scope, sem, x)));
+        }
+        if op == AtomicKind::Xchg {
+            let vw = self.m.ty(view);
+            let bits = spv(self.m.b.bitcast(vw, None, x));
+            let old = spv(self.m.b.atomic_exchange(vw, None, ptr, scope, sem, bits));
+            return Ok(spv(self.m.b.bitcast(tw, None, old)));
+        }
+        Ok(self.cas_loop(ptr, view, t, |w, old| {
+            let bm = &mut w.m.b;
+            match op {
+                AtomicKind::Add => spv(bm.f_add(tw, None, old, x)),
+                AtomicKind::Sub => spv(bm.f_sub(tw, None, old, x)),
+                AtomicKind::Mul => spv(bm.f_mul(tw, None, old, x)),
+                _ => {
+                    // The host's: take x when x is greater (less), or old is NaN.
+                    let better = if op == AtomicKind::Max {
+                        spv(bm.f_ord_greater_than(bool_t, None, x, old))
+                    } else {
+                        spv(bm.f_ord_less_than(bool_t, None, x, old))
+                    };
+                    let nan = spv(bm.is_nan(bool_t, None, old));
+                    let take = spv(bm.logical_or(bool_t, None, better, nan));
+                    spv(bm.select(tw, None, take, x, old))
+                }
+            }
+        }))
+    }
+
+    /// `loop { old = *ptr; new = f(old); if cas(ptr, old, new) == old break }`
+    /// on the element's bits (`view`: the buffer's integer type), with the
+    /// value computed in register type `t`. The value is the old element.
+    fn cas_loop(
+        &mut self,
+        ptr: Word,
+        view: Ty,
+        t: Ty,
+        f: impl FnOnce(&mut Self, Word) -> Word,
+    ) -> Word {
+        let vw = self.m.ty(view);
+        let tw = self.m.ty(t);
+        let bool_t = self.m.ty(Ty::Bool);
+        let scope = self.m.u32c(1);
+        let sem = self.m.u32c(0);
+        let first = spv(self.m.b.atomic_load(vw, None, ptr, scope, sem));
+        let pre = self.cur_label;
+        let header = self.m.b.id();
+        let body = self.m.b.id();
+        let cont = self.m.b.id();
+        let merge = self.m.b.id();
+        let res = self.m.b.id();
+        spv(self.m.b.branch(header));
+        self.label(header);
+        let cur = spv(self.m.b.phi(vw, None, [(first, pre), (res, cont)]));
+        spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
+        spv(self.m.b.branch(body));
+        self.label(body);
+        let old = if view == t {
+            cur
+        } else {
+            spv(self.m.b.bitcast(tw, None, cur))
+        };
+        let new = f(self, old);
+        let new_bits = if view == t {
+            new
+        } else {
+            spv(self.m.b.bitcast(vw, None, new))
+        };
+        spv(self
+            .m
+            .b
+            .atomic_compare_exchange(vw, Some(res), ptr, scope, sem, sem, new_bits, cur));
+        let done = spv(self.m.b.i_equal(bool_t, None, res, cur));
+        spv(self.m.b.branch_conditional(done, merge, cont, []));
+        self.label(cont);
+        spv(self.m.b.branch(header));
+        self.label(merge);
+        old_after(self, view, t, cur)
     }
 
     fn label(&mut self, id: Word) {
@@ -520,7 +1229,12 @@ impl<'k> Writer<'k> {
                 let v = self.expr(f, *value)?;
                 let elem = self.k.arrays[*array].elem;
                 let u8t = Ty::storage(elem);
+                let view = self.views[array.index()];
                 let v = match elem {
+                    _ if view != u8t => {
+                        let vw = self.m.ty(view);
+                        spv(self.m.b.bitcast(vw, None, v))
+                    }
                     Scalar::Bool => {
                         let one = self.m.u32c(1);
                         let zero = self.m.u32c(0);
@@ -540,6 +1254,8 @@ impl<'k> Writer<'k> {
             StmtKind::Eval(e) => {
                 self.expr(f, *e)?;
             }
+            StmtKind::Barrier => self.barrier(),
+            StmtKind::VectorLoop(v) => self.vector_loop(f, v)?,
             StmtKind::If { cond, then, els } => {
                 let c = self.expr(f, *cond)?;
                 let then_l = self.m.b.id();
@@ -719,7 +1435,7 @@ impl<'k> Writer<'k> {
         };
         let base = self.load_arg(FieldKind::Base(a))?;
         let lin = spv(self.m.b.i_sub(idx_w, None, lin, base));
-        let et = self.m.ty(Ty::storage(self.k.arrays[array].elem));
+        let et = self.m.ty(self.views[a]);
         let p = self.m.ptr(StorageClass::StorageBuffer, et);
         let zero = self.m.u32c(0);
         Ok(spv(self.m.b.access_chain(
@@ -744,9 +1460,11 @@ impl<'k> Writer<'k> {
             Expr::Load { array, index } => {
                 let ptr = self.element(f, *array, index)?;
                 let elem = self.k.arrays[*array].elem;
-                let st = self.m.ty(Ty::storage(elem));
+                let view = self.views[array.index()];
+                let st = self.m.ty(view);
                 let v = spv(self.m.b.load(st, None, ptr, None, []));
                 match elem {
+                    _ if view != Ty::storage(elem) => spv(self.m.b.bitcast(tw, None, v)),
                     Scalar::U8 | Scalar::Bool => {
                         let u32t = self.m.ty(Ty::U32);
                         let w = spv(self.m.b.u_convert(u32t, None, v));
@@ -788,6 +1506,18 @@ impl<'k> Writer<'k> {
                 }
                 self.math(*m, &vs, s)
             }
+            Expr::Reduce(op, a, b) => {
+                let av = self.expr(f, *a)?;
+                let bv = self.expr(f, *b)?;
+                self.combine(*op, s, av, bv)
+            }
+            Expr::InvocationIndex => self.local_id(),
+            Expr::Atomic {
+                array,
+                index,
+                op,
+                value,
+            } => self.atomic(f, *array, index, *op, *value)?,
             Expr::Call(callee, args) => {
                 let mut vs = Vec::new();
                 for &a in args {
@@ -1141,6 +1871,16 @@ impl<'k> Writer<'k> {
                 }
             }
         }
+    }
+}
+
+/// The old value of a compare-and-swap loop, in register type `t`.
+fn old_after(w: &mut Writer<'_>, view: Ty, t: Ty, cur: Word) -> Word {
+    if view == t {
+        cur
+    } else {
+        let tw = w.m.ty(t);
+        spv(w.m.b.bitcast(tw, None, cur))
     }
 }
 

@@ -127,8 +127,34 @@ impl Arr {
 /// The outcome of a launch: each array's bytes after the kernel.
 pub struct Ran {
     pub arrays: Vec<Vec<u8>>,
+    /// Per `kernel.reductions`: the partials buffer's bytes (`groups[0]` elements).
+    pub partials: Vec<Vec<u8>>,
     pub groups: [u32; 3],
     pub layout: ArgLayout,
+}
+
+impl Ran {
+    /// Reduction `r` folded on the host (`compiler::reduce_partials`).
+    pub fn reduced(&self, k: &Kernel, r: usize) -> Value {
+        let red = &k.reductions[r];
+        compiler::reduce_partials(red.op, red.ty, &self.partials[r])
+    }
+}
+
+/// `Spec::default()` with the device's optional features.
+pub fn spec_for(dev: &Device) -> Spec {
+    let f = dev.features();
+    Spec {
+        features: compiler::Features {
+            float64: f.shader_float64,
+            int64: f.shader_int64,
+            storage_buffer_8bit: f.storage_buffer_8bit_access,
+            int64_atomics: f.shader_buffer_int64_atomics,
+            float32_atomic_add: f.shader_buffer_float32_atomic_add,
+            float64_atomic_add: f.shader_buffer_float64_atomic_add,
+        },
+        ..Spec::default()
+    }
 }
 
 /// Compile (and `spirv-val`) `k` for `spec`, run it with these arguments and
@@ -151,6 +177,19 @@ pub fn run_with_levels(
     params: &[(&str, Value)],
     arrays: &HashMap<&str, Arr>,
     levels: Vec<(i128, i128)>,
+) -> Ran {
+    run_full(dev, k, spec, params, arrays, levels, None)
+}
+
+/// Launch with everything explicit (`num_gangs` as the runtime would pass it).
+pub fn run_full(
+    dev: &Device,
+    k: &Kernel,
+    spec: &Spec,
+    params: &[(&str, Value)],
+    arrays: &HashMap<&str, Arr>,
+    levels: Vec<(i128, i128)>,
+    num_gangs: Option<u64>,
 ) -> Ran {
     let words = compiler::compile(k, spec).unwrap_or_else(|d| panic!("compile failed: {d:#?}"));
     spirv_val(&words);
@@ -179,6 +218,7 @@ pub fn run_with_levels(
             })
             .collect(),
         levels,
+        num_gangs,
     };
     let wg = k.vector_length.unwrap_or(spec.workgroup_size);
     let max_groups = dev.info().limits.max_compute_work_group_count[0];
@@ -199,6 +239,11 @@ pub fn run_with_levels(
     for (_, a) in k.arrays.iter() {
         bufs.push(upload(&mut q, &arrays[a.name.as_str()].bytes));
     }
+    for r in &k.reductions {
+        // Poisoned, so a workgroup that skips its slot is seen.
+        let n = launch.groups[0].max(1) as usize * compiler::abi::partial_size(r.ty);
+        bufs.push(upload(&mut q, &vec![0xA5u8; n]));
+    }
     let pc = match layout.location {
         ArgLocation::PushConstants => launch.bytes.clone(),
         ArgLocation::Buffer { .. } => {
@@ -215,8 +260,18 @@ pub fn run_with_levels(
         .take(k.arrays.len())
         .map(|b| download(&mut q, b))
         .collect();
+    let partials = bufs[k.arrays.len()..k.arrays.len() + k.reductions.len()]
+        .iter()
+        .zip(&k.reductions)
+        .map(|(b, r)| {
+            let mut v = download(&mut q, b);
+            v.truncate(launch.groups[0] as usize * compiler::abi::partial_size(r.ty));
+            v
+        })
+        .collect();
     Ran {
         arrays: out,
+        partials,
         groups: launch.groups,
         layout,
     }
