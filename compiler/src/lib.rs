@@ -7,13 +7,19 @@
 //!                ──spirv::write(spec)──▶ Vec<u32> (SPIR-V words)
 //! ```
 //!
-//! * [`lower`] turns one `parallel loop` of the typed HIR into a [`Kernel`]
-//!   ([`kir`]), or refuses with `accl::compile::unsupported`.
+//! * [`lower`] turns one `parallel loop` or `parallel { .. }` region of the
+//!   typed HIR into a [`Kernel`] ([`kir`]), or refuses with
+//!   `accl::compile::unsupported`. How gangs, workers, vectors, reductions,
+//!   private clauses and atomics map onto workgroups and invocations is
+//!   written down for users in `compiler/MAPPING.md` (the text of the
+//!   language reference's section on it).
 //! * [`compile`] validates the kernel ([`validate`]) and writes a SPIR-V
 //!   module specialised for a [`Spec`] (SPIR-V version, index width,
 //!   work-group size default, device features and push-constant budget).
-//! * [`abi`] is the launch contract with the runtime: bindings, the argument
-//!   block, [`LaunchArgs`] → bytes and dispatch size.
+//! * [`abi`] is the launch contract with the runtime: bindings (arrays, then
+//!   one partials buffer per reduction, then the argument buffer), the
+//!   argument block, [`LaunchArgs`] → bytes and dispatch size, and
+//!   [`reduce_partials`], the host's second pass of a reduction.
 //! * [`Cache`] memoises [`compile`] by kernel and [`Spec`].
 //!
 //! ```

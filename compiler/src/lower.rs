@@ -1,4 +1,4 @@
-//! HIR → KIR: one `parallel loop` construct to a [`Kernel`].
+//! HIR → KIR: one `parallel loop` or `parallel { .. }` construct to a [`Kernel`].
 //!
 //! The lowering resolves what the HIR leaves to the host: which local is a
 //! captured scalar (a [`Expr::Param`]), which is an array (a binding), which
@@ -7,8 +7,23 @@
 //! function taking `q: f32[]` called with two different arrays becomes two
 //! SPIR-V functions, each with its buffer fixed) and once only otherwise.
 //!
-//! Everything the back end cannot do yet is refused here with
-//! `accl::compile::unsupported`, naming the feature and pointing at it.
+//! The kernel's [`Shape`] is chosen here: a `parallel loop` with a non-`seq`
+//! `loop` inside is a gang loop, a region is a `Region`, `parallel loop seq`
+//! is `Seq`, anything else `Flat` (`compiler/MAPPING.md`). In gang-redundant
+//! code (a gang's statements outside `loop vector`) every invocation
+//! computes the same scalars and each effect (an element store, an atomic,
+//! a call of a function that stores) is wrapped in `if invocation == 0 { .. }`
+//! followed by a barrier ("vector-single"); a value only invocation 0 could
+//! compute is refused. Reductions use the host's identities and `combine`
+//! ([`identity`], [`combine`], copied from `src/interp/construct.rs`).
+//!
+//! Still refused with `accl::compile::unsupported`, naming the feature and
+//! pointing at it: a non-`seq` `loop` nested in `loop vector`, `loop gang`
+//! inside `parallel loop`, a reduction on `loop gang` in a region, a
+//! `loop` reduction into a host variable the construct does not reduce,
+//! atomic captures used as values in gang-redundant code, and what the
+//! back end never did (strings, whole-array values, `break` out of an
+//! iteration).
 
 use crate::kir::*;
 use crate::unsupported;

@@ -263,9 +263,19 @@ for j in 1..n - 1 {{
             Arr::whole(a.iter().flat_map(|v| v.to_le_bytes()).collect(), &dims),
         );
         arrays.insert("Anew", Arr::whole(vec![0; n * m * 8], &dims));
+        for spec in [
+            spec,
+            Spec {
+                index_width: compiler::IndexWidth::U64,
+                spirv_version: (1, 3),
+                ..spec
+            },
+        ] {
+            let ran = launch(dev, &src, &k, &spec, &[], &arrays);
+            assert!(ran.groups[0] > 1);
+            assert_eq!(ran.reduced(&k, 0), Value::F64(want_err));
+        }
         let ran = launch(dev, &src, &k, &spec, &[], &arrays);
-        assert!(ran.groups[0] > 1);
-        assert_eq!(ran.reduced(&k, 0), Value::F64(want_err));
         let ai = k.arrays.iter().position(|(_, a)| a.name == "Anew").unwrap();
         assert_eq!(f64s(&ran.arrays[ai], n * m), want_new);
     });
@@ -397,6 +407,14 @@ parallel loop gang vector_length(32) for r in 0..n {{
         let ran = run_full(dev, &k, &spec, &[], &arrays, src.bounds(&k), Some(7));
         assert_eq!(ran.groups[0], 7);
         assert_eq!(array_out(&k, &ran, "y", Scalar::F64, rows), want);
+        // 64-bit indexing and SPIR-V 1.3 (an interface of inputs only).
+        let wide = Spec {
+            index_width: compiler::IndexWidth::U64,
+            spirv_version: (1, 3),
+            ..spec
+        };
+        let ran = launch(dev, &src, &k, &wide, &[], &arrays);
+        assert_eq!(array_out(&k, &ran, "y", Scalar::F64, rows), want);
     });
 }
 
@@ -524,6 +542,56 @@ parallel num_gangs(4) vector_length(16) reduction(+: c) private(p) firstprivate(
     });
 }
 
+/// `ArgLayout::encode`'s dispatch size for each kernel shape.
+#[test]
+fn encode_groups_by_shape() {
+    let src = Source::new(
+        "let a = zeros(f32, 10);
+         parallel num_gangs(10) { loop vector for i in 0..10 { a[i] = 1.0; } }
+         parallel loop gang for r in 0..1000 { loop vector for k in 0..4 { a[k] = 1.0; } }
+         parallel loop seq for i in 0..1000 { a[0] = 1.0; }
+         parallel loop for i in 0..1000 { a[0] = 1.0; }",
+    );
+    let shapes = [Shape::Region, Shape::Gang, Shape::Seq, Shape::Flat];
+    let cases: [(Option<u64>, u32, u32, u64); 4] = [
+        (Some(10), 3, 3, 10),
+        (None, 65535, 1000, 1000),
+        (None, 65535, 1, 1000),
+        (None, 65535, 16, 1000),
+    ];
+    for (n, (shape, (gangs, max, groups, total))) in shapes.iter().zip(cases).enumerate() {
+        let k = src.kernel(n);
+        assert_eq!(k.shape, *shape);
+        let layout = compiler::ArgLayout::new(&k, compiler::IndexWidth::U32, 128);
+        let args = compiler::LaunchArgs {
+            params: vec![],
+            arrays: vec![compiler::ArrayArgs {
+                base: 0,
+                dims: vec![10],
+            }],
+            levels: src.bounds(&k),
+            num_gangs: gangs,
+        };
+        let l = layout.encode(&k, &args, 64, max).unwrap();
+        assert_eq!((l.groups[0], l.total), (groups, total), "{shape:?}");
+    }
+    // A region without num_gangs is one gang; num_gangs caps a gang loop.
+    let k = src.kernel(0);
+    let layout = compiler::ArgLayout::new(&k, compiler::IndexWidth::U32, 128);
+    let mut args = compiler::LaunchArgs {
+        params: vec![],
+        arrays: vec![compiler::ArrayArgs {
+            base: 0,
+            dims: vec![10],
+        }],
+        levels: vec![],
+        num_gangs: None,
+    };
+    assert_eq!(layout.encode(&k, &args, 64, 100).unwrap().groups[0], 1);
+    args.num_gangs = Some(0);
+    assert!(layout.encode(&k, &args, 64, 100).is_err());
+}
+
 /// `loop seq reduction` inside a flat `parallel loop`, and `private`.
 #[test]
 fn seq_loop_reduction_inside_a_parallel_loop() {
@@ -632,6 +700,7 @@ fn atomic_update_forms_every_type() {
             },
             ..native
         };
+        eprintln!("device atomics: {:?}", native.features);
         for t in [I32, U32, I64, F32, F64] {
             let ops: &[&str] = if t.is_int() {
                 &["+=", "-=", "*=", "max=", "min=", "&=", "|=", "^="]

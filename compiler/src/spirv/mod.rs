@@ -27,6 +27,20 @@
 //!   Rust); `round` rounds half away from zero (GLSL's `Round` does not say
 //!   which way .5 goes), built from `Trunc`.
 //!
+//! Issue 5 additions: the entry point runs one of the loops of
+//! [`crate::abi`] by [`Shape`]; reductions fold per workgroup in a fixed
+//! tree in a Workgroup-storage scratch array of `wg_size` elements (one per
+//! register type; bools as `u32`), with `OpControlBarrier(Workgroup,
+//! Workgroup, AcquireRelease | UniformMemory | WorkgroupMemory)` between the
+//! steps, and invocation 0 stores the workgroup's partial; `loop vector` is a
+//! block-stride loop between two such barriers. Atomics use `Device` scope
+//! and relaxed semantics: `OpAtomicIAdd/ISub/SMax/UMax/SMin/UMin/And/Or/Xor/
+//! Exchange` on integers, `OpAtomicFAddEXT` (`SPV_EXT_shader_atomic_float_add`)
+//! for float add/sub where [`crate::Features`] has it, and otherwise an
+//! `OpAtomicCompareExchange` loop on the element's bits; a float array with
+//! such an atomic is declared as a `u32`/`u64` buffer and bitcast on plain
+//! loads and stores.
+//!
 //! Where the device differs (documented, not hidden):
 //! * GLSL.std.450 transcendentals (`exp exp2 log log2 sin cos tan asin acos
 //!   atan sinh cosh tanh pow atan2`) exist for 32-bit floats only: on `f64`
@@ -1105,10 +1119,10 @@ impl<'k> Writer<'k> {
         }
         if view == Ty::storage(elem) {
             // Native float add (the device has the feature: see storage_views).
-            let (cap, _) = if elem == Scalar::F64 {
-                (rspirv::spirv::Capability::AtomicFloat64AddEXT, ())
+            let cap = if elem == Scalar::F64 {
+                rspirv::spirv::Capability::AtomicFloat64AddEXT
             } else {
-                (rspirv::spirv::Capability::AtomicFloat32AddEXT, ())
+                rspirv::spirv::Capability::AtomicFloat32AddEXT
             };
             self.m.add_cap(cap);
             self.m.add_ext("SPV_EXT_shader_atomic_float_add");

@@ -191,6 +191,22 @@ pub fn run_full(
     levels: Vec<(i128, i128)>,
     num_gangs: Option<u64>,
 ) -> Ran {
+    run_capped(dev, k, spec, params, arrays, levels, num_gangs, None)
+}
+
+/// As [`run_full`], with the dispatch capped at `max_groups` workgroups (as
+/// if the device's limit were lower), to exercise the grid-stride loops.
+#[allow(clippy::too_many_arguments)]
+pub fn run_capped(
+    dev: &Device,
+    k: &Kernel,
+    spec: &Spec,
+    params: &[(&str, Value)],
+    arrays: &HashMap<&str, Arr>,
+    levels: Vec<(i128, i128)>,
+    num_gangs: Option<u64>,
+    max_groups: Option<u32>,
+) -> Ran {
     let words = compiler::compile(k, spec).unwrap_or_else(|d| panic!("compile failed: {d:#?}"));
     spirv_val(&words);
     let layout = ArgLayout::new(k, spec.index_width, spec.max_push_constants);
@@ -221,7 +237,7 @@ pub fn run_full(
         num_gangs,
     };
     let wg = k.vector_length.unwrap_or(spec.workgroup_size);
-    let max_groups = dev.info().limits.max_compute_work_group_count[0];
+    let max_groups = max_groups.unwrap_or(dev.info().limits.max_compute_work_group_count[0]);
     let launch = layout
         .encode(k, &args, wg, max_groups)
         .unwrap_or_else(|d| panic!("{d:#?}"));
