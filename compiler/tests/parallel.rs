@@ -846,3 +846,45 @@ fn shared_examples_compile() {
     }
     eprintln!("{seen} kernels compiled");
 }
+
+/// Vector-single effects: a gang-redundant store is done by lane 0 and seen
+/// by every lane after it; a value only lane 0 could compute is refused.
+#[test]
+fn gang_redundant_store_is_seen_by_every_lane() {
+    let src = Source::new(
+        "
+let a = zeros(i32, 4);
+let b = zeros(i32, 100);
+parallel vector_length(32) {
+    a[0] = a[0] + 5;
+    let x = a[0];
+    loop vector for i in 0..100 {
+        b[i] = x + i;
+    }
+}
+parallel {
+    let old = atomic_add(a[1], 1);
+    loop vector for i in 0..100 {
+        b[i] = old;
+    }
+}
+",
+    );
+    let k = src.kernel(0);
+    with_device(|dev| {
+        let mut arrays = HashMap::new();
+        arrays.insert("a", arr_of(&[Value::I32(1); 4]));
+        arrays.insert("b", arr_of(&[Value::I32(0); 100]));
+        let ran = run_full(dev, &k, &spec_for(dev), &[], &arrays, vec![], None);
+        let a = array_out(&k, &ran, "a", Scalar::I32, 4);
+        assert_eq!(a[0], Value::I32(6), "stored once, not once per lane");
+        let b = array_out(&k, &ran, "b", Scalar::I32, 100);
+        assert!(b
+            .iter()
+            .enumerate()
+            .all(|(i, v)| *v == Value::I32(6 + i as i32)));
+    });
+    let d = src.lower(1).unwrap_err();
+    assert_eq!(d.code, "accl::compile::unsupported");
+    assert!(d.message.contains("atomic capture"), "{}", d.message);
+}
