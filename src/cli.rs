@@ -55,8 +55,10 @@ pub fn check_files(files: &[impl AsRef<Path>]) -> ExitCode {
 /// Which backend runs device constructs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BackendChoice {
-    /// The best available: the Vulkan backend once it exists, the host until then.
+    /// The Vulkan backend, starting on device 0.
     Auto,
+    /// The Vulkan backend, starting on this device.
+    Device(usize),
     /// The host reference backend (`--host`).
     Host,
 }
@@ -64,9 +66,22 @@ pub enum BackendChoice {
 /// A fresh engine on the chosen backend, with file access relative to the
 /// current directory.
 pub fn new_engine(backend: BackendChoice) -> Result<crate::Engine, String> {
-    // Only the host backend exists so far; `Auto` will pick Vulkan when it lands.
-    let _ = backend;
-    let mut engine = crate::Engine::new();
+    let mut engine = match backend {
+        BackendChoice::Host => crate::Engine::new(),
+        BackendChoice::Auto | BackendChoice::Device(_) => {
+            let d = if let BackendChoice::Device(d) = backend {
+                d
+            } else {
+                0
+            };
+            crate::Engine::vulkan(d).map_err(|e| {
+                format!(
+                    "{}\n  help: `accl devices` lists the devices; `--host` runs on the host reference backend",
+                    e.render(100).trim_end()
+                )
+            })?
+        }
+    };
     engine.set_fs_access(Some(std::path::PathBuf::from(".")));
     Ok(engine)
 }
@@ -81,12 +96,21 @@ pub fn run_file(file: &Path, backend: BackendChoice) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // Only the host backend exists so far; `Auto` will pick Vulkan when it lands.
-    let _ = backend;
-    let mut engine = crate::Engine::new();
-    engine.set_fs_access(Some(std::path::PathBuf::from(".")));
-    match engine.eval_source(&file.display().to_string(), &text) {
-        Ok(_) => ExitCode::SUCCESS,
+    let mut engine = match new_engine(backend) {
+        Ok(e) => e,
+        Err(m) => {
+            eprintln!("error: {m}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let r = engine.eval_source(&file.display().to_string(), &text);
+    let messages = engine.take_validation_messages();
+    for m in &messages {
+        eprintln!("validation: {m}");
+    }
+    match r {
+        Ok(_) if messages.is_empty() => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::FAILURE,
         Err(e) => {
             print_diags(&e.source, &e.diags);
             ExitCode::FAILURE
@@ -150,4 +174,130 @@ fn thread_cpu_seconds() -> Option<f64> {
     let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
     Some(ns as f64 / 1e9)
+}
+
+/// Every compute construct of a checked program, in source order, with the
+/// body it appears in.
+pub fn kernel_constructs(
+    prog: &lang::hir::Program,
+) -> Vec<(&lang::hir::Body, &lang::hir::Construct)> {
+    use lang::hir::{Block, Body, ConstructBody, DirectiveKind as DK, StmtKind};
+    fn walk<'a>(body: &'a Body, b: &'a Block, out: &mut Vec<(&'a Body, &'a lang::hir::Construct)>) {
+        for s in b {
+            match &s.kind {
+                StmtKind::Construct(c) => match &c.body {
+                    _ if matches!(c.kind, DK::Parallel | DK::ParallelLoop) => out.push((body, c)),
+                    ConstructBody::Block(b) => walk(body, b, out),
+                    _ => {}
+                },
+                StmtKind::If { then, els, .. } => {
+                    walk(body, then, out);
+                    walk(body, els, out);
+                }
+                StmtKind::While { body: w, .. } | StmtKind::Block(w) => walk(body, w, out),
+                StmtKind::For(f) => walk(body, &f.body, out),
+                _ => {}
+            }
+        }
+    }
+    let mut v = Vec::new();
+    for (_, f) in prog.functions.iter() {
+        walk(&f.body, &f.body.block, &mut v);
+    }
+    walk(&prog.main, &prog.main.block, &mut v);
+    v.sort_by_key(|(_, c)| c.span.start);
+    v
+}
+
+/// `accl spirv FILE`: the SPIR-V disassembly of every kernel, specialised
+/// for device `device` when given (else for a Vulkan 1.2 device with every
+/// feature, 256-invocation work groups and 32-bit indexing).
+pub fn spirv_file(file: &Path, device: Option<usize>) -> ExitCode {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", file.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let src = Source::new(file.display().to_string(), text.clone());
+    let builtins = stdlib::builtins();
+    let prog = match lang::check_source(&text, &builtins) {
+        Ok(c) => c.program,
+        Err(d) => {
+            print_diags(&src, &d);
+            return ExitCode::FAILURE;
+        }
+    };
+    let spec = match device {
+        None => compiler::Spec::default(),
+        Some(d) => match device_spec(d) {
+            Ok(s) => s,
+            Err(m) => {
+                eprintln!("error: {m}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let mut failed = false;
+    for (body, c) in kernel_constructs(&prog) {
+        let line = text[..(c.span.start as usize).min(text.len())]
+            .matches('\n')
+            .count()
+            + 1;
+        let r = compiler::lower(&prog, body, c, &builtins).and_then(|k| {
+            let words = compiler::compile(&k, &spec)?;
+            Ok((k.name.clone(), words))
+        });
+        match r {
+            Ok((name, words)) => {
+                println!("; {name}: `{}` at line {line}", c.kind.name());
+                println!("{}", compiler::disassemble(&words));
+            }
+            Err(d) => {
+                print_diags(&src, &[d]);
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The kernel specialisation of device `d` (opens it).
+fn device_spec(d: usize) -> Result<compiler::Spec, String> {
+    let b = crate::vulkan::VulkanBackend::new()?;
+    b.spec(d)
+}
+
+/// `accl devices`: every Vulkan device accl can use, in device-number order.
+pub fn list_devices() -> ExitCode {
+    let instance = match vk_runtime::Instance::new(&vk_runtime::InstanceOptions::default()) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match crate::vulkan::ordered_adapters(&instance) {
+        Ok(v) if v.is_empty() => {
+            eprintln!(
+                "no Vulkan device with a compute queue (install lavapipe: `. scripts/setup.sh`)"
+            );
+            ExitCode::FAILURE
+        }
+        Ok(v) => {
+            for (i, a) in v.iter().enumerate() {
+                println!("device {i}: {a}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(m) => {
+            eprintln!("error: {m}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod engine;
 pub mod interp;
 pub mod repl;
+pub mod vulkan;
 
 pub use engine::{Engine, Error};
 pub use lang;

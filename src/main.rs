@@ -26,12 +26,26 @@ enum Cmd {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Run a script. Device constructs run on the best backend available
-    /// (the host until the Vulkan backend lands). Exit status 1 on an error.
+    /// Run a script; device constructs run on Vulkan device 0 (or --device N).
+    /// Exit status 1 on an error.
     Run {
         /// Run every construct on the host reference backend.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "device")]
         host: bool,
+        /// The device constructs start on (numbered as `accl devices` lists them).
+        #[arg(long)]
+        device: Option<usize>,
+        /// The .accl script.
+        file: PathBuf,
+    },
+    /// List the Vulkan devices: name, type, memory, queue families, limits
+    /// and the features accl uses.
+    Devices,
+    /// Print the SPIR-V disassembly of every kernel of a script.
+    Spirv {
+        /// Specialise for this device (default: a generic Vulkan 1.2 device).
+        #[arg(long)]
+        device: Option<usize>,
         /// The .accl script.
         file: PathBuf,
     },
@@ -73,14 +87,16 @@ fn main() -> ExitCode {
     };
     match cmd {
         Cmd::Check { files } => accl::cli::check_files(&files),
-        Cmd::Run { host, file } => accl::cli::run_file(
+        Cmd::Run { host, device, file } => accl::cli::run_file(
             &file,
-            if host {
-                accl::cli::BackendChoice::Host
-            } else {
-                accl::cli::BackendChoice::Auto
+            match (host, device) {
+                (true, _) => accl::cli::BackendChoice::Host,
+                (false, Some(d)) => accl::cli::BackendChoice::Device(d),
+                (false, None) => accl::cli::BackendChoice::Auto,
             },
         ),
+        Cmd::Devices => accl::cli::list_devices(),
+        Cmd::Spirv { device, file } => accl::cli::spirv_file(&file, device),
         Cmd::Bench {
             what: BenchWhat::Host { n, runs },
         } => accl::cli::bench_host(n, runs),

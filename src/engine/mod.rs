@@ -82,6 +82,37 @@ impl Engine {
         }
     }
 
+    /// A fresh engine whose device constructs run on `backend`.
+    pub fn with_backend(backend: std::rc::Rc<dyn crate::interp::Backend>) -> Engine {
+        let mut e = Engine::new();
+        e.cx.backend = backend;
+        e
+    }
+
+    /// A fresh engine on the Vulkan backend, current device `device`
+    /// (numbered as `accl devices` lists them). Fails when there is no
+    /// Vulkan driver or no such device.
+    ///
+    /// ```no_run
+    /// let mut e = accl::Engine::vulkan(0).unwrap();
+    /// e.eval("let x = zeros(f32, 4); parallel loop for i in 0..4 { x[i] = 2.0; }").unwrap();
+    /// assert_eq!(e.get_array::<f32>("x").unwrap().0, [2.0; 4]);
+    /// ```
+    pub fn vulkan(device: usize) -> Result<Engine, Error> {
+        let b = crate::vulkan::VulkanBackend::new()
+            .map_err(|m| Error::api("accl::device::open", format!("cannot open Vulkan: {m}")))?;
+        let mut e = Engine::with_backend(std::rc::Rc::new(b));
+        e.set_device(device)
+            .map_err(|m| Error::api("accl::device::open", m))?;
+        Ok(e)
+    }
+
+    /// Messages of the Vulkan validation layer since the last call (only
+    /// with `ACCL_VALIDATION=1`; always empty on the host backend).
+    pub fn take_validation_messages(&self) -> Vec<String> {
+        self.cx.backend.validation_messages()
+    }
+
     /// The name of the backend that runs device constructs (`"host"`).
     ///
     /// ```

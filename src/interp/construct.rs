@@ -61,7 +61,23 @@ pub struct CConstruct {
     pub if_present: bool,
     pub loops: Vec<CLoop>,
     pub body: Vec<St>,
+    /// The kernel of a `parallel`/`parallel loop`, lowered when the program
+    /// was compiled (an error if the device compiler refuses it; the host
+    /// backend never looks).
+    pub device: Option<DeviceCode>,
 }
+
+/// What a device backend needs to launch a compute construct.
+pub struct DeviceCode {
+    /// Unique in the process: keys compiled modules and pipelines.
+    pub uid: u64,
+    pub kernel: Result<compiler::Kernel, lang::Diag>,
+    /// Host expressions the launch evaluates (`vector_length(e)`,
+    /// `num_gangs(e)`), by their HIR handle.
+    pub host_exprs: Vec<(hir::ExprH, CExpr)>,
+}
+
+static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Where constructs run. The host implementation is the reference; a device
 /// backend keeps its own present table and runs kernels elsewhere, but the
@@ -89,6 +105,11 @@ pub trait Backend {
     }
     /// Work queued and not finished, one line per queue.
     fn pending(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Messages of the Vulkan validation layer since the last call (empty
+    /// unless validation is on).
+    fn validation_messages(&self) -> Vec<String> {
         Vec::new()
     }
 }
@@ -659,6 +680,15 @@ impl Compiler<'_> {
                 self.block(body),
             ),
         };
+        let device = kernel.then(|| DeviceCode {
+            uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            kernel: compiler::lower(self.prog, self.body, c, self.builtins),
+            host_exprs: [cl.vector_length, cl.num_gangs]
+                .into_iter()
+                .flatten()
+                .map(|e| (e, self.expr(e)))
+                .collect(),
+        });
         let cc = CConstruct {
             kind: c.kind,
             id: c.id,
@@ -676,6 +706,7 @@ impl Compiler<'_> {
             if_present: cl.if_present,
             loops,
             body,
+            device,
         };
         Box::new(move |fr, cx| run_construct(&cc, fr, cx))
     }

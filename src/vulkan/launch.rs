@@ -1,0 +1,251 @@
+//! Launching one compute construct on a device: evaluate the launch values
+//! on the host, specialise and compile (memoised), bind each array's present
+//! section, dispatch, wait.
+
+use super::storage::VkStorage;
+use crate::interp::construct::CConstruct;
+use crate::interp::error;
+use crate::interp::present::Table;
+use crate::interp::value::{bits_to_value, Flow, Frame, R};
+use crate::interp::Ctx;
+use compiler::{ArgLayout, ArgLocation, ArrayArgs, IndexWidth, LaunchArgs};
+use lang::{Diag, Span, Value};
+use std::cell::RefCell;
+use stdlib::Array;
+use vk_runtime::{Buffer, BufferBinding, StagingBuffer, StagingKind};
+
+fn launch_error(span: Span, msg: impl Into<String>) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::device::launch",
+            msg.into(),
+            span,
+            "launching this kernel",
+        )
+        .with_help("run with `--host` to use the host reference backend"),
+    )
+}
+
+/// An array a kernel uses that is not present (`no_create` of absent data):
+/// it is copied in for the launch and back after, as if the kernel used the
+/// host memory.
+struct Temp {
+    array: Array,
+    rows: usize,
+    written: bool,
+}
+
+/// Run `c` on device `dev` of `table` (its data clauses already entered).
+pub fn launch(
+    cell: &RefCell<Table<VkStorage>>,
+    c: &CConstruct,
+    fr: &mut Frame,
+    cx: &mut Ctx,
+) -> R<Flow> {
+    let dev = cx.device;
+    let Some(code) = &c.device else {
+        return Err(error::internal(c.span, "a kernel without device code"));
+    };
+    let kernel = code.kernel.as_ref().map_err(|d| Box::new(d.clone()))?;
+
+    // Host-side launch values: loop bounds, scalars, clause expressions.
+    let mut levels = Vec::with_capacity(c.loops.len());
+    for l in &c.loops {
+        levels.push((l.lo.get(fr, cx)? as i128, l.hi.get(fr, cx)? as i128));
+    }
+    let params: Vec<Value> = kernel
+        .params
+        .iter()
+        .map(|p| bits_to_value(p.ty, fr.s[p.host.index()]))
+        .collect();
+    let mut vector_length = kernel.vector_length;
+    if let Some(e) = kernel.vector_length_expr {
+        if let Some((_, x)) = code.host_exprs.iter().find(|(h, _)| *h == e) {
+            let n = x.eval_int(fr, cx)?;
+            if !(1..=1024).contains(&n) {
+                return Err(launch_error(
+                    c.span,
+                    format!("vector_length({n}) must be between 1 and 1024"),
+                ));
+            }
+            vector_length = Some(n as u32);
+        }
+    }
+
+    // Sections the data clauses name (evaluated before the table is
+    // borrowed: a host expression may itself ask the table).
+    let mut named = Vec::new();
+    for d in &c.data {
+        if let Some((lo, n)) = &d.section {
+            named.push((d.slot, lo.get(fr, cx)?, n.get(fr, cx)?));
+        }
+    }
+    let mut table = cell.borrow_mut();
+    let table = &mut *table;
+
+    // Arrays: the present section each binding uses.
+    let mut temps: Vec<Temp> = Vec::new();
+    let mut bound: Vec<(Buffer, ArrayArgs, u64)> = Vec::with_capacity(kernel.arrays.len());
+    for (_, ap) in kernel.arrays.iter() {
+        let a = fr.a[ap.host.index()].clone().ok_or_else(error::uninit)?;
+        let rows = a.shape()[0];
+        if !table.has_any(dev, &a) {
+            table
+                .attach(dev, &a, 0, rows, true, true)
+                .map_err(|e| launch_error(c.span, format!("`{}`: {e:?}", ap.name)))?;
+            temps.push(Temp {
+                array: a.clone(),
+                rows,
+                written: ap.written,
+            });
+        }
+        let m = table.mapping(dev, &a).expect("attached above");
+        let (s, sec) = match m.sections.as_slice() {
+            [one] => one,
+            many => {
+                // Several sections: the one a data clause of this construct names.
+                let pick = named
+                    .iter()
+                    .find(|(slot, _, _)| *slot == ap.host.index())
+                    .and_then(|&(_, lo, n)| {
+                        many.iter()
+                            .find(|(s, _)| s.lo as i64 <= lo && lo + n <= s.hi as i64)
+                    });
+                match pick {
+                    Some(p) => p,
+                    None => {
+                        return Err(launch_error(
+                            c.span,
+                            format!(
+                                "`{}` is present on device {dev} as {} separate sections; a kernel binds one",
+                                ap.name,
+                                many.len()
+                            ),
+                        ))
+                    }
+                }
+            }
+        };
+        let base = (s.lo * a.row_len()) as u64;
+        let dims: Vec<u64> = a.shape().iter().map(|&d| d as u64).collect();
+        bound.push((sec.buffer.clone(), ArrayArgs { base, dims }, a.len() as u64));
+    }
+
+    let r = dispatch(
+        table,
+        c,
+        kernel,
+        code.uid,
+        dev,
+        &bound,
+        params,
+        levels,
+        vector_length,
+    );
+    // Temporary copies go back whatever happened to the launch, so the
+    // present table stays balanced; the data only when it ran.
+    for t in temps {
+        let _ = table.detach(
+            dev,
+            &t.array,
+            0,
+            t.rows,
+            t.written && r.is_ok(),
+            true,
+            false,
+        );
+    }
+    r?;
+    Ok(Flow::Next)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn dispatch(
+    table: &mut Table<VkStorage>,
+    c: &CConstruct,
+    kernel: &compiler::Kernel,
+    uid: u64,
+    dev: usize,
+    bound: &[(Buffer, ArrayArgs, u64)],
+    params: Vec<Value>,
+    levels: Vec<(i128, i128)>,
+    vector_length: Option<u32>,
+) -> R<()> {
+    let d = table.store.dev(dev).map_err(|m| launch_error(c.span, m))?;
+    let mut spec = d.spec();
+    let limits = d.device.info().limits.clone();
+    let args = LaunchArgs {
+        params,
+        arrays: bound.iter().map(|b| b.1.clone()).collect(),
+        levels,
+    };
+    // The iteration count decides the index width before compiling.
+    let probe = ArgLayout::new(kernel, IndexWidth::U64, spec.max_push_constants);
+    let total = probe
+        .encode(kernel, &args, 1, 1)
+        .map(|l| l.total)
+        .map_err(Box::new)?;
+    spec.index_width = IndexWidth::for_sizes(bound.iter().map(|b| b.2), total);
+    if spec.index_width == IndexWidth::U64 && !spec.features.int64 {
+        return Err(launch_error(
+            c.span,
+            "this kernel needs 64-bit indexing, and the device lacks shaderInt64",
+        ));
+    }
+    let wg = vector_length.unwrap_or(spec.workgroup_size);
+    if wg > limits.max_compute_work_group_invocations || wg > limits.max_compute_work_group_size[0]
+    {
+        return Err(launch_error(
+            c.span,
+            format!(
+                "a work group of {wg} invocations is more than the device allows ({})",
+                limits.max_compute_work_group_invocations
+            ),
+        ));
+    }
+    let words = d.modules.get(uid, kernel, &spec).map_err(Box::new)?;
+    d.last_module = Some(words.clone());
+    let layout = ArgLayout::new(kernel, spec.index_width, spec.max_push_constants);
+    let launch = layout
+        .encode(kernel, &args, wg, limits.max_compute_work_group_count[0])
+        .map_err(Box::new)?;
+    if launch.groups[0] == 0 {
+        return Ok(());
+    }
+    let pipeline = d
+        .pipeline(
+            (uid, spec, wg),
+            &words,
+            layout.num_bindings(kernel),
+            layout.push_constant_bytes(),
+        )
+        .map_err(|m| launch_error(c.span, m))?;
+    let fail = |e: vk_runtime::VkError| launch_error(c.span, e.to_string());
+    // The argument block in a buffer when it does not fit push constants.
+    let arg_buffer = match layout.location {
+        ArgLocation::PushConstants => None,
+        ArgLocation::Buffer { .. } => {
+            let size = launch.bytes.len() as u64;
+            let buf = Buffer::new(&d.device, size, "accl kernel arguments").map_err(fail)?;
+            let mut st = StagingBuffer::new(&d.device, size, StagingKind::Upload, "accl arguments")
+                .map_err(fail)?;
+            st.as_mut_slice().copy_from_slice(&launch.bytes);
+            d.queue.copy_buffer(&st, 0, &buf, 0, size).map_err(fail)?;
+            Some(buf)
+        }
+    };
+    let mut bindings: Vec<BufferBinding> =
+        bound.iter().map(|b| BufferBinding::whole(&b.0)).collect();
+    if let Some(b) = &arg_buffer {
+        bindings.push(BufferBinding::whole(b));
+    }
+    let push: &[u8] = match layout.location {
+        ArgLocation::PushConstants => &launch.bytes,
+        ArgLocation::Buffer { .. } => &[],
+    };
+    d.queue.set_label(kernel.name.clone());
+    d.queue
+        .dispatch(&pipeline, &bindings, push, launch.groups)
+        .map_err(fail)?;
+    d.sync().map_err(|m| launch_error(c.span, m))
+}
