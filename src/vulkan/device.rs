@@ -87,6 +87,9 @@ impl DevState {
                 float64: f.shader_float64,
                 int64: f.shader_int64,
                 storage_buffer_8bit: f.storage_buffer_8bit_access,
+                int64_atomics: f.shader_buffer_int64_atomics,
+                float32_atomic_add: f.shader_buffer_float32_atomic_add,
+                float64_atomic_add: f.shader_buffer_float64_atomic_add,
             },
             max_push_constants: l.max_push_constants_size.min(128),
         }

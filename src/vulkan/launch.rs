@@ -3,10 +3,11 @@
 //! section, dispatch, wait.
 
 use super::storage::VkStorage;
+use crate::interp::construct::combine;
 use crate::interp::construct::CConstruct;
 use crate::interp::error;
 use crate::interp::present::Table;
-use crate::interp::value::{bits_to_value, Flow, Frame, R};
+use crate::interp::value::{bits_to_value, value_to_bits, Flow, Frame, R};
 use crate::interp::Ctx;
 use compiler::{ArgLayout, ArgLocation, ArrayArgs, IndexWidth, LaunchArgs};
 use lang::{Diag, Span, Value};
@@ -58,6 +59,19 @@ pub fn launch(
         .iter()
         .map(|p| bits_to_value(p.ty, fr.s[p.host.index()]))
         .collect();
+    let mut num_gangs = None;
+    if let Some(e) = kernel.num_gangs_expr {
+        if let Some((_, x)) = code.host_exprs.iter().find(|(h, _)| *h == e) {
+            let n = x.eval_int(fr, cx)?;
+            if n < 1 {
+                return Err(launch_error(
+                    c.span,
+                    format!("num_gangs({n}) must be at least 1"),
+                ));
+            }
+            num_gangs = Some(n.min(u64::MAX as i128) as u64);
+        }
+    }
     let mut vector_length = kernel.vector_length;
     if let Some(e) = kernel.vector_length_expr {
         if let Some((_, x)) = code.host_exprs.iter().find(|(h, _)| *h == e) {
@@ -140,7 +154,7 @@ pub fn launch(
         &bound,
         params,
         levels,
-        vector_length,
+        (vector_length, num_gangs),
     );
     // Temporary copies go back whatever happened to the launch, so the
     // present table stays balanced; the data only when it ran.
@@ -155,7 +169,13 @@ pub fn launch(
             false,
         );
     }
-    r?;
+    // Reductions: fold the partials in group order, then into the outer
+    // value (OpenACC: the reduction variable's original value takes part).
+    for (rp, v) in kernel.reductions.iter().zip(r?) {
+        let slot = rp.host.index();
+        let outer = bits_to_value(rp.ty, fr.s[slot]);
+        fr.s[slot] = value_to_bits(combine(rp.op, outer, v), rp.ty);
+    }
     Ok(Flow::Next)
 }
 
@@ -169,8 +189,8 @@ fn dispatch(
     bound: &[(Buffer, ArrayArgs, u64)],
     params: Vec<Value>,
     levels: Vec<(i128, i128)>,
-    vector_length: Option<u32>,
-) -> R<()> {
+    (vector_length, num_gangs): (Option<u32>, Option<u64>),
+) -> R<Vec<Value>> {
     let d = table.store.dev(dev).map_err(|m| launch_error(c.span, m))?;
     let mut spec = d.spec();
     let limits = d.device.info().limits.clone();
@@ -178,6 +198,7 @@ fn dispatch(
         params,
         arrays: bound.iter().map(|b| b.1.clone()).collect(),
         levels,
+        num_gangs,
     };
     // The iteration count decides the index width before compiling.
     let probe = ArgLayout::new(kernel, IndexWidth::U64, spec.max_push_constants);
@@ -210,7 +231,11 @@ fn dispatch(
         .encode(kernel, &args, wg, limits.max_compute_work_group_count[0])
         .map_err(Box::new)?;
     if launch.groups[0] == 0 {
-        return Ok(());
+        return Ok(kernel
+            .reductions
+            .iter()
+            .map(|r| compiler::reduce_partials(r.op, r.ty, &[]))
+            .collect());
     }
     let pipeline = d
         .pipeline(
@@ -234,8 +259,15 @@ fn dispatch(
             Some(buf)
         }
     };
+    // One partial per work group and reduction.
+    let mut partials = Vec::with_capacity(kernel.reductions.len());
+    for r in &kernel.reductions {
+        let size = launch.groups[0] as u64 * compiler::abi::partial_size(r.ty) as u64;
+        partials.push(Buffer::new(&d.device, size.max(4), "accl partials").map_err(fail)?);
+    }
     let mut bindings: Vec<BufferBinding> =
         bound.iter().map(|b| BufferBinding::whole(&b.0)).collect();
+    bindings.extend(partials.iter().map(BufferBinding::whole));
     if let Some(b) = &arg_buffer {
         bindings.push(BufferBinding::whole(b));
     }
@@ -247,5 +279,14 @@ fn dispatch(
     d.queue
         .dispatch(&pipeline, &bindings, push, launch.groups)
         .map_err(fail)?;
-    d.sync().map_err(|m| launch_error(c.span, m))
+    d.sync().map_err(|m| launch_error(c.span, m))?;
+    let mut out = Vec::with_capacity(partials.len());
+    for (r, p) in kernel.reductions.iter().zip(&partials) {
+        let n = launch.groups[0] as usize * compiler::abi::partial_size(r.ty);
+        let mut bytes = vec![0u8; n];
+        d.download(p, 0, &mut bytes)
+            .map_err(|m| launch_error(c.span, m))?;
+        out.push(compiler::reduce_partials(r.op, r.ty, &bytes));
+    }
+    Ok(out)
 }
