@@ -27,10 +27,19 @@ pub fn scalar(v: Value) -> String {
 
 /// An array as `print` shows it.
 pub fn array(a: &Array) -> String {
+    array_summarised(a, ELIDE_OVER)
+}
+
+/// An array as `print` shows it, summarised when it has more than `over`
+/// elements (the REPL's preview uses a lower threshold than `print`).
+pub fn array_summarised(a: &Array, over: usize) -> String {
     let data = a.data();
-    let elide = a.len() > ELIDE_OVER;
+    let elide = a.len() > over;
     let mut out = String::new();
     let shape = a.shape().to_vec();
+    if shape.is_empty() {
+        return data.get(0).map(scalar).unwrap_or_default();
+    }
     write_axis(&mut out, &data, &shape, 0, 0, elide);
     out
 }
@@ -93,6 +102,11 @@ mod tests {
         assert_eq!(array(&c), "[[[0 1]\n  [2 3]]\n\n [[4 5]\n  [6 7]]]");
         let big = Array::from_vec((0..2000i64).collect(), vec![2000]).unwrap();
         assert_eq!(array(&big), "[0 1 2 ... 1997 1998 1999]");
+        let m = Array::from_vec((0..64i32).collect(), vec![8, 8]).unwrap();
+        assert_eq!(
+            array_summarised(&m, 50),
+            "[[0 1 2 ... 5 6 7]\n [8 9 10 ... 13 14 15]\n [16 17 18 ... 21 22 23]\n ...\n [40 41 42 ... 45 46 47]\n [48 49 50 ... 53 54 55]\n [56 57 58 ... 61 62 63]]"
+        );
         assert_eq!(scalar(Value::F64(1.0)), "1");
     }
 }

@@ -1,0 +1,177 @@
+//! The REPL driven through a pseudo-terminal, as a person uses it: the real
+//! `accl` binary on the host backend (no GPU needed), rustyline in raw
+//! mode, Ctrl-C as a real SIGINT from the terminal's line discipline.
+//!
+//! Every step waits for output that only the step itself can produce (the
+//! echo of typed text never contains it), so there is no sleeping.
+
+use rexpect::reader::Options;
+use rexpect::session::{spawn_with_options, PtySession};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+const TIMEOUT_MS: u64 = 15_000;
+
+fn spawn(history: &Path, strip_ansi: bool) -> PtySession {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_accl"));
+    cmd.arg("--host")
+        .env("ACCL_HISTORY", history)
+        .env("TERM", "xterm")
+        .env_remove("NO_COLOR");
+    spawn_with_options(
+        cmd,
+        Options::new()
+            .timeout_ms(Some(TIMEOUT_MS))
+            .strip_ansi_escape_codes(strip_ansi),
+    )
+    .expect("spawn accl in a pty")
+}
+
+/// Wait for `needle`; on failure say what came before.
+fn expect(p: &mut PtySession, needle: &str) -> String {
+    match p.exp_string(needle) {
+        Ok(before) => before,
+        Err(e) => panic!("waiting for {needle:?}: {e}"),
+    }
+}
+
+#[test]
+fn a_session_in_a_pty() {
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("history");
+    let mut p = spawn(&history, true);
+    expect(&mut p, "`:help` lists the commands");
+
+    // A multi-line parallel loop entered line by line: the continuation
+    // prompt shows while the brace is open.
+    p.send_line("let a = arange(f32, 8);").unwrap();
+    p.send_line("parallel loop for i in 0..8 {").unwrap();
+    expect(&mut p, "  ... ");
+    p.send_line("    a[i] = a[i] * 2.0 + 1.0;").unwrap();
+    p.send_line("}").unwrap();
+
+    // A trailing expression prints type, shape and preview.
+    p.send_line("a").unwrap();
+    expect(&mut p, "f32[], shape [8]");
+    expect(&mut p, "[1 3 5 7 9 11 13 15]");
+
+    // An error prints its diagnostic; the next input still sees `a`.
+    p.send_line("let b = a[99];").unwrap();
+    expect(&mut p, "index 99 is out of bounds");
+    p.send_line("a[7] + 1.0").unwrap();
+    expect(&mut p, "16 : f32");
+
+    // Completion of a builtin and of a variable (one candidate: inline).
+    p.send_line("let alpha_beta = 5;").unwrap();
+    p.send("alpha_b\t").unwrap();
+    p.send_line(" * 2").unwrap();
+    expect(&mut p, "10 : i32");
+    p.send("arang\t").unwrap();
+    p.send_line("(i64, 3)").unwrap();
+    expect(&mut p, "i64[], shape [3]");
+
+    // Meta-commands.
+    p.send_line(":type a[0] * 2.0").unwrap();
+    expect(&mut p, "a[0] * 2.0 : f32");
+    p.send_line(":vars").unwrap();
+    expect(&mut p, "a           f32[]  shape [8]  host only");
+    p.send_line("enter data copyin(a[2:4]);").unwrap();
+    p.send_line(":present").unwrap();
+    expect(&mut p, "[2:4] of 8");
+    p.send_line(":spirv").unwrap();
+    expect(
+        &mut p,
+        "no SPIR-V: the host backend runs parallel constructs",
+    );
+
+    // Ctrl-C stops a running `while true {}`; the session goes on. The
+    // printed `spin2` (not in the echo) says the loop is running.
+    p.send_line("println(\"spin\", 1 + 1); while true { }")
+        .unwrap();
+    expect(&mut p, "spin2");
+    p.send_control('c').unwrap();
+    expect(&mut p, "interrupted (Ctrl-C)");
+    p.send_line("a[1] * 10.0").unwrap();
+    expect(&mut p, "30 : f32");
+
+    // Ctrl-C at an empty prompt does not exit.
+    p.send_control('c').unwrap();
+    expect(&mut p, "Ctrl-D or type :quit");
+    p.send_line("alpha_beta + 1").unwrap();
+    expect(&mut p, "6 : i32");
+
+    // Ctrl-D exits, saving the history.
+    p.send_control('d').unwrap();
+    p.exp_eof().expect("accl exits on Ctrl-D");
+    let saved = std::fs::read_to_string(&history).expect("history file written");
+    assert!(saved.contains("a[7] + 1.0"), "{saved}");
+    assert!(saved.contains("parallel loop for i in 0..8 {"), "{saved}");
+}
+
+#[test]
+fn keywords_are_highlighted_and_history_is_recalled() {
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("h");
+    std::fs::write(&history, "#V2\nlet remembered = 41;\n").unwrap();
+    let mut p = spawn(&history, false);
+    expect(&mut p, "Ctrl-D exits");
+    // Typed text comes back coloured: a keyword, a type, a number.
+    p.send("let z: f64 = 2.5").unwrap();
+    p.flush().unwrap();
+    expect(&mut p, "\x1b[1;35mlet\x1b[0m");
+    expect(&mut p, "\x1b[36mf64\x1b[0m");
+    expect(&mut p, "\x1b[33m2.5\x1b[0m");
+    // Ctrl-C discards the line being typed (rustyline drops what was
+    // typed after it, so wait for the new prompt's hint).
+    p.send_control('c').unwrap();
+    expect(&mut p, "(Ctrl-C: to leave");
+    // Up arrow recalls the saved history entry.
+    p.send("\x1b[A").unwrap();
+    p.send_line("").unwrap();
+    p.send_line("remembered + 1").unwrap();
+    expect(&mut p, "42 \x1b[2m: i32");
+    p.send_line(":quit").unwrap();
+    p.exp_eof().expect("accl exits on :quit");
+}
+
+#[test]
+fn piped_input_is_plain() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_accl"))
+        .arg("--host")
+        .env("ACCL_HISTORY", dir.path().join("unused"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let script = "let a = zeros(i32, 3)\n\
+                  parallel loop for i in 0..3 {\n\
+                  a[i] = i * i;\n\
+                  }\n\
+                  a\n\
+                  let oops = a[3];\n\
+                  sum(a)\n\
+                  :type a[0]\n\
+                  :quit\n\
+                  a\n";
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stdout, "i32[], shape [3]\n[0 1 4]\n5 : i32\na[0] : i32\n",
+        "stderr: {stderr}"
+    );
+    assert!(stderr.contains("index 3 is out of bounds"), "{stderr}");
+    assert!(!stdout.contains('\x1b') && !stderr.contains('\x1b'));
+    // An input failed: exit status 1.
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!dir.path().join("unused").exists());
+}
