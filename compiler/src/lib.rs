@@ -37,6 +37,7 @@ pub mod abi;
 pub mod kir;
 pub mod lower;
 pub mod spirv;
+pub mod unroll;
 pub mod validate;
 
 pub use abi::{reduce_partials, ArgLayout, ArgLocation, ArrayArgs, IndexWidth, Launch, LaunchArgs};

@@ -19,7 +19,11 @@ pub struct DevState {
     up: Option<StagingBuffer>,
     down: Option<StagingBuffer>,
     pub pipelines: HashMap<PipelineKey, ComputePipeline>,
-    pub modules: compiler::Cache,
+    /// Compiled modules by (construct uid, specialisation).
+    pub modules: HashMap<(u64, Spec), Arc<Vec<u32>>>,
+    /// Innermost loops are unrolled this many times (llvmpipe's loop
+    /// budget, `compiler::unroll`); 1 elsewhere.
+    pub unroll: usize,
     /// The last module compiled or launched (for `:spirv`).
     pub last_module: Option<Arc<Vec<u32>>>,
     cache_file: Option<PathBuf>,
@@ -59,7 +63,14 @@ impl DevState {
             up: None,
             down: None,
             pipelines: HashMap::new(),
-            modules: compiler::Cache::new(),
+            modules: HashMap::new(),
+            unroll: if device.info().driver.contains("llvmpipe")
+                || device.info().name.contains("llvmpipe")
+            {
+                8
+            } else {
+                1
+            },
             last_module: None,
             cache_file,
             cache_dirty: false,
@@ -93,6 +104,28 @@ impl DevState {
             },
             max_push_constants: l.max_push_constants_size.min(128),
         }
+    }
+
+    /// The module of a kernel for `spec`, compiled on first use.
+    pub fn module(
+        &mut self,
+        uid: u64,
+        kernel: &compiler::Kernel,
+        spec: &Spec,
+    ) -> Result<Arc<Vec<u32>>, lang::Diag> {
+        if let Some(m) = self.modules.get(&(uid, *spec)) {
+            return Ok(m.clone());
+        }
+        let words = if self.unroll > 1 {
+            let mut k = kernel.clone();
+            compiler::unroll::unroll(&mut k, self.unroll);
+            compiler::compile(&k, spec)?
+        } else {
+            compiler::compile(kernel, spec)?
+        };
+        let words = Arc::new(words);
+        self.modules.insert((uid, *spec), words.clone());
+        Ok(words)
     }
 
     /// The pipeline of a module, created on first use.

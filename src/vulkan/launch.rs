@@ -224,7 +224,7 @@ fn dispatch(
             ),
         ));
     }
-    let words = d.modules.get(uid, kernel, &spec).map_err(Box::new)?;
+    let words = d.module(uid, kernel, &spec).map_err(Box::new)?;
     d.last_module = Some(words.clone());
     let layout = ArgLayout::new(kernel, spec.index_width, spec.max_push_constants);
     let launch = layout

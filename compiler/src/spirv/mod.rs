@@ -1626,11 +1626,21 @@ impl<'k> Writer<'k> {
             BitAnd => spv(bm.bitwise_and(tw, None, av, bv)),
             BitOr => spv(bm.bitwise_or(tw, None, av, bv)),
             BitXor => spv(bm.bitwise_xor(tw, None, av, bv)),
-            Add if s.is_float() => spv(bm.f_add(tw, None, av, bv)),
-            Sub if s.is_float() => spv(bm.f_sub(tw, None, av, bv)),
-            Mul if s.is_float() => spv(bm.f_mul(tw, None, av, bv)),
-            Div if s.is_float() => spv(bm.f_div(tw, None, av, bv)),
-            Rem if s.is_float() => spv(bm.f_rem(tw, None, av, bv)),
+            // NoContraction: a driver may otherwise fuse `a * b + c` into
+            // one fma and round differently from the host (IEEE, one
+            // rounding per operation), which changes chaotic results such
+            // as a Mandelbrot boundary.
+            Add | Sub | Mul | Div | Rem if s.is_float() => {
+                let r = spv(match op {
+                    Add => bm.f_add(tw, None, av, bv),
+                    Sub => bm.f_sub(tw, None, av, bv),
+                    Mul => bm.f_mul(tw, None, av, bv),
+                    Div => bm.f_div(tw, None, av, bv),
+                    _ => bm.f_rem(tw, None, av, bv),
+                });
+                bm.decorate(r, rspirv::spirv::Decoration::NoContraction, []);
+                r
+            }
             Add => spv(bm.i_add(tw, None, av, bv)),
             Sub => spv(bm.i_sub(tw, None, av, bv)),
             Mul => spv(bm.i_mul(tw, None, av, bv)),

@@ -1,0 +1,142 @@
+//! Device tests: run a script on the Vulkan backend (lavapipe in CI) and on
+//! the host reference, then compare every variable. The validation layer is
+//! on (`scripts/test` sets `ACCL_VALIDATION=1`; these helpers turn it on
+//! too) and any message fails the test.
+#![allow(dead_code)]
+
+use accl::lang::{Scalar, Type};
+use accl::Engine;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// What one run left behind.
+pub struct Run {
+    pub engine: Engine,
+    pub result: Result<(), accl::Error>,
+    pub out: Rc<RefCell<String>>,
+    _dir: tempfile::TempDir,
+}
+
+fn engine(device: bool) -> Engine {
+    // Validation on for every device engine of the tests.
+    std::env::set_var("ACCL_VALIDATION", "1");
+    // Pipeline caches of test runs stay out of the user's cache directory.
+    std::env::set_var("ACCL_CACHE_DIR", "off");
+    if device {
+        Engine::vulkan(0).unwrap_or_else(|e| panic!("no Vulkan device: {}", e.render(100)))
+    } else {
+        Engine::new()
+    }
+}
+
+/// Run `src` on the device (`true`) or the host reference.
+pub fn run(src: &str, device: bool) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Rc::new(RefCell::new(String::new()));
+    let o = out.clone();
+    let mut e = engine(device);
+    e.set_fs_access(Some(dir.path().to_path_buf()));
+    e.set_print(move |s| o.borrow_mut().push_str(s));
+    let result = e.eval_source("test.accl", src).map(|_| ());
+    let msgs = e.take_validation_messages();
+    assert!(msgs.is_empty(), "validation messages:\n{}", msgs.join("\n"));
+    Run {
+        engine: e,
+        result,
+        out,
+        _dir: dir,
+    }
+}
+
+/// How close float results must be.
+#[derive(Clone, Copy, Debug)]
+pub enum Floats {
+    /// Bit for bit.
+    Exact,
+    /// Relative error at most this (absolute near zero), for results whose
+    /// operations run in another order on the device (reductions) or through
+    /// f32 (f64 transcendentals on devices without them).
+    Within(f64),
+}
+
+/// Run `src` on both backends and require the same outcome: the same error
+/// codes, or the same values of every variable (integers and booleans bit
+/// for bit, floats as `floats` says) and the same printed output when
+/// `same_output`.
+pub fn same_as_host(src: &str, floats: Floats) -> (Run, Run) {
+    let host = run(src, false);
+    let dev = run(src, true);
+    match (&host.result, &dev.result) {
+        (Ok(()), Ok(())) => {}
+        (Err(h), Err(d)) => {
+            assert_eq!(
+                h.diags.iter().map(|x| x.code).collect::<Vec<_>>(),
+                d.diags.iter().map(|x| x.code).collect::<Vec<_>>(),
+                "host and device fail differently:\nhost:\n{}\ndevice:\n{}",
+                h.render(100),
+                d.render(100)
+            );
+            return (host, dev);
+        }
+        (Err(h), Ok(())) => panic!("fails on the host only:\n{}", h.render(100)),
+        (Ok(()), Err(d)) => panic!("fails on the device only:\n{}", d.render(100)),
+    }
+    for (name, ty) in host.engine.variables() {
+        compare_var(&host.engine, &dev.engine, &name, ty, floats);
+    }
+    (host, dev)
+}
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    if a.is_nan() || b.is_nan() {
+        return a.is_nan() && b.is_nan();
+    }
+    a == b || (a - b).abs() <= tol * a.abs().max(b.abs()).max(1.0)
+}
+
+fn compare_var(h: &Engine, d: &Engine, name: &str, ty: Type, floats: Floats) {
+    match ty.scalar() {
+        Some(s) if !ty.is_array() => {
+            let (a, b) = (h.get_value(name).unwrap(), d.get_value(name).unwrap());
+            match (s, floats) {
+                (Scalar::F32 | Scalar::F64, Floats::Within(t)) => assert!(
+                    close(a.as_f64().unwrap(), b.as_f64().unwrap(), t),
+                    "`{name}`: host {a}, device {b}"
+                ),
+                _ => assert_eq!(
+                    format!("{a:?}"),
+                    format!("{b:?}"),
+                    "`{name}` differs (host vs device)"
+                ),
+            }
+        }
+        _ => {
+            let (Some(a), Some(b)) = (h.array(name), d.array(name)) else {
+                return;
+            };
+            assert_eq!(a.shape(), b.shape(), "`{name}`: shapes differ");
+            let (ad, bd) = (a.data(), b.data());
+            let (ab, bb) = (ad.bytes(), bd.bytes());
+            if ab == bb {
+                return;
+            }
+            let tol = match (a.scalar(), floats) {
+                (Scalar::F32 | Scalar::F64, Floats::Within(t)) => t,
+                _ => {
+                    let i = ab.iter().zip(bb).position(|(x, y)| x != y).unwrap();
+                    panic!(
+                        "`{name}` differs (host vs device) from byte {i} (element {})",
+                        i / a.scalar().size()
+                    );
+                }
+            };
+            for i in 0..a.len() {
+                let (x, y) = (
+                    ad.get(i).and_then(|v| v.as_f64()).unwrap(),
+                    bd.get(i).and_then(|v| v.as_f64()).unwrap(),
+                );
+                assert!(close(x, y, tol), "`{name}`[{i}]: host {x}, device {y}");
+            }
+        }
+    }
+}
