@@ -135,6 +135,26 @@ fn keywords_are_highlighted_and_history_is_recalled() {
 }
 
 #[test]
+fn an_unusable_history_file_is_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    // The history's folder is a plain file: it can be neither read nor written.
+    let blocker = dir.path().join("not-a-folder");
+    std::fs::write(&blocker, "").unwrap();
+    let mut p = spawn(&blocker.join("history"), true);
+    expect(&mut p, "Ctrl-D exits");
+    p.send_line("1 + 1").unwrap();
+    expect(&mut p, "2 : i32");
+    p.send_control('d').unwrap();
+    expect(&mut p, "history not saved");
+    p.exp_eof().expect("accl exits on Ctrl-D");
+    let status = p.process().wait().expect("exit status");
+    assert!(
+        matches!(status, rexpect::process::WaitStatus::Exited(_, 0)),
+        "{status:?}"
+    );
+}
+
+#[test]
 fn piped_input_is_plain() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_accl"))

@@ -187,6 +187,14 @@ impl Session {
             }
             Err(e) => self.diagnostic(&e),
         }
+        // Vulkan validation-layer messages (with ACCL_VALIDATION=1).
+        for m in self.engine.take_validation_messages() {
+            let m = self
+                .style
+                .paint(highlight::RED, &format!("validation: {m}"));
+            let mut e = self.err.borrow_mut();
+            let _ = writeln!(e, "{m}");
+        }
         if self.timing {
             // The engine does not report its phases (parse and check,
             // compile, run) separately yet: this is the whole input.

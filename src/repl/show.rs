@@ -79,7 +79,8 @@ pub fn section(p: &PresentEntry) -> String {
 /// arrays with their shape and where they are present.
 pub fn vars(e: &Engine, st: Style) -> String {
     let vars = e.variables();
-    if vars.is_empty() {
+    let decls = declarations(e);
+    if vars.is_empty() && decls.is_empty() {
         return "no variables yet (`let x = ...;` makes one)".to_string();
     }
     let present = e.present();
@@ -114,7 +115,26 @@ pub fn vars(e: &Engine, st: Style) -> String {
             st.paint(super::highlight::TYPE, &format!("{:<tw$}", ty.to_string()))
         );
     }
+    for d in decls {
+        let _ = writeln!(out, "{}", st.dim(&d));
+    }
     out.trim_end().to_string()
+}
+
+/// The `fn` and `const` declarations of the session: a `const` whole, a
+/// `fn` by its signature.
+fn declarations(e: &Engine) -> Vec<String> {
+    e.decls
+        .iter()
+        .map(|(_, text)| {
+            let text = text.trim();
+            let head = match text.find('{') {
+                Some(i) if text.starts_with("fn") => text[..i].trim_end(),
+                _ => text,
+            };
+            head.split_whitespace().collect::<Vec<_>>().join(" ")
+        })
+        .collect()
 }
 
 /// `:present`: the present table of every device.
@@ -231,6 +251,13 @@ mod tests {
         assert_eq!(
             lines[2],
             "m  u8[,]  shape [4, 2]  present: device 0, all 4 rows (structured 0, dynamic 1)"
+        );
+        e.eval("const K = 2.5; fn twice(x: f32) -> f32 {\n return 2.0 * x; }")
+            .unwrap();
+        let v = vars(&e, PLAIN);
+        assert!(
+            v.ends_with("\nconst K = 2.5;\nfn twice(x: f32) -> f32"),
+            "{v}"
         );
         let p = present(&e);
         assert!(p.starts_with("device  array  section"), "{p}");
