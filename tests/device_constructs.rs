@@ -1,0 +1,338 @@
+//! Each construct and clause of the device data environment and of kernels,
+//! run on the Vulkan device (lavapipe in CI) and compared with the host
+//! reference run of the same script (`common::same_as_host`): the same
+//! values of every variable, or the same error codes.
+
+mod common;
+use common::{run, same_as_host, Floats};
+
+fn exact(src: &str) {
+    let (h, _) = same_as_host(src, Floats::Exact);
+    if let Err(e) = &h.result {
+        panic!("expected success:\n{}", e.render(100));
+    }
+}
+
+fn same_error(src: &str, code: &str) {
+    let (h, d) = same_as_host(src, Floats::Exact);
+    for r in [&h, &d] {
+        let e = r.result.as_ref().expect_err("expected an error");
+        assert_eq!(e.code(), code, "{}", e.render(100));
+    }
+}
+
+#[test]
+fn every_element_type() {
+    exact(
+        "let n = 1000;
+         let a = zeros(i32, n); let b = zeros(u32, n); let c = zeros(i64, n);
+         let d = zeros(f32, n); let e = zeros(f64, n); let f = zeros(u8, n); let g = zeros(bool, n);
+         parallel loop for i in 0..n {
+             a[i] = i * 7 - 3000; b[i] = (i as u32) * 4000000000u32; c[i] = (i as i64) << 40;
+             d[i] = i as f32 / 3.0; e[i] = (i as f64) / 7.0; f[i] = (i * 3) as u8; g[i] = i % 3 == 0;
+         }",
+    );
+}
+
+#[test]
+fn collapse_and_sequential_inner_loops() {
+    exact(
+        "let m = zeros(f32, 30, 40);
+         let t = zeros(i32, 5, 6, 7);
+         parallel loop collapse(2) for i in 0..30 { for j in 0..40 { m[i, j] = (i * 40 + j) as f32 * 0.5; } }
+         parallel loop collapse(3) for i in 0..5 { for j in 0..6 { for k in 0..7 { t[i, j, k] = i * 100 + j * 10 + k; } } }
+         let s = zeros(i64, 50);
+         parallel loop for i in 0..50 {
+             let acc: i64 = 0;
+             for k in 0..=i { acc += k as i64; }
+             s[i] = acc;
+         }",
+    );
+}
+
+#[test]
+fn control_flow_in_kernels() {
+    exact(
+        "let r = zeros(i32, 200);
+         parallel loop for i in 0..200 {
+             let k = 0; let x = i;
+             while x != 1 && x != 0 {
+                 if x % 2 == 0 { x = x / 2; } else { x = 3 * x + 1; }
+                 k += 1;
+                 if k > 1000 { break; }
+             }
+             for j in 0..10 { if j % 3 == 0 { continue; } k += j; }
+             r[i] = k;
+         }",
+    );
+}
+
+#[test]
+fn casts_and_firstprivate_scalars() {
+    exact(
+        "let a = 2.5f32; let b: i64 = -7; let c: u8 = 200; let flag = true;
+         let x = zeros(f64, 64); let y = zeros(i32, 64); let z = zeros(u8, 64);
+         parallel loop for i in 0..64 {
+             x[i] = (i as f64) * (a as f64) + b as f64;
+             y[i] = ((i as f32) * a) as i32 - (c as i32);
+             z[i] = 0u8;
+             if flag { z[i] = (i as u8) + c; }
+         }",
+    );
+}
+
+#[test]
+fn math_builtins_within_tolerance() {
+    // f32 math goes through GLSL.std.450, which is not correctly rounded.
+    let (h, _) = same_as_host(
+        "let n = 256;
+         let a = zeros(f32, n); let b = zeros(f32, n);
+         parallel loop for i in 0..n {
+             let x = (i as f32) / 64.0 + 0.01;
+             a[i] = sqrt(x) + exp(x / 4.0) + log(x) + sin(x) + cos(x) + pow(x, 1.5);
+             b[i] = min(max(floor(x * 3.0), 1.0), ceil(x)) + abs(-x) + clamp(x, 0.5, 2.0);
+         }",
+        Floats::Within(1e-5),
+    );
+    assert!(h.result.is_ok());
+}
+
+#[test]
+fn device_functions() {
+    exact(
+        "fn sq(x: i64) -> i64 { return x * x; }
+         fn poly(x: i64) -> i64 { return sq(x) + 3 * x + 1; }
+         let r = zeros(i64, 100);
+         parallel loop for i in 0..100 { r[i] = poly(i as i64) - sq(2); }",
+    );
+}
+
+#[test]
+fn data_regions_and_clauses() {
+    exact(
+        "let a = arange(f32, 100); let b = zeros(f32, 100); let c = zeros(f32, 100); let t = zeros(f32, 100);
+         data copyin(a) copyout(b) create(t) copy(c) {
+             parallel loop present(a, t) for i in 0..100 { t[i] = a[i] * 2.0; }
+             parallel loop for i in 0..100 { b[i] = t[i] + 1.0; c[i] = c[i] + a[i]; }
+         }
+         let present_after = acc_is_present(a);",
+    );
+}
+
+#[test]
+fn copyin_is_not_copied_back_and_create_is_zero() {
+    exact(
+        "let a = full(i32, 5, 10); let z = full(i32, 9, 10); let out = zeros(i32, 10);
+         data copyin(a) create(z) {
+             parallel loop for i in 0..10 { a[i] = -1; out[i] = z[i]; }
+         }
+         data create(z) copyout(out) {
+             parallel loop for i in 0..10 { out[i] = z[i]; }
+         }",
+    );
+}
+
+#[test]
+fn enter_exit_update_with_sections() {
+    exact(
+        "let a = arange(i32, 20);
+         enter data copyin(a);
+         parallel loop present(a) for i in 0..20 { a[i] = a[i] * 10; }
+         let before = a[3];
+         update self(a[2:4]);
+         let mid = a[3]; let untouched = a[10];
+         a[15] = -5;
+         update device(a[15:1]);
+         parallel loop present(a) for i in 0..20 { a[i] = a[i] + 1; }
+         exit data copyout(a);
+         let gone = acc_is_present(a);",
+    );
+}
+
+#[test]
+fn section_storage_is_indexed_through_a_base_offset() {
+    exact(
+        "let a = zeros(f64, 12, 5);
+         for i in 0..12 { for j in 0..5 { a[i, j] = (i * 5 + j) as f64; } }
+         enter data copyin(a[4:6]);
+         parallel loop present(a[4:6]) collapse(2) for i in 4..10 { for j in 0..5 { a[i, j] = -a[i, j]; } }
+         exit data copyout(a[4:6]);",
+    );
+}
+
+#[test]
+fn reference_counts_and_finalize() {
+    exact(
+        "let a = zeros(i32, 8);
+         enter data copyin(a); enter data copyin(a);
+         parallel loop for i in 0..8 { a[i] = 7; }
+         exit data copyout(a);
+         let still = acc_is_present(a); let v1 = a[0];
+         enter data copyin(a);
+         exit data copyout(a) finalize;
+         let after = acc_is_present(a); let v2 = a[0];",
+    );
+}
+
+#[test]
+fn update_if_present_and_if_clause() {
+    exact(
+        "let a = full(f32, 1.0, 16); let b = full(f32, 1.0, 16);
+         update self(a) if_present;
+         let on = false;
+         parallel loop if(on) for i in 0..16 { a[i] = 2.0; }
+         parallel loop if(!on) copy(b) for i in 0..16 { b[i] = 3.0; }
+         enter data copyin(a) if(on);
+         let p = acc_is_present(a);",
+    );
+}
+
+#[test]
+fn no_create_of_absent_and_present_data() {
+    exact(
+        "let a = zeros(i32, 10); let b = zeros(i32, 10);
+         parallel loop no_create(a) for i in 0..10 { a[i] = i; }
+         enter data create(b);
+         parallel loop no_create(b) for i in 0..10 { b[i] = 2 * i; }
+         let host_b = b[3];
+         exit data copyout(b);",
+    );
+}
+
+#[test]
+fn present_errors_match_the_host() {
+    same_error(
+        "let a = zeros(f32, 4); parallel loop present(a) for i in 0..4 { a[i] = 1.0; }",
+        "accl::run::not_present",
+    );
+    same_error(
+        "let a = zeros(f32, 4); parallel loop default(present) for i in 0..4 { a[i] = 1.0; }",
+        "accl::run::not_present",
+    );
+    same_error(
+        "let a = zeros(f32, 10); enter data copyin(a[0:5]); parallel loop copy(a) for i in 0..10 { a[i] = 1.0; }",
+        "accl::run::partially_present",
+    );
+    same_error(
+        "let a = zeros(f32, 4); update device(a);",
+        "accl::run::not_present",
+    );
+}
+
+#[test]
+fn reductions_every_operator() {
+    exact(
+        "let n = 5000;
+         let s: i64 = 3; let p: i32 = 1; let mx: i32 = -5; let mn: u32 = 4000000000u32;
+         let ba: u32 = 4294967295u32; let bo: i32 = 0; let bx: i64 = 0; let la = true; let lo = false;
+         parallel loop reduction(+: s) reduction(max: mx) reduction(min: mn) reduction(&: ba) reduction(|: bo)
+             reduction(^: bx) reduction(&&: la) reduction(||: lo) for i in 0..n {
+             s += (i as i64) * (i as i64);
+             mx = max(mx, (i * 37) % 1001);
+             mn = min(mn, ((i * 7919) % 100000) as u32 + 7u32);
+             ba = ba & (((i as u32) | 1024u32) | 4096u32);
+             bo = bo | (1 << (i % 20));
+             bx = bx ^ (i as i64 * 1234567);
+             la = la && (i < 100000);
+             lo = lo || (i == 4321);
+         }
+         parallel loop reduction(*: p) for i in 0..20 { if i % 5 == 0 { p *= 2; } }",
+    );
+    let (h, _) = same_as_host(
+        "let x = 0.0; let y = 0.0f32; let hi = -1.0e30; let lo = 1.0e30f32;
+         parallel loop reduction(+: x, y) reduction(max: hi) reduction(min: lo) for i in 0..100000 {
+             x += 1.0 / ((i + 1) as f64); y += 0.5f32;
+             hi = max(hi, sin(i as f64)); lo = min(lo, cos(i as f32));
+         }",
+        Floats::Within(1e-5),
+    );
+    assert!(h.result.is_ok());
+}
+
+#[test]
+fn atomics_on_every_type() {
+    exact(
+        "let hi = zeros(i32, 16); let hu = zeros(u32, 16); let hl = zeros(i64, 16); let hf = zeros(f32, 16); let hd = zeros(f64, 16);
+         parallel loop for i in 0..4096 {
+             let b = (i * 7) % 16;
+             atomic hi[b] += 1;
+             atomic hu[b] += 2u32;
+             atomic hl[b] += i as i64;
+             atomic hf[b] += 0.5;
+             atomic hd[b] += 0.25;
+         }",
+    );
+}
+
+#[test]
+fn grid_stride_beyond_the_largest_dispatch() {
+    // 65535 groups of 256 invocations on lavapipe: 2^24 - 2^8 at once.
+    exact(
+        "let n = 17000000;
+         let a = zeros(u8, n);
+         parallel loop for i in 0..n { a[i] = (i % 251) as u8; }
+         let last = a[n - 1];",
+    );
+}
+
+#[test]
+fn runtime_vector_length() {
+    exact(
+        "let w = 64; let a = zeros(i32, 1000);
+         parallel loop vector_length(w) for i in 0..1000 { a[i] = i * 2; }",
+    );
+}
+
+#[test]
+fn a_failed_launch_leaves_host_arrays_unchanged() {
+    let d = run(
+        "let a = full(i32, 4, 8); let w = 5000;
+         parallel loop copy(a) vector_length(w) for i in 0..8 { a[i] = 0; }",
+        true,
+    );
+    let e = d
+        .result
+        .as_ref()
+        .expect_err("vector_length(5000) is refused");
+    assert_eq!(e.code(), "accl::device::launch", "{}", e.render(100));
+    let mut e = d.engine;
+    e.eval("let a = full(i32, 4, 8); let w = 5000;").unwrap();
+    let r = e.eval("parallel loop copy(a) vector_length(w) for i in 0..8 { a[i] = 0; }");
+    assert!(r.is_err());
+    assert_eq!(e.get_array::<i32>("a").unwrap().0, [4; 8]);
+    assert!(e.present().is_empty(), "the data region was undone");
+}
+
+#[test]
+fn arrays_larger_than_a_storage_buffer_are_refused_clearly() {
+    // lavapipe's maxStorageBufferRange is 128 MiB; 40M f32 is 160 MB.
+    let mut e = run("let a = zeros(f32, 40000000);", true).engine;
+    let err = e
+        .eval("parallel loop for i in 0..10 { a[i] = 1.0; }")
+        .expect_err("too large");
+    assert_eq!(err.code(), "accl::device::data");
+    let text = err.render(100);
+    assert!(text.contains("maxStorageBufferRange"), "{text}");
+    assert!(text.contains("160000000 bytes"), "{text}");
+    assert_eq!(
+        e.array("a").unwrap().data().get(0).unwrap().as_f64(),
+        Some(0.0)
+    );
+    // A section of it fits, and the engine goes on.
+    e.eval("parallel loop copy(a[0:1000]) for i in 0..1000 { a[i] = 2.0; }")
+        .unwrap();
+    assert_eq!(
+        e.array("a").unwrap().data().get(999).unwrap().as_f64(),
+        Some(2.0)
+    );
+    assert!(e.take_validation_messages().is_empty());
+}
+
+#[test]
+fn kernels_inside_functions_and_loops() {
+    exact(
+        "fn scale(v: f32[], n: i32, k: f32) { parallel loop for i in 0..n { v[i] = v[i] * k; } }
+         let a = arange(f32, 50);
+         for r in 0..3 { scale(a, len(a), 2.0); }",
+    );
+}
