@@ -5,9 +5,10 @@ use lang::lexer::lex;
 use lang::token::Tok;
 
 /// True when `src` needs more lines: some `(`, `[` or `{` is still open, or
-/// a `/*` comment is not closed. An input with more closing than opening
-/// brackets is complete (the parser reports the stray bracket), and so is
-/// an unterminated string (strings end on their own line).
+/// a `/*` comment is not closed. An input that more lines cannot mend is
+/// complete, so that its error shows at once: more closing than opening
+/// brackets, an unterminated string (strings end on their own line), a
+/// character that is no token, nesting too deep.
 pub fn needs_more(src: &str) -> bool {
     let lexed = lex(src);
     if lexed
@@ -17,7 +18,7 @@ pub fn needs_more(src: &str) -> bool {
     {
         return true;
     }
-    if lexed.fatal {
+    if lexed.fatal || !lexed.diags.is_empty() {
         return false;
     }
     let mut depth: i64 = 0;
@@ -70,6 +71,8 @@ mod tests {
             "/* closed { */ let x = 1;",
             "a[1, 2]",
             ")))(",
+            "for i in 0..3 {\n print(\"unterminated",
+            "for i in 0..3 {\n let t = 'q';",
         ] {
             assert!(!needs_more(s), "{s:?} should be complete");
         }
