@@ -6,6 +6,7 @@
 //! This crate ties them together: the interpreter ([`interp`]), the
 //! embedding API ([`Engine`]), the command line ([`cli`]).
 
+pub mod bench;
 pub mod cli;
 pub mod engine;
 pub mod interp;

@@ -58,6 +58,20 @@ enum Cmd {
 
 #[derive(Subcommand)]
 enum BenchWhat {
+    /// Vulkan device figures: copy ceiling, saxpy and sum GB/s, Jacobi,
+    /// Mandelbrot, histogram, CSR SpMV, JIT latency (device timestamps).
+    Device {
+        /// The device (numbered as `accl devices` lists them).
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+        /// Timed runs per figure (the median is reported).
+        #[arg(long, default_value_t = 7)]
+        runs: usize,
+        /// Problem sizes: `gpu` (the sizes) or `cpu` (small); by
+        /// default from the device type.
+        #[arg(long)]
+        sizes: Option<String>,
+    },
     /// Host-interpreter iterations per second of `for i in 0..n { a[i] = a[i] * 2.0 + 1.0; }`.
     Host {
         /// Loop length.
@@ -100,5 +114,24 @@ fn main() -> ExitCode {
         Cmd::Bench {
             what: BenchWhat::Host { n, runs },
         } => accl::cli::bench_host(n, runs),
+        Cmd::Bench {
+            what:
+                BenchWhat::Device {
+                    device,
+                    runs,
+                    sizes,
+                },
+        } => {
+            let sizes = match sizes.as_deref() {
+                None => None,
+                Some("gpu") => Some(accl::bench::Sizes::GPU),
+                Some("cpu") => Some(accl::bench::Sizes::CPU),
+                Some(other) => {
+                    eprintln!("error: --sizes is `gpu` or `cpu`, not `{other}`");
+                    return ExitCode::FAILURE;
+                }
+            };
+            accl::bench::bench_device(device, runs, sizes)
+        }
     }
 }

@@ -81,6 +81,18 @@ impl Engine {
         self.cx.backend.pending()
     }
 
+    /// Record the device time of every operation (Vulkan backend only).
+    pub fn set_profiling(&mut self, on: bool) -> Result<(), String> {
+        self.cx.backend.set_profiling(on)
+    }
+
+    /// Device times of operations finished since the last call, with
+    /// [`Engine::set_profiling`] on: `(label, nanoseconds)`; kernels are
+    /// labelled `kernel_<n>`, transfers `copy`.
+    pub fn take_device_timings(&mut self) -> Vec<(String, u64)> {
+        self.cx.backend.take_timings()
+    }
+
     /// The SPIR-V disassembly of the last kernel compiled (None on the host
     /// backend, or before any kernel ran).
     pub fn last_spirv(&self) -> Option<String> {

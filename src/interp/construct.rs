@@ -107,6 +107,19 @@ pub trait Backend {
     fn pending(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Turn device timestamps of every operation on or off.
+    fn set_profiling(&self, on: bool) -> Result<(), String> {
+        let _ = on;
+        Err(format!(
+            "the {} backend has no device timestamps",
+            self.name()
+        ))
+    }
+    /// Device times of finished operations since the last call:
+    /// `(label, nanoseconds)`; kernels are labelled `kernel_<n>`.
+    fn take_timings(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
     /// Messages of the Vulkan validation layer since the last call (empty
     /// unless validation is on).
     fn validation_messages(&self) -> Vec<String> {

@@ -67,6 +67,7 @@ impl VulkanBackend {
             instance,
             adapters: infos.iter().map(|a| a.index).collect(),
             devs: infos.iter().map(|_| None).collect(),
+            profiling: false,
         };
         Ok(VulkanBackend {
             table: RefCell::new(Table::new(store)),
@@ -123,6 +124,24 @@ impl Backend for VulkanBackend {
             .filter_map(|d| d.last_module.clone())
             .next_back()
             .map(|w| compiler::disassemble(&w))
+    }
+    fn set_profiling(&self, on: bool) -> Result<(), String> {
+        let mut t = self.table.borrow_mut();
+        t.store.profiling = on;
+        for d in t.store.devs.iter_mut().flatten() {
+            d.queue.enable_timestamps(on).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+    fn take_timings(&self) -> Vec<(String, u64)> {
+        let mut t = self.table.borrow_mut();
+        t.store
+            .devs
+            .iter_mut()
+            .flatten()
+            .flat_map(|d| d.queue.take_timings())
+            .map(|o| (o.label, o.end_ns.saturating_sub(o.start_ns)))
+            .collect()
     }
     fn validation_messages(&self) -> Vec<String> {
         self.take_validation_messages()

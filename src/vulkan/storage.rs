@@ -24,6 +24,8 @@ pub struct VkStorage {
     /// accl device number → adapter index in `instance.adapters()`.
     pub adapters: Vec<usize>,
     pub devs: Vec<Option<DevState>>,
+    /// Timestamps on for devices opened from now on.
+    pub profiling: bool,
 }
 
 impl VkStorage {
@@ -33,7 +35,11 @@ impl VkStorage {
             return Err(format!("there is no device {dev}"));
         };
         if self.devs[dev].is_none() {
-            self.devs[dev] = Some(DevState::open(&self.instance, adapter)?);
+            let mut d = DevState::open(&self.instance, adapter)?;
+            if self.profiling {
+                d.queue.enable_timestamps(true).map_err(|e| e.to_string())?;
+            }
+            self.devs[dev] = Some(d);
         }
         Ok(self.devs[dev].as_mut().expect("opened above"))
     }

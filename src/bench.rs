@@ -1,0 +1,332 @@
+//! `accl bench device`: throughput and latency of the Vulkan backend on one
+//! device, from device timestamps (kernel time only, no launch or transfer
+//! overhead) unless a figure says otherwise. Every figure is the median of
+//! `runs` runs. Sizes are the issue's GPU sizes, or smaller ones on a CPU
+//! device (lavapipe), where the full sizes take minutes.
+
+use crate::Engine;
+use std::process::ExitCode;
+use std::time::Instant;
+use vk_runtime::{Buffer, Device, DeviceType, Instance, InstanceOptions, Queue};
+
+/// Problem sizes of one bench run.
+#[derive(Clone, Copy, Debug)]
+pub struct Sizes {
+    /// saxpy, copy and sum: elements (f32).
+    pub stream: u64,
+    /// Jacobi: grid side (f32).
+    pub jacobi: u64,
+    /// Mandelbrot: image side (u8), 255 iterations.
+    pub mandel: u64,
+    /// Histogram: elements (i32 keys into 256 bins).
+    pub hist: u64,
+    /// SpMV: rows, 16 non-zeros per row.
+    pub spmv_rows: u64,
+}
+
+impl Sizes {
+    pub const GPU: Sizes = Sizes {
+        stream: 1 << 26,
+        jacobi: 4096,
+        mandel: 8192,
+        hist: 1 << 26,
+        spmv_rows: 1 << 22,
+    };
+    pub const CPU: Sizes = Sizes {
+        stream: 1 << 22,
+        jacobi: 512,
+        mandel: 512,
+        hist: 1 << 22,
+        spmv_rows: 1 << 16,
+    };
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v[v.len() / 2]
+    }
+}
+
+struct Bench {
+    e: Engine,
+    runs: usize,
+}
+
+impl Bench {
+    fn eval(&mut self, src: &str) -> Result<(), String> {
+        self.e.eval(src).map(|_| ()).map_err(|e| e.render(100))
+    }
+
+    /// Device nanoseconds of the kernels of one evaluation of `src`, per run.
+    fn kernel_ns(&mut self, src: &str) -> Result<Vec<f64>, String> {
+        let mut v = Vec::new();
+        self.e.take_device_timings();
+        for _ in 0..self.runs {
+            self.eval(src)?;
+            let ns: u64 = self
+                .e
+                .take_device_timings()
+                .into_iter()
+                .filter(|(l, _)| l.starts_with("kernel"))
+                .map(|(_, t)| t)
+                .sum();
+            v.push(ns as f64);
+        }
+        Ok(v)
+    }
+}
+
+/// The plain buffer-to-buffer copy bandwidth of the device in GB/s (bytes
+/// read plus bytes written per nanosecond), on a logical device of its own.
+fn copy_ceiling(adapter: usize, bytes: u64, runs: usize) -> Result<f64, String> {
+    let s = |e: vk_runtime::VkError| e.to_string();
+    let instance = Instance::new(&InstanceOptions::default()).map_err(s)?;
+    let dev = Device::new(&instance, adapter).map_err(s)?;
+    let a = Buffer::new(&dev, bytes, "copy src").map_err(s)?;
+    let b = Buffer::new(&dev, bytes, "copy dst").map_err(s)?;
+    let mut q = Queue::new(&dev, 0).map_err(s)?;
+    q.enable_timestamps(true).map_err(s)?;
+    q.zero(&a, 0, bytes).map_err(s)?;
+    q.finish().map_err(s)?;
+    q.take_timings();
+    let mut t = Vec::new();
+    for _ in 0..runs {
+        q.copy_buffer(&a, 0, &b, 0, bytes).map_err(s)?;
+        q.finish().map_err(s)?;
+        t.extend(
+            q.take_timings()
+                .into_iter()
+                .map(|o| (o.end_ns - o.start_ns) as f64),
+        );
+    }
+    Ok(2.0 * bytes as f64 / median(t))
+}
+
+fn gbs(bytes: f64, ns: f64) -> f64 {
+    bytes / ns
+}
+
+/// `accl bench device`.
+pub fn bench_device(device: usize, runs: usize, sizes: Option<Sizes>) -> ExitCode {
+    match run(device, runs.max(1), sizes) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(m) => {
+            eprintln!("error: {m}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(device: usize, runs: usize, sizes: Option<Sizes>) -> Result<(), String> {
+    let instance = Instance::new(&InstanceOptions::default()).map_err(|e| e.to_string())?;
+    let infos = crate::vulkan::ordered_adapters(&instance)?;
+    drop(instance);
+    let info = infos
+        .get(device)
+        .ok_or_else(|| format!("there is no device {device}"))?
+        .clone();
+    let z = sizes.unwrap_or(if info.device_type == DeviceType::Cpu {
+        Sizes::CPU
+    } else {
+        Sizes::GPU
+    });
+    println!(
+        "accl bench on device {device}: {} ({}), {}; median of {runs} runs, device timestamps",
+        info.name, info.device_type, info.driver
+    );
+
+    // JIT latency first, while nothing is cached in this process.
+    jit_latency(device, runs)?;
+
+    let mut b = Bench {
+        e: Engine::vulkan(device).map_err(|e| e.render(100))?,
+        runs,
+    };
+    b.e.set_profiling(true)?;
+
+    // Streams: copy ceiling, saxpy, sum.
+    let n = z.stream;
+    let ceiling = copy_ceiling(info.index, n * 4, runs)?;
+    println!(
+        "copy ceiling      n = {n} f32: {:8.1} GB/s (vkCmdCopyBuffer, read + write)",
+        ceiling
+    );
+    b.eval(&format!(
+        "let n = {n}; let x = full(f32, 1.0, n); let y = full(f32, 2.0, n); let a = 2.0f32;
+         enter data copyin(x, y);"
+    ))?;
+    let t = median(
+        b.kernel_ns("parallel loop present(x, y) for i in 0..n { y[i] = a * x[i] + y[i]; }")?,
+    );
+    let saxpy = gbs(12.0 * n as f64, t);
+    println!(
+        "saxpy             n = {n} f32: {saxpy:8.1} GB/s ({:.1}% of the copy ceiling), {:.3} ms",
+        100.0 * saxpy / ceiling,
+        t / 1e6
+    );
+    let t = median(b.kernel_ns(
+        "let s = 0.0f32; parallel loop present(x) reduction(+: s) for i in 0..n { s += x[i]; }",
+    )?);
+    let sum = gbs(4.0 * n as f64, t);
+    println!(
+        "sum reduction     n = {n} f32: {sum:8.1} GB/s ({:.1}% of the copy ceiling), {:.3} ms",
+        100.0 * sum / ceiling,
+        t / 1e6
+    );
+    b.eval("exit data delete(x, y);")?;
+
+    // Jacobi with its max-reduction, per iteration (two kernels).
+    let m = z.jacobi;
+    b.eval(&format!(
+        "let m = {m}; let A = zeros(f32, m, m); let Anew = zeros(f32, m, m);
+         for j in 0..m {{ A[0, j] = 1.0; }}
+         enter data copyin(A, Anew);"
+    ))?;
+    let t = median(b.kernel_ns(
+        "let err = 0.0f32;
+         parallel loop present(A, Anew) collapse(2) reduction(max: err) for i in 1..m - 1 {
+             for j in 1..m - 1 {
+                 Anew[i, j] = 0.25 * (A[i, j + 1] + A[i, j - 1] + A[i - 1, j] + A[i + 1, j]);
+                 err = max(err, abs(Anew[i, j] - A[i, j]));
+             }
+         }
+         parallel loop present(A, Anew) collapse(2) for i in 1..m - 1 {
+             for j in 1..m - 1 { A[i, j] = Anew[i, j]; }
+         }",
+    )?);
+    println!(
+        "jacobi            {m}x{m} f32: {:8.3} ms per iteration, {:.1} GB/s effective (4 array passes)",
+        t / 1e6,
+        gbs(16.0 * (m * m) as f64, t)
+    );
+    b.eval("exit data delete(A, Anew);")?;
+
+    // Mandelbrot, one pixel per iteration of a collapsed nest.
+    let w = z.mandel;
+    b.eval(&format!(
+        "let w = {w}; let img = zeros(u8, w, w); enter data create(img);"
+    ))?;
+    let t = median(b.kernel_ns(
+        "parallel loop present(img) collapse(2) for py in 0..w {
+             for px in 0..w {
+                 let x0 = -2.0f32 + px as f32 * (3.0f32 / w as f32);
+                 let y0 = -1.5f32 + py as f32 * (3.0f32 / w as f32);
+                 let x = 0.0f32; let y = 0.0f32; let k = 0;
+                 while x * x + y * y < 4.0f32 && k < 255 {
+                     let xt = x * x - y * y + x0;
+                     y = 2.0f32 * x * y + y0;
+                     x = xt;
+                     k += 1;
+                 }
+                 img[py, px] = k as u8;
+             }
+         }",
+    )?);
+    println!(
+        "mandelbrot        {w}x{w}, 255 it: {:8.3} ms kernel, {:.0} Mpixel/s",
+        t / 1e6,
+        (w * w) as f64 / t * 1e3
+    );
+    b.eval("exit data delete(img);")?;
+
+    // Histogram with atomics.
+    let h = z.hist;
+    b.eval(&format!(
+        "let nh = {h}; let keys = zeros(i32, nh); let bins = zeros(i32, 256);
+         enter data create(keys, bins);
+         parallel loop present(keys) for i in 0..nh {{
+             keys[i] = (((i as u32) * 2654435761u32) >> 24u32) as i32;
+         }}"
+    ))?;
+    let t = median(b.kernel_ns(
+        "parallel loop present(keys, bins) for i in 0..nh { atomic bins[keys[i]] += 1; }",
+    )?);
+    println!(
+        "histogram         n = {h}, 256 bins: {:8.1} M elements/s, {:.3} ms",
+        h as f64 / t * 1e3,
+        t / 1e6
+    );
+    b.eval("exit data delete(keys, bins);")?;
+
+    // CSR SpMV, 16 non-zeros per row, one gang per row.
+    let r = z.spmv_rows;
+    b.eval(&format!(
+        "let nr = {r}; let nnz = nr * 16;
+         let rowptr = zeros(i32, nr + 1); let cols = zeros(i32, nnz);
+         let vals = zeros(f32, nnz); let v = full(f32, 1.0, nr); let out = zeros(f32, nr);
+         enter data create(rowptr, cols, vals, out) copyin(v);
+         parallel loop present(rowptr) for i in 0..nr + 1 {{ rowptr[i] = i * 16; }}
+         parallel loop present(cols, vals) for k in 0..nnz {{
+             let row = k / 16;
+             cols[k] = (row + (k % 16) * 97) % nr;
+             vals[k] = 0.5;
+         }}"
+    ))?;
+    let t = median(b.kernel_ns(
+        "parallel loop gang vector_length(32) present(rowptr, cols, vals, v, out) for i in 0..nr {
+             let s = 0.0f32;
+             loop vector reduction(+: s) for k in rowptr[i]..rowptr[i + 1] {
+                 s += vals[k] * v[cols[k]];
+             }
+             out[i] = s;
+         }",
+    )?);
+    println!(
+        "spmv (CSR)        {r} rows, 16 nnz/row: {:8.2} GFLOP/s, {:.3} ms",
+        2.0 * (r * 16) as f64 / t,
+        t / 1e6
+    );
+    b.eval("exit data delete(rowptr, cols, vals, out, v);")?;
+    let msgs = b.e.take_validation_messages();
+    if !msgs.is_empty() {
+        return Err(format!("validation messages:\n{}", msgs.join("\n")));
+    }
+    Ok(())
+}
+
+/// Source text to the first finished dispatch of a small kernel, measured
+/// around `Engine::eval` on an engine whose device is already open: cold
+/// (a kernel the driver has never seen, empty pipeline cache) and warm (the
+/// same kernel again in a new engine that loaded the on-disk pipeline cache).
+fn jit_latency(device: usize, runs: usize) -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!("accl-bench-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::env::set_var("ACCL_CACHE_DIR", &dir);
+    let kernel = |k: usize| {
+        format!(
+            "parallel loop for i in 0..1024 {{ x[i] = x[i] * 1.5 + {k}.25; if x[i] > 1000.0 {{ x[i] = 0.0; }} }}"
+        )
+    };
+    let fresh = || -> Result<Engine, String> {
+        let mut e = Engine::vulkan(device).map_err(|e| e.render(100))?;
+        // Open the device: that is start-up, not JIT.
+        e.eval("let x = zeros(f32, 1024); enter data create(x); exit data delete(x);")
+            .map_err(|e| e.render(100))?;
+        Ok(e)
+    };
+    let mut cold = Vec::new();
+    let mut warm = Vec::new();
+    for r in 0..runs {
+        let src = kernel(1000 + r);
+        let mut e = fresh()?;
+        let t = Instant::now();
+        e.eval(&src).map_err(|e| e.render(100))?;
+        cold.push(t.elapsed().as_secs_f64() * 1e3);
+        drop(e); // saves the pipeline cache
+        let mut e = fresh()?;
+        let t = Instant::now();
+        e.eval(&src).map_err(|e| e.render(100))?;
+        warm.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    std::env::remove_var("ACCL_CACHE_DIR");
+    println!(
+        "JIT latency       source to first finished dispatch: cold {:.2} ms, warm pipeline cache {:.2} ms",
+        median(cold),
+        median(warm)
+    );
+    Ok(())
+}
