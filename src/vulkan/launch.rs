@@ -228,7 +228,7 @@ fn dispatch(
     d.last_module = Some(words.clone());
     let layout = ArgLayout::new(kernel, spec.index_width, spec.max_push_constants);
     let launch = layout
-        .encode(kernel, &args, wg, limits.max_compute_work_group_count[0])
+        .encode(kernel, &args, wg, max_groups(kernel, &limits))
         .map_err(Box::new)?;
     if launch.groups[0] == 0 {
         return Ok(kernel
@@ -289,4 +289,19 @@ fn dispatch(
         out.push(compiler::reduce_partials(r.op, r.ty, &bytes));
     }
     Ok(out)
+}
+
+/// Work groups of a kernel with reductions: enough to fill a large GPU,
+/// few enough that each invocation folds many elements before the
+/// per-group tree and that the partials stay small. A constant of the
+/// device, so the same input reduces in the same order every run.
+const REDUCTION_GROUPS: u32 = 1024;
+
+fn max_groups(kernel: &compiler::Kernel, limits: &vk_runtime::AdapterLimits) -> u32 {
+    let max = limits.max_compute_work_group_count[0];
+    if kernel.reductions.is_empty() {
+        max
+    } else {
+        max.min(REDUCTION_GROUPS)
+    }
 }
