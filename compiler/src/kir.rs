@@ -18,7 +18,7 @@
 //!   `for` are lowered to it with an explicit `if !cond { break }`, so the
 //!   back end has a single structured-loop emitter.
 //!
-//! Reductions, atomics and gang/vector regions (issue 5; `compiler/MAPPING.md`
+//! Reductions, atomics and gang/vector regions (issue 5; `docs/language.md`, "How compute constructs map onto the device"
 //! is the user-facing description):
 //!
 //! * a kernel has a [`Shape`]: `Flat` (every invocation runs iterations of the

@@ -11,8 +11,8 @@
 //!   typed HIR into a [`Kernel`] ([`kir`]), or refuses with
 //!   `accl::compile::unsupported`. How gangs, workers, vectors, reductions,
 //!   private clauses and atomics map onto workgroups and invocations is
-//!   written down for users in `compiler/MAPPING.md` (the text of the
-//!   language reference's section on it).
+//!   written down for users in `docs/language.md` ("How compute constructs
+//!   map onto the device").
 //! * [`compile`] validates the kernel ([`validate`]) and writes a SPIR-V
 //!   module specialised for a [`Spec`] (SPIR-V version, index width,
 //!   work-group size default, device features and push-constant budget).

@@ -9,7 +9,7 @@
 //!
 //! The kernel's [`Shape`] is chosen here: a `parallel loop` with a non-`seq`
 //! `loop` inside is a gang loop, a region is a `Region`, `parallel loop seq`
-//! is `Seq`, anything else `Flat` (`compiler/MAPPING.md`). In gang-redundant
+//! is `Seq`, anything else `Flat` (`docs/language.md`, "How compute constructs map onto the device"). In gang-redundant
 //! code (a gang's statements outside `loop vector`) every invocation
 //! computes the same scalars and each effect (an element store, an atomic,
 //! a call of a function that stores) is wrapped in `if invocation == 0 { .. }`
