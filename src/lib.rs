@@ -13,7 +13,7 @@ pub mod interp;
 pub mod repl;
 pub mod vulkan;
 
-pub use engine::{Engine, Error};
+pub use engine::{Engine, Error, Timings};
 pub use lang;
 pub use stdlib;
 pub use stdlib::Array;

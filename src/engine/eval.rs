@@ -130,19 +130,35 @@ impl Engine {
             source,
             ast,
             prog,
-        } = self.front_end(name, src)?;
+        } = {
+            let t = std::time::Instant::now();
+            let p = self.front_end(name, src);
+            self.timings = super::Timings {
+                check: t.elapsed(),
+                ..Default::default()
+            };
+            p?
+        };
         let err = |diags| Error {
             diags,
             source: source.clone(),
         };
+        let t = std::time::Instant::now();
         let compiled = interp::compile(&prog, &self.builtins);
+        self.timings.compile = t.elapsed();
         let mut fr = Frame::new(compiled.main_locals);
         for (v, l) in self.vars.iter().zip(&prog.globals) {
             fr.s[l.index()] = v.bits;
             fr.a[l.index()] = v.array.clone();
         }
         self.cx.ops = 0;
-        let out = interp::run(&compiled, &mut fr, &mut self.cx).map_err(|d| err(vec![*d]))?;
+        let t = std::time::Instant::now();
+        self.cx.backend.take_jit_time();
+        let out = interp::run(&compiled, &mut fr, &mut self.cx);
+        let jit = self.cx.backend.take_jit_time();
+        self.timings.compile += jit;
+        self.timings.run = t.elapsed().saturating_sub(jit);
+        let out = out.map_err(|d| err(vec![*d]))?;
         // Commit: globals' new values, new top-level variables, declarations.
         for (v, l) in self.vars.iter_mut().zip(&prog.globals) {
             v.bits = fr.s[l.index()];

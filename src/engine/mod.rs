@@ -56,6 +56,19 @@ pub struct Engine {
     /// The `fn` and `const` declarations of earlier inputs: (name, text).
     pub(crate) decls: Vec<(String, String)>,
     pub(crate) name_counter: usize,
+    pub(crate) timings: Timings,
+}
+
+/// Where the time of the last [`Engine::eval`] went.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timings {
+    /// Parsing and type checking.
+    pub check: std::time::Duration,
+    /// Compiling host code and lowering kernels, plus SPIR-V generation and
+    /// pipeline creation at first launches on a device.
+    pub compile: std::time::Duration,
+    /// Running: host code, transfers, kernels and waits.
+    pub run: std::time::Duration,
 }
 
 impl Default for Engine {
@@ -79,6 +92,7 @@ impl Engine {
             vars: Vec::new(),
             decls: Vec::new(),
             name_counter: 0,
+            timings: Timings::default(),
         }
     }
 
@@ -111,6 +125,18 @@ impl Engine {
     /// with `ACCL_VALIDATION=1`; always empty on the host backend).
     pub fn take_validation_messages(&self) -> Vec<String> {
         self.cx.backend.validation_messages()
+    }
+
+    /// Where the time of the last evaluation went (check, compile, run).
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.eval("let s = 0; for i in 0..1000 { s += i; }").unwrap();
+    /// let t = e.last_timings();
+    /// assert!(t.run > std::time::Duration::ZERO);
+    /// ```
+    pub fn last_timings(&self) -> Timings {
+        self.timings
     }
 
     /// The name of the backend that runs device constructs (`"host"`).

@@ -107,6 +107,10 @@ pub trait Backend {
     fn pending(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Time spent generating SPIR-V and creating pipelines since the last call.
+    fn take_jit_time(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
     /// Turn device timestamps of every operation on or off.
     fn set_profiling(&self, on: bool) -> Result<(), String> {
         let _ = on;

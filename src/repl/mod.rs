@@ -196,10 +196,15 @@ impl Session {
             let _ = writeln!(e, "{m}");
         }
         if self.timing {
-            // The engine does not report its phases (parse and check,
-            // compile, run) separately yet: this is the whole input.
+            let ph = self.engine.last_timings();
             let ops = self.engine.operations();
-            let mut text = format!("time: {}", show::duration(total));
+            let mut text = format!(
+                "time: {} (check {}, compile {}, run {})",
+                show::duration(total),
+                show::duration(ph.check),
+                show::duration(ph.compile),
+                show::duration(ph.run)
+            );
             if ops > 0 {
                 text.push_str(&format!(
                     " ({ops} host operation{})",

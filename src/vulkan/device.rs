@@ -28,6 +28,8 @@ pub struct DevState {
     pub last_module: Option<Arc<Vec<u32>>>,
     cache_file: Option<PathBuf>,
     cache_dirty: bool,
+    /// Time spent in SPIR-V generation and pipeline creation, not yet taken.
+    pub jit_time: std::time::Duration,
     pub device: Device,
 }
 
@@ -74,6 +76,7 @@ impl DevState {
             last_module: None,
             cache_file,
             cache_dirty: false,
+            jit_time: std::time::Duration::ZERO,
             device,
         })
     }
@@ -116,6 +119,7 @@ impl DevState {
         if let Some(m) = self.modules.get(&(uid, *spec)) {
             return Ok(m.clone());
         }
+        let t0 = std::time::Instant::now();
         let words = if self.unroll > 1 {
             let mut k = kernel.clone();
             compiler::unroll::unroll(&mut k, self.unroll);
@@ -123,8 +127,20 @@ impl DevState {
         } else {
             compiler::compile(kernel, spec)?
         };
+        // The tests validate every module the backend makes.
+        if std::env::var_os("ACCL_SPIRV_VAL").is_some_and(|v| v == "1") {
+            if let Err(e) = vk_runtime::testing::spirv_val(&words) {
+                return Err(lang::Diag::error(
+                    "accl::compile::invalid_spirv",
+                    format!("spirv-val refused the module of `{}`: {e}", kernel.name),
+                    kernel.span,
+                    "this kernel",
+                ));
+            }
+        }
         let words = Arc::new(words);
         self.modules.insert((uid, *spec), words.clone());
+        self.jit_time += t0.elapsed();
         Ok(words)
     }
 
@@ -139,6 +155,7 @@ impl DevState {
         if let Some(p) = self.pipelines.get(&key) {
             return Ok(p.clone());
         }
+        let t0 = std::time::Instant::now();
         let p = ComputePipeline::new(
             &self.device,
             words,
@@ -150,6 +167,7 @@ impl DevState {
         .map_err(|e| e.to_string())?;
         self.cache_dirty = true;
         self.pipelines.insert(key, p.clone());
+        self.jit_time += t0.elapsed();
         Ok(p)
     }
 

@@ -125,6 +125,15 @@ impl Backend for VulkanBackend {
             .next_back()
             .map(|w| compiler::disassemble(&w))
     }
+    fn take_jit_time(&self) -> std::time::Duration {
+        let mut t = self.table.borrow_mut();
+        t.store
+            .devs
+            .iter_mut()
+            .flatten()
+            .map(|d| std::mem::take(&mut d.jit_time))
+            .sum()
+    }
     fn set_profiling(&self, on: bool) -> Result<(), String> {
         let mut t = self.table.borrow_mut();
         t.store.profiling = on;

@@ -20,6 +20,8 @@ pub struct Run {
 fn engine(device: bool) -> Engine {
     // Validation on for every device engine of the tests.
     std::env::set_var("ACCL_VALIDATION", "1");
+    // ... and `spirv-val` on every module the backend generates.
+    std::env::set_var("ACCL_SPIRV_VAL", "1");
     // Pipeline caches of test runs stay out of the user's cache directory.
     std::env::set_var("ACCL_CACHE_DIR", "off");
     if device {
