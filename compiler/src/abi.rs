@@ -388,7 +388,7 @@ pub fn partial_size(t: Scalar) -> usize {
 /// Pure and deterministic; trailing bytes short of an element are ignored.
 pub fn reduce_partials(op: ReductionOp, ty: Scalar, bytes: &[u8]) -> Value {
     let size = partial_size(ty);
-    let mut acc = crate::lower::identity(op, ty);
+    let mut acc = lang::value::identity(op, ty);
     for chunk in bytes.chunks_exact(size) {
         let mut w = [0u8; 8];
         w[..size].copy_from_slice(chunk);
@@ -402,7 +402,7 @@ pub fn reduce_partials(op: ReductionOp, ty: Scalar, bytes: &[u8]) -> Value {
             Scalar::F32 => Value::F32(f32::from_bits(bits as u32)),
             Scalar::F64 => Value::F64(f64::from_bits(bits)),
         };
-        acc = crate::lower::combine(op, acc, v);
+        acc = lang::value::combine(op, acc, v);
     }
     acc
 }

@@ -29,6 +29,7 @@ use crate::kir::*;
 use crate::unsupported;
 use lang::arena::Arena;
 use lang::hir::{self, DirectiveKind, FnH};
+use lang::value::identity;
 use lang::{Builtins, Diag, Effect, Scalar, Span, Type, Value};
 use std::collections::HashMap;
 
@@ -278,73 +279,6 @@ pub fn reduction_legal(op: ReductionOp, t: Scalar) -> bool {
         O::Add | O::Mul | O::Max | O::Min => t.is_numeric(),
         O::BitAnd | O::BitOr | O::BitXor => t.is_int(),
         O::And | O::Or => t == Scalar::Bool,
-    }
-}
-
-/// The identity of a reduction operator for type `t` (the host's, exactly:
-/// `src/interp/construct.rs::identity`).
-pub fn identity(op: ReductionOp, t: Scalar) -> Value {
-    use ReductionOp as O;
-    let v = match (op, t) {
-        (O::Add | O::BitOr | O::BitXor, _) => Value::IntLit(0),
-        (O::Mul, _) => Value::IntLit(1),
-        (O::And, _) => Value::Bool(true),
-        (O::Or, _) => Value::Bool(false),
-        (O::BitAnd, Scalar::Bool) => Value::Bool(true),
-        (O::BitAnd, _) => Value::IntLit(-1),
-        (O::Max, Scalar::F32 | Scalar::F64) => Value::F64(f64::NEG_INFINITY),
-        (O::Min, Scalar::F32 | Scalar::F64) => Value::F64(f64::INFINITY),
-        (O::Max, Scalar::Bool) => Value::Bool(false),
-        (O::Min, Scalar::Bool) => Value::Bool(true),
-        (O::Max, _) => Value::IntLit(t.int_range().map_or(0, |r| r.0)),
-        (O::Min, _) => Value::IntLit(t.int_range().map_or(0, |r| r.1)),
-    };
-    v.cast(t)
-}
-
-/// `a op b` for a reduction operator (the host's, exactly:
-/// `src/interp/construct.rs::combine`).
-pub fn combine(op: ReductionOp, a: Value, b: Value) -> Value {
-    use hir::BinOp as B;
-    use ReductionOp as O;
-    let bin = |o| Value::binary(o, a, b).unwrap_or(a);
-    match op {
-        O::Add => bin(B::Add),
-        O::Mul => bin(B::Mul),
-        O::BitAnd => bin(B::BitAnd),
-        O::BitOr => bin(B::BitOr),
-        O::BitXor => bin(B::BitXor),
-        O::And => Value::Bool(a.as_bool().unwrap_or(false) && b.as_bool().unwrap_or(false)),
-        O::Or => Value::Bool(a.as_bool().unwrap_or(false) || b.as_bool().unwrap_or(false)),
-        O::Max | O::Min => {
-            let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
-            let take_b = if a.as_bool().is_some() {
-                if op == O::Max {
-                    b == Value::Bool(true)
-                } else {
-                    b == Value::Bool(false)
-                }
-            } else if x.is_nan() {
-                true
-            } else if y.is_nan() {
-                false
-            } else if let (Some(p), Some(q)) = (a.as_i128(), b.as_i128()) {
-                if op == O::Max {
-                    q > p
-                } else {
-                    q < p
-                }
-            } else if op == O::Max {
-                y > x
-            } else {
-                y < x
-            };
-            if take_b {
-                b
-            } else {
-                a
-            }
-        }
     }
 }
 

@@ -11,7 +11,7 @@
 mod common;
 
 use common::*;
-use compiler::lower::{combine, identity};
+use lang::value::{combine, identity};
 use compiler::{Kernel, Shape, Spec};
 use lang::ast::ReductionOp as O;
 use lang::{Scalar, Value};

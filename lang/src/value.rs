@@ -2,7 +2,7 @@
 //! interpreter so that `const` arithmetic and run-time arithmetic agree bit
 //! for bit (wrapping integers, IEEE floats).
 
-use crate::ast::{BinOp, UnOp};
+use crate::ast::{BinOp, ReductionOp, UnOp};
 use crate::types::{Scalar, Type};
 use std::fmt;
 
@@ -249,6 +249,74 @@ impl fmt::Display for Value {
             Value::IntLit(v) => write!(f, "{v}"),
             Value::F32(v) => write!(f, "{v:?}"),
             Value::F64(v) | Value::FloatLit(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+/// The identity of reduction operator `op` for type `t`: where every
+/// reduction starts, on the host and on the device.
+pub fn identity(op: ReductionOp, t: Scalar) -> Value {
+    use ReductionOp as O;
+    let v = match (op, t) {
+        (O::Add | O::BitOr | O::BitXor, _) => Value::IntLit(0),
+        (O::Mul, _) => Value::IntLit(1),
+        (O::And, _) => Value::Bool(true),
+        (O::Or, _) => Value::Bool(false),
+        (O::BitAnd, Scalar::Bool) => Value::Bool(true),
+        (O::BitAnd, _) => Value::IntLit(-1),
+        (O::Max, Scalar::F32 | Scalar::F64) => Value::F64(f64::NEG_INFINITY),
+        (O::Min, Scalar::F32 | Scalar::F64) => Value::F64(f64::INFINITY),
+        (O::Max, Scalar::Bool) => Value::Bool(false),
+        (O::Min, Scalar::Bool) => Value::Bool(true),
+        (O::Max, _) => Value::IntLit(t.int_range().map_or(0, |r| r.0)),
+        (O::Min, _) => Value::IntLit(t.int_range().map_or(0, |r| r.1)),
+    };
+    v.cast(t)
+}
+
+/// `a op b` for a reduction operator: the host's combination, and the
+/// semantics the device's (float `max`/`min` take `b` when `a` is NaN, and
+/// a NaN `b` loses).
+pub fn combine(op: ReductionOp, a: Value, b: Value) -> Value {
+    use crate::ast::BinOp as B;
+    use ReductionOp as O;
+    let bin = |o| Value::binary(o, a, b).unwrap_or(a);
+    match op {
+        O::Add => bin(B::Add),
+        O::Mul => bin(B::Mul),
+        O::BitAnd => bin(B::BitAnd),
+        O::BitOr => bin(B::BitOr),
+        O::BitXor => bin(B::BitXor),
+        O::And => Value::Bool(a.as_bool().unwrap_or(false) && b.as_bool().unwrap_or(false)),
+        O::Or => Value::Bool(a.as_bool().unwrap_or(false) || b.as_bool().unwrap_or(false)),
+        O::Max | O::Min => {
+            let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+            let take_b = if a.as_bool().is_some() {
+                if op == O::Max {
+                    b == Value::Bool(true)
+                } else {
+                    b == Value::Bool(false)
+                }
+            } else if x.is_nan() {
+                true
+            } else if y.is_nan() {
+                false
+            } else if let (Some(p), Some(q)) = (a.as_i128(), b.as_i128()) {
+                if op == O::Max {
+                    q > p
+                } else {
+                    q < p
+                }
+            } else if op == O::Max {
+                y > x
+            } else {
+                y < x
+            };
+            if take_b {
+                b
+            } else {
+                a
+            }
         }
     }
 }

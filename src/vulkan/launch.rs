@@ -3,13 +3,13 @@
 //! section, dispatch, wait.
 
 use super::storage::VkStorage;
-use crate::interp::construct::combine;
 use crate::interp::construct::CConstruct;
 use crate::interp::error;
 use crate::interp::present::Table;
 use crate::interp::value::{bits_to_value, value_to_bits, Flow, Frame, R};
 use crate::interp::Ctx;
 use compiler::{ArgLayout, ArgLocation, ArrayArgs, IndexWidth, LaunchArgs};
+use lang::value::combine;
 use lang::{Diag, Span, Value};
 use std::cell::RefCell;
 use stdlib::Array;

@@ -562,7 +562,7 @@ impl<'k> Writer<'k> {
         // copy into `acc` (one per workgroup).
         let mut accs = Vec::new();
         for (r, red) in k.reductions.iter().enumerate() {
-            let id = self.constant(crate::lower::identity(red.op, red.ty));
+            let id = self.constant(lang::value::identity(red.op, red.ty));
             let l = self.locals[k.reduction_locals[r].index()];
             spv(self.m.b.store(l, id, None, []));
             if k.shape == Shape::Region {
@@ -592,7 +592,7 @@ impl<'k> Writer<'k> {
         }
         if k.shape == Shape::Region {
             for (r, red) in k.reductions.iter().enumerate() {
-                let id = self.constant(crate::lower::identity(red.op, red.ty));
+                let id = self.constant(lang::value::identity(red.op, red.ty));
                 let l = self.locals[k.reduction_locals[r].index()];
                 spv(self.m.b.store(l, id, None, []));
             }
@@ -997,7 +997,7 @@ impl<'k> Writer<'k> {
         };
         for r in &v.reductions {
             let ty = f.locals[r.private].ty;
-            let id = self.constant(crate::lower::identity(r.op, ty));
+            let id = self.constant(lang::value::identity(r.op, ty));
             spv(self.m.b.store(self.locals[r.private.index()], id, None, []));
         }
         let lid = self.local_id();
