@@ -3,7 +3,7 @@
 //! no_create and implicit copies. The host keeps a separate device copy, so
 //! transfers (or their absence) are visible.
 
-use accl::interp::present::{EnvError, Find, PresentTable, Section};
+use accl::interp::present::{Env, EnvError, Find, PresentTable, Section};
 use accl::Array;
 
 fn eval(e: &mut accl::Engine, src: &str) -> String {

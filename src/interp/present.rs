@@ -108,7 +108,66 @@ impl<S: Storage> Table<S> {
         }
     }
 
-    pub fn find(&self, dev: usize, a: &Array, lo: usize, hi: usize) -> Find {
+    /// The device state of `a` on `dev`, if any part is present.
+    pub fn mapping(&self, dev: usize, a: &Array) -> Option<&Mapping<S>> {
+        self.maps.get(&(dev, a.id()))
+    }
+
+    /// The present sections of `a` on `dev` with their counts.
+    pub fn sections(&self, dev: usize, a: &Array) -> Vec<Section> {
+        self.maps
+            .get(&(dev, a.id()))
+            .map(|m| m.sections.iter().map(|(s, _)| *s).collect())
+            .unwrap_or_default()
+    }
+
+    /// Drop everything (a fresh device state), without copying anything back.
+    pub fn clear(&mut self) {
+        self.maps.clear();
+    }
+}
+
+/// The data operations the construct flow needs, whatever the storage.
+pub trait Env {
+    fn find(&self, dev: usize, a: &Array, lo: usize, hi: usize) -> Find;
+    fn has_any(&self, dev: usize, a: &Array) -> bool;
+    fn is_present(&self, dev: usize, a: &Array) -> bool;
+    fn attach(
+        &mut self,
+        dev: usize,
+        a: &Array,
+        lo: usize,
+        hi: usize,
+        copyin: bool,
+        structured: bool,
+    ) -> Result<(), EnvError>;
+    #[allow(clippy::too_many_arguments)]
+    fn detach(
+        &mut self,
+        dev: usize,
+        a: &Array,
+        lo: usize,
+        hi: usize,
+        copyout: bool,
+        structured: bool,
+        finalize: bool,
+    ) -> Result<(), EnvError>;
+    fn update(
+        &mut self,
+        dev: usize,
+        a: &Array,
+        lo: usize,
+        hi: usize,
+        to_host: bool,
+    ) -> Result<bool, EnvError>;
+    /// A new host array holding the device's values of `a` where present
+    /// (zeros elsewhere); None when no part is present.
+    fn snapshot(&mut self, dev: usize, a: &Array) -> Result<Option<Array>, String>;
+    fn rows(&self) -> Vec<super::construct::PresentRow>;
+}
+
+impl<S: Storage> Env for Table<S> {
+    fn find(&self, dev: usize, a: &Array, lo: usize, hi: usize) -> Find {
         let Some(m) = self.maps.get(&(dev, a.id())) else {
             return Find::Absent;
         };
@@ -126,12 +185,12 @@ impl<S: Storage> Table<S> {
     }
 
     /// Any part of `a` present on `dev`?
-    pub fn has_any(&self, dev: usize, a: &Array) -> bool {
+    fn has_any(&self, dev: usize, a: &Array) -> bool {
         self.maps.contains_key(&(dev, a.id()))
     }
 
     /// Is every row of `a` present on `dev` (`acc_is_present`)?
-    pub fn is_present(&self, dev: usize, a: &Array) -> bool {
+    fn is_present(&self, dev: usize, a: &Array) -> bool {
         let Some(m) = self.maps.get(&(dev, a.id())) else {
             return false;
         };
@@ -148,7 +207,7 @@ impl<S: Storage> Table<S> {
     /// `copy/copyin/copyout/create` (and `present`/`no_create` of present
     /// data): bump the count of the section holding `lo..hi`, or make it
     /// present (copying the rows in when `copyin`).
-    pub fn attach(
+    fn attach(
         &mut self,
         dev: usize,
         a: &Array,
@@ -210,7 +269,7 @@ impl<S: Storage> Table<S> {
     /// dynamic count); when both counts are zero, copy the section's rows
     /// back (`copyout`) and free it. Absent data: a no-op.
     #[allow(clippy::too_many_arguments)]
-    pub fn detach(
+    fn detach(
         &mut self,
         dev: usize,
         a: &Array,
@@ -258,7 +317,7 @@ impl<S: Storage> Table<S> {
 
     /// `update self` (`to_host`) or `update device` of rows `lo..hi`;
     /// Ok(false) when absent.
-    pub fn update(
+    fn update(
         &mut self,
         dev: usize,
         a: &Array,
@@ -281,21 +340,8 @@ impl<S: Storage> Table<S> {
         }
     }
 
-    /// The device state of `a` on `dev`, if any part is present.
-    pub fn mapping(&self, dev: usize, a: &Array) -> Option<&Mapping<S>> {
-        self.maps.get(&(dev, a.id()))
-    }
-
-    /// The present sections of `a` on `dev` with their counts.
-    pub fn sections(&self, dev: usize, a: &Array) -> Vec<Section> {
-        self.maps
-            .get(&(dev, a.id()))
-            .map(|m| m.sections.iter().map(|(s, _)| *s).collect())
-            .unwrap_or_default()
-    }
-
     /// Every present section, by device then array id.
-    pub fn rows(&self) -> Vec<super::construct::PresentRow> {
+    fn rows(&self) -> Vec<super::construct::PresentRow> {
         let mut v: Vec<_> = self
             .maps
             .iter()
@@ -317,94 +363,6 @@ impl<S: Storage> Table<S> {
         v
     }
 
-    /// Drop everything (a fresh device state), without copying anything back.
-    pub fn clear(&mut self) {
-        self.maps.clear();
-    }
-}
-
-/// The data operations the construct flow needs, whatever the storage.
-pub trait Env {
-    fn find(&self, dev: usize, a: &Array, lo: usize, hi: usize) -> Find;
-    fn has_any(&self, dev: usize, a: &Array) -> bool;
-    fn is_present(&self, dev: usize, a: &Array) -> bool;
-    fn attach(
-        &mut self,
-        dev: usize,
-        a: &Array,
-        lo: usize,
-        hi: usize,
-        copyin: bool,
-        structured: bool,
-    ) -> Result<(), EnvError>;
-    #[allow(clippy::too_many_arguments)]
-    fn detach(
-        &mut self,
-        dev: usize,
-        a: &Array,
-        lo: usize,
-        hi: usize,
-        copyout: bool,
-        structured: bool,
-        finalize: bool,
-    ) -> Result<(), EnvError>;
-    fn update(
-        &mut self,
-        dev: usize,
-        a: &Array,
-        lo: usize,
-        hi: usize,
-        to_host: bool,
-    ) -> Result<bool, EnvError>;
-    /// A new host array holding the device's values of `a` where present
-    /// (zeros elsewhere); None when no part is present.
-    fn snapshot(&mut self, dev: usize, a: &Array) -> Result<Option<Array>, String>;
-    fn rows(&self) -> Vec<super::construct::PresentRow>;
-}
-
-impl<S: Storage> Env for Table<S> {
-    fn find(&self, dev: usize, a: &Array, lo: usize, hi: usize) -> Find {
-        Table::find(self, dev, a, lo, hi)
-    }
-    fn has_any(&self, dev: usize, a: &Array) -> bool {
-        Table::has_any(self, dev, a)
-    }
-    fn is_present(&self, dev: usize, a: &Array) -> bool {
-        Table::is_present(self, dev, a)
-    }
-    fn attach(
-        &mut self,
-        dev: usize,
-        a: &Array,
-        lo: usize,
-        hi: usize,
-        copyin: bool,
-        structured: bool,
-    ) -> Result<(), EnvError> {
-        Table::attach(self, dev, a, lo, hi, copyin, structured)
-    }
-    fn detach(
-        &mut self,
-        dev: usize,
-        a: &Array,
-        lo: usize,
-        hi: usize,
-        copyout: bool,
-        structured: bool,
-        finalize: bool,
-    ) -> Result<(), EnvError> {
-        Table::detach(self, dev, a, lo, hi, copyout, structured, finalize)
-    }
-    fn update(
-        &mut self,
-        dev: usize,
-        a: &Array,
-        lo: usize,
-        hi: usize,
-        to_host: bool,
-    ) -> Result<bool, EnvError> {
-        Table::update(self, dev, a, lo, hi, to_host)
-    }
     fn snapshot(&mut self, dev: usize, a: &Array) -> Result<Option<Array>, String> {
         let Some(m) = self.maps.get(&(dev, a.id())) else {
             return Ok(None);
@@ -415,9 +373,6 @@ impl<S: Storage> Env for Table<S> {
                 .transfer(dev, &m.arr, sec, s.lo, &out, s.lo, s.hi, true)?;
         }
         Ok(Some(out))
-    }
-    fn rows(&self) -> Vec<super::construct::PresentRow> {
-        Table::rows(self)
     }
 }
 

@@ -5,7 +5,7 @@
 use super::storage::VkStorage;
 use crate::interp::construct::CConstruct;
 use crate::interp::error;
-use crate::interp::present::Table;
+use crate::interp::present::{Env, Table};
 use crate::interp::value::{bits_to_value, value_to_bits, Flow, Frame, R};
 use crate::interp::Ctx;
 use compiler::{ArgLayout, ArgLocation, ArrayArgs, IndexWidth, LaunchArgs};

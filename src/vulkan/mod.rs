@@ -17,7 +17,7 @@ pub mod launch;
 pub mod storage;
 
 use crate::interp::construct::{Backend, CConstruct, EnvRef, PresentRow};
-use crate::interp::present::Table;
+use crate::interp::present::{Env, Table};
 use crate::interp::value::{Flow, Frame, R};
 use crate::interp::Ctx;
 use std::cell::RefCell;
@@ -99,7 +99,7 @@ impl Backend for VulkanBackend {
     }
     fn env<'a>(&'a self, _cx: &'a mut Ctx) -> EnvRef<'a> {
         EnvRef::Shared(std::cell::RefMut::map(self.table.borrow_mut(), |t| {
-            t as &mut dyn crate::interp::present::Env
+            t as &mut dyn Env
         }))
     }
     fn launch(&self, c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
