@@ -2,38 +2,6 @@
 //! `:load` and `:trace`, otherwise keywords, clause names, builtins,
 //! stdlib constants (`f32::MAX`), variables and declared functions.
 
-/// Clause names of device constructs (plain identifiers in the grammar;
-/// the list of `lang/src/check/construct.rs`).
-pub const CLAUSES: &[&str] = &[
-    "gang",
-    "worker",
-    "vector",
-    "seq",
-    "independent",
-    "collapse",
-    "reduction",
-    "private",
-    "firstprivate",
-    "num_gangs",
-    "num_workers",
-    "vector_length",
-    "async",
-    "default",
-    "copy",
-    "copyin",
-    "copyout",
-    "create",
-    "present",
-    "no_create",
-    "delete",
-    "self",
-    "host",
-    "device",
-    "finalize",
-    "if_present",
-    "device_num",
-];
-
 /// What can be completed, refreshed before each line is read.
 #[derive(Default, Clone)]
 pub struct Names {
@@ -82,7 +50,8 @@ pub fn complete(
     }
     let mut v: Vec<String> = lang::token::Tok::KEYWORDS
         .iter()
-        .chain(CLAUSES)
+        .copied()
+        .chain(lang::check::clause_names())
         .map(|s| s.to_string())
         .chain(names.builtins.iter().cloned())
         .chain(names.session.iter().cloned())

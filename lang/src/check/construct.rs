@@ -64,6 +64,11 @@ const CLAUSES: &[(&str, Shape)] = &[
     ("device_num", Shape::Int),
 ];
 
+/// Every clause name of every construct (for completion in tools).
+pub fn clause_names() -> impl Iterator<Item = &'static str> {
+    CLAUSES.iter().map(|&(name, _)| name)
+}
+
 const DATA: &[&str] = &[
     "copy",
     "copyin",

@@ -11,6 +11,7 @@
 //! bodies are checked and judged at the end ([`device`]).
 
 mod construct;
+pub use construct::clause_names;
 mod device;
 mod expr;
 
