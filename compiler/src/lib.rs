@@ -65,10 +65,14 @@ pub struct Spec {
     pub features: Features,
     /// Push-constant budget; a larger argument block goes to a buffer.
     pub max_push_constants: u32,
+    /// Unroll every innermost loop this many times ([`unroll`]); 1 leaves
+    /// loops alone. For drivers with a loop budget (llvmpipe).
+    pub unroll: u8,
 }
 
 impl Default for Spec {
-    /// Vulkan 1.2, 256 invocations, 32-bit indexing, every feature, 128 bytes.
+    /// Vulkan 1.2, 256 invocations, 32-bit indexing, every feature, 128 bytes,
+    /// no unrolling.
     fn default() -> Spec {
         Spec {
             spirv_version: (1, 5),
@@ -83,14 +87,19 @@ impl Default for Spec {
                 float64_atomic_add: true,
             },
             max_push_constants: 128,
+            unroll: 1,
         }
     }
 }
 
 /// Validate `kernel` and write it as SPIR-V for `spec`.
 pub fn compile(kernel: &Kernel, spec: &Spec) -> Result<Vec<u32>, Diag> {
-    let v = validate(kernel)?;
-    spirv::write(v, spec)
+    if spec.unroll > 1 {
+        let mut k = kernel.clone();
+        unroll::unroll(&mut k, spec.unroll as usize);
+        return spirv::write(validate(&k)?, spec);
+    }
+    spirv::write(validate(kernel)?, spec)
 }
 
 /// The text disassembly of a module (rspirv's; no external tool needed).

@@ -11,9 +11,9 @@
 mod common;
 
 use common::*;
-use lang::value::{combine, identity};
 use compiler::{Kernel, Shape, Spec};
 use lang::ast::ReductionOp as O;
+use lang::value::{combine, identity};
 use lang::{Scalar, Value};
 use std::collections::HashMap;
 

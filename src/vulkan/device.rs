@@ -20,10 +20,7 @@ pub struct DevState {
     down: Option<StagingBuffer>,
     pub pipelines: HashMap<PipelineKey, ComputePipeline>,
     /// Compiled modules by (construct uid, specialisation).
-    pub modules: HashMap<(u64, Spec), Arc<Vec<u32>>>,
-    /// Innermost loops are unrolled this many times (llvmpipe's loop
-    /// budget, `compiler::unroll`); 1 elsewhere.
-    pub unroll: usize,
+    pub modules: compiler::Cache,
     /// The last module compiled or launched (for `:spirv`).
     pub last_module: Option<Arc<Vec<u32>>>,
     cache_file: Option<PathBuf>,
@@ -65,14 +62,7 @@ impl DevState {
             up: None,
             down: None,
             pipelines: HashMap::new(),
-            modules: HashMap::new(),
-            unroll: if device.info().driver.contains("llvmpipe")
-                || device.info().name.contains("llvmpipe")
-            {
-                8
-            } else {
-                1
-            },
+            modules: compiler::Cache::new(),
             last_module: None,
             cache_file,
             cache_dirty: false,
@@ -106,6 +96,13 @@ impl DevState {
                 float64_atomic_add: f.shader_buffer_float64_atomic_add,
             },
             max_push_constants: l.max_push_constants_size.min(128),
+            // llvmpipe leaves every loop after 65,535 iterations in total
+            // per SIMD group (`compiler::unroll`); unrolling divides that.
+            unroll: if info.driver.contains("llvmpipe") || info.name.contains("llvmpipe") {
+                8
+            } else {
+                1
+            },
         }
     }
 
@@ -116,17 +113,13 @@ impl DevState {
         kernel: &compiler::Kernel,
         spec: &Spec,
     ) -> Result<Arc<Vec<u32>>, lang::Diag> {
-        if let Some(m) = self.modules.get(&(uid, *spec)) {
-            return Ok(m.clone());
-        }
         let t0 = std::time::Instant::now();
-        let words = if self.unroll > 1 {
-            let mut k = kernel.clone();
-            compiler::unroll::unroll(&mut k, self.unroll);
-            compiler::compile(&k, spec)?
-        } else {
-            compiler::compile(kernel, spec)?
-        };
+        let before = self.modules.len();
+        let words = self.modules.get(uid, kernel, spec)?;
+        if self.modules.len() == before {
+            return Ok(words);
+        }
+        self.jit_time += t0.elapsed();
         // The tests validate every module the backend makes.
         if std::env::var_os("ACCL_SPIRV_VAL").is_some_and(|v| v == "1") {
             if let Err(e) = vk_runtime::testing::spirv_val(&words) {
@@ -138,9 +131,6 @@ impl DevState {
                 ));
             }
         }
-        let words = Arc::new(words);
-        self.modules.insert((uid, *spec), words.clone());
-        self.jit_time += t0.elapsed();
         Ok(words)
     }
 

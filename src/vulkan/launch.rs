@@ -200,12 +200,14 @@ fn dispatch(
         levels,
         num_gangs,
     };
-    // The iteration count decides the index width before compiling.
-    let probe = ArgLayout::new(kernel, IndexWidth::U64, spec.max_push_constants);
-    let total = probe
-        .encode(kernel, &args, 1, 1)
-        .map(|l| l.total)
-        .map_err(Box::new)?;
+    // The iteration count decides the index width before compiling (an
+    // overflow saturates here and is reported by `encode` below).
+    let total = kernel
+        .levels
+        .iter()
+        .zip(&args.levels)
+        .map(|(l, &(lo, hi))| compiler::abi::trip_count(l, lo, hi))
+        .fold(1u64, u64::saturating_mul);
     spec.index_width = IndexWidth::for_sizes(bound.iter().map(|b| b.2), total);
     if spec.index_width == IndexWidth::U64 && !spec.features.int64 {
         return Err(launch_error(
