@@ -67,15 +67,6 @@ impl Engine {
             .collect()
     }
 
-    /// Where each part of variable `name`'s array is present: `(device, lo, hi)`.
-    pub fn present_of(&self, name: &str) -> Vec<(usize, usize, usize)> {
-        self.present()
-            .into_iter()
-            .filter(|p| p.names.iter().any(|n| n == name))
-            .map(|p| (p.row.device, p.row.lo, p.row.hi))
-            .collect()
-    }
-
     /// Pending device work, one line per queue (empty when idle).
     pub fn pending(&self) -> Vec<String> {
         self.cx.backend.pending()

@@ -478,15 +478,6 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
     }
 }
 
-/// The host reference execution of a construct, whatever the backend (for
-/// tests and tools that compare against it).
-pub fn run_on_host(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
-    let saved = std::mem::replace(&mut cx.backend, std::rc::Rc::new(HostBackend));
-    let r = run_construct(c, fr, cx);
-    cx.backend = saved;
-    r
-}
-
 trait WithHelp {
     fn with_help_boxed(self, h: &str) -> Self;
 }

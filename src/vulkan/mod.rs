@@ -79,15 +79,6 @@ impl VulkanBackend {
     pub fn spec(&self, d: usize) -> Result<compiler::Spec, String> {
         Ok(self.table.borrow_mut().store.dev(d)?.spec())
     }
-
-    /// Validation-layer messages so far (empty unless validation is on).
-    pub fn take_validation_messages(&self) -> Vec<String> {
-        self.table
-            .borrow()
-            .store
-            .instance
-            .take_validation_messages()
-    }
 }
 
 impl Backend for VulkanBackend {
@@ -153,7 +144,11 @@ impl Backend for VulkanBackend {
             .collect()
     }
     fn validation_messages(&self) -> Vec<String> {
-        self.take_validation_messages()
+        self.table
+            .borrow()
+            .store
+            .instance
+            .take_validation_messages()
     }
 }
 
