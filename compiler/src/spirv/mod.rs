@@ -586,7 +586,7 @@ impl<'k> Writer<'k> {
 
         self.label(body);
         // Split `it` over the levels, innermost fastest.
-        let mut rest = spv(self.m.b.load(idx_w, None, it, None, []));
+        let rest = spv(self.m.b.load(idx_w, None, it, None, []));
         if gangs {
             self.gang_index = Some(rest);
         }
@@ -597,24 +597,19 @@ impl<'k> Writer<'k> {
                 spv(self.m.b.store(l, id, None, []));
             }
         }
-        for (l, level) in k.levels.iter().enumerate().rev() {
-            let i = if l == 0 {
-                rest
-            } else {
-                let count = self.load_arg(FieldKind::Count(l))?;
-                let i = spv(self.m.b.u_mod(idx_w, None, rest, count));
-                rest = spv(self.m.b.u_div(idx_w, None, rest, count));
-                i
-            };
+        let mut los = Vec::with_capacity(k.levels.len());
+        let mut counts = Vec::with_capacity(k.levels.len());
+        for (l, level) in k.levels.iter().enumerate() {
             let lo = self.load_arg(FieldKind::Lo(l))?;
-            let rt = Ty::reg(level.ty);
-            let lo = self.arg_value(lo, level.ty);
-            let off = self.int_cast(i, self.idx, rt);
-            let rtw = self.m.ty(rt);
-            let v = spv(self.m.b.i_add(rtw, None, lo, off));
-            let v = self.wrap_u8(v, level.ty);
-            spv(self.m.b.store(self.locals[level.var.index()], v, None, []));
+            los.push(self.arg_value(lo, level.ty));
+            counts.push(if l == 0 {
+                0
+            } else {
+                self.load_arg(FieldKind::Count(l))?
+            });
         }
+        let vars: Vec<_> = k.levels.iter().map(|l| (l.var, l.ty)).collect();
+        self.split_index(rest, &vars, &los, &counts);
         self.loops.push((merge, cont));
         self.block(&k.entry, &k.entry.body)?;
         self.loops.pop();
@@ -955,6 +950,34 @@ impl<'k> Writer<'k> {
         self.decode_partial(r, s)
     }
 
+    /// Split flat index `rest` row-major over the levels of a collapsed nest
+    /// (innermost fastest) and store `lo_l + i_l` in each level's variable.
+    /// `counts[l]` is level `l`'s trip count (unused for level 0).
+    fn split_index(
+        &mut self,
+        mut rest: Word,
+        vars: &[(LocalH, Scalar)],
+        los: &[Word],
+        counts: &[Word],
+    ) {
+        let idx_w = self.m.ty(self.idx);
+        for (l, &(var, ty)) in vars.iter().enumerate().rev() {
+            let i = if l == 0 {
+                rest
+            } else {
+                let i = spv(self.m.b.u_mod(idx_w, None, rest, counts[l]));
+                rest = spv(self.m.b.u_div(idx_w, None, rest, counts[l]));
+                i
+            };
+            let rt = Ty::reg(ty);
+            let off = self.int_cast(i, self.idx, rt);
+            let rtw = self.m.ty(rt);
+            let x = spv(self.m.b.i_add(rtw, None, los[l], off));
+            let x = self.wrap_u8(x, ty);
+            spv(self.m.b.store(self.locals[var.index()], x, None, []));
+        }
+    }
+
     /// A `loop vector` (see [`VectorLoop`]): a barrier, the bounds, a
     /// block-stride loop over the invocations, the reductions folded in a
     /// tree, a barrier.
@@ -1030,22 +1053,9 @@ impl<'k> Writer<'k> {
         spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
         spv(self.m.b.branch_conditional(more, body, merge, []));
         self.label(body);
-        let mut rest = spv(self.m.b.load(idx_w, None, kv, None, []));
-        for (l, level) in v.levels.iter().enumerate().rev() {
-            let i = if l == 0 {
-                rest
-            } else {
-                let i = spv(self.m.b.u_mod(idx_w, None, rest, counts[l]));
-                rest = spv(self.m.b.u_div(idx_w, None, rest, counts[l]));
-                i
-            };
-            let rt = Ty::reg(level.ty);
-            let off = self.int_cast(i, self.idx, rt);
-            let rtw = self.m.ty(rt);
-            let x = spv(self.m.b.i_add(rtw, None, los[l], off));
-            let x = self.wrap_u8(x, level.ty);
-            spv(self.m.b.store(self.locals[level.var.index()], x, None, []));
-        }
+        let rest = spv(self.m.b.load(idx_w, None, kv, None, []));
+        let vars: Vec<_> = v.levels.iter().map(|l| (l.var, l.ty)).collect();
+        self.split_index(rest, &vars, &los, &counts);
         self.loops.push((merge, cont));
         self.block(f, &v.body)?;
         self.loops.pop();
