@@ -91,6 +91,7 @@ impl Drop for DeviceShared {
         // SAFETY: this is the last reference: every buffer, pipeline and
         // queue holds an Arc of it, so all of them are gone. Order: idle,
         // cache, allocator (frees its memory blocks), device.
+        let _serial = crate::lifecycle_lock();
         unsafe {
             let _ = self.raw.device_wait_idle();
             let cache = *self
@@ -129,6 +130,7 @@ impl Device {
     /// Opens a logical device on adapter `adapter` (an index into
     /// [`Instance::adapters`]). Timeline semaphores are required.
     pub fn new(instance: &Instance, adapter: usize) -> Result<Device> {
+        let _serial = crate::lifecycle_lock();
         let pds = instance.physical_devices()?;
         let count = pds.len();
         let (physical, info) = pds.into_iter().nth(adapter).ok_or(VkError::NoAdapter {

@@ -55,6 +55,7 @@ impl Drop for InstanceShared {
     fn drop(&mut self) {
         // SAFETY: every device holds an Arc of this struct, so none is left;
         // the messenger is destroyed before the instance it belongs to.
+        let _serial = crate::lifecycle_lock();
         unsafe {
             if let Some((loader, messenger)) = self.debug.take() {
                 loader.destroy_debug_utils_messenger(messenger, None);
@@ -120,6 +121,7 @@ impl Instance {
     /// validation layer must be installed, else [`VkError::ValidationLayerMissing`].
     pub fn new(options: &InstanceOptions) -> Result<Instance> {
         let validation = options.validation || env_flag("ACCL_VALIDATION");
+        let _serial = crate::lifecycle_lock();
         // SAFETY: loading the system loader library; ash keeps it loaded for
         // the lifetime of `entry`, which lives in InstanceShared.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| VkError::LoaderMissing {

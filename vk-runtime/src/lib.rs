@@ -39,6 +39,17 @@ pub mod pipeline;
 pub mod queue;
 pub mod testing;
 
+/// Serialises instance and device creation and destruction across the
+/// process. The loader, the validation layer (1.3.239 shares its layer
+/// settings between instances) and some drivers are not safe when two
+/// threads create or destroy instances at once: CI saw a SIGSEGV with test
+/// threads each opening their own validated instance. Cheap: these calls are
+/// rare and slow anyway.
+pub(crate) fn lifecycle_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub use device::{Device, QueueRole, VkQueueInfo};
 pub use error::{Result, VkError};
 pub use instance::{
