@@ -252,6 +252,13 @@ pub fn call_dyn(
         };
     }
     let sp = |i: usize| spans.get(i).copied().unwrap_or(span);
+    if cx.async_pending && !matches!(name, "len" | "shape" | "acc_is_present") {
+        for (i, a) in args.iter().enumerate() {
+            if let RtVal::Array(a) = a {
+                cx.host_access(a, None, false, sp(i))?;
+            }
+        }
+    }
     let shape_err = |e: stdlib::array::ShapeError| error::bad_shape(span, e);
     let dims = |from: usize| args[from..].iter().map(int).collect::<Vec<_>>();
     Ok(match name {

@@ -6,8 +6,9 @@
 //! ([`super::present`]). Reductions start from the operator's identity and
 //! are combined into the outer variable at the end (OpenACC 3.x 2.5.15);
 //! `private`/`firstprivate` variables get their outer value back after the
-//! construct. `async`/`wait` expressions are evaluated and otherwise do
-//! nothing on the host (everything is already in order). `if(false)` runs a
+//! construct. On the host reference everything runs in order at once, so
+//! `async` and `wait` only evaluate their queue numbers; a device backend
+//! queues the work ([`Backend::begin`], [`Backend::wait`]). `if(false)` runs a
 //! compute construct on the host arrays themselves, with no data movement,
 //! whatever the backend.
 
@@ -20,6 +21,7 @@ use super::{Compiler, Ctx};
 use lang::hir::{self, ConstructBody, DataKind, DirectiveKind as DK};
 use lang::value::{combine, identity};
 use lang::{ast::ReductionOp, Scalar, Span};
+use std::rc::Rc;
 use stdlib::Array;
 
 /// A data clause, compiled.
@@ -47,8 +49,12 @@ pub struct CConstruct {
     pub span: Span,
     pub if_: Option<Ex<bool>>,
     /// Clause expressions evaluated for their effects only on the host
-    /// (queues, `num_gangs`, ...).
+    /// (`num_gangs`, ...).
     pub misc: Vec<CExpr>,
+    /// `async` (`Some(None)`) or `async(e)`.
+    pub async_: Option<Option<CExpr>>,
+    /// `wait` (empty) or `wait(e..)`: the clause, or the `wait` statement.
+    pub wait: Option<Vec<CExpr>>,
     pub device_num: Option<CExpr>,
     pub data: Vec<CData>,
     /// Arrays a kernel uses that no data clause names: `(slot, name, span)`.
@@ -76,6 +82,29 @@ pub struct DeviceCode {
     /// Host expressions the launch evaluates (`vector_length(e)`,
     /// `num_gangs(e)`), by their HIR handle.
     pub host_exprs: Vec<(hir::ExprH, CExpr)>,
+}
+
+/// An accl queue of a device: the synchronous one, or an async queue
+/// number (`async` alone is [`QueueId::DEFAULT_ASYNC`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum QueueId {
+    Sync,
+    Async(i64),
+}
+
+impl QueueId {
+    /// The queue of `async` without a number (OpenACC's `acc_async_noval`).
+    pub const DEFAULT_ASYNC: QueueId = QueueId::Async(-1);
+}
+
+impl std::fmt::Display for QueueId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QueueId::Sync => write!(f, "the synchronous queue"),
+            QueueId::Async(-1) => write!(f, "the default async queue"),
+            QueueId::Async(n) => write!(f, "async queue {n}"),
+        }
+    }
 }
 
 static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -129,6 +158,38 @@ pub trait Backend {
     /// unless validation is on).
     fn validation_messages(&self) -> Vec<String> {
         Vec::new()
+    }
+    /// The data operations and launch that follow, up to the next call,
+    /// go on `queue` of the current device; `span` is their construct;
+    /// `names` names the arrays of its clauses (array id, variable) when
+    /// async work is involved (for race diagnostics).
+    fn begin(&self, cx: &mut Ctx, queue: QueueId, span: Span, names: &[(u64, Rc<str>)]) -> R<()> {
+        let _ = (cx, queue, span, names);
+        Ok(())
+    }
+    /// `wait(queues)` (None: every queue of the current device). With
+    /// `join` (`wait(..) async(q)`), queue `join` waits on the device
+    /// instead of the host.
+    fn wait(
+        &self,
+        cx: &mut Ctx,
+        queues: Option<&[i64]>,
+        join: Option<QueueId>,
+        span: Span,
+    ) -> R<()> {
+        let _ = (cx, queues, join, span);
+        Ok(())
+    }
+    /// The host is about to read (or write) rows `lo..hi` of `a` at `span`:
+    /// an error if pending async work races with it. `Ok(false)` when no
+    /// async work is pending any more (the interpreter stops asking).
+    fn host_access(&self, a: &Array, lo: usize, hi: usize, write: bool, span: Span) -> R<bool> {
+        let _ = (a, lo, hi, write, span);
+        Ok(false)
+    }
+    /// Is any async work not yet observed complete?
+    fn has_pending(&self) -> bool {
+        false
     }
 }
 
@@ -323,6 +384,7 @@ fn env_error(
     move |e| match e {
         EnvError::Partial(l, h) => error::partially_present(d.span, &d.name, (lo, hi), (l, h), dev),
         EnvError::Device(m) => error::device(d.span, &d.name, &m),
+        EnvError::Race(d) => d,
     }
 }
 
@@ -391,8 +453,10 @@ fn exit_structured(cx: &mut Ctx, undo: Vec<Undo>, ok: bool, span: Span) -> R<()>
         let r = b
             .env(cx)
             .detach(dev, &u.array, u.lo, u.hi, u.copyout && ok, true, false);
-        if let (Err(EnvError::Device(m)), true) = (r, first.is_ok()) {
-            first = Err(error::device(span, "an array", &m));
+        match (r, first.is_ok()) {
+            (Err(EnvError::Device(m)), true) => first = Err(error::device(span, "an array", &m)),
+            (Err(EnvError::Race(d)), true) => first = Err(d),
+            _ => {}
         }
     }
     first
@@ -407,6 +471,94 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
     for e in &c.misc {
         e.eval(fr, cx)?;
     }
+    let queue = match &c.async_ {
+        None => QueueId::Sync,
+        Some(None) => QueueId::DEFAULT_ASYNC,
+        Some(Some(e)) => queue_number(e, fr, cx, c.span)?,
+    };
+    let waits = match &c.wait {
+        None => None,
+        Some(es) => {
+            let mut v = Vec::with_capacity(es.len());
+            for e in es {
+                match queue_number(e, fr, cx, c.span)? {
+                    QueueId::Async(n) => v.push(n),
+                    QueueId::Sync => {}
+                }
+            }
+            Some(v)
+        }
+    };
+    let b = cx.backend.clone();
+    if c.kind == DK::Wait {
+        if cond {
+            let qs = waits.unwrap_or_default();
+            let join = (queue != QueueId::Sync).then_some(queue);
+            b.wait(cx, (!qs.is_empty()).then_some(&qs[..]), join, c.span)?;
+        }
+        cx.async_pending = b.has_pending();
+        return Ok(Flow::Next);
+    }
+    if let Some(qs) = &waits {
+        if cond {
+            let join = (queue != QueueId::Sync).then_some(queue);
+            b.wait(cx, (!qs.is_empty()).then_some(&qs[..]), join, c.span)?;
+        }
+    }
+    let r = construct_on(c, cond, queue, fr, cx);
+    // Later data operations (a whole-array `sum` of present data) are synchronous.
+    b.begin(cx, QueueId::Sync, c.span, &[])?;
+    cx.async_pending = b.has_pending();
+    r
+}
+
+/// The value of `async(e)` or of a queue in `wait(e..)`.
+fn queue_number(e: &CExpr, fr: &mut Frame, cx: &mut Ctx, span: Span) -> R<QueueId> {
+    let n = e.eval_int(fr, cx)?;
+    match n {
+        -1 => Ok(QueueId::DEFAULT_ASYNC),
+        n if (0..=i64::MAX as i128).contains(&n) => Ok(QueueId::Async(n as i64)),
+        n => Err(Box::new(
+            lang::Diag::error(
+                "accl::device::queue",
+                format!("{n} is not an async queue number"),
+                span,
+                "in this construct",
+            )
+            .with_help("queues are numbered 0 and up (-1 is the queue of `async` alone)"),
+        )),
+    }
+}
+
+fn construct_on(
+    c: &CConstruct,
+    cond: bool,
+    queue: QueueId,
+    fr: &mut Frame,
+    cx: &mut Ctx,
+) -> R<Flow> {
+    let b = cx.backend.clone();
+    let names: Vec<(u64, Rc<str>)> = if queue != QueueId::Sync || cx.async_pending {
+        c.data
+            .iter()
+            .map(|d| (d.slot, &d.name))
+            .chain(c.implicit.iter().map(|(s, n, _)| (*s, n)))
+            .filter_map(|(s, n)| {
+                fr.a.get(s)?
+                    .as_ref()
+                    .map(|a| (a.id(), Rc::from(n.as_str())))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    match c.kind {
+        DK::Parallel | DK::ParallelLoop | DK::EnterData | DK::ExitData | DK::Update if cond => {
+            b.begin(cx, queue, c.span, &names)?
+        }
+        DK::Data if cond => b.begin(cx, QueueId::Sync, c.span, &names)?,
+        _ => {}
+    }
     match c.kind {
         DK::Loop => compute(c, fr, cx),
         DK::Parallel | DK::ParallelLoop if !cond => compute(c, fr, cx),
@@ -415,7 +567,10 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
         DK::Data => {
             let mut undo = Vec::new();
             let r = enter_structured(c, fr, cx, &mut undo).and_then(|_| run_block(&c.body, fr, cx));
-            let e = exit_structured(cx, undo, r.is_ok(), c.span);
+            // Constructs inside chose their own queues.
+            let e = b
+                .begin(cx, QueueId::Sync, c.span, &names)
+                .and_then(|_| exit_structured(cx, undo, r.is_ok(), c.span));
             let f = r?;
             e?;
             Ok(f)
@@ -423,7 +578,6 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
         _ if !cond => Ok(Flow::Next),
         DK::EnterData | DK::ExitData | DK::Update => {
             let dev = cx.device;
-            let b = cx.backend.clone();
             for d in &c.data {
                 let a = array_of(fr, d.slot)?;
                 let (lo, hi) = rows(d, &a, fr, cx)?;
@@ -518,6 +672,7 @@ fn kernel(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
                         error::partially_present(*span, name, (0, n), (l, h), dev)
                     }
                     EnvError::Device(m) => error::device(*span, name, &m),
+                    EnvError::Race(d) => d,
                 })?;
             undo.push(Undo {
                 array: a,
@@ -549,12 +704,14 @@ impl Compiler<'_> {
         {
             misc.push(self.expr(e));
         }
-        if let Some(hir::AsyncQueue::Queue(q)) = cl.async_ {
-            misc.push(self.expr(q));
-        }
-        for &q in cl.wait.iter().flatten() {
-            misc.push(self.expr(q));
-        }
+        let async_ = cl.async_.map(|a| match a {
+            hir::AsyncQueue::Default => None,
+            hir::AsyncQueue::Queue(q) => Some(self.expr(q)),
+        });
+        let wait = cl
+            .wait
+            .as_ref()
+            .map(|qs| qs.iter().map(|&q| self.expr(q)).collect());
         let name = |l: hir::LocalH| self.body.locals[l].name.clone();
         let data: Vec<CData> = cl
             .data
@@ -634,6 +791,8 @@ impl Compiler<'_> {
             span: c.span,
             if_: cl.if_.map(|e| self.ex::<bool>(e)),
             misc,
+            async_,
+            wait,
             device_num: cl.device_num.map(|e| self.expr(e)),
             data,
             implicit,

@@ -100,6 +100,10 @@ impl<T: Sc> Opnd<T> {
                 span,
             } => {
                 let k = ix.get(fr, cx)?;
+                if cx.async_pending {
+                    let a = fr.a[*arr].clone().ok_or_else(error::uninit)?;
+                    cx.host_access(&a, Some(k.max(0) as usize), false, *span)?;
+                }
                 let a = fr.a[*arr].as_ref().ok_or_else(error::uninit)?;
                 match a.get::<T>(k as usize) {
                     Ok(x) if k >= 0 => Ok(x),
@@ -363,6 +367,10 @@ impl Compiler<'_> {
             if let ArrSrc::Local(slot) = src {
                 return Box::new(move |fr, cx| {
                     let k = i0.get(fr, cx)?;
+                    if cx.async_pending {
+                        let a = fr.a[slot].clone().ok_or_else(error::uninit)?;
+                        cx.host_access(&a, Some(k.max(0) as usize), false, span)?;
+                    }
                     let a = fr.a[slot].as_ref().ok_or_else(error::uninit)?;
                     match a.get::<T>(k as usize) {
                         Ok(x) if k >= 0 => Ok(x),
@@ -391,10 +399,11 @@ impl Compiler<'_> {
                 *k = i.get(fr, cx)?;
             }
             let n = ixs.len();
-            src.with(fr, cx, |a, _, _| {
+            src.with(fr, cx, |a, _, cx| {
                 let off = flat(a.shape(), &ks[..n]).map_err(|(axis, k, ext)| {
                     error::out_of_bounds(ix_spans[axis], span, axis, k, ext)
                 })?;
+                cx.host_access(a, Some(off), false, span)?;
                 let d = a.data();
                 let s = T::slice(&d).ok_or_else(|| error::internal(span, "element type"))?;
                 Ok(s[off])
@@ -414,10 +423,12 @@ impl Compiler<'_> {
                 *k = i.get(fr, cx)?;
             }
             let n = ixs.len();
-            src.with(fr, cx, |a, _, _| {
+            src.with(fr, cx, |a, _, cx| {
                 let off = flat(a.shape(), &ks[..n]).map_err(|(axis, k, ext)| {
                     error::out_of_bounds(ix_spans[axis], span, axis, k, ext)
                 })?;
+                // A place is written (assignments, atomics).
+                cx.host_access(a, Some(off), true, span)?;
                 Ok((a.clone(), off))
             })
         })

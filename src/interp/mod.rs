@@ -108,6 +108,9 @@ pub struct Ctx {
     pub device: usize,
     pub present: present::PresentTable,
     pub clock0: Instant,
+    /// Async device work may be pending: host array accesses ask the
+    /// backend whether they race with it ([`Ctx::host_access`]).
+    pub async_pending: bool,
 }
 
 impl Default for Ctx {
@@ -128,11 +131,38 @@ impl Default for Ctx {
             device: 0,
             present: present::PresentTable::default(),
             clock0: Instant::now(),
+            async_pending: false,
         }
     }
 }
 
 impl Ctx {
+    /// The host reads (`write` false) or writes element `off` of `a` at
+    /// `span`; with `off` None, the whole array. An error when pending
+    /// async work races with it (DESIGN.md 1.4).
+    #[inline]
+    pub fn host_access(
+        &mut self,
+        a: &stdlib::Array,
+        off: Option<usize>,
+        write: bool,
+        span: Span,
+    ) -> R<()> {
+        if !self.async_pending {
+            return Ok(());
+        }
+        let (lo, hi) = match off {
+            Some(o) => {
+                let r = o / a.row_len().max(1);
+                (r, r + 1)
+            }
+            None => (0, a.shape().first().copied().unwrap_or(0)),
+        };
+        let b = self.backend.clone();
+        self.async_pending = b.host_access(a, lo, hi, write, span)?;
+        Ok(())
+    }
+
     /// Count one operation (a loop iteration or a call): the one hot-path
     /// limit check.
     #[inline(always)]

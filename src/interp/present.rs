@@ -38,12 +38,24 @@ pub enum Find {
 }
 
 /// Why a data operation failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum EnvError {
     /// The section overlaps present rows `lo..hi` without lying inside them.
     Partial(usize, usize),
     /// The device could not do it (out of memory, too large, device lost).
     Device(String),
+    /// It would race with pending async work (a complete diagnostic).
+    Race(Box<lang::Diag>),
+}
+
+impl EnvError {
+    pub fn message(&self) -> String {
+        match self {
+            EnvError::Partial(l, h) => format!("rows {l}..{h} are partially present"),
+            EnvError::Device(m) => m.clone(),
+            EnvError::Race(d) => d.message.clone(),
+        }
+    }
 }
 
 /// Device storage behind a [`Table`].
@@ -52,7 +64,7 @@ pub trait Storage {
     type Arr;
     /// Per present section state.
     type Sec;
-    fn new_array(&mut self, dev: usize, host: &Array) -> Result<Self::Arr, String>;
+    fn new_array(&mut self, dev: usize, host: &Array) -> Result<Self::Arr, EnvError>;
     /// Storage for rows `lo..hi`, filled from the host when `copyin`.
     fn new_section(
         &mut self,
@@ -62,7 +74,7 @@ pub trait Storage {
         lo: usize,
         hi: usize,
         copyin: bool,
-    ) -> Result<Self::Sec, String>;
+    ) -> Result<Self::Sec, EnvError>;
     /// Copy rows `lo..hi` (inside section `sec`, which starts at row
     /// `sec_lo`) to the host (`to_host`) or to the device.
     #[allow(clippy::too_many_arguments)]
@@ -76,7 +88,20 @@ pub trait Storage {
         lo: usize,
         hi: usize,
         to_host: bool,
-    ) -> Result<(), String>;
+    ) -> Result<(), EnvError>;
+    /// Rows `lo..hi` of `host` are about to be freed on `dev` (after a copy
+    /// back when `copyout`); an error leaves the present table unchanged.
+    fn release(
+        &mut self,
+        dev: usize,
+        host: &Array,
+        lo: usize,
+        hi: usize,
+        copyout: bool,
+    ) -> Result<(), EnvError> {
+        let _ = (dev, host, lo, hi, copyout);
+        Ok(())
+    }
 }
 
 pub struct Mapping<S: Storage> {
@@ -222,7 +247,7 @@ impl<S: Storage> Env for Table<S> {
             Find::Inside(i) => i,
             Find::Absent => {
                 if !self.maps.contains_key(&key) {
-                    let arr = self.store.new_array(dev, a).map_err(EnvError::Device)?;
+                    let arr = self.store.new_array(dev, a)?;
                     self.maps.insert(
                         key,
                         Mapping {
@@ -239,7 +264,7 @@ impl<S: Storage> Env for Table<S> {
                         if m.sections.is_empty() {
                             self.maps.remove(&key);
                         }
-                        return Err(EnvError::Device(e));
+                        return Err(e);
                     }
                 };
                 m.sections.push((
@@ -289,12 +314,20 @@ impl<S: Storage> Env for Table<S> {
             return Ok(());
         };
         let s = &mut m.sections[i].0;
+        let before = *s;
         if structured {
             s.structured = s.structured.saturating_sub(1);
         } else if finalize {
             s.dynamic = 0;
         } else {
             s.dynamic = s.dynamic.saturating_sub(1);
+        }
+        if s.structured == 0 && s.dynamic == 0 {
+            let (lo, hi) = (s.lo, s.hi);
+            if let Err(e) = self.store.release(dev, &m.host, lo, hi, copyout) {
+                m.sections[i].0 = before;
+                return Err(e);
+            }
         }
         let mut result = Ok(());
         if s.structured == 0 && s.dynamic == 0 {
@@ -304,8 +337,7 @@ impl<S: Storage> Env for Table<S> {
                 // copy is gone either way, and the error says so.
                 result = self
                     .store
-                    .transfer(dev, &m.arr, &sec, s.lo, &m.host, s.lo, s.hi, true)
-                    .map_err(EnvError::Device);
+                    .transfer(dev, &m.arr, &sec, s.lo, &m.host, s.lo, s.hi, true);
             }
             drop(sec);
             if m.sections.is_empty() {
@@ -332,8 +364,7 @@ impl<S: Storage> Env for Table<S> {
                 if let Some(m) = self.maps.get(&(dev, a.id())) {
                     let (s, sec) = &m.sections[i];
                     self.store
-                        .transfer(dev, &m.arr, sec, s.lo, &m.host, lo, hi, to_host)
-                        .map_err(EnvError::Device)?;
+                        .transfer(dev, &m.arr, sec, s.lo, &m.host, lo, hi, to_host)?;
                 }
                 Ok(true)
             }
@@ -370,7 +401,8 @@ impl<S: Storage> Env for Table<S> {
         let out = Array::zeros(a.scalar(), a.shape().to_vec()).map_err(|e| e.to_string())?;
         for (s, sec) in &m.sections {
             self.store
-                .transfer(dev, &m.arr, sec, s.lo, &out, s.lo, s.hi, true)?;
+                .transfer(dev, &m.arr, sec, s.lo, &out, s.lo, s.hi, true)
+                .map_err(|e| e.message())?;
         }
         Ok(Some(out))
     }
@@ -393,7 +425,7 @@ fn copy_rows(from: &Array, to: &Array, lo: usize, hi: usize) {
 impl Storage for HostStorage {
     type Arr = Array;
     type Sec = ();
-    fn new_array(&mut self, _dev: usize, host: &Array) -> Result<Array, String> {
+    fn new_array(&mut self, _dev: usize, host: &Array) -> Result<Array, EnvError> {
         Ok(
             Array::zeros(host.scalar(), host.shape().to_vec())
                 .unwrap_or_else(|_| host.deep_clone()),
@@ -407,7 +439,7 @@ impl Storage for HostStorage {
         lo: usize,
         hi: usize,
         copyin: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), EnvError> {
         if copyin {
             copy_rows(host, arr, lo, hi);
         }
@@ -423,7 +455,7 @@ impl Storage for HostStorage {
         lo: usize,
         hi: usize,
         to_host: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), EnvError> {
         if to_host {
             copy_rows(arr, host, lo, hi);
         } else {

@@ -1,11 +1,40 @@
-//! One opened accl device: the `VkDevice`, its queue, staging buffers,
-//! compiled modules and pipelines, and the on-disk `VkPipelineCache`.
+//! One opened accl device: the `VkDevice`, its accl queues, staging
+//! buffers, compiled modules and pipelines, and the on-disk
+//! `VkPipelineCache`.
+//!
+//! Queues (DESIGN.md 2.1): the synchronous queue and one [`Queue`] per
+//! async queue number, created on first use and spread round robin over the
+//! device's compute queues, so the first async queues of a GPU with several
+//! compute queues really run concurrently (on lavapipe they all share its
+//! one `VkQueue`). Work on an async queue is recorded and submitted in
+//! batches: when the open batch is large, at a join, at a host wait.
+//! Device-to-host copies of an async queue land in a staging buffer of
+//! their own and are copied into the host array when the host observes the
+//! queue's timeline value ([`DevState::observe`]).
 
+use crate::interp::construct::QueueId;
 use compiler::{Features, Spec};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use stdlib::Array;
 use vk_runtime::{Buffer, ComputePipeline, Device, Instance, Queue, StagingBuffer, StagingKind};
+
+/// Operations an async queue records before its batch is submitted without
+/// waiting for a join or a wait: large enough to amortise a submission over
+/// many tiny kernels, small enough that a long stream of work starts early.
+const BATCH_OPS: u32 = 64;
+
+/// A device-to-host copy of an async queue, applied to the host array when
+/// the queue's timeline reaches `value`.
+pub struct Completion {
+    pub queue: QueueId,
+    pub value: u64,
+    staging: StagingBuffer,
+    array: Array,
+    /// Byte offset in the host array.
+    offset: usize,
+}
 
 /// The largest staging buffer kept (bigger transfers go in chunks).
 const STAGING_MAX: u64 = 64 << 20;
@@ -15,7 +44,11 @@ type PipelineKey = (u64, Spec, u32);
 
 pub struct DevState {
     // Field order is drop order: work and buffers before the device.
-    pub queue: Queue,
+    /// The synchronous queue first, then async queues in order of first use.
+    pub queues: Vec<(QueueId, Queue)>,
+    pub completions: Vec<Completion>,
+    /// Timestamps on for every queue.
+    pub profiling: bool,
     up: Option<StagingBuffer>,
     down: Option<StagingBuffer>,
     pub pipelines: HashMap<PipelineKey, ComputePipeline>,
@@ -52,13 +85,16 @@ impl DevState {
     pub fn open(instance: &Instance, adapter: usize) -> Result<DevState, String> {
         let device = Device::new(instance, adapter).map_err(|e| e.to_string())?;
         let queue = Queue::new(&device, 0).map_err(|e| e.to_string())?;
+        let queues = vec![(QueueId::Sync, queue)];
         let cache_file = cache_file(device.info());
         if let Some(f) = &cache_file {
             // A missing or stale cache only costs compile time.
             let _ = device.load_pipeline_cache(f);
         }
         Ok(DevState {
-            queue,
+            queues,
+            completions: Vec::new(),
+            profiling: false,
             up: None,
             down: None,
             pipelines: HashMap::new(),
@@ -161,13 +197,95 @@ impl DevState {
         Ok(p)
     }
 
-    /// Submit what is recorded and wait for it.
-    pub fn sync(&mut self) -> Result<(), String> {
-        let v = self.queue.submit().map_err(|e| e.to_string())?;
-        match self.queue.host_wait(v, std::time::Duration::MAX) {
-            Ok(true) => Ok(()),
-            Ok(false) => Err("the device did not finish".into()),
-            Err(e) => Err(e.to_string()),
+    /// The accl queue `id`, created on first use.
+    pub fn queue(&mut self, id: QueueId) -> Result<&mut Queue, String> {
+        let i = match self.queues.iter().position(|(q, _)| *q == id) {
+            Some(i) => i,
+            None => {
+                let mut q =
+                    Queue::new(&self.device, self.queues.len()).map_err(|e| e.to_string())?;
+                if self.profiling {
+                    q.enable_timestamps(true).map_err(|e| e.to_string())?;
+                }
+                self.queues.push((id, q));
+                self.queues.len() - 1
+            }
+        };
+        Ok(&mut self.queues[i].1)
+    }
+
+    /// The timeline value the open batch of `id` will signal.
+    pub fn next_value(&mut self, id: QueueId) -> Result<u64, String> {
+        Ok(self.queue(id)?.submitted_value() + 1)
+    }
+
+    /// After recording on `id`: a synchronous queue waits for the work; an
+    /// async one submits its batch once it is large.
+    fn settle(&mut self, id: QueueId) -> Result<(), String> {
+        match id {
+            QueueId::Sync => self.wait_queue(id),
+            QueueId::Async(_) => {
+                let q = self.queue(id)?;
+                if q.pending_ops() >= BATCH_OPS {
+                    q.submit().map_err(|e| e.to_string())?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Submit what `id` has recorded and block until it is done; then apply
+    /// the completions it reached.
+    pub fn wait_queue(&mut self, id: QueueId) -> Result<(), String> {
+        let q = self.queue(id)?;
+        let v = q.submit().map_err(|e| e.to_string())?;
+        match q.host_wait(v, std::time::Duration::MAX) {
+            Ok(true) => {}
+            Ok(false) => return Err("the device did not finish".into()),
+            Err(e) => return Err(e.to_string()),
+        }
+        self.observe()
+    }
+
+    /// Submit and wait for every queue of the device.
+    pub fn wait_all(&mut self) -> Result<(), String> {
+        let ids: Vec<QueueId> = self.queues.iter().map(|(q, _)| *q).collect();
+        for id in ids {
+            self.wait_queue(id)?;
+        }
+        Ok(())
+    }
+
+    /// The completed timeline value of every queue (retiring finished
+    /// batches), after applying the completions they reached.
+    pub fn observe(&mut self) -> Result<(), String> {
+        if self.completions.is_empty() {
+            return Ok(());
+        }
+        let mut done = Vec::with_capacity(self.queues.len());
+        for (id, q) in &mut self.queues {
+            done.push((*id, q.poll().map_err(|e| e.to_string())?));
+        }
+        let reached = |c: &Completion| done.iter().any(|&(id, v)| id == c.queue && c.value <= v);
+        // In recording order, so later copies of the same rows win.
+        let (ready, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.completions)
+            .into_iter()
+            .partition(reached);
+        self.completions = rest;
+        for c in ready {
+            let n = c.staging.size() as usize;
+            c.array
+                .data_mut()
+                .write_bytes(c.offset, &c.staging.as_slice()[..n]);
+        }
+        Ok(())
+    }
+
+    /// The completed value of queue `id` (0 for a queue never used).
+    pub fn completed(&mut self, id: QueueId) -> Result<u64, String> {
+        match self.queues.iter_mut().find(|(q, _)| *q == id) {
+            Some((_, q)) => q.poll().map_err(|e| e.to_string()),
+            None => Ok(0),
         }
     }
 
@@ -189,37 +307,120 @@ impl DevState {
         Ok(slot.as_mut().expect("set above"))
     }
 
-    /// Copy `src` into `buf` at byte `offset`, and wait.
-    pub fn upload(&mut self, buf: &Buffer, offset: u64, src: &[u8]) -> Result<(), String> {
+    /// Copy `src` into `buf` at byte `offset` on queue `id`. The host data
+    /// is read now: an async copy takes a staging buffer of its own.
+    pub fn upload(
+        &mut self,
+        id: QueueId,
+        buf: &Buffer,
+        offset: u64,
+        src: &[u8],
+    ) -> Result<(), String> {
+        if src.is_empty() {
+            return Ok(());
+        }
+        if let QueueId::Async(_) = id {
+            let mut st = StagingBuffer::new(
+                &self.device,
+                src.len() as u64,
+                StagingKind::Upload,
+                "accl async upload",
+            )
+            .map_err(|e| e.to_string())?;
+            st.as_mut_slice()[..src.len()].copy_from_slice(src);
+            let q = self.queue(id)?;
+            q.set_label("upload");
+            q.copy_buffer(&st, 0, buf, offset, src.len() as u64)
+                .map_err(|e| e.to_string())?;
+            return self.settle(id);
+        }
         let mut done = 0usize;
         while done < src.len() {
             let st = self.staging(StagingKind::Upload, (src.len() - done) as u64)?;
             let n = (st.size() as usize).min(src.len() - done);
             st.as_mut_slice()[..n].copy_from_slice(&src[done..done + n]);
             let size = n as u64;
-            let st = self.up.as_ref().expect("staging exists");
-            self.queue
-                .copy_buffer(st, 0, buf, offset + done as u64, size)
-                .map_err(|e| e.to_string())?;
-            self.sync()?;
+            let st = self.up.take().expect("staging exists");
+            let r = self.queue(id).and_then(|q| {
+                q.set_label("upload");
+                q.copy_buffer(&st, 0, buf, offset + done as u64, size)
+                    .map_err(|e| e.to_string())
+            });
+            self.up = Some(st);
+            r?;
+            self.wait_queue(id)?;
             done += n;
         }
         Ok(())
     }
 
-    /// Copy `out.len()` bytes of `buf` from byte `offset` into `out`, and wait.
-    pub fn download(&mut self, buf: &Buffer, offset: u64, out: &mut [u8]) -> Result<(), String> {
+    /// Copy `len` bytes of `buf` from byte `offset` into `host` at byte
+    /// `host_offset`, on queue `id`: at once for the synchronous queue,
+    /// when the host observes the copy's completion for an async one.
+    pub fn download_into(
+        &mut self,
+        id: QueueId,
+        buf: &Buffer,
+        offset: u64,
+        host: &Array,
+        host_offset: usize,
+        len: usize,
+    ) -> Result<(), String> {
+        if len == 0 {
+            return Ok(());
+        }
+        if let QueueId::Async(_) = id {
+            let st = StagingBuffer::new(
+                &self.device,
+                len as u64,
+                StagingKind::Download,
+                "accl async download",
+            )
+            .map_err(|e| e.to_string())?;
+            let q = self.queue(id)?;
+            q.set_label("download");
+            q.copy_buffer(buf, offset, &st, 0, len as u64)
+                .map_err(|e| e.to_string())?;
+            let value = q.submitted_value() + 1;
+            self.completions.push(Completion {
+                queue: id,
+                value,
+                staging: st,
+                array: host.clone(),
+                offset: host_offset,
+            });
+            return self.settle(id);
+        }
+        let mut out = vec![0u8; len];
+        self.download(id, buf, offset, &mut out)?;
+        host.data_mut().write_bytes(host_offset, &out);
+        Ok(())
+    }
+
+    /// Copy `out.len()` bytes of `buf` from byte `offset` into `out`, after
+    /// the work recorded on queue `id`, and wait for it.
+    pub fn download(
+        &mut self,
+        id: QueueId,
+        buf: &Buffer,
+        offset: u64,
+        out: &mut [u8],
+    ) -> Result<(), String> {
         let mut done = 0usize;
         while done < out.len() {
             let n = (self
                 .staging(StagingKind::Download, (out.len() - done) as u64)?
                 .size() as usize)
                 .min(out.len() - done);
-            let st = self.down.as_ref().expect("staging exists");
-            self.queue
-                .copy_buffer(buf, offset + done as u64, st, 0, n as u64)
-                .map_err(|e| e.to_string())?;
-            self.sync()?;
+            let st = self.down.take().expect("staging exists");
+            let r = self.queue(id).and_then(|q| {
+                q.set_label("download");
+                q.copy_buffer(buf, offset + done as u64, &st, 0, n as u64)
+                    .map_err(|e| e.to_string())
+            });
+            self.down = Some(st);
+            r?;
+            self.wait_queue(id)?;
             let st = self.down.as_ref().expect("staging exists");
             out[done..done + n].copy_from_slice(&st.as_slice()[..n]);
             done += n;
@@ -227,18 +428,29 @@ impl DevState {
         Ok(())
     }
 
-    /// Zero a whole buffer, and wait.
-    pub fn zero(&mut self, buf: &Buffer) -> Result<(), String> {
-        self.queue
-            .zero(buf, 0, buf.size())
-            .map_err(|e| e.to_string())?;
-        self.sync()
+    /// Zero a whole buffer on queue `id`.
+    pub fn zero(&mut self, id: QueueId, buf: &Buffer) -> Result<(), String> {
+        let q = self.queue(id)?;
+        q.set_label("zero");
+        q.zero(buf, 0, buf.size()).map_err(|e| e.to_string())?;
+        self.settle(id)
+    }
+
+    /// Turn timestamps on or off on every queue.
+    pub fn set_profiling(&mut self, on: bool) -> Result<(), String> {
+        self.profiling = on;
+        for (_, q) in &mut self.queues {
+            q.enable_timestamps(on).map_err(|e| e.to_string())?;
+        }
+        Ok(())
     }
 }
 
 impl Drop for DevState {
     fn drop(&mut self) {
-        let _ = self.queue.finish();
+        // Pending device-to-host copies still land: no data is lost when a
+        // program ends without a final `wait`.
+        let _ = self.wait_all();
         if let (Some(f), true) = (&self.cache_file, self.cache_dirty) {
             if let Some(dir) = f.parent() {
                 let _ = std::fs::create_dir_all(dir);

@@ -1,9 +1,11 @@
 //! Launching one compute construct on a device: evaluate the launch values
 //! on the host, specialise and compile (memoised), bind each array's present
-//! section, dispatch, wait.
+//! section, check the arrays' rows against pending async work, dispatch on
+//! the construct's queue (and wait, unless it is async).
 
+use super::race::{Access, Mode};
 use super::storage::VkStorage;
-use crate::interp::construct::CConstruct;
+use crate::interp::construct::{CConstruct, QueueId};
 use crate::interp::error;
 use crate::interp::present::{Env, Table};
 use crate::interp::value::{bits_to_value, value_to_bits, Flow, Frame, R};
@@ -100,7 +102,14 @@ pub fn launch(
     // Arrays: the present section each binding uses.
     let mut temps: Vec<Temp> = Vec::new();
     let mut bound: Vec<(Buffer, ArrayArgs, u64)> = Vec::with_capacity(kernel.arrays.len());
-    for (_, ap) in kernel.arrays.iter() {
+    let mut touched: Vec<Access> = Vec::new();
+    let track = table.store.queue != QueueId::Sync || !table.store.tracker.is_empty();
+    let offsets = if track {
+        compiler::footprint::leading_offsets(kernel)
+    } else {
+        Vec::new()
+    };
+    for (i, (_, ap)) in kernel.arrays.iter().enumerate() {
         let a = fr.a[ap.host.index()].clone().ok_or_else(error::uninit)?;
         let rows = a.shape()[0];
         if !table.has_any(dev, &a) {
@@ -141,21 +150,61 @@ pub fn launch(
             }
         };
         let base = (s.lo * a.row_len()) as u64;
+        if track {
+            // The rows the kernel may touch: its outer loop's range shifted
+            // by the leading index offsets, else the whole bound section.
+            let (mut lo, mut hi) = (s.lo, s.hi);
+            if let (Some(Some((min, max))), Some(&(l0, h0))) = (offsets.get(i), levels.first()) {
+                let inclusive = c.loops.first().is_some_and(|l| l.inclusive);
+                let end = if inclusive { h0 + 1 } else { h0 };
+                let (a_lo, a_hi) = (l0 + *min as i128, end + *max as i128);
+                if a_lo < a_hi {
+                    lo = a_lo.clamp(s.lo as i128, s.hi as i128) as usize;
+                    hi = a_hi.clamp(s.lo as i128, s.hi as i128) as usize;
+                }
+            }
+            touched.push(Access {
+                array: a.id(),
+                name: ap.name.as_str().into(),
+                lo,
+                hi,
+                host: Mode::None,
+                device: if ap.written { Mode::Write } else { Mode::Read },
+            });
+        }
         let dims: Vec<u64> = a.shape().iter().map(|&d| d as u64).collect();
         bound.push((sec.buffer.clone(), ArrayArgs { base, dims }, a.len() as u64));
     }
 
-    let r = dispatch(
-        table,
-        c,
-        kernel,
-        code.uid,
-        dev,
-        &bound,
-        params,
-        levels,
-        (vector_length, num_gangs),
-    );
+    let mut value = None;
+    let mut guard = || -> R<()> {
+        for acc in &touched {
+            value = table.store.guard(dev, acc, "kernel").map_err(|e| match e {
+                crate::interp::present::EnvError::Race(d) => d,
+                e => launch_error(c.span, e.message()),
+            })?;
+        }
+        Ok(())
+    };
+    let g = guard();
+    let r = g.and_then(|_| {
+        dispatch(
+            table,
+            c,
+            kernel,
+            code.uid,
+            dev,
+            &bound,
+            params,
+            levels,
+            (vector_length, num_gangs),
+        )
+    });
+    if r.is_ok() {
+        for acc in touched {
+            table.store.record(dev, value, acc, "kernel");
+        }
+    }
     // Temporary copies go back whatever happened to the launch, so the
     // present table stays balanced; the data only when it ran.
     for t in temps {
@@ -191,6 +240,7 @@ fn dispatch(
     levels: Vec<(i128, i128)>,
     (vector_length, num_gangs): (Option<u32>, Option<u64>),
 ) -> R<Vec<Value>> {
+    let queue = table.store.queue;
     let d = table.store.dev(dev).map_err(|m| launch_error(c.span, m))?;
     let mut spec = d.spec();
     let limits = d.device.info().limits.clone();
@@ -257,7 +307,10 @@ fn dispatch(
             let mut st = StagingBuffer::new(&d.device, size, StagingKind::Upload, "accl arguments")
                 .map_err(fail)?;
             st.as_mut_slice().copy_from_slice(&launch.bytes);
-            d.queue.copy_buffer(&st, 0, &buf, 0, size).map_err(fail)?;
+            d.queue(queue)
+                .map_err(|m| launch_error(c.span, m))?
+                .copy_buffer(&st, 0, &buf, 0, size)
+                .map_err(fail)?;
             Some(buf)
         }
     };
@@ -277,16 +330,22 @@ fn dispatch(
         ArgLocation::PushConstants => &launch.bytes,
         ArgLocation::Buffer { .. } => &[],
     };
-    d.queue.set_label(kernel.name.clone());
-    d.queue
-        .dispatch(&pipeline, &bindings, push, launch.groups)
+    let q = d.queue(queue).map_err(|m| launch_error(c.span, m))?;
+    q.set_label(kernel.name.clone());
+    q.dispatch(&pipeline, &bindings, push, launch.groups)
         .map_err(fail)?;
-    d.sync().map_err(|m| launch_error(c.span, m))?;
+    // An async kernel returns at once, unless its reductions are needed
+    // now (the host folds the partials: such a construct waits for its queue).
+    if queue == QueueId::Sync || !partials.is_empty() {
+        d.wait_queue(queue).map_err(|m| launch_error(c.span, m))?;
+    } else if q.pending_ops() >= 64 {
+        q.submit().map_err(fail)?;
+    }
     let mut out = Vec::with_capacity(partials.len());
     for (r, p) in kernel.reductions.iter().zip(&partials) {
         let n = launch.groups[0] as usize * compiler::abi::partial_size(r.ty);
         let mut bytes = vec![0u8; n];
-        d.download(p, 0, &mut bytes)
+        d.download(queue, p, 0, &mut bytes)
             .map_err(|m| launch_error(c.span, m))?;
         out.push(compiler::reduce_partials(r.op, r.ty, &bytes));
     }

@@ -9,18 +9,25 @@
 //!
 //! The construct flow (data clauses, reference counts, errors) is the one
 //! the host reference uses (`interp::construct::run_construct`); this
-//! backend supplies the storage and the launch. Work is synchronous: every
-//! transfer and kernel is waited for before the construct returns.
+//! backend supplies the storage and the launch. Synchronous constructs wait
+//! for their work before returning; `async(q)` work is queued on accl queue
+//! `q` of the device ([`device`]) and checked for races ([`race`]).
+//!
+//! Devices are the adapters in [`ordered_adapters`] order, or the list in
+//! `ACCL_DEVICES` ([`select_devices`]).
 
 pub mod device;
 pub mod launch;
+pub mod race;
 pub mod storage;
 
-use crate::interp::construct::{Backend, CConstruct, EnvRef, PresentRow};
+use crate::interp::construct::{Backend, CConstruct, EnvRef, PresentRow, QueueId};
 use crate::interp::present::{Env, Table};
 use crate::interp::value::{Flow, Frame, R};
 use crate::interp::Ctx;
+use lang::{Diag, Span};
 use std::cell::RefCell;
+use stdlib::Array;
 use storage::VkStorage;
 use vk_runtime::{AdapterInfo, DeviceType, Instance, InstanceOptions};
 
@@ -50,24 +57,75 @@ pub fn ordered_adapters(instance: &Instance) -> Result<Vec<AdapterInfo>, String>
     Ok(v)
 }
 
+/// The accl devices `spec` (the value of `ACCL_DEVICES`) selects from the
+/// ordered adapters: a comma-separated list of adapter numbers (`0,2`), or
+/// `gpu` (every GPU) or `cpu` (every CPU driver). A number may repeat:
+/// `0,0` opens two logical devices on adapter 0, each with its own present
+/// table, queues and memory. That is a testing aid, so that every
+/// multi-device path runs on a machine with one GPU or only lavapipe; the
+/// devices share the adapter's hardware.
+pub fn select_devices(spec: &str, adapters: &[AdapterInfo]) -> Result<Vec<AdapterInfo>, String> {
+    let spec = spec.trim();
+    let pick = |gpu: bool| -> Vec<AdapterInfo> {
+        adapters
+            .iter()
+            .filter(|a| (a.device_type == DeviceType::Cpu) != gpu)
+            .cloned()
+            .collect()
+    };
+    let v = match spec {
+        "" | "all" => adapters.to_vec(),
+        "gpu" => pick(true),
+        "cpu" => pick(false),
+        list => {
+            let mut v = Vec::new();
+            for part in list.split(',') {
+                let n: usize = part.trim().parse().map_err(|_| {
+                    format!("ACCL_DEVICES: `{part}` is not a device number (use e.g. `0,1`, `gpu` or `cpu`)")
+                })?;
+                let a = adapters.get(n).ok_or_else(|| {
+                    format!(
+                        "ACCL_DEVICES: there is no device {n} (`accl devices` lists {})",
+                        adapters.len()
+                    )
+                })?;
+                v.push(a.clone());
+            }
+            v
+        }
+    };
+    if v.is_empty() {
+        return Err(format!("ACCL_DEVICES=`{spec}` selects no device"));
+    }
+    Ok(v)
+}
+
 impl VulkanBackend {
     /// Open the Vulkan instance and list the devices (each is opened on its
-    /// first use). Validation is on when `ACCL_VALIDATION=1`.
+    /// first use). Validation is on when `ACCL_VALIDATION=1`; `ACCL_DEVICES`
+    /// selects devices ([`select_devices`]).
     pub fn new() -> Result<VulkanBackend, String> {
         let instance = Instance::new(&InstanceOptions {
             validation: false,
             app_name: "accl".into(),
         })
         .map_err(|e| e.to_string())?;
-        let infos = ordered_adapters(&instance)?;
+        let mut infos = ordered_adapters(&instance)?;
         if infos.is_empty() {
             return Err("no Vulkan device with a compute queue".into());
+        }
+        if let Ok(spec) = std::env::var("ACCL_DEVICES") {
+            infos = select_devices(&spec, &infos)?;
         }
         let store = VkStorage {
             instance,
             adapters: infos.iter().map(|a| a.index).collect(),
             devs: infos.iter().map(|_| None).collect(),
             profiling: false,
+            queue: QueueId::Sync,
+            span: Span::default(),
+            names: Default::default(),
+            tracker: Default::default(),
         };
         Ok(VulkanBackend {
             table: RefCell::new(Table::new(store)),
@@ -129,7 +187,7 @@ impl Backend for VulkanBackend {
         let mut t = self.table.borrow_mut();
         t.store.profiling = on;
         for d in t.store.devs.iter_mut().flatten() {
-            d.queue.enable_timestamps(on).map_err(|e| e.to_string())?;
+            d.set_profiling(on)?;
         }
         Ok(())
     }
@@ -139,9 +197,132 @@ impl Backend for VulkanBackend {
             .devs
             .iter_mut()
             .flatten()
-            .flat_map(|d| d.queue.take_timings())
+            .flat_map(|d| d.queues.iter_mut().flat_map(|(_, q)| q.take_timings()))
             .map(|o| (o.label, o.end_ns.saturating_sub(o.start_ns)))
             .collect()
+    }
+    fn pending(&self) -> Vec<String> {
+        let mut t = self.table.borrow_mut();
+        let _ = t.store.refresh();
+        let store = &mut t.store;
+        let mut out = Vec::new();
+        for (i, d) in store.devs.iter_mut().enumerate() {
+            let Some(d) = d else { continue };
+            for (id, q) in &mut d.queues {
+                let done = q.poll().unwrap_or(0);
+                let sub = q.submitted_value();
+                let open = q.pending_ops();
+                if open == 0 && done >= sub {
+                    continue;
+                }
+                out.push(format!(
+                    "device {i} {id}: {open} operation(s) recorded and not submitted, {} batch(es) submitted and not finished",
+                    sub - done.min(sub)
+                ));
+            }
+        }
+        out
+    }
+    fn begin(
+        &self,
+        cx: &mut Ctx,
+        queue: QueueId,
+        span: Span,
+        names: &[(u64, std::rc::Rc<str>)],
+    ) -> R<()> {
+        let _ = cx;
+        let mut t = self.table.borrow_mut();
+        let store = &mut t.store;
+        store.queue = queue;
+        store.span = span;
+        if store.tracker.is_empty() && store.names.len() > 4096 {
+            store.names.clear();
+        }
+        for (id, n) in names {
+            store.names.insert(*id, n.clone());
+        }
+        Ok(())
+    }
+    fn wait(
+        &self,
+        cx: &mut Ctx,
+        queues: Option<&[i64]>,
+        join: Option<QueueId>,
+        span: Span,
+    ) -> R<()> {
+        let dev = cx.device;
+        let mut t = self.table.borrow_mut();
+        let store = &mut t.store;
+        let fail = |m: String| Box::new(Diag::error("accl::device::wait", m, span, "waiting here"));
+        let d = store.dev(dev).map_err(fail)?;
+        let targets: Vec<QueueId> = match queues {
+            Some(qs) => qs.iter().map(|&n| QueueId::Async(n)).collect(),
+            None => d
+                .queues
+                .iter()
+                .map(|(q, _)| *q)
+                .filter(|q| *q != QueueId::Sync)
+                .collect(),
+        };
+        match join {
+            None => {
+                for q in targets {
+                    if d.queues.iter().any(|(id, _)| *id == q) {
+                        d.wait_queue(q).map_err(fail)?;
+                    }
+                }
+            }
+            Some(into) => {
+                d.queue(into).map_err(fail)?;
+                let mut joins = Vec::new();
+                for p in targets {
+                    if p == into {
+                        continue;
+                    }
+                    let Some(pi) = d.queues.iter().position(|(id, _)| *id == p) else {
+                        continue;
+                    };
+                    let qi = d
+                        .queues
+                        .iter()
+                        .position(|(id, _)| *id == into)
+                        .expect("created above");
+                    let v = d.queues[pi].1.submit().map_err(|e| fail(e.to_string()))?;
+                    if v == 0 {
+                        continue;
+                    }
+                    let (a, b) = if pi < qi {
+                        let (l, r) = d.queues.split_at_mut(qi);
+                        (&l[pi].1, &mut r[0].1)
+                    } else {
+                        let (l, r) = d.queues.split_at_mut(pi);
+                        (&r[0].1, &mut l[qi].1)
+                    };
+                    b.wait_on(a, v).map_err(|e| fail(e.to_string()))?;
+                    joins.push((p, v));
+                }
+                for (p, v) in joins {
+                    store.tracker.join(dev, into, p, v);
+                }
+            }
+        }
+        store.refresh().map_err(fail)?;
+        Ok(())
+    }
+    fn host_access(&self, a: &Array, lo: usize, hi: usize, write: bool, span: Span) -> R<bool> {
+        let mut t = self.table.borrow_mut();
+        let store = &mut t.store;
+        if store.tracker.is_empty() {
+            return Ok(false);
+        }
+        store
+            .refresh()
+            .map_err(|m| Box::new(Diag::error("accl::device::wait", m, span, "here")))?;
+        store.tracker.host_check(a.id(), lo, hi, write, span)?;
+        Ok(!store.tracker.is_empty())
+    }
+    fn has_pending(&self) -> bool {
+        !self.table.borrow().store.tracker.is_empty()
     }
     fn validation_messages(&self) -> Vec<String> {
         self.table

@@ -7,7 +7,12 @@
 //! pays for one `VkDevice` only.
 
 use super::device::DevState;
-use crate::interp::present::Storage;
+use super::race::{Access, Mode, Tracker};
+use crate::interp::construct::QueueId;
+use crate::interp::present::{EnvError, Storage};
+use lang::Span;
+use std::collections::HashMap;
+use std::rc::Rc;
 use stdlib::Array;
 use vk_runtime::{Buffer, Instance};
 
@@ -26,6 +31,12 @@ pub struct VkStorage {
     pub devs: Vec<Option<DevState>>,
     /// Timestamps on for devices opened from now on.
     pub profiling: bool,
+    /// The queue the current construct's operations go on, and its span.
+    pub queue: QueueId,
+    pub span: Span,
+    /// Variable names of arrays, by array id, for race diagnostics.
+    pub names: HashMap<u64, Rc<str>>,
+    pub tracker: Tracker,
 }
 
 impl VkStorage {
@@ -37,11 +48,66 @@ impl VkStorage {
         if self.devs[dev].is_none() {
             let mut d = DevState::open(&self.instance, adapter)?;
             if self.profiling {
-                d.queue.enable_timestamps(true).map_err(|e| e.to_string())?;
+                d.set_profiling(true)?;
             }
             self.devs[dev] = Some(d);
         }
         Ok(self.devs[dev].as_mut().expect("opened above"))
+    }
+
+    /// Apply the async copies that completed and forget finished work.
+    pub fn refresh(&mut self) -> Result<(), String> {
+        let mut done: Vec<(usize, QueueId, u64)> = Vec::new();
+        for (i, d) in self.devs.iter_mut().enumerate() {
+            if let Some(d) = d {
+                d.observe()?;
+                for (id, q) in &mut d.queues {
+                    done.push((i, *id, q.poll().map_err(|e| e.to_string())?));
+                }
+            }
+        }
+        self.tracker.retire(|dev, q| {
+            done.iter()
+                .find(|&&(d, id, _)| d == dev && id == q)
+                .map_or(0, |&(_, _, v)| v)
+        });
+        Ok(())
+    }
+
+    fn name(&self, a: &Array) -> Rc<str> {
+        self.names
+            .get(&a.id())
+            .cloned()
+            .unwrap_or_else(|| Rc::from("an array"))
+    }
+
+    /// Before an operation of the current construct on `dev`: an error if it
+    /// races with pending work; else the timeline value it will complete at
+    /// (None on the synchronous queue).
+    pub fn guard(&mut self, dev: usize, acc: &Access, what: &str) -> Result<Option<u64>, EnvError> {
+        if !self.tracker.is_empty() {
+            self.refresh().map_err(EnvError::Device)?;
+            self.tracker
+                .check(dev, self.queue, acc, self.span, what)
+                .map_err(EnvError::Race)?;
+        }
+        match self.queue {
+            QueueId::Sync => Ok(None),
+            q => Ok(Some(
+                self.dev(dev)
+                    .map_err(EnvError::Device)?
+                    .next_value(q)
+                    .map_err(EnvError::Device)?,
+            )),
+        }
+    }
+
+    /// After an async operation: remember what it touches until it completes.
+    pub fn record(&mut self, dev: usize, value: Option<u64>, acc: Access, what: &'static str) {
+        if let Some(v) = value {
+            self.tracker
+                .record(dev, self.queue, v, acc, self.span, what);
+        }
     }
 }
 
@@ -53,7 +119,7 @@ impl Storage for VkStorage {
     type Arr = ();
     type Sec = SecBuf;
 
-    fn new_array(&mut self, _dev: usize, _host: &Array) -> Result<(), String> {
+    fn new_array(&mut self, _dev: usize, _host: &Array) -> Result<(), EnvError> {
         Ok(())
     }
 
@@ -65,13 +131,28 @@ impl Storage for VkStorage {
         lo: usize,
         hi: usize,
         copyin: bool,
-    ) -> Result<SecBuf, String> {
-        let d = self.dev(dev)?;
+    ) -> Result<SecBuf, EnvError> {
+        let acc = Access {
+            array: host.id(),
+            name: self.name(host),
+            lo,
+            hi,
+            host: if copyin { Mode::Read } else { Mode::None },
+            device: Mode::Write,
+        };
+        let what = if copyin {
+            "copy to the device"
+        } else {
+            "allocation"
+        };
+        let value = self.guard(dev, &acc, what)?;
+        let queue = self.queue;
+        let d = self.dev(dev).map_err(EnvError::Device)?;
         let rb = row_bytes(host);
         let bytes = (hi - lo) as u64 * rb;
         let max = d.device.info().limits.max_storage_buffer_range;
         if bytes > max {
-            return Err(format!(
+            return Err(EnvError::Device(format!(
                 "{} needs {bytes} bytes on the device, more than its largest storage buffer \
                  ({max} bytes, maxStorageBufferRange); keep a smaller section of it on the \
                  device at a time (`copyin(a[lo:n])`)",
@@ -80,12 +161,13 @@ impl Storage for VkStorage {
                 } else {
                     format!("the section [{lo}:{}]", hi - lo)
                 }
-            ));
+            )));
         }
         // At least 4 bytes and a multiple of 4: a `u8` array of any length
         // can be bound and filled.
         let size = bytes.max(4).div_ceil(4) * 4;
-        let buffer = Buffer::new(&d.device, size, "accl array").map_err(|e| e.to_string())?;
+        let buffer = Buffer::new(&d.device, size, "accl array")
+            .map_err(|e| EnvError::Device(e.to_string()))?;
         let sec = SecBuf {
             buffer,
             row_bytes: rb,
@@ -93,11 +175,22 @@ impl Storage for VkStorage {
         if copyin {
             let data = host.data();
             let src = &data.bytes()[(lo as u64 * rb) as usize..(hi as u64 * rb) as usize];
-            d.upload(&sec.buffer, 0, src)?;
+            d.upload(queue, &sec.buffer, 0, src)
+                .map_err(EnvError::Device)?;
         } else {
             // `create` storage reads as zeros, as the host reference's does.
-            d.zero(&sec.buffer)?;
+            d.zero(queue, &sec.buffer).map_err(EnvError::Device)?;
         }
+        self.record(
+            dev,
+            value,
+            acc,
+            if copyin {
+                "copy to the device"
+            } else {
+                "allocation"
+            },
+        );
         Ok(sec)
     }
 
@@ -111,19 +204,62 @@ impl Storage for VkStorage {
         lo: usize,
         hi: usize,
         to_host: bool,
-    ) -> Result<(), String> {
-        let d = self.dev(dev)?;
+    ) -> Result<(), EnvError> {
+        let acc = Access {
+            array: host.id(),
+            name: self.name(host),
+            lo,
+            hi,
+            host: if to_host { Mode::Write } else { Mode::Read },
+            device: if to_host { Mode::Read } else { Mode::Write },
+        };
+        let what = if to_host {
+            "copy to the host"
+        } else {
+            "copy to the device"
+        };
+        let value = self.guard(dev, &acc, what)?;
+        let queue = self.queue;
+        let d = self.dev(dev).map_err(EnvError::Device)?;
         let rb = sec.row_bytes;
         let off = (lo - sec_lo) as u64 * rb;
         let (a, b) = ((lo as u64 * rb) as usize, (hi as u64 * rb) as usize);
         if to_host {
-            let mut out = vec![0u8; b - a];
-            d.download(&sec.buffer, off, &mut out)?;
-            host.data_mut().write_bytes(a, &out);
+            d.download_into(queue, &sec.buffer, off, host, a, b - a)
+                .map_err(EnvError::Device)?;
         } else {
             let data = host.data();
-            d.upload(&sec.buffer, off, &data.bytes()[a..b])?;
+            d.upload(queue, &sec.buffer, off, &data.bytes()[a..b])
+                .map_err(EnvError::Device)?;
         }
+        self.record(dev, value, acc, what);
         Ok(())
+    }
+
+    fn release(
+        &mut self,
+        dev: usize,
+        host: &Array,
+        lo: usize,
+        hi: usize,
+        copyout: bool,
+    ) -> Result<(), EnvError> {
+        if self.tracker.is_empty() {
+            return Ok(());
+        }
+        // Freeing is a write of the device copy; the memory itself stays
+        // alive until queued work using it retires (the queues hold it).
+        let acc = Access {
+            array: host.id(),
+            name: self.name(host),
+            lo,
+            hi,
+            host: if copyout { Mode::Write } else { Mode::None },
+            device: Mode::Write,
+        };
+        self.refresh().map_err(EnvError::Device)?;
+        self.tracker
+            .check(dev, self.queue, &acc, self.span, "release of device memory")
+            .map_err(EnvError::Race)
     }
 }

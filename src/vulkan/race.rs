@@ -1,0 +1,400 @@
+//! Race detection (DESIGN.md 1.4): the rows of arrays that pending async
+//! operations read or write, checked against every host access of an
+//! array, every operation recorded on another queue, and the release of
+//! device memory.
+//!
+//! An operation touches two memories: the host array and the device copy
+//! of one device. Two accesses conflict when they touch the same memory,
+//! overlapping rows of the same array, and at least one writes. A pending
+//! operation stops counting once the host has observed its queue's
+//! timeline value; another queue is ordered after it once that queue has
+//! joined it (`wait(p) async(q)`, directly or through a chain of joins).
+//! Same-queue operations are in order and never conflict.
+
+use crate::interp::construct::QueueId;
+use lang::{Diag, Span};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// How an operation uses one memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mode {
+    None,
+    Read,
+    Write,
+}
+
+fn conflict(a: Mode, b: Mode) -> bool {
+    a != Mode::None && b != Mode::None && (a == Mode::Write || b == Mode::Write)
+}
+
+/// What an operation does to rows `lo..hi` of one array.
+#[derive(Debug, Clone)]
+pub struct Access {
+    pub array: u64,
+    pub name: Rc<str>,
+    pub lo: usize,
+    pub hi: usize,
+    pub host: Mode,
+    pub device: Mode,
+}
+
+/// One pending operation (or several identical ones of one queue, merged:
+/// `value` is the latest).
+#[derive(Debug, Clone)]
+struct Pending {
+    dev: usize,
+    queue: QueueId,
+    value: u64,
+    acc: Access,
+    span: Span,
+    what: &'static str,
+}
+
+/// The pending accesses of every device of a backend.
+#[derive(Default)]
+pub struct Tracker {
+    ops: Vec<Pending>,
+    /// Per (device, queue): the value of each other queue of the device
+    /// it is known to have waited for on the device.
+    joins: HashMap<(usize, QueueId), HashMap<QueueId, u64>>,
+}
+
+fn verb(m: Mode) -> &'static str {
+    match m {
+        Mode::Write => "write",
+        _ => "read",
+    }
+}
+
+impl Tracker {
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Queues with pending operations on device `dev`.
+    pub fn queues(&self, dev: usize) -> Vec<QueueId> {
+        let mut v: Vec<QueueId> = self
+            .ops
+            .iter()
+            .filter(|p| p.dev == dev)
+            .map(|p| p.queue)
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// Forget what completed: `done(dev, queue)` is the queue's observed value.
+    pub fn retire(&mut self, mut done: impl FnMut(usize, QueueId) -> u64) {
+        self.ops.retain(|p| p.value > done(p.dev, p.queue));
+    }
+
+    /// Queue `into` of `dev` waits on the device for `from` to reach `value`.
+    pub fn join(&mut self, dev: usize, into: QueueId, from: QueueId, value: u64) {
+        let inherited: Vec<(QueueId, u64)> = self
+            .joins
+            .get(&(dev, from))
+            .map(|m| m.iter().map(|(&q, &v)| (q, v)).collect())
+            .unwrap_or_default();
+        let m = self.joins.entry((dev, into)).or_default();
+        for (q, v) in inherited.into_iter().chain([(from, value)]) {
+            if q != into {
+                let e = m.entry(q).or_insert(0);
+                *e = (*e).max(v);
+            }
+        }
+    }
+
+    fn ordered(&self, dev: usize, queue: QueueId, p: &Pending) -> bool {
+        if p.dev == dev && p.queue == queue {
+            return true;
+        }
+        p.dev == dev
+            && self
+                .joins
+                .get(&(dev, queue))
+                .and_then(|m| m.get(&p.queue))
+                .is_some_and(|&v| v >= p.value)
+    }
+
+    /// An operation on `queue` of `dev` is about to do `acc`; `what` says
+    /// what it is (`"kernel"`, `"copy to the host"`, ...). An error when an
+    /// unordered pending operation conflicts with it.
+    pub fn check(
+        &self,
+        dev: usize,
+        queue: QueueId,
+        acc: &Access,
+        span: Span,
+        what: &str,
+    ) -> Result<(), Box<Diag>> {
+        for p in &self.ops {
+            if p.acc.array != acc.array || p.acc.hi <= acc.lo || acc.hi <= p.acc.lo {
+                continue;
+            }
+            let host = conflict(p.acc.host, acc.host);
+            let device = p.dev == dev && conflict(p.acc.device, acc.device);
+            if !(host || device) || self.ordered(dev, queue, p) {
+                continue;
+            }
+            let (mine, theirs) = if host {
+                (acc.host, p.acc.host)
+            } else {
+                (acc.device, p.acc.device)
+            };
+            let memory = if host {
+                "the host array".to_string()
+            } else {
+                format!("its copy on device {dev}")
+            };
+            let rows = format!("rows {}..{}", acc.lo.max(p.acc.lo), acc.hi.min(p.acc.hi));
+            let help = match (queue, p.queue) {
+                (QueueId::Async(_), QueueId::Async(pq)) if p.dev == dev => format!(
+                    "order them: `wait({pq}) async({})` before this construct makes its queue wait on the device, or `wait({pq});` waits on the host",
+                    match queue {
+                        QueueId::Async(-1) => "-1".to_string(),
+                        QueueId::Async(n) => n.to_string(),
+                        QueueId::Sync => unreachable!("matched async"),
+                    }
+                ),
+                (_, QueueId::Async(pq)) => format!(
+                    "add `wait({pq});` before this construct{}",
+                    if p.dev != dev {
+                        format!(" (with `set device_num({})` first: queues are per device)", p.dev)
+                    } else {
+                        String::new()
+                    }
+                ),
+                (_, QueueId::Sync) => "add a `wait` before this construct".into(),
+            };
+            let message = if what.starts_with("release") {
+                format!(
+                    "this construct frees {rows} of `{}` on device {dev} while a {} still pending on {} may {} them",
+                    acc.name,
+                    p.what,
+                    p.queue,
+                    verb(theirs),
+                )
+            } else {
+                format!(
+                    "this {what} on {queue} would {} {} of `{}` ({memory}) while a {} still pending on {} of device {} may {} them",
+                    verb(mine),
+                    rows,
+                    acc.name,
+                    p.what,
+                    p.queue,
+                    p.dev,
+                    verb(theirs),
+                )
+            };
+            return Err(Box::new(
+                Diag::error(
+                    "accl::race::queues",
+                    message,
+                    span,
+                    format!("{what} on {queue}"),
+                )
+                .with_label(p.span, format!("pending {} on {}", p.what, p.queue))
+                .with_help(help),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Record a pending operation (merged with an identical one of the same
+    /// queue, so a long chain of kernels keeps one entry per array).
+    pub fn record(
+        &mut self,
+        dev: usize,
+        queue: QueueId,
+        value: u64,
+        acc: Access,
+        span: Span,
+        what: &'static str,
+    ) {
+        if let Some(p) = self.ops.iter_mut().find(|p| {
+            p.dev == dev
+                && p.queue == queue
+                && p.acc.array == acc.array
+                && p.acc.lo == acc.lo
+                && p.acc.hi == acc.hi
+                && p.acc.host == acc.host
+                && p.acc.device == acc.device
+        }) {
+            p.value = p.value.max(value);
+            p.span = span;
+            p.what = what;
+            return;
+        }
+        self.ops.push(Pending {
+            dev,
+            queue,
+            value,
+            acc,
+            span,
+            what,
+        });
+    }
+
+    /// The host reads (or writes) rows `lo..hi` of array `array` at `span`.
+    pub fn host_check(
+        &self,
+        array: u64,
+        lo: usize,
+        hi: usize,
+        write: bool,
+        span: Span,
+    ) -> Result<(), Box<Diag>> {
+        let host = if write { Mode::Write } else { Mode::Read };
+        for p in &self.ops {
+            if p.acc.array != array || p.acc.hi <= lo || hi <= p.acc.lo {
+                continue;
+            }
+            // The host array is shared with copies; a kernel's device copy is
+            // not, but reading the host array while a kernel still writes the
+            // device copy (or writing it while one reads) is the missing
+            // `wait` this check exists for.
+            let theirs = p.acc.host.max(p.acc.device);
+            if !conflict(host, theirs) {
+                continue;
+            }
+            let q = match p.queue {
+                QueueId::Async(-1) => String::new(),
+                QueueId::Async(n) => n.to_string(),
+                QueueId::Sync => String::new(),
+            };
+            let mut help = if q.is_empty() {
+                "add `wait;` before this access".to_string()
+            } else {
+                format!("add `wait({q});` (or `wait;`) before this access")
+            };
+            if p.dev != 0 {
+                help.push_str(&format!(
+                    " with device {} current (`set device_num({})`)",
+                    p.dev, p.dev
+                ));
+            }
+            return Err(Box::new(
+                Diag::error(
+                    "accl::race::host",
+                    format!(
+                        "the host {}s `{}` (row {}) while a {} on {} of device {} may still {} it",
+                        verb(host),
+                        p.acc.name,
+                        lo.max(p.acc.lo),
+                        p.what,
+                        p.queue,
+                        p.dev,
+                        verb(theirs),
+                    ),
+                    span,
+                    format!("host {}", verb(host)),
+                )
+                .with_label(p.span, format!("pending {} on {}", p.what, p.queue))
+                .with_help(help),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn acc(lo: usize, hi: usize, host: Mode, device: Mode) -> Access {
+        Access {
+            array: 7,
+            name: "a".into(),
+            lo,
+            hi,
+            host,
+            device,
+        }
+    }
+
+    #[test]
+    fn disjoint_rows_and_reads_do_not_conflict() {
+        let mut t = Tracker::default();
+        let q1 = QueueId::Async(1);
+        let q2 = QueueId::Async(2);
+        t.record(
+            0,
+            q1,
+            1,
+            acc(0, 10, Mode::None, Mode::Write),
+            Span::default(),
+            "kernel",
+        );
+        assert!(t
+            .check(
+                0,
+                q2,
+                &acc(10, 20, Mode::None, Mode::Write),
+                Span::default(),
+                "kernel"
+            )
+            .is_ok());
+        assert!(t
+            .check(
+                0,
+                q2,
+                &acc(5, 20, Mode::None, Mode::Write),
+                Span::default(),
+                "kernel"
+            )
+            .is_err());
+        // Another device's copy is other memory.
+        assert!(t
+            .check(
+                1,
+                q2,
+                &acc(0, 10, Mode::None, Mode::Write),
+                Span::default(),
+                "kernel"
+            )
+            .is_ok());
+        // Same queue: in order.
+        assert!(t
+            .check(
+                0,
+                q1,
+                &acc(0, 10, Mode::None, Mode::Write),
+                Span::default(),
+                "kernel"
+            )
+            .is_ok());
+        assert!(t.host_check(7, 10, 11, true, Span::default()).is_ok());
+        assert!(t.host_check(7, 3, 4, false, Span::default()).is_err());
+    }
+
+    #[test]
+    fn joins_order_queues_transitively_and_retire_forgets() {
+        let mut t = Tracker::default();
+        let (q1, q2, q3) = (QueueId::Async(1), QueueId::Async(2), QueueId::Async(3));
+        t.record(
+            0,
+            q1,
+            4,
+            acc(0, 10, Mode::None, Mode::Write),
+            Span::default(),
+            "kernel",
+        );
+        let w = acc(0, 10, Mode::None, Mode::Read);
+        t.join(0, q2, q1, 3);
+        assert!(
+            t.check(0, q2, &w, Span::default(), "kernel").is_err(),
+            "joined too early"
+        );
+        t.join(0, q2, q1, 4);
+        assert!(t.check(0, q2, &w, Span::default(), "kernel").is_ok());
+        t.join(0, q3, q2, 1);
+        assert!(
+            t.check(0, q3, &w, Span::default(), "kernel").is_ok(),
+            "through q2"
+        );
+        t.retire(|_, q| if q == q1 { 4 } else { 0 });
+        assert!(t.is_empty());
+    }
+}
