@@ -86,9 +86,10 @@ pub fn new_engine(backend: BackendChoice) -> Result<crate::Engine, String> {
     Ok(engine)
 }
 
-/// `accl run [--host] FILE`: run a script; exit status 1 on any error.
-/// File access is on, relative to the current directory.
-pub fn run_file(file: &Path, backend: BackendChoice) -> ExitCode {
+/// `accl run [--host] [--trace OUT] FILE`: run a script; exit status 1 on
+/// any error. File access is on, relative to the current directory. The
+/// trace is written whether the script succeeds or fails.
+pub fn run_file(file: &Path, backend: BackendChoice, trace: Option<&Path>) -> ExitCode {
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
         Err(e) => {
@@ -103,7 +104,27 @@ pub fn run_file(file: &Path, backend: BackendChoice) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if trace.is_some() {
+        if let Err(m) = engine.start_trace() {
+            eprintln!("error: --trace: {m}");
+            return ExitCode::FAILURE;
+        }
+    }
     let r = engine.eval_source(&file.display().to_string(), &text);
+    if let Some(out) = trace {
+        match engine.stop_trace() {
+            Ok(json) => {
+                if let Err(e) = std::fs::write(out, json) {
+                    eprintln!("error: cannot write the trace to {}: {e}", out.display());
+                    return ExitCode::FAILURE;
+                }
+            }
+            Err(m) => {
+                eprintln!("error: --trace: {m}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     let messages = engine.take_validation_messages();
     for m in &messages {
         eprintln!("validation: {m}");

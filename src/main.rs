@@ -35,6 +35,10 @@ enum Cmd {
         /// The device constructs start on (numbered as `accl devices` lists them).
         #[arg(long)]
         device: Option<usize>,
+        /// Write a timeline trace of the run (Chrome/Perfetto JSON): a host
+        /// track and one track per device queue.
+        #[arg(long, value_name = "OUT.json", conflicts_with = "host")]
+        trace: Option<PathBuf>,
         /// The .accl script.
         file: PathBuf,
     },
@@ -101,13 +105,19 @@ fn main() -> ExitCode {
     };
     match cmd {
         Cmd::Check { files } => accl::cli::check_files(&files),
-        Cmd::Run { host, device, file } => accl::cli::run_file(
+        Cmd::Run {
+            host,
+            device,
+            trace,
+            file,
+        } => accl::cli::run_file(
             &file,
             match (host, device) {
                 (true, _) => accl::cli::BackendChoice::Host,
                 (false, Some(d)) => accl::cli::BackendChoice::Device(d),
                 (false, None) => accl::cli::BackendChoice::Auto,
             },
+            trace.as_deref(),
         ),
         Cmd::Devices => accl::cli::list_devices(),
         Cmd::Spirv { device, file } => accl::cli::spirv_file(&file, device),

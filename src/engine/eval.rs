@@ -152,6 +152,7 @@ impl Engine {
             fr.a[l.index()] = v.array.clone();
         }
         self.cx.ops = 0;
+        self.cx.source = Some(std::rc::Rc::from(full.as_str()));
         let t = std::time::Instant::now();
         self.cx.backend.take_jit_time();
         let out = interp::run(&compiled, &mut fr, &mut self.cx);

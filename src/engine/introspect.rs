@@ -72,6 +72,26 @@ impl Engine {
         self.cx.backend.pending()
     }
 
+    /// Start recording a timeline trace of device work (Vulkan backend only):
+    /// every kernel with its source line, copy, wait and submission.
+    ///
+    /// ```no_run
+    /// let mut e = accl::Engine::vulkan(0).unwrap();
+    /// e.start_trace().unwrap();
+    /// e.eval("let a = zeros(f32, 64); parallel loop async(1) for i in 0..64 { a[i] = 1.0; } wait;").unwrap();
+    /// std::fs::write("trace.json", e.stop_trace().unwrap()).unwrap();
+    /// ```
+    pub fn start_trace(&mut self) -> Result<(), String> {
+        self.cx.backend.start_trace()
+    }
+
+    /// Wait for every queue, stop recording and return the trace in the
+    /// Chrome trace-event format (JSON; Perfetto and `chrome://tracing`
+    /// open it).
+    pub fn stop_trace(&mut self) -> Result<String, String> {
+        self.cx.backend.stop_trace()
+    }
+
     /// Record the device time of every operation (Vulkan backend only).
     pub fn set_profiling(&mut self, on: bool) -> Result<(), String> {
         self.cx.backend.set_profiling(on)

@@ -191,6 +191,17 @@ pub trait Backend {
     fn has_pending(&self) -> bool {
         false
     }
+    /// Start recording a timeline trace.
+    fn start_trace(&self) -> Result<(), String> {
+        Err(format!(
+            "the {} backend has no device timeline to trace",
+            self.name()
+        ))
+    }
+    /// Stop recording and return the trace (Chrome trace-event JSON).
+    fn stop_trace(&self) -> Result<String, String> {
+        Err("no trace is being recorded".into())
+    }
 }
 
 /// A borrowed present table.

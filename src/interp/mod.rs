@@ -111,6 +111,8 @@ pub struct Ctx {
     /// Async device work may be pending: host array accesses ask the
     /// backend whether they race with it ([`Ctx::host_access`]).
     pub async_pending: bool,
+    /// The text being run (for source lines in traces).
+    pub source: Option<Rc<str>>,
 }
 
 impl Default for Ctx {
@@ -132,11 +134,23 @@ impl Default for Ctx {
             present: present::PresentTable::default(),
             clock0: Instant::now(),
             async_pending: false,
+            source: None,
         }
     }
 }
 
 impl Ctx {
+    /// The 1-based line of `span` in the text being run (0 when unknown).
+    pub fn line_of(&self, span: Span) -> usize {
+        match &self.source {
+            Some(s) => {
+                let end = (span.start as usize).min(s.len());
+                s.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() + 1
+            }
+            None => 0,
+        }
+    }
+
     /// The host reads (`write` false) or writes element `off` of `a` at
     /// `span`; with `off` None, the whole array. An error when pending
     /// async work races with it (DESIGN.md 1.4).

@@ -59,7 +59,7 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: ":trace",
         args: "FILE",
-        help: "start/stop a timeline trace (not available yet)",
+        help: "start a timeline trace written to FILE; `:trace` again stops and writes it",
     },
     Command {
         name: ":load",
@@ -133,9 +133,6 @@ pub fn no_spirv(backend: &str) -> String {
             .to_string()
     }
 }
-
-pub const NO_TRACE: &str = "tracing is not available yet: the timeline trace recorder arrives \
-    with issue 6 (`--trace`); nothing is being recorded";
 
 /// Strip one pair of matching quotes around a file name.
 fn unquote(s: &str) -> &str {
@@ -237,7 +234,32 @@ impl Session {
                     self.say("timing off");
                 }
             }
-            ":trace" => self.error(NO_TRACE),
+            ":trace" => match self.trace.take() {
+                Some(path) => match self.engine.stop_trace() {
+                    Ok(json) => match std::fs::write(&path, json) {
+                        Ok(()) => self.say(&format!(
+                            "trace written to {} (open it in ui.perfetto.dev or chrome://tracing)",
+                            path.display()
+                        )),
+                        Err(e) => self.error(&format!("cannot write {}: {e}", path.display())),
+                    },
+                    Err(m) => self.error(&m),
+                },
+                None if arg.is_empty() => {
+                    self.error("usage: `:trace FILE` (then `:trace` to stop)")
+                }
+                None => match self.engine.start_trace() {
+                    Ok(()) => {
+                        let path = std::path::PathBuf::from(unquote(arg));
+                        self.say(&format!(
+                            "tracing into {}: `:trace` again stops and writes it",
+                            path.display()
+                        ));
+                        self.trace = Some(path);
+                    }
+                    Err(m) => self.error(&m),
+                },
+            },
             ":load" => {
                 if arg.is_empty() {
                     self.error("usage: `:load FILE`");
@@ -306,7 +328,7 @@ mod tests {
         assert!(o.contains("device 3 does not exist"), "{o}");
         assert!(o.contains("current device: 0"), "{o}");
         assert!(o.contains("no SPIR-V: the host backend"), "{o}");
-        assert!(o.contains("tracing is not available yet"), "{o}");
+        assert!(o.contains("the host backend has no device timeline"), "{o}");
         assert!(o.contains("unknown command `:bogus`"), "{o}");
         assert!(o.contains("usage: `:type EXPR`"), "{o}");
         assert!(o.contains("`:vars` takes no argument"), "{o}");

@@ -49,6 +49,8 @@ pub struct Session {
     pub engine: Engine,
     /// `:time` is on.
     pub timing: bool,
+    /// The file of the trace being recorded (`:trace FILE`).
+    pub trace: Option<std::path::PathBuf>,
     pub style: Style,
     /// Inputs that failed (the exit status of a piped session).
     pub errors: usize,
@@ -68,6 +70,7 @@ impl Session {
             start_device: engine.device(),
             engine,
             timing: false,
+            trace: None,
             style,
             errors: 0,
             out,

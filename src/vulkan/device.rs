@@ -49,6 +49,10 @@ pub struct DevState {
     pub completions: Vec<Completion>,
     /// Timestamps on for every queue.
     pub profiling: bool,
+    /// Record submissions for a trace.
+    pub tracing: bool,
+    /// Submissions not yet taken by the trace: queue, value, when.
+    pub submits: Vec<(QueueId, u64, std::time::Instant)>,
     up: Option<StagingBuffer>,
     down: Option<StagingBuffer>,
     pub pipelines: HashMap<PipelineKey, ComputePipeline>,
@@ -95,6 +99,8 @@ impl DevState {
             queues,
             completions: Vec::new(),
             profiling: false,
+            tracing: false,
+            submits: Vec::new(),
             up: None,
             down: None,
             pipelines: HashMap::new(),
@@ -221,24 +227,36 @@ impl DevState {
 
     /// After recording on `id`: a synchronous queue waits for the work; an
     /// async one submits its batch once it is large.
-    fn settle(&mut self, id: QueueId) -> Result<(), String> {
+    pub fn settle(&mut self, id: QueueId) -> Result<(), String> {
         match id {
             QueueId::Sync => self.wait_queue(id),
             QueueId::Async(_) => {
-                let q = self.queue(id)?;
-                if q.pending_ops() >= BATCH_OPS {
-                    q.submit().map_err(|e| e.to_string())?;
+                if self.queue(id)?.pending_ops() >= BATCH_OPS {
+                    self.submit(id)?;
                 }
                 Ok(())
             }
         }
     }
 
+    /// Submit the open batch of `id`; the value it signals (the last one
+    /// when nothing was recorded).
+    pub fn submit(&mut self, id: QueueId) -> Result<u64, String> {
+        let tracing = self.tracing;
+        let q = self.queue(id)?;
+        let before = q.submitted_value();
+        let v = q.submit().map_err(|e| e.to_string())?;
+        if tracing && v != before {
+            self.submits.push((id, v, std::time::Instant::now()));
+        }
+        Ok(v)
+    }
+
     /// Submit what `id` has recorded and block until it is done; then apply
     /// the completions it reached.
     pub fn wait_queue(&mut self, id: QueueId) -> Result<(), String> {
+        let v = self.submit(id)?;
         let q = self.queue(id)?;
-        let v = q.submit().map_err(|e| e.to_string())?;
         match q.host_wait(v, std::time::Duration::MAX) {
             Ok(true) => {}
             Ok(false) => return Err("the device did not finish".into()),
@@ -434,6 +452,33 @@ impl DevState {
         q.set_label("zero");
         q.zero(buf, 0, buf.size()).map_err(|e| e.to_string())?;
         self.settle(id)
+    }
+
+    /// A device timestamp and the host instant it was seen at (for traces):
+    /// a timestamped fill on the synchronous queue, submitted and waited for.
+    pub fn calibrate(&mut self) -> Result<(u64, std::time::Instant), String> {
+        let buf = Buffer::new(&self.device, 4, "accl calibration").map_err(|e| e.to_string())?;
+        let q = self.queue(QueueId::Sync)?;
+        let was = q.timestamps_enabled();
+        q.enable_timestamps(true).map_err(|e| e.to_string())?;
+        let earlier = q.take_timings();
+        q.set_label("calibrate");
+        q.zero(&buf, 0, 4).map_err(|e| e.to_string())?;
+        let v = q.submit().map_err(|e| e.to_string())?;
+        q.host_wait(v, std::time::Duration::MAX)
+            .map_err(|e| e.to_string())?;
+        let seen = std::time::Instant::now();
+        q.poll().map_err(|e| e.to_string())?;
+        let mut t = q.take_timings();
+        let end = t
+            .iter()
+            .rfind(|o| o.label == "calibrate")
+            .map(|o| o.end_ns)
+            .ok_or("the device gave no timestamp")?;
+        t.retain(|o| o.label != "calibrate");
+        q.restore_timings(earlier.into_iter().chain(t).collect());
+        q.enable_timestamps(was).map_err(|e| e.to_string())?;
+        Ok((end, seen))
     }
 
     /// Turn timestamps on or off on every queue.

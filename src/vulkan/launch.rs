@@ -187,9 +187,16 @@ pub fn launch(
         Ok(())
     };
     let g = guard();
+    let label = if table.store.trace.is_some() {
+        format!("{} line {}", kernel.name, cx.line_of(c.span))
+    } else {
+        kernel.name.clone()
+    };
+    let t0 = std::time::Instant::now();
     let r = g.and_then(|_| {
         dispatch(
             table,
+            &label,
             c,
             kernel,
             code.uid,
@@ -204,6 +211,17 @@ pub fn launch(
         for acc in touched {
             table.store.record(dev, value, acc, "kernel");
         }
+    }
+    let queue = table.store.queue;
+    if let Some(t) = &mut table.store.trace {
+        t.host(
+            format!(
+                "launch {label} on device {dev} {}",
+                super::trace::queue_name(queue)
+            ),
+            "launch",
+            t0,
+        );
     }
     // Temporary copies go back whatever happened to the launch, so the
     // present table stays balanced; the data only when it ran.
@@ -231,6 +249,7 @@ pub fn launch(
 #[allow(clippy::too_many_arguments)]
 fn dispatch(
     table: &mut Table<VkStorage>,
+    label: &str,
     c: &CConstruct,
     kernel: &compiler::Kernel,
     uid: u64,
@@ -331,7 +350,7 @@ fn dispatch(
         ArgLocation::Buffer { .. } => &[],
     };
     let q = d.queue(queue).map_err(|m| launch_error(c.span, m))?;
-    q.set_label(kernel.name.clone());
+    q.set_label(label);
     q.dispatch(&pipeline, &bindings, push, launch.groups)
         .map_err(fail)?;
     // An async kernel returns at once, unless its reductions are needed

@@ -20,6 +20,7 @@ pub mod device;
 pub mod launch;
 pub mod race;
 pub mod storage;
+pub mod trace;
 
 use crate::interp::construct::{Backend, CConstruct, EnvRef, PresentRow, QueueId};
 use crate::interp::present::{Env, Table};
@@ -126,6 +127,7 @@ impl VulkanBackend {
             span: Span::default(),
             names: Default::default(),
             tracker: Default::default(),
+            trace: None,
         };
         Ok(VulkanBackend {
             table: RefCell::new(Table::new(store)),
@@ -250,6 +252,95 @@ impl Backend for VulkanBackend {
         join: Option<QueueId>,
         span: Span,
     ) -> R<()> {
+        let t0 = std::time::Instant::now();
+        let r = self.wait_inner(cx, queues, join, span);
+        if let Some(t) = &mut self.table.borrow_mut().store.trace {
+            let qs = match queues {
+                Some(qs) => qs
+                    .iter()
+                    .map(|q| q.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                None => String::new(),
+            };
+            let name = match join {
+                None if qs.is_empty() => "wait".to_string(),
+                None => format!("wait({qs})"),
+                Some(q) => format!("wait({qs}) {}: device-side join", trace::queue_name(q)),
+            };
+            t.host(format!("{name} (line {})", cx.line_of(span)), "wait", t0);
+        }
+        r
+    }
+    fn start_trace(&self) -> Result<(), String> {
+        let mut t = self.table.borrow_mut();
+        let store = &mut t.store;
+        store.trace = Some(trace::TraceLog::new());
+        for d in store.devs.iter_mut().flatten() {
+            d.set_profiling(true)?;
+            d.tracing = true;
+        }
+        Ok(())
+    }
+    fn stop_trace(&self) -> Result<String, String> {
+        let mut t = self.table.borrow_mut();
+        let store = &mut t.store;
+        if store.trace.is_none() {
+            return Err("no trace is being recorded".into());
+        }
+        for d in store.devs.iter_mut().flatten() {
+            d.wait_all()?;
+        }
+        store.refresh()?;
+        let mut log = store.trace.take().expect("checked above");
+        let profiling = store.profiling;
+        for (i, d) in store.devs.iter_mut().enumerate() {
+            let Some(d) = d else { continue };
+            let (end, seen) = d.calibrate()?;
+            log.calibrate(i, end, seen);
+            for (id, q) in &mut d.queues {
+                for o in q.take_timings() {
+                    log.device(i, *id, o.label, o.start_ns, o.end_ns);
+                }
+            }
+            d.tracing = false;
+            d.set_profiling(profiling)?;
+        }
+        drop(t);
+        Ok(log.to_json(&self.devices()))
+    }
+    fn host_access(&self, a: &Array, lo: usize, hi: usize, write: bool, span: Span) -> R<bool> {
+        let mut t = self.table.borrow_mut();
+        let store = &mut t.store;
+        if store.tracker.is_empty() {
+            return Ok(false);
+        }
+        store
+            .refresh()
+            .map_err(|m| Box::new(Diag::error("accl::device::wait", m, span, "here")))?;
+        store.tracker.host_check(a.id(), lo, hi, write, span)?;
+        Ok(!store.tracker.is_empty())
+    }
+    fn has_pending(&self) -> bool {
+        !self.table.borrow().store.tracker.is_empty()
+    }
+    fn validation_messages(&self) -> Vec<String> {
+        self.table
+            .borrow()
+            .store
+            .instance
+            .take_validation_messages()
+    }
+}
+
+impl VulkanBackend {
+    fn wait_inner(
+        &self,
+        cx: &mut Ctx,
+        queues: Option<&[i64]>,
+        join: Option<QueueId>,
+        span: Span,
+    ) -> R<()> {
         let dev = cx.device;
         let mut t = self.table.borrow_mut();
         let store = &mut t.store;
@@ -308,28 +399,6 @@ impl Backend for VulkanBackend {
         }
         store.refresh().map_err(fail)?;
         Ok(())
-    }
-    fn host_access(&self, a: &Array, lo: usize, hi: usize, write: bool, span: Span) -> R<bool> {
-        let mut t = self.table.borrow_mut();
-        let store = &mut t.store;
-        if store.tracker.is_empty() {
-            return Ok(false);
-        }
-        store
-            .refresh()
-            .map_err(|m| Box::new(Diag::error("accl::device::wait", m, span, "here")))?;
-        store.tracker.host_check(a.id(), lo, hi, write, span)?;
-        Ok(!store.tracker.is_empty())
-    }
-    fn has_pending(&self) -> bool {
-        !self.table.borrow().store.tracker.is_empty()
-    }
-    fn validation_messages(&self) -> Vec<String> {
-        self.table
-            .borrow()
-            .store
-            .instance
-            .take_validation_messages()
     }
 }
 

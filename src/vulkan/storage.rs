@@ -37,6 +37,8 @@ pub struct VkStorage {
     /// Variable names of arrays, by array id, for race diagnostics.
     pub names: HashMap<u64, Rc<str>>,
     pub tracker: Tracker,
+    /// The timeline trace being recorded, if any.
+    pub trace: Option<super::trace::TraceLog>,
 }
 
 impl VkStorage {
@@ -47,9 +49,10 @@ impl VkStorage {
         };
         if self.devs[dev].is_none() {
             let mut d = DevState::open(&self.instance, adapter)?;
-            if self.profiling {
+            if self.profiling || self.trace.is_some() {
                 d.set_profiling(true)?;
             }
+            d.tracing = self.trace.is_some();
             self.devs[dev] = Some(d);
         }
         Ok(self.devs[dev].as_mut().expect("opened above"))
@@ -60,6 +63,11 @@ impl VkStorage {
         let mut done: Vec<(usize, QueueId, u64)> = Vec::new();
         for (i, d) in self.devs.iter_mut().enumerate() {
             if let Some(d) = d {
+                if let Some(t) = &mut self.trace {
+                    for (q, v, at) in d.submits.drain(..) {
+                        t.submit(i, q, v, at);
+                    }
+                }
                 d.observe()?;
                 for (id, q) in &mut d.queues {
                     done.push((i, *id, q.poll().map_err(|e| e.to_string())?));
