@@ -113,7 +113,20 @@ impl Engine {
     /// assert_eq!(e.get_array::<f32>("x").unwrap().0, [2.0; 4]);
     /// ```
     pub fn vulkan(device: usize) -> Result<Engine, Error> {
-        let b = crate::vulkan::VulkanBackend::new()
+        Engine::vulkan_devices(None, device)
+    }
+
+    /// Like [`Engine::vulkan`], with the devices chosen as `ACCL_DEVICES`
+    /// chooses them (`"0,2"`, `"gpu"`, `"cpu"`; a repeated number opens
+    /// several logical devices on one adapter, a testing aid for
+    /// multi-device code on a one-GPU machine). `None` reads `ACCL_DEVICES`.
+    ///
+    /// ```no_run
+    /// let mut e = accl::Engine::vulkan_devices(Some("0,0"), 0).unwrap();
+    /// e.eval("assert(acc_get_num_devices() == 2, \"two logical devices\");").unwrap();
+    /// ```
+    pub fn vulkan_devices(devices: Option<&str>, device: usize) -> Result<Engine, Error> {
+        let b = crate::vulkan::VulkanBackend::with_devices(devices)
             .map_err(|m| Error::api("accl::device::open", format!("cannot open Vulkan: {m}")))?;
         let mut e = Engine::with_backend(std::rc::Rc::new(b));
         e.set_device(device)

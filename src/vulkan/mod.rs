@@ -106,6 +106,12 @@ impl VulkanBackend {
     /// first use). Validation is on when `ACCL_VALIDATION=1`; `ACCL_DEVICES`
     /// selects devices ([`select_devices`]).
     pub fn new() -> Result<VulkanBackend, String> {
+        VulkanBackend::with_devices(None)
+    }
+
+    /// Like [`VulkanBackend::new`] with the device list `devices` (the
+    /// syntax of `ACCL_DEVICES`, which `None` reads).
+    pub fn with_devices(devices: Option<&str>) -> Result<VulkanBackend, String> {
         let instance = Instance::new(&InstanceOptions {
             validation: false,
             app_name: "accl".into(),
@@ -115,8 +121,9 @@ impl VulkanBackend {
         if infos.is_empty() {
             return Err("no Vulkan device with a compute queue".into());
         }
-        if let Ok(spec) = std::env::var("ACCL_DEVICES") {
-            infos = select_devices(&spec, &infos)?;
+        let env = std::env::var("ACCL_DEVICES").ok();
+        if let Some(spec) = devices.or(env.as_deref()) {
+            infos = select_devices(spec, &infos)?;
         }
         let store = VkStorage {
             instance,

@@ -18,6 +18,10 @@ pub struct Run {
 }
 
 fn engine(device: bool) -> Engine {
+    engine_on(device, None)
+}
+
+fn engine_on(device: bool, devices: Option<&str>) -> Engine {
     // Validation on for every device engine of the tests.
     std::env::set_var("ACCL_VALIDATION", "1");
     // ... and `spirv-val` on every module the backend generates.
@@ -25,7 +29,8 @@ fn engine(device: bool) -> Engine {
     // Pipeline caches of test runs stay out of the user's cache directory.
     std::env::set_var("ACCL_CACHE_DIR", "off");
     if device {
-        Engine::vulkan(0).unwrap_or_else(|e| panic!("no Vulkan device: {}", e.render(100)))
+        Engine::vulkan_devices(devices, 0)
+            .unwrap_or_else(|e| panic!("no Vulkan device: {}", e.render(100)))
     } else {
         Engine::new()
     }
@@ -33,10 +38,20 @@ fn engine(device: bool) -> Engine {
 
 /// Run `src` on the device (`true`) or the host reference.
 pub fn run(src: &str, device: bool) -> Run {
+    run_on(src, device, None)
+}
+
+/// Run `src` on the Vulkan devices `devices` (`ACCL_DEVICES` syntax: `"0,0"`
+/// is two logical devices on device 0).
+pub fn run_devices(src: &str, devices: &str) -> Run {
+    run_on(src, true, Some(devices))
+}
+
+fn run_on(src: &str, device: bool, devices: Option<&str>) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let out = Rc::new(RefCell::new(String::new()));
     let o = out.clone();
-    let mut e = engine(device);
+    let mut e = engine_on(device, devices);
     e.set_fs_access(Some(dir.path().to_path_buf()));
     e.set_print(move |s| o.borrow_mut().push_str(s));
     let result = e.eval_source("test.accl", src).map(|_| ());

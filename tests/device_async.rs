@@ -1,0 +1,348 @@
+//! Async queues, joins, multi-device and race detection on the Vulkan
+//! backend (lavapipe in CI: one `VkQueue`, so every accl queue shares it and
+//! these tests exercise the queue model itself, not hardware concurrency).
+//! Results are compared with the host reference run of the same script;
+//! race diagnostics are checked for their code and both spans.
+
+mod common;
+use common::{run, run_devices, same_as_host, Floats};
+
+fn example(name: &str) -> String {
+    let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(format!("{name}.accl"));
+    std::fs::read_to_string(p).unwrap()
+}
+
+fn ok(r: &common::Run) {
+    if let Err(e) = &r.result {
+        panic!("failed:\n{}", e.render(100));
+    }
+}
+
+/// The error of a run: its code, and the source text under each label.
+fn failure(src: &str, r: &common::Run) -> (&'static str, Vec<String>) {
+    let e = r.result.as_ref().expect_err("the script should fail");
+    let d = &e.diags[0];
+    let texts = d
+        .labels
+        .iter()
+        .map(|(s, _)| src[s.start as usize..s.end as usize].to_string())
+        .collect();
+    (d.code, texts)
+}
+
+#[test]
+fn mandelbrot_multi_on_two_logical_devices() {
+    let src = example("mandelbrot_multi");
+    let host = run(&src, false);
+    ok(&host);
+    let dev = run_devices(&src, "0,0");
+    ok(&dev);
+    assert!(
+        dev.out.borrow().contains("computed on 2 device(s)"),
+        "{}",
+        dev.out.borrow()
+    );
+    let (h, _) = host.engine.get_array::<u8>("image").unwrap();
+    let (d, _) = dev.engine.get_array::<u8>("image").unwrap();
+    assert!(h == d, "the two-device image differs from the host's");
+    // Each device kept its own present table; both were released.
+    assert!(dev.engine.present().is_empty());
+}
+
+#[test]
+fn a_long_chain_of_async_kernels_runs_in_order() {
+    // Each step depends on the one before: any reordering changes the result.
+    let src = "
+        let a = zeros(i32, 300);
+        data copy(a) {
+            for k in 0..400 {
+                parallel loop async(3) for i in 0..300 {
+                    a[i] = (a[i] * 3 + k + i) % 65521;
+                }
+            }
+            wait(3);
+        }";
+    let (_, dev) = same_as_host(src, Floats::Exact);
+    ok(&dev);
+}
+
+#[test]
+fn wait_p_async_q_orders_q_after_p_without_blocking_the_host() {
+    // Queue 1 computes `a` in many steps; queue 2 reads it after the join.
+    // Without the join the race detector refuses queue 2's kernel, so this
+    // fails if the join were ignored; the values check the device order.
+    let src = "
+        let a = zeros(i32, 1000);
+        let b = zeros(i32, 1000);
+        data create(a) copyout(b) {
+            for k in 0..50 {
+                parallel loop async(1) for i in 0..1000 { a[i] = a[i] + i + k; }
+            }
+            wait(1) async(2);
+            parallel loop async(2) for i in 0..1000 { b[i] = a[i] * 2; }
+            wait(2);
+        }
+        for i in 0..1000 { assert(b[i] == 2 * (50 * i + 1225), \"b\"); }";
+    let (_, dev) = same_as_host(src, Floats::Exact);
+    ok(&dev);
+    let unjoined = src.replace("wait(1) async(2);", "");
+    let r = run(&unjoined, true);
+    let (code, labels) = failure(&unjoined, &r);
+    assert_eq!(code, "accl::race::queues");
+    assert!(
+        labels[0].contains("async(2)") && labels[1].contains("async(1)"),
+        "{labels:?}"
+    );
+}
+
+#[test]
+fn sixty_four_queue_numbers_share_fewer_hardware_queues() {
+    let src = "
+        let a = zeros(i32, 64 * 32);
+        data copyout(a) {
+            for q in 0..64 {
+                parallel loop async(q) for i in q * 32..q * 32 + 32 { a[i] = q * 1000 + i; }
+            }
+            wait;
+        }
+        for i in 0..64 * 32 { assert(a[i] == (i / 32) * 1000 + i, \"a\"); }";
+    let (_, dev) = same_as_host(src, Floats::Exact);
+    ok(&dev);
+}
+
+#[test]
+fn async_copies_land_when_the_host_waits() {
+    let src = "
+        let a = arange(f32, 4096);
+        let b = zeros(f32, 4096);
+        enter data copyin(a) async(5);
+        enter data create(b) async(5);
+        parallel loop async(5) for i in 0..4096 { b[i] = a[i] * 0.5; }
+        update self(b) async(5);
+        exit data delete(a) async(5);
+        wait(5);
+        exit data delete(b);
+        let s: f32 = 0.0;
+        for i in 0..4096 { s += b[i]; }";
+    let (_, dev) = same_as_host(src, Floats::Exact);
+    ok(&dev);
+}
+
+#[test]
+fn exit_data_on_the_same_queue_while_work_is_pending() {
+    // The memory is released only after the queued kernel and copy finish.
+    let src = "
+        let a = zeros(f32, 100000);
+        enter data copyin(a);
+        parallel loop async(1) for i in 0..100000 { a[i] = i as f32 + 1.0; }
+        exit data copyout(a) async(1);
+        wait(1);
+        assert(a[99999] == 100000.0, \"copied out after the kernel\");";
+    let (_, dev) = same_as_host(src, Floats::Exact);
+    ok(&dev);
+}
+
+#[test]
+fn a_reduction_on_an_async_construct_is_ready_after_it() {
+    let src = "
+        let a = arange(i64, 10000);
+        let s: i64 = 0;
+        parallel loop async(2) copyin(a) reduction(+: s) for i in 0..10000 { s += a[i]; }
+        wait(2);";
+    let (_, dev) = same_as_host(src, Floats::Exact);
+    ok(&dev);
+    assert_eq!(dev.engine.get::<i64>("s"), Some(49995000));
+}
+
+#[test]
+fn host_read_of_an_array_a_pending_copy_writes_is_an_error() {
+    let src = "let a = zeros(f32, 1000);
+data copy(a) {
+    parallel loop async(1) for i in 0..1000 { a[i] = 1.0; }
+    update self(a) async(1);
+    let x = a[3];
+}";
+    let r = run(src, true);
+    let (code, labels) = failure(src, &r);
+    assert_eq!(code, "accl::race::host");
+    assert_eq!(labels[0], "a[3]");
+    assert!(
+        labels[1].starts_with("update self(a) async(1)")
+            || labels[1].starts_with("parallel loop async(1)")
+    );
+    let help = r.result.as_ref().unwrap_err().diags[0]
+        .help
+        .clone()
+        .unwrap();
+    assert!(help.contains("wait(1)"), "{help}");
+}
+
+#[test]
+fn host_write_while_a_kernel_reads_is_an_error_and_the_engine_recovers() {
+    let mut r = run(
+        "let a = arange(f32, 1000); let b = zeros(f32, 1000); enter data copyin(a, b);",
+        true,
+    );
+    ok(&r);
+    let src = "parallel loop async(4) for i in 0..1000 { b[i] = a[i] * 2.0; }
+a[10] = 5.0;";
+    let e = r.engine.eval(src).expect_err("a race");
+    let d = &e.diags[0];
+    assert_eq!(d.code, "accl::race::host");
+    let text = |i: usize| &e.source.text[d.labels[i].0.start as usize..d.labels[i].0.end as usize];
+    assert!(text(0).starts_with("a[10]"), "{}", text(0));
+    assert!(text(1).starts_with("parallel loop async(4)"), "{}", text(1));
+    // The same engine goes on: wait, then the host may write.
+    r.engine
+        .eval("wait(4); a[10] = 5.0; update self(b); exit data delete(a, b);")
+        .unwrap_or_else(|e| panic!("{}", e.render(100)));
+    let (b, _) = r.engine.get_array::<f32>("b").unwrap();
+    assert_eq!(b[999], 1998.0);
+    let (a, _) = r.engine.get_array::<f32>("a").unwrap();
+    assert_eq!(a[10], 5.0);
+    assert!(r.engine.present().is_empty());
+}
+
+#[test]
+fn exit_data_racing_with_another_queue_is_an_error() {
+    let mut r = run("let a = zeros(f32, 1000); enter data copyin(a);", true);
+    ok(&r);
+    let src = "parallel loop async(1) for i in 0..1000 { a[i] = 1.0; }
+exit data copyout(a) async(2);";
+    let e = r.engine.eval(src).expect_err("a race");
+    let d = &e.diags[0];
+    assert_eq!(d.code, "accl::race::queues");
+    let text = |i: usize| &e.source.text[d.labels[i].0.start as usize..d.labels[i].0.end as usize];
+    assert!(text(0).starts_with("exit data"), "{}", text(0));
+    assert!(text(1).starts_with("parallel loop async(1)"), "{}", text(1));
+    // Nothing was lost: the section is still present and a wait then an
+    // exit brings the kernel's values back.
+    r.engine
+        .eval("wait; exit data copyout(a);")
+        .unwrap_or_else(|e| panic!("{}", e.render(100)));
+    assert_eq!(r.engine.get_array::<f32>("a").unwrap().0[999], 1.0);
+    assert!(r.engine.present().is_empty());
+}
+
+#[test]
+fn a_data_region_ending_with_unwaited_work_is_an_error() {
+    let src = "let a = zeros(f32, 1000);
+data copy(a) {
+    parallel loop async(7) for i in 0..1000 { a[i] = 1.0; }
+}";
+    let r = run(src, true);
+    let (code, labels) = failure(src, &r);
+    assert_eq!(code, "accl::race::queues");
+    assert!(labels[0].starts_with("data copy(a)"), "{labels:?}");
+    assert!(
+        labels[1].starts_with("parallel loop async(7)"),
+        "{labels:?}"
+    );
+}
+
+#[test]
+fn two_queues_writing_overlapping_rows_is_an_error_disjoint_rows_are_not() {
+    let src = "let a = zeros(f32, 1000);
+enter data create(a);
+parallel loop async(1) for i in 0..600 { a[i] = 1.0; }
+parallel loop async(2) for i in 500..1000 { a[i] = 2.0; }
+wait;";
+    let r = run(src, true);
+    let (code, labels) = failure(src, &r);
+    assert_eq!(code, "accl::race::queues");
+    assert!(
+        labels[0].starts_with("parallel loop async(2)"),
+        "{labels:?}"
+    );
+    assert!(
+        labels[1].starts_with("parallel loop async(1)"),
+        "{labels:?}"
+    );
+    let msg = &r.result.as_ref().unwrap_err().diags[0].message;
+    assert!(msg.contains("rows 500..600"), "{msg}");
+    let disjoint = src.replace("0..600", "0..500");
+    ok(&run(&disjoint, true));
+}
+
+#[test]
+fn one_queue_reading_what_another_writes_is_an_error() {
+    let src = "let a = zeros(f32, 100);
+let b = zeros(f32, 100);
+enter data create(a, b);
+parallel loop async(1) for i in 0..100 { a[i] = 1.0; }
+parallel loop async(2) for i in 0..100 { b[i] = a[i]; }
+wait;";
+    let r = run(src, true);
+    assert_eq!(failure(src, &r).0, "accl::race::queues");
+}
+
+#[test]
+fn the_trace_has_a_host_track_and_one_track_per_queue() {
+    let src = "let a = zeros(f32, 4096);
+data create(a) {
+    parallel loop async(1) for i in 0..2048 { a[i] = 1.0; }
+    parallel loop async(2) for i in 2048..4096 { a[i] = 2.0; }
+    update self(a[0:2048]) async(1);
+    update self(a[2048:2048]) async(2);
+    wait;
+}";
+    std::env::set_var("ACCL_VALIDATION", "1");
+    std::env::set_var("ACCL_CACHE_DIR", "off");
+    let mut e = accl::Engine::vulkan(0).unwrap();
+    e.start_trace().unwrap();
+    e.eval(src).unwrap_or_else(|d| panic!("{}", d.render(100)));
+    let json = e.stop_trace().unwrap();
+    assert!(e.take_validation_messages().is_empty());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let ev = v["traceEvents"].as_array().unwrap();
+    let on = |pid: u64, tid: &str, name: &str| {
+        ev.iter().any(|x| {
+            x["pid"] == pid && x["tid"] == tid && x["name"].as_str().unwrap_or("").contains(name)
+        })
+    };
+    // Kernels with their source line, on their queue's track.
+    assert!(on(1, "async(1)", "kernel_0 line 3"), "{json}");
+    assert!(on(1, "async(2)", "kernel_1 line 4"), "{json}");
+    assert!(
+        on(1, "async(1)", "download") && on(1, "async(2)", "download"),
+        "{json}"
+    );
+    // The host track: launches, the wait and the submissions it caused.
+    assert!(on(0, "host", "launch kernel_0 line 3"), "{json}");
+    assert!(on(0, "host", "wait (line 7)"), "{json}");
+    assert!(on(0, "host", "submit device 0 async(1)"), "{json}");
+    // Device events are complete events with a duration, on the host clock
+    // after the launch that queued them.
+    let kernel = ev.iter().find(|x| x["name"] == "kernel_0 line 3").unwrap();
+    let launch = ev
+        .iter()
+        .find(|x| {
+            x["name"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("launch kernel_0")
+        })
+        .unwrap();
+    assert_eq!(kernel["ph"], "X");
+    assert!(kernel["dur"].as_f64().unwrap() >= 0.0);
+    // Calibration error is bounded by a wait's latency; allow 5 ms.
+    assert!(
+        kernel["ts"].as_f64().unwrap() + 5000.0 >= launch["ts"].as_f64().unwrap(),
+        "{kernel} before {launch}"
+    );
+    // Process names for Perfetto.
+    assert!(ev.iter().any(|x| x["ph"] == "M" && x["pid"] == 1));
+}
+
+#[test]
+fn devices_are_chosen_by_list() {
+    let r = run_devices("assert(acc_get_num_devices() == 3, \"three\");", "0,0,0");
+    ok(&r);
+    let bad = accl::Engine::vulkan_devices(Some("7"), 0);
+    assert!(bad.is_err());
+    let bad = accl::Engine::vulkan_devices(Some("zero"), 0);
+    let msg = bad.err().unwrap().render(100);
+    assert!(msg.contains("not a device number"), "{msg}");
+}
