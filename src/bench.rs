@@ -333,3 +333,157 @@ fn jit_latency(device: usize, runs: usize) -> Result<(), String> {
     );
     Ok(())
 }
+
+/// The Mandelbrot of the shared examples as a function of the image side.
+fn mandel_fn(side: usize) -> String {
+    format!(
+        "const W = {side}; const H = {side}; const MAX_ITERS = 255;
+         fn mandelbrot(px: i32, py: i32) -> u8 {{
+             let x0 = -2.0 + px as f64 * (3.0 / W as f64);
+             let y0 = -1.5 + py as f64 * (3.0 / H as f64);
+             let x = 0.0; let y = 0.0; let i = 0;
+             while x * x + y * y < 4.0 && i < MAX_ITERS {{
+                 let xt = x * x - y * y + x0; y = 2.0 * x * y + y0; x = xt; i += 1;
+             }}
+             return (255 * i / MAX_ITERS) as u8;
+         }}"
+    )
+}
+
+/// Blocks of rows, each computed and copied back; `queue(block)` is the
+/// async clause of block `block` (empty: synchronous), `device(block)` the
+/// `set device_num` before it (empty: none).
+fn mandel_blocks(blocks: usize, queue: &str, device: &str) -> String {
+    format!(
+        "for block in 0..{blocks} {{
+             let rows = H / {blocks};
+             let ystart = block * rows;
+             {device}
+             parallel loop {queue} for y in ystart..ystart + rows {{
+                 for x in 0..W {{ image[y, x] = mandelbrot(x, y); }}
+             }}
+             update self(image[ystart:rows]) {queue};
+         }}"
+    )
+}
+
+/// Median wall milliseconds of `runs` evaluations of `src`.
+fn wall_ms(e: &mut Engine, src: &str, runs: usize) -> Result<f64, String> {
+    e.eval(src).map_err(|e| e.render(100))?; // warm-up: JIT, staging
+    let mut v = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        e.eval(src).map_err(|e| e.render(100))?;
+        v.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(median(v))
+}
+
+/// `accl bench async`: see the CLI help.
+pub fn bench_async(device: usize, runs: usize, side: Option<usize>) -> ExitCode {
+    match run_async(device, runs.max(1), side) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(m) => {
+            eprintln!("error: {m}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_async(device: usize, runs: usize, side: Option<usize>) -> Result<(), String> {
+    let instance = Instance::new(&InstanceOptions::default()).map_err(|e| e.to_string())?;
+    let infos = crate::vulkan::ordered_adapters(&instance)?;
+    drop(instance);
+    let info = infos
+        .get(device)
+        .ok_or_else(|| format!("there is no device {device}"))?
+        .clone();
+    let cpu = info.device_type == DeviceType::Cpu;
+    let side = side.unwrap_or(if cpu { 1024 } else { 8192 });
+    println!(
+        "accl bench async on device {device}: {} ({}), {}; median of {runs} runs, wall clock",
+        info.name, info.device_type, info.driver
+    );
+    let open = |devices: Option<&str>| -> Result<Engine, String> {
+        let mut e = Engine::vulkan_devices(devices, 0).map_err(|e| e.render(100))?;
+        e.eval(&mandel_fn(side)).map_err(|e| e.render(100))?;
+        Ok(e)
+    };
+
+    // Pipelined Mandelbrot: 16 blocks on 2 queues against the same blocks
+    // synchronously, copy back included, in one engine.
+    let one = device.to_string();
+    let mut e = open(Some(&one))?;
+    e.eval("let image = zeros(u8, H, W); enter data create(image);")
+        .map_err(|e| e.render(100))?;
+    let sync = wall_ms(&mut e, &mandel_blocks(16, "", ""), runs)?;
+    let piped = wall_ms(
+        &mut e,
+        &format!("{} wait;", mandel_blocks(16, "async(block % 2)", "")),
+        runs,
+    )?;
+    e.eval("exit data delete(image);")
+        .map_err(|e| e.render(100))?;
+    println!(
+        "mandelbrot {side}x{side}, 16 blocks + copy back: synchronous {sync:.2} ms, 2 async queues {piped:.2} ms: {:.2}x",
+        sync / piped
+    );
+
+    // Launch cost: a chain of 10,000 tiny dependent kernels on one queue.
+    let n = 10_000;
+    e.eval("let tiny = zeros(f32, 32); enter data copyin(tiny);")
+        .map_err(|e| e.render(100))?;
+    let chain = format!(
+        "for k in 0..{n} {{ parallel loop async(1) present(tiny) for i in 0..32 {{ tiny[i] = tiny[i] + 1.0; }} }} wait(1);"
+    );
+    let ms = wall_ms(&mut e, &chain, runs)?;
+    e.eval("exit data delete(tiny);")
+        .map_err(|e| e.render(100))?;
+    println!(
+        "launch cost       {n} tiny async kernels in a chain: {:.2} us per kernel (host interpreter, launch, submit and the final wait)",
+        ms * 1e3 / n as f64
+    );
+    drop(e);
+
+    // Every GPU (every device on a CPU-only machine) against one.
+    let all: Vec<usize> = infos
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| (a.device_type == DeviceType::Cpu) == cpu)
+        .map(|(i, _)| i)
+        .collect();
+    let list = all
+        .iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let multi = |devices: &str| -> Result<(f64, usize), String> {
+        let mut e = open(Some(devices))?;
+        e.eval(
+            "let image = zeros(u8, H, W); let ndev = acc_get_num_devices();
+             for d in 0..ndev { set device_num(d); enter data create(image); }",
+        )
+        .map_err(|e| e.render(100))?;
+        let ms = wall_ms(
+            &mut e,
+            &format!(
+                "{} for d in 0..ndev {{ set device_num(d); wait; }}",
+                mandel_blocks(16, "async(block)", "set device_num(block % ndev);")
+            ),
+            runs,
+        )?;
+        let ndev = e.get::<i32>("ndev").unwrap_or(1) as usize;
+        Ok((ms, ndev))
+    };
+    let (t1, _) = multi(&one)?;
+    let (tn, ndev) = multi(&list)?;
+    println!(
+        "mandelbrot multi  {side}x{side}, 16 blocks: 1 device {t1:.2} ms, {ndev} devices ({}) {tn:.2} ms: {:.2}x",
+        all.iter()
+            .map(|&i| infos[i].name.clone())
+            .collect::<Vec<_>>()
+            .join(" + "),
+        t1 / tn
+    );
+    Ok(())
+}

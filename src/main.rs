@@ -76,6 +76,21 @@ enum BenchWhat {
         #[arg(long)]
         sizes: Option<String>,
     },
+    /// Async queues and devices (wall clock): the pipelined Mandelbrot
+    /// against the same blocks without async, the launch cost of a chain of
+    /// 10,000 tiny async kernels, and Mandelbrot over every device against
+    /// one device.
+    Async {
+        /// The first device (numbered as `accl devices` lists them).
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+        /// Timed runs per figure (the median is reported).
+        #[arg(long, default_value_t = 7)]
+        runs: usize,
+        /// Mandelbrot image side (default: 8192 on a GPU, 1024 on a CPU device).
+        #[arg(long)]
+        side: Option<usize>,
+    },
     /// Host-interpreter iterations per second of `for i in 0..n { a[i] = a[i] * 2.0 + 1.0; }`.
     Host {
         /// Loop length.
@@ -124,6 +139,9 @@ fn main() -> ExitCode {
         Cmd::Bench {
             what: BenchWhat::Host { n, runs },
         } => accl::cli::bench_host(n, runs),
+        Cmd::Bench {
+            what: BenchWhat::Async { device, runs, side },
+        } => accl::bench::bench_async(device, runs, side),
         Cmd::Bench {
             what:
                 BenchWhat::Device {

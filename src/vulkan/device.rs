@@ -256,6 +256,23 @@ impl DevState {
     /// the completions it reached.
     pub fn wait_queue(&mut self, id: QueueId) -> Result<(), String> {
         let v = self.submit(id)?;
+        // Copy each finished block into its host array while the device
+        // works on the next ones, rather than all of them at the end.
+        while let Some(next) = self
+            .completions
+            .iter()
+            .filter(|c| c.queue == id && c.value <= v)
+            .map(|c| c.value)
+            .min()
+        {
+            let q = self.queue(id)?;
+            match q.host_wait(next, std::time::Duration::MAX) {
+                Ok(true) => {}
+                Ok(false) => return Err("the device did not finish".into()),
+                Err(e) => return Err(e.to_string()),
+            }
+            self.observe()?;
+        }
         let q = self.queue(id)?;
         match q.host_wait(v, std::time::Duration::MAX) {
             Ok(true) => {}
@@ -407,7 +424,9 @@ impl DevState {
                 array: host.clone(),
                 offset: host_offset,
             });
-            return self.settle(id);
+            // A copy to the host ends the batch: submitted now, it can be
+            // observed (and land in the host array) as soon as it is done.
+            return self.submit(id).map(|_| ());
         }
         let mut out = vec![0u8; len];
         self.download(id, buf, offset, &mut out)?;
