@@ -319,9 +319,14 @@ impl Device {
             .collect()
     }
 
-    /// The compute queue accl queue number `n` maps to (round robin).
+    /// The compute queue accl queue number `n` maps to: round robin over
+    /// the compute queues, taking one queue of each family in turn (queue 0
+    /// of every family, then queue 1, ...), so that consecutive accl queues
+    /// land on different families (on NVIDIA, the graphics+compute family
+    /// and the compute-only one) where the hardware runs them concurrently.
     pub fn compute_queue_for(&self, n: usize) -> VkQueueInfo {
-        let c = self.compute_queues();
+        let mut c = self.compute_queues();
+        c.sort_by_key(|q| (q.index, q.family));
         c[n % c.len()]
     }
 
