@@ -111,7 +111,11 @@ fn gbs(bytes: f64, ns: f64) -> f64 {
 
 /// `accl bench device`.
 pub fn bench_device(device: usize, runs: usize, sizes: Option<Sizes>) -> ExitCode {
-    match run(device, runs.max(1), sizes) {
+    exit(run(device, runs.max(1), sizes))
+}
+
+fn exit(r: Result<(), String>) -> ExitCode {
+    match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => {
             eprintln!("error: {m}");
@@ -120,14 +124,21 @@ pub fn bench_device(device: usize, runs: usize, sizes: Option<Sizes>) -> ExitCod
     }
 }
 
-fn run(device: usize, runs: usize, sizes: Option<Sizes>) -> Result<(), String> {
+/// Every adapter, in device order, and device `device`'s.
+fn adapters(
+    device: usize,
+) -> Result<(Vec<vk_runtime::AdapterInfo>, vk_runtime::AdapterInfo), String> {
     let instance = Instance::new(&InstanceOptions::default()).map_err(|e| e.to_string())?;
     let infos = crate::vulkan::ordered_adapters(&instance)?;
-    drop(instance);
     let info = infos
         .get(device)
         .ok_or_else(|| format!("there is no device {device}"))?
         .clone();
+    Ok((infos, info))
+}
+
+fn run(device: usize, runs: usize, sizes: Option<Sizes>) -> Result<(), String> {
+    let (_, info) = adapters(device)?;
     let z = sizes.unwrap_or(if info.device_type == DeviceType::Cpu {
         Sizes::CPU
     } else {
@@ -381,23 +392,11 @@ fn wall_ms(e: &mut Engine, src: &str, runs: usize) -> Result<f64, String> {
 
 /// `accl bench async`: see the CLI help.
 pub fn bench_async(device: usize, runs: usize, side: Option<usize>) -> ExitCode {
-    match run_async(device, runs.max(1), side) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(m) => {
-            eprintln!("error: {m}");
-            ExitCode::FAILURE
-        }
-    }
+    exit(run_async(device, runs.max(1), side))
 }
 
 fn run_async(device: usize, runs: usize, side: Option<usize>) -> Result<(), String> {
-    let instance = Instance::new(&InstanceOptions::default()).map_err(|e| e.to_string())?;
-    let infos = crate::vulkan::ordered_adapters(&instance)?;
-    drop(instance);
-    let info = infos
-        .get(device)
-        .ok_or_else(|| format!("there is no device {device}"))?
-        .clone();
+    let (infos, info) = adapters(device)?;
     let cpu = info.device_type == DeviceType::Cpu;
     let side = side.unwrap_or(if cpu { 1024 } else { 8192 });
     println!(

@@ -79,6 +79,9 @@ pub struct DeviceCode {
     /// Unique in the process: keys compiled modules and pipelines.
     pub uid: u64,
     pub kernel: Result<compiler::Kernel, lang::Diag>,
+    /// Per array of the kernel, the offsets of its leading index from the
+    /// outer loop variable ([`compiler::footprint`]), for race detection.
+    pub rows: Vec<Option<(i64, i64)>>,
     /// Host expressions the launch evaluates (`vector_length(e)`,
     /// `num_gangs(e)`), by their HIR handle.
     pub host_exprs: Vec<(hir::ExprH, CExpr)>,
@@ -95,6 +98,16 @@ pub enum QueueId {
 impl QueueId {
     /// The queue of `async` without a number (OpenACC's `acc_async_noval`).
     pub const DEFAULT_ASYNC: QueueId = QueueId::Async(-1);
+
+    /// Its short name, as the clause reads (`async(1)`, `async`, `sync`):
+    /// trace track names.
+    pub fn track(&self) -> String {
+        match self {
+            QueueId::Sync => "sync".into(),
+            QueueId::Async(-1) => "async".into(),
+            QueueId::Async(n) => format!("async({n})"),
+        }
+    }
 }
 
 impl std::fmt::Display for QueueId {
@@ -501,20 +514,12 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
         }
     };
     let b = cx.backend.clone();
-    if c.kind == DK::Wait {
-        if cond {
-            let qs = waits.unwrap_or_default();
-            let join = (queue != QueueId::Sync).then_some(queue);
-            b.wait(cx, (!qs.is_empty()).then_some(&qs[..]), join, c.span)?;
-        }
-        cx.async_pending = b.has_pending();
-        return Ok(Flow::Next);
-    }
-    if let Some(qs) = &waits {
-        if cond {
-            let join = (queue != QueueId::Sync).then_some(queue);
-            b.wait(cx, (!qs.is_empty()).then_some(&qs[..]), join, c.span)?;
-        }
+    // The `wait` statement, or a `wait` clause: on the host, or with
+    // `async(q)` a device-side join into q.
+    if cond && (waits.is_some() || c.kind == DK::Wait) {
+        let qs = waits.unwrap_or_default();
+        let join = (queue != QueueId::Sync).then_some(queue);
+        b.wait(cx, (!qs.is_empty()).then_some(&qs[..]), join, c.span)?;
     }
     let r = construct_on(c, cond, queue, fr, cx);
     // Later data operations (a whole-array `sum` of present data) are synchronous.
@@ -787,14 +792,21 @@ impl Compiler<'_> {
                 self.block(body),
             ),
         };
-        let device = kernel.then(|| DeviceCode {
-            uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            kernel: compiler::lower(self.prog, self.body, c, self.builtins),
-            host_exprs: [cl.vector_length, cl.num_gangs]
-                .into_iter()
-                .flatten()
-                .map(|e| (e, self.expr(e)))
-                .collect(),
+        let device = kernel.then(|| {
+            let kernel = compiler::lower(self.prog, self.body, c, self.builtins);
+            DeviceCode {
+                uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                rows: kernel
+                    .as_ref()
+                    .map(compiler::footprint::leading_offsets)
+                    .unwrap_or_default(),
+                kernel,
+                host_exprs: [cl.vector_length, cl.num_gangs]
+                    .into_iter()
+                    .flatten()
+                    .map(|e| (e, self.expr(e)))
+                    .collect(),
+            }
         });
         let cc = CConstruct {
             kind: c.kind,

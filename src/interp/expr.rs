@@ -100,11 +100,8 @@ impl<T: Sc> Opnd<T> {
                 span,
             } => {
                 let k = ix.get(fr, cx)?;
-                if cx.async_pending {
-                    let a = fr.a[*arr].clone().ok_or_else(error::uninit)?;
-                    cx.host_access(&a, Some(k.max(0) as usize), false, *span)?;
-                }
                 let a = fr.a[*arr].as_ref().ok_or_else(error::uninit)?;
+                cx.host_access(a, Some(k.max(0) as usize), false, *span)?;
                 match a.get::<T>(k as usize) {
                     Ok(x) if k >= 0 => Ok(x),
                     Ok(_) => Err(error::out_of_bounds(*ix_span, *span, 0, k, a.len())),
@@ -367,11 +364,8 @@ impl Compiler<'_> {
             if let ArrSrc::Local(slot) = src {
                 return Box::new(move |fr, cx| {
                     let k = i0.get(fr, cx)?;
-                    if cx.async_pending {
-                        let a = fr.a[slot].clone().ok_or_else(error::uninit)?;
-                        cx.host_access(&a, Some(k.max(0) as usize), false, span)?;
-                    }
                     let a = fr.a[slot].as_ref().ok_or_else(error::uninit)?;
+                    cx.host_access(a, Some(k.max(0) as usize), false, span)?;
                     match a.get::<T>(k as usize) {
                         Ok(x) if k >= 0 => Ok(x),
                         Ok(_) => Err(error::out_of_bounds(sp0, span, 0, k, a.len())),

@@ -181,11 +181,8 @@ impl Compiler<'_> {
             return Box::new(move |fr, cx| {
                 let k = ix.get(fr, cx)?;
                 let x = v.get(fr, cx)?;
-                if cx.async_pending {
-                    let a = fr.a[slot].clone().ok_or_else(error::uninit)?;
-                    cx.host_access(&a, Some(k.max(0) as usize), true, espan)?;
-                }
                 let a = fr.a[slot].as_ref().ok_or_else(error::uninit)?;
+                cx.host_access(a, Some(k.max(0) as usize), true, espan)?;
                 let mut d = a.data_mut();
                 let s =
                     T::slice_mut(&mut d).ok_or_else(|| error::internal(span, "element type"))?;

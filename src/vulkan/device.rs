@@ -279,7 +279,7 @@ impl DevState {
             Ok(false) => return Err("the device did not finish".into()),
             Err(e) => return Err(e.to_string()),
         }
-        self.observe()
+        self.observe().map(|_| ())
     }
 
     /// Submit and wait for every queue of the device.
@@ -291,15 +291,15 @@ impl DevState {
         Ok(())
     }
 
-    /// The completed timeline value of every queue (retiring finished
-    /// batches), after applying the completions they reached.
-    pub fn observe(&mut self) -> Result<(), String> {
-        if self.completions.is_empty() {
-            return Ok(());
-        }
+    /// Retire finished batches and apply the completions they reached;
+    /// returns every queue's completed timeline value.
+    pub fn observe(&mut self) -> Result<Vec<(QueueId, u64)>, String> {
         let mut done = Vec::with_capacity(self.queues.len());
         for (id, q) in &mut self.queues {
             done.push((*id, q.poll().map_err(|e| e.to_string())?));
+        }
+        if self.completions.is_empty() {
+            return Ok(done);
         }
         let reached = |c: &Completion| done.iter().any(|&(id, v)| id == c.queue && c.value <= v);
         // In recording order, so later copies of the same rows win.
@@ -313,15 +313,35 @@ impl DevState {
                 .data_mut()
                 .write_bytes(c.offset, &c.staging.as_slice()[..n]);
         }
-        Ok(())
+        Ok(done)
     }
 
-    /// The completed value of queue `id` (0 for a queue never used).
-    pub fn completed(&mut self, id: QueueId) -> Result<u64, String> {
-        match self.queues.iter_mut().find(|(q, _)| *q == id) {
-            Some((_, q)) => q.poll().map_err(|e| e.to_string()),
-            None => Ok(0),
+    /// `wait(from) async(into)`: `into`'s next submission waits on the
+    /// device for what `from` has recorded so far. Returns the value waited
+    /// for (None when `from` has nothing, or is `into`).
+    pub fn join(&mut self, into: QueueId, from: QueueId) -> Result<Option<u64>, String> {
+        if into == from || !self.queues.iter().any(|(id, _)| *id == from) {
+            return Ok(None);
         }
+        self.queue(into)?;
+        let v = self.submit(from)?;
+        if v == 0 {
+            return Ok(None);
+        }
+        let pos = |q: QueueId| self.queues.iter().position(|(id, _)| *id == q);
+        let (fi, ii) = (
+            pos(from).expect("exists"),
+            pos(into).expect("created above"),
+        );
+        let (other, waiter) = if fi < ii {
+            let (l, r) = self.queues.split_at_mut(ii);
+            (&l[fi].1, &mut r[0].1)
+        } else {
+            let (l, r) = self.queues.split_at_mut(fi);
+            (&r[0].1, &mut l[ii].1)
+        };
+        waiter.wait_on(other, v).map_err(|e| e.to_string())?;
+        Ok(Some(v))
     }
 
     fn staging(&mut self, kind: StagingKind, want: u64) -> Result<&mut StagingBuffer, String> {
@@ -474,30 +494,23 @@ impl DevState {
     }
 
     /// A device timestamp and the host instant it was seen at (for traces):
-    /// a timestamped fill on the synchronous queue, submitted and waited for.
+    /// a timestamped zero-fill on the synchronous queue, submitted and waited
+    /// for. Timestamps must be on; the queue's earlier timings are dropped,
+    /// so take them first.
     pub fn calibrate(&mut self) -> Result<(u64, std::time::Instant), String> {
         let buf = Buffer::new(&self.device, 4, "accl calibration").map_err(|e| e.to_string())?;
         let q = self.queue(QueueId::Sync)?;
-        let was = q.timestamps_enabled();
-        q.enable_timestamps(true).map_err(|e| e.to_string())?;
-        let earlier = q.take_timings();
         q.set_label("calibrate");
         q.zero(&buf, 0, 4).map_err(|e| e.to_string())?;
         let v = q.submit().map_err(|e| e.to_string())?;
         q.host_wait(v, std::time::Duration::MAX)
             .map_err(|e| e.to_string())?;
         let seen = std::time::Instant::now();
-        q.poll().map_err(|e| e.to_string())?;
-        let mut t = q.take_timings();
-        let end = t
+        q.take_timings()
             .iter()
             .rfind(|o| o.label == "calibrate")
-            .map(|o| o.end_ns)
-            .ok_or("the device gave no timestamp")?;
-        t.retain(|o| o.label != "calibrate");
-        q.restore_timings(earlier.into_iter().chain(t).collect());
-        q.enable_timestamps(was).map_err(|e| e.to_string())?;
-        Ok((end, seen))
+            .map(|o| (o.end_ns, seen))
+            .ok_or_else(|| "the device gave no timestamp".into())
     }
 
     /// Turn timestamps on or off on every queue.

@@ -104,11 +104,7 @@ pub fn launch(
     let mut bound: Vec<(Buffer, ArrayArgs, u64)> = Vec::with_capacity(kernel.arrays.len());
     let mut touched: Vec<Access> = Vec::new();
     let track = table.store.queue != QueueId::Sync || !table.store.tracker.is_empty();
-    let offsets = if track {
-        compiler::footprint::leading_offsets(kernel)
-    } else {
-        Vec::new()
-    };
+    let offsets = &code.rows;
     for (i, (_, ap)) in kernel.arrays.iter().enumerate() {
         let a = fr.a[ap.host.index()].clone().ok_or_else(error::uninit)?;
         let rows = a.shape()[0];
@@ -176,23 +172,20 @@ pub fn launch(
         bound.push((sec.buffer.clone(), ArrayArgs { base, dims }, a.len() as u64));
     }
 
-    let mut value = None;
-    let mut guard = || -> R<()> {
-        for acc in &touched {
-            value = table.store.guard(dev, acc, "kernel").map_err(|e| match e {
-                crate::interp::present::EnvError::Race(d) => d,
-                e => launch_error(c.span, e.message()),
-            })?;
-        }
-        Ok(())
-    };
-    let g = guard();
+    let g = table
+        .store
+        .guard(dev, &touched, "kernel")
+        .map_err(|e| match e {
+            crate::interp::present::EnvError::Race(d) => d,
+            e => launch_error(c.span, e.message()),
+        });
     let label = if table.store.trace.is_some() {
         format!("{} line {}", kernel.name, cx.line_of(c.span))
     } else {
         kernel.name.clone()
     };
     let t0 = std::time::Instant::now();
+    let value = g.as_ref().ok().copied().flatten();
     let r = g.and_then(|_| {
         dispatch(
             table,
@@ -215,10 +208,7 @@ pub fn launch(
     let queue = table.store.queue;
     if let Some(t) = &mut table.store.trace {
         t.host(
-            format!(
-                "launch {label} on device {dev} {}",
-                super::trace::queue_name(queue)
-            ),
+            format!("launch {label} on device {dev} {}", queue.track()),
             "launch",
             t0,
         );
@@ -369,11 +359,12 @@ fn dispatch(
         .map_err(fail)?;
     // An async kernel returns at once, unless its reductions are needed
     // now (the host folds the partials: such a construct waits for its queue).
-    if queue == QueueId::Sync || !partials.is_empty() {
-        d.wait_queue(queue).map_err(|m| launch_error(c.span, m))?;
-    } else if q.pending_ops() >= 64 {
-        q.submit().map_err(fail)?;
+    if partials.is_empty() {
+        d.settle(queue)
+    } else {
+        d.wait_queue(queue)
     }
+    .map_err(|m| launch_error(c.span, m))?;
     let mut out = Vec::with_capacity(partials.len());
     for (r, p) in kernel.reductions.iter().zip(&partials) {
         let n = launch.groups[0] as usize * compiler::abi::partial_size(r.ty);

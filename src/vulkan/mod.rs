@@ -273,7 +273,7 @@ impl Backend for VulkanBackend {
             let name = match join {
                 None if qs.is_empty() => "wait".to_string(),
                 None => format!("wait({qs})"),
-                Some(q) => format!("wait({qs}) {}: device-side join", trace::queue_name(q)),
+                Some(q) => format!("wait({qs}) {}: device-side join", q.track()),
             };
             t.host(format!("{name} (line {})", cx.line_of(span)), "wait", t0);
         }
@@ -303,12 +303,15 @@ impl Backend for VulkanBackend {
         let profiling = store.profiling;
         for (i, d) in store.devs.iter_mut().enumerate() {
             let Some(d) = d else { continue };
+            let ops: Vec<_> = d
+                .queues
+                .iter_mut()
+                .flat_map(|(id, q)| q.take_timings().into_iter().map(|o| (*id, o)))
+                .collect();
             let (end, seen) = d.calibrate()?;
             log.calibrate(i, end, seen);
-            for (id, q) in &mut d.queues {
-                for o in q.take_timings() {
-                    log.device(i, *id, o.label, o.start_ns, o.end_ns);
-                }
+            for (id, o) in ops {
+                log.device(i, id, o.label, o.start_ns, o.end_ns);
             }
             d.tracing = false;
             d.set_profiling(profiling)?;
@@ -371,33 +374,11 @@ impl VulkanBackend {
                 }
             }
             Some(into) => {
-                d.queue(into).map_err(fail)?;
                 let mut joins = Vec::new();
                 for p in targets {
-                    if p == into {
-                        continue;
+                    if let Some(v) = d.join(into, p).map_err(fail)? {
+                        joins.push((p, v));
                     }
-                    let Some(pi) = d.queues.iter().position(|(id, _)| *id == p) else {
-                        continue;
-                    };
-                    let qi = d
-                        .queues
-                        .iter()
-                        .position(|(id, _)| *id == into)
-                        .expect("created above");
-                    let v = d.queues[pi].1.submit().map_err(|e| fail(e.to_string()))?;
-                    if v == 0 {
-                        continue;
-                    }
-                    let (a, b) = if pi < qi {
-                        let (l, r) = d.queues.split_at_mut(qi);
-                        (&l[pi].1, &mut r[0].1)
-                    } else {
-                        let (l, r) = d.queues.split_at_mut(pi);
-                        (&r[0].1, &mut l[qi].1)
-                    };
-                    b.wait_on(a, v).map_err(|e| fail(e.to_string()))?;
-                    joins.push((p, v));
                 }
                 for (p, v) in joins {
                     store.tracker.join(dev, into, p, v);

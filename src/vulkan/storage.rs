@@ -68,10 +68,7 @@ impl VkStorage {
                         t.submit(i, q, v, at);
                     }
                 }
-                d.observe()?;
-                for (id, q) in &mut d.queues {
-                    done.push((i, *id, q.poll().map_err(|e| e.to_string())?));
-                }
+                done.extend(d.observe()?.into_iter().map(|(id, v)| (i, id, v)));
             }
         }
         self.tracker.retire(|dev, q| {
@@ -89,24 +86,30 @@ impl VkStorage {
             .unwrap_or_else(|| Rc::from("an array"))
     }
 
-    /// Before an operation of the current construct on `dev`: an error if it
-    /// races with pending work; else the timeline value it will complete at
-    /// (None on the synchronous queue).
-    pub fn guard(&mut self, dev: usize, acc: &Access, what: &str) -> Result<Option<u64>, EnvError> {
+    /// Before an operation of the current construct on `dev` that does
+    /// `accesses`: an error if one races with pending work; else the
+    /// timeline value the operation will complete at (None on the
+    /// synchronous queue).
+    pub fn guard(
+        &mut self,
+        dev: usize,
+        accesses: &[Access],
+        what: &str,
+    ) -> Result<Option<u64>, EnvError> {
         if !self.tracker.is_empty() {
             self.refresh().map_err(EnvError::Device)?;
-            self.tracker
-                .check(dev, self.queue, acc, self.span, what)
-                .map_err(EnvError::Race)?;
+            for acc in accesses {
+                self.tracker
+                    .check(dev, self.queue, acc, self.span, what)
+                    .map_err(EnvError::Race)?;
+            }
         }
         match self.queue {
             QueueId::Sync => Ok(None),
-            q => Ok(Some(
-                self.dev(dev)
-                    .map_err(EnvError::Device)?
-                    .next_value(q)
-                    .map_err(EnvError::Device)?,
-            )),
+            q => {
+                let d = self.dev(dev).map_err(EnvError::Device)?;
+                d.next_value(q).map(Some).map_err(EnvError::Device)
+            }
         }
     }
 
@@ -153,7 +156,7 @@ impl Storage for VkStorage {
         } else {
             "allocation"
         };
-        let value = self.guard(dev, &acc, what)?;
+        let value = self.guard(dev, std::slice::from_ref(&acc), what)?;
         let queue = self.queue;
         let d = self.dev(dev).map_err(EnvError::Device)?;
         let rb = row_bytes(host);
@@ -189,16 +192,7 @@ impl Storage for VkStorage {
             // `create` storage reads as zeros, as the host reference's does.
             d.zero(queue, &sec.buffer).map_err(EnvError::Device)?;
         }
-        self.record(
-            dev,
-            value,
-            acc,
-            if copyin {
-                "copy to the device"
-            } else {
-                "allocation"
-            },
-        );
+        self.record(dev, value, acc, what);
         Ok(sec)
     }
 
@@ -226,7 +220,7 @@ impl Storage for VkStorage {
         } else {
             "copy to the device"
         };
-        let value = self.guard(dev, &acc, what)?;
+        let value = self.guard(dev, std::slice::from_ref(&acc), what)?;
         let queue = self.queue;
         let d = self.dev(dev).map_err(EnvError::Device)?;
         let rb = sec.row_bytes;

@@ -77,7 +77,7 @@ impl TraceLog {
     pub fn submit(&mut self, dev: usize, queue: QueueId, value: u64, at: Instant) {
         let ts = self.us_of(at);
         self.events.push(Event {
-            name: format!("submit device {dev} {} (value {value})", queue_name(queue)),
+            name: format!("submit device {dev} {} (value {value})", queue.track()),
             cat: "submit",
             pid: 0,
             tid: "host".into(),
@@ -119,7 +119,7 @@ impl TraceLog {
             name: label,
             cat,
             pid: dev + 1,
-            tid: queue_name(queue),
+            tid: queue.track(),
             ts_us: start_ns as f64 / 1000.0 + off,
             dur_us: Some(end_ns.saturating_sub(start_ns) as f64 / 1000.0),
         });
@@ -154,14 +154,5 @@ impl TraceLog {
         }
         serde_json::to_string(&json!({"traceEvents": ev, "displayTimeUnit": "ms"}))
             .unwrap_or_else(|_| "{}".into())
-    }
-}
-
-/// A queue's track name.
-pub fn queue_name(q: QueueId) -> String {
-    match q {
-        QueueId::Sync => "sync".into(),
-        QueueId::Async(-1) => "async".into(),
-        QueueId::Async(n) => format!("async({n})"),
     }
 }

@@ -294,18 +294,6 @@ impl Queue {
         Ok(())
     }
 
-    /// Whether operations recorded from now on are timestamped.
-    pub fn timestamps_enabled(&self) -> bool {
-        self.timestamps
-    }
-
-    /// Puts back timings taken with [`Queue::take_timings`] (in front of any
-    /// collected since), for a caller that only wanted some of them.
-    pub fn restore_timings(&mut self, mut earlier: Vec<OpTiming>) {
-        earlier.append(&mut self.timings);
-        self.timings = earlier;
-    }
-
     /// Timings of operations whose batches have completed, oldest first.
     pub fn take_timings(&mut self) -> Vec<OpTiming> {
         std::mem::take(&mut self.timings)
