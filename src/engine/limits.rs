@@ -1,6 +1,10 @@
 //! Limits that keep the host in control (rhai's `Limits` as data): an
 //! operation budget (one operation per loop iteration and per call), a
-//! progress callback that can abort, and the call depth.
+//! progress callback that can abort, a time limit, the call depth and the
+//! largest array a script may allocate. The time limit and the progress
+//! callback also bound waits for the device: a wait is polled in short
+//! slices, so a kernel that runs too long stops the script (the kernel
+//! itself finishes on the device, bounded by its loop budget).
 
 use super::Engine;
 
@@ -28,7 +32,7 @@ impl Engine {
     /// assert_eq!(e.eval("for i in 0..100000 { }").unwrap_err().code(), "accl::run::aborted");
     /// ```
     pub fn on_progress(&mut self, every: u64, f: impl FnMut(u64) -> bool + 'static) -> &mut Self {
-        self.cx.progress = Some(Box::new(f));
+        self.cx.progress = Some(std::rc::Rc::new(std::cell::RefCell::new(f)));
         self.cx.progress_every = every.max(1);
         self
     }
@@ -43,6 +47,52 @@ impl Engine {
     /// ```
     pub fn set_max_call_depth(&mut self, n: usize) -> &mut Self {
         self.cx.max_depth = n;
+        self
+    }
+
+    /// Stop each [`Engine::eval`] after `limit` of wall-clock time, host
+    /// work and device waits alike (`accl::run::time_limit`); `None`: no limit.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.set_time_limit(Some(std::time::Duration::from_millis(50)));
+    /// assert_eq!(e.eval("while true { }").unwrap_err().code(), "accl::run::time_limit");
+    /// ```
+    pub fn set_time_limit(&mut self, limit: Option<std::time::Duration>) -> &mut Self {
+        self.cx.time_limit = limit;
+        self
+    }
+
+    /// The largest array a script may allocate, in bytes
+    /// (`accl::run::array_limit`); 0: only the built-in guard of 16 GiB.
+    /// Arrays the embedder passes in with [`Engine::set_array`] are not
+    /// counted.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.set_max_array_bytes(1 << 20);
+    /// assert!(e.eval("let a = zeros(f32, 1000);").is_ok());
+    /// let err = e.eval("let b = zeros(f64, 1000, 1000);").unwrap_err();
+    /// assert_eq!(err.code(), "accl::run::array_limit");
+    /// ```
+    pub fn set_max_array_bytes(&mut self, bytes: usize) -> &mut Self {
+        self.cx.max_array_bytes = bytes;
+        self
+    }
+
+    /// Cap the device memory the script's arrays may take on each device
+    /// (`None`: the device's heap). An allocation past it is the diagnostic
+    /// `accl::device::out_of_memory`, naming the array and the sizes, with
+    /// the host array unchanged. No effect on the host backend.
+    ///
+    /// ```no_run
+    /// let mut e = accl::Engine::vulkan(0).unwrap();
+    /// e.set_max_device_bytes(Some(1 << 20));
+    /// let err = e.eval("let a = zeros(f32, 1 << 20); data copyin(a) { }").unwrap_err();
+    /// assert_eq!(err.code(), "accl::device::out_of_memory");
+    /// ```
+    pub fn set_max_device_bytes(&mut self, bytes: Option<u64>) -> &mut Self {
+        self.cx.backend.set_device_memory_limit(bytes);
         self
     }
 

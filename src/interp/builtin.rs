@@ -259,6 +259,45 @@ pub fn call_dyn(
             }
         }
     }
+    let dims = |from: usize| args[from..].iter().map(int).collect::<Vec<_>>();
+    // The embedder's array-size limit, checked before anything is allocated
+    // where the size is known up front, and on the result otherwise.
+    if cx.max_array_bytes != 0 {
+        let count = |d: Vec<i128>| d.iter().try_fold(1i128, |a, &x| a.checked_mul(x.max(0)));
+        let n = match name {
+            "zeros" => count(dims(1)),
+            "full" => count(dims(2)),
+            "linspace" => Some(int(&args[3])),
+            "clone" => Some(array(&args[0], span)?.len() as i128),
+            _ => None,
+        };
+        if let Some(n) = n {
+            let bytes = n.saturating_mul(ty_of_alloc(name, &args) as i128);
+            cx.check_array_bytes(bytes, span)?;
+        }
+    }
+    let out = call_builtin(name, &args, spans, span, cx)?;
+    if let RtVal::Array(a) = &out {
+        if cx.max_array_bytes != 0 && !matches!(name, "clone") {
+            cx.check_array_bytes((a.len() * a.scalar().size()) as i128, span)?;
+        }
+    }
+    Ok(out)
+}
+
+/// The element size of the array an allocating builtin makes.
+fn ty_of_alloc(name: &str, args: &[RtVal]) -> usize {
+    match name {
+        "clone" => match &args[0] {
+            RtVal::Array(a) => a.scalar().size(),
+            _ => 1,
+        },
+        _ => ty_arg(&args[0]).size(),
+    }
+}
+
+fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx) -> R<RtVal> {
+    let sp = |i: usize| spans.get(i).copied().unwrap_or(span);
     let shape_err = |e: stdlib::array::ShapeError| error::bad_shape(span, e);
     let dims = |from: usize| args[from..].iter().map(int).collect::<Vec<_>>();
     Ok(match name {

@@ -134,6 +134,16 @@ pub trait Backend {
     /// Run the compute part of a `parallel`/`parallel loop` whose data
     /// clauses have been entered, on the current device.
     fn launch(&self, c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow>;
+    /// The limits device waits honour from now on (set when an input
+    /// starts running and at each construct; cleared when it ends).
+    fn set_wait_limits(&self, limits: super::WaitLimits) {
+        let _ = limits;
+    }
+    /// Cap the device memory accl's arrays may use, per device (None: the
+    /// device's heap).
+    fn set_device_memory_limit(&self, bytes: Option<u64>) {
+        let _ = bytes;
+    }
     /// One line per device: its number, name and kind.
     fn devices(&self) -> Vec<String> {
         vec!["0: host reference (a simulated discrete device)".into()]

@@ -68,6 +68,30 @@ pub fn aborted(span: Span) -> Box<Diag> {
     ))
 }
 
+pub fn array_limit(span: Span, bytes: i128, limit: usize) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::array_limit",
+            format!("this array would take {bytes} bytes, more than the limit of {limit}"),
+            span,
+            "allocated here",
+        )
+        .with_help("the host set this limit (Engine::set_max_array_bytes)"),
+    )
+}
+
+pub fn time_limit(span: Span, limit: std::time::Duration) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::time_limit",
+            format!("the script ran longer than {limit:?}"),
+            span,
+            "stopped here",
+        )
+        .with_help("the host set this limit (Engine::set_time_limit); it also bounds device waits"),
+    )
+}
+
 pub fn recursion(span: Span, limit: usize) -> Box<Diag> {
     Box::new(
         Diag::error(
@@ -202,8 +226,8 @@ pub fn bad_section(span: Span, name: &str, lo: i128, n: i128, rows: usize) -> Bo
 
 /// A data operation the device could not carry out (too large, out of
 /// memory, device lost); `what` is the runtime's message.
-pub fn device(span: Span, name: &str, what: &str) -> Box<Diag> {
-    Box::new(
+pub fn device(span: Span, name: &str, what: &super::present::Fault) -> Box<Diag> {
+    fault(span, name, what, |what| Box::new(
         Diag::error(
             "accl::device::data",
             format!("cannot move `{name}` to or from the device: {what}"),
@@ -213,5 +237,40 @@ pub fn device(span: Span, name: &str, what: &str) -> Box<Diag> {
         .with_help(
             "the host array is unchanged; run with `--host` to use the host reference backend",
         ),
-    )
+    ))
+}
+
+/// A device fault as a diagnostic at `span`: out of memory, device lost and
+/// a stopped wait have codes of their own; any other failure is `failed`'s.
+pub fn fault(
+    span: Span,
+    name: &str,
+    f: &super::present::Fault,
+    failed: impl FnOnce(&str) -> Box<Diag>,
+) -> Box<Diag> {
+    use super::present::Fault;
+    match f {
+        Fault::Failed(m) => failed(m),
+        Fault::OutOfMemory(m) => Box::new(
+            Diag::error(
+                "accl::device::out_of_memory",
+                format!("out of device memory for `{name}`: {m}"),
+                span,
+                "needed here",
+            )
+            .with_help(
+                "the host array is unchanged; release device data that is no longer needed \
+                 (`exit data delete(..)`), or keep a smaller section on the device at a time",
+            ),
+        ),
+        Fault::Lost(m) => Box::new(
+            Diag::error("accl::device::lost", format!("the device was lost: {m}"), span, "while running this")
+                .with_help(
+                    "this device cannot be used any more: create a new Engine (or rerun the script); \
+                     host arrays hold what they held before this construct",
+                ),
+        ),
+        Fault::Stopped(super::WaitStop::TimeLimit(t)) => time_limit(span, *t),
+        Fault::Stopped(super::WaitStop::Aborted) => aborted(span),
+    }
 }

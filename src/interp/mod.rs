@@ -27,8 +27,9 @@ pub use value::{Flow, Frame, RtVal, R};
 use lang::{hir, Builtins, Diag, Span, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use value::{CExpr, St};
 
 /// A Rust function registered by the embedder.
@@ -95,10 +96,17 @@ pub struct Ctx {
     /// 0: unlimited.
     pub max_ops: u64,
     pub next_check: u64,
-    pub progress: Option<Box<dyn FnMut(u64) -> bool>>,
+    /// Shared with the backend, which also calls it while it waits for
+    /// the device ([`Ctx::wait_limits`]).
+    pub progress: Option<Rc<RefCell<dyn FnMut(u64) -> bool>>>,
     pub progress_every: u64,
     pub depth: usize,
     pub max_depth: usize,
+    /// 0: only the host's own guard (`stdlib::array::MAX_BYTES`).
+    pub max_array_bytes: usize,
+    pub time_limit: Option<Duration>,
+    /// When the running input must stop (from `time_limit`).
+    pub deadline: Option<Instant>,
     pub out: Sink,
     /// File-system access: the directory relative paths resolve against, or
     /// None when access is off.
@@ -126,6 +134,9 @@ impl Default for Ctx {
             progress_every: 1 << 20,
             depth: 0,
             max_depth: 128,
+            max_array_bytes: 0,
+            time_limit: None,
+            deadline: None,
             out: Box::new(|s| print!("{s}")),
             fs: None,
             host_fns: HashMap::new(),
@@ -193,12 +204,34 @@ impl Ctx {
         if self.max_ops != 0 && self.ops > self.max_ops {
             return Err(error::op_limit(span, self.max_ops));
         }
-        if let Some(p) = &mut self.progress {
-            if !p(self.ops) {
+        if let Some(p) = &self.progress {
+            if !(p.borrow_mut())(self.ops) {
                 return Err(error::aborted(span));
             }
         }
+        if let (Some(d), Some(t)) = (self.deadline, self.time_limit) {
+            if Instant::now() >= d {
+                return Err(error::time_limit(span, t));
+            }
+        }
         self.reset_check();
+        Ok(())
+    }
+
+    /// The limits a device wait honours, for the backend to poll while it
+    /// blocks: the deadline and the progress callback.
+    pub fn wait_limits(&self) -> WaitLimits {
+        WaitLimits {
+            deadline: self.deadline.zip(self.time_limit),
+            progress: self.progress.clone(),
+            ops: self.ops,
+        }
+    }
+
+    pub fn check_array_bytes(&self, bytes: i128, span: Span) -> R<()> {
+        if self.max_array_bytes != 0 && bytes > self.max_array_bytes as i128 {
+            return Err(error::array_limit(span, bytes, self.max_array_bytes));
+        }
         Ok(())
     }
 
@@ -210,6 +243,10 @@ impl Ctx {
         }
         if self.progress.is_some() {
             next = next.min(self.ops + self.progress_every.max(1));
+        }
+        if self.deadline.is_some() {
+            // Reading the clock every 4096 operations costs nothing measurable.
+            next = next.min(self.ops + 4096);
         }
         self.next_check = next;
     }
@@ -240,14 +277,61 @@ impl Ctx {
     }
 }
 
+/// What stops a device wait early: the deadline (with the limit it came
+/// from, for the message) and the embedder's progress callback.
+#[derive(Clone, Default)]
+pub struct WaitLimits {
+    pub deadline: Option<(Instant, Duration)>,
+    pub progress: Option<Rc<RefCell<dyn FnMut(u64) -> bool>>>,
+    pub ops: u64,
+}
+
+/// Why a device wait stopped before the device finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitStop {
+    TimeLimit(Duration),
+    Aborted,
+}
+
+impl WaitLimits {
+    /// Whether waiting may go on; called between short slices of a wait.
+    pub fn check(&self) -> Result<(), WaitStop> {
+        if let Some((d, t)) = self.deadline {
+            if Instant::now() >= d {
+                return Err(WaitStop::TimeLimit(t));
+            }
+        }
+        if let Some(p) = &self.progress {
+            // A callback already running (a wait inside it) is not re-entered.
+            if let Ok(mut f) = p.try_borrow_mut() {
+                if !f(self.ops) {
+                    return Err(WaitStop::Aborted);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether any limit applies (a wait without one blocks in one call).
+    pub fn is_set(&self) -> bool {
+        self.deadline.is_some() || self.progress.is_some()
+    }
+}
+
 /// Run a compiled program's top level in `frame`; returns the tail value.
 pub fn run(c: &Compiled, frame: &mut Frame, cx: &mut Ctx) -> Result<Option<RtVal>, Box<Diag>> {
     cx.fns = c.fns.clone();
     cx.depth = 0;
+    cx.deadline = cx.time_limit.map(|t| Instant::now() + t);
     cx.reset_check();
-    stmt::run_block(&c.main, frame, cx)?;
-    match &c.tail {
+    let backend = cx.backend.clone();
+    backend.set_wait_limits(cx.wait_limits());
+    let r = stmt::run_block(&c.main, frame, cx).and_then(|_| match &c.tail {
         Some(t) => Ok(Some(t.eval(frame, cx)?)),
         None => Ok(None),
-    }
+    });
+    // Waits outside a running input (the embedder reading an array, the
+    // engine's drop) are not bounded by this input's limits.
+    backend.set_wait_limits(WaitLimits::default());
+    r
 }

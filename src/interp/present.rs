@@ -43,7 +43,7 @@ pub enum EnvError {
     /// The section overlaps present rows `lo..hi` without lying inside them.
     Partial(usize, usize),
     /// The device could not do it (out of memory, too large, device lost).
-    Device(String),
+    Device(Fault),
     /// It would race with pending async work (a complete diagnostic).
     Race(Box<lang::Diag>),
 }
@@ -52,9 +52,55 @@ impl EnvError {
     pub fn message(&self) -> String {
         match self {
             EnvError::Partial(l, h) => format!("rows {l}..{h} are partially present"),
-            EnvError::Device(m) => m.clone(),
+            EnvError::Device(f) => f.to_string(),
             EnvError::Race(d) => d.message.clone(),
         }
+    }
+}
+
+/// A failure of the device rather than of the program: each becomes its
+/// own diagnostic ([`crate::interp::error::fault`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fault {
+    /// The runtime's message.
+    Failed(String),
+    /// An allocation did not fit; the message names the sizes.
+    OutOfMemory(String),
+    /// The device was lost: it cannot be used any more.
+    Lost(String),
+    /// A wait was stopped by the embedder's limits; the device work goes on.
+    Stopped(super::WaitStop),
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fault::Failed(m) | Fault::OutOfMemory(m) | Fault::Lost(m) => f.write_str(m),
+            Fault::Stopped(super::WaitStop::TimeLimit(t)) => {
+                write!(f, "the time limit of {t:?} passed while waiting for the device")
+            }
+            Fault::Stopped(super::WaitStop::Aborted) => {
+                f.write_str("the host stopped the wait for the device")
+            }
+        }
+    }
+}
+
+impl From<String> for Fault {
+    fn from(m: String) -> Fault {
+        Fault::Failed(m)
+    }
+}
+
+impl From<Fault> for String {
+    fn from(f: Fault) -> String {
+        f.to_string()
+    }
+}
+
+impl From<&str> for Fault {
+    fn from(m: &str) -> Fault {
+        Fault::Failed(m.to_string())
     }
 }
 
@@ -187,7 +233,7 @@ pub trait Env {
     ) -> Result<bool, EnvError>;
     /// A new host array holding the device's values of `a` where present
     /// (zeros elsewhere); None when no part is present.
-    fn snapshot(&mut self, dev: usize, a: &Array) -> Result<Option<Array>, String>;
+    fn snapshot(&mut self, dev: usize, a: &Array) -> Result<Option<Array>, Fault>;
     fn rows(&self) -> Vec<super::construct::PresentRow>;
 }
 
@@ -394,15 +440,19 @@ impl<S: Storage> Env for Table<S> {
         v
     }
 
-    fn snapshot(&mut self, dev: usize, a: &Array) -> Result<Option<Array>, String> {
+    fn snapshot(&mut self, dev: usize, a: &Array) -> Result<Option<Array>, Fault> {
         let Some(m) = self.maps.get(&(dev, a.id())) else {
             return Ok(None);
         };
-        let out = Array::zeros(a.scalar(), a.shape().to_vec()).map_err(|e| e.to_string())?;
+        let out = Array::zeros(a.scalar(), a.shape().to_vec())
+            .map_err(|e| Fault::Failed(e.to_string()))?;
         for (s, sec) in &m.sections {
             self.store
                 .transfer(dev, &m.arr, sec, s.lo, &out, s.lo, s.hi, true)
-                .map_err(|e| e.message())?;
+                .map_err(|e| match e {
+                    EnvError::Device(f) => f,
+                    e => Fault::Failed(e.message()),
+                })?;
         }
         Ok(Some(out))
     }

@@ -13,8 +13,12 @@
 //! queue's timeline value ([`DevState::observe`]).
 
 use crate::interp::construct::QueueId;
+use crate::interp::present::Fault;
+use crate::interp::WaitLimits;
 use compiler::{Features, Spec};
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::path::PathBuf;
 use std::sync::Arc;
 use stdlib::Array;
@@ -64,8 +68,18 @@ pub struct DevState {
     cache_dirty: bool,
     /// Time spent in SPIR-V generation and pipeline creation, not yet taken.
     pub jit_time: std::time::Duration,
+    /// What may stop a host wait early (the running input's limits).
+    pub limits: WaitLimits,
+    /// Why the device was lost, once it was: every later operation fails.
+    pub lost: Option<String>,
+    /// Bytes of accl arrays on the device now (shared with their buffers,
+    /// which give their bytes back when dropped).
+    pub used: Rc<Cell<u64>>,
     pub device: Device,
 }
+
+/// How long a host wait blocks before it looks at the limits again.
+const WAIT_SLICE: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// Where the pipeline cache of an adapter is kept between runs:
 /// `$ACCL_CACHE_DIR`, else `$XDG_CACHE_HOME/accl`, else `~/.cache/accl`;
@@ -86,9 +100,9 @@ fn cache_file(info: &vk_runtime::AdapterInfo) -> Option<PathBuf> {
 }
 
 impl DevState {
-    pub fn open(instance: &Instance, adapter: usize) -> Result<DevState, String> {
-        let device = Device::new(instance, adapter).map_err(|e| e.to_string())?;
-        let queue = Queue::new(&device, 0).map_err(|e| e.to_string())?;
+    pub fn open(instance: &Instance, adapter: usize) -> Result<DevState, Fault> {
+        let device = Device::new(instance, adapter).map_err(Fault::from)?;
+        let queue = Queue::new(&device, 0).map_err(Fault::from)?;
         let queues = vec![(QueueId::Sync, queue)];
         let cache_file = cache_file(device.info());
         if let Some(f) = &cache_file {
@@ -109,6 +123,9 @@ impl DevState {
             cache_file,
             cache_dirty: false,
             jit_time: std::time::Duration::ZERO,
+            limits: WaitLimits::default(),
+            lost: None,
+            used: Rc::new(Cell::new(0)),
             device,
         })
     }
@@ -183,7 +200,7 @@ impl DevState {
         words: &[u32],
         bindings: u32,
         push_bytes: u32,
-    ) -> Result<ComputePipeline, String> {
+    ) -> Result<ComputePipeline, Fault> {
         if let Some(p) = self.pipelines.get(&key) {
             return Ok(p.clone());
         }
@@ -196,7 +213,7 @@ impl DevState {
             push_bytes,
             &[(0, key.2)],
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(Fault::from)?;
         self.cache_dirty = true;
         self.pipelines.insert(key, p.clone());
         self.jit_time += t0.elapsed();
@@ -204,14 +221,17 @@ impl DevState {
     }
 
     /// The accl queue `id`, created on first use.
-    pub fn queue(&mut self, id: QueueId) -> Result<&mut Queue, String> {
+    pub fn queue(&mut self, id: QueueId) -> Result<&mut Queue, Fault> {
+        if let Some(m) = &self.lost {
+            return Err(Fault::Lost(m.clone()));
+        }
         let i = match self.queues.iter().position(|(q, _)| *q == id) {
             Some(i) => i,
             None => {
                 let mut q =
-                    Queue::new(&self.device, self.queues.len()).map_err(|e| e.to_string())?;
+                    Queue::new(&self.device, self.queues.len()).map_err(Fault::from)?;
                 if self.profiling {
-                    q.enable_timestamps(true).map_err(|e| e.to_string())?;
+                    q.enable_timestamps(true).map_err(Fault::from)?;
                 }
                 self.queues.push((id, q));
                 self.queues.len() - 1
@@ -221,13 +241,13 @@ impl DevState {
     }
 
     /// The timeline value the open batch of `id` will signal.
-    pub fn next_value(&mut self, id: QueueId) -> Result<u64, String> {
+    pub fn next_value(&mut self, id: QueueId) -> Result<u64, Fault> {
         Ok(self.queue(id)?.submitted_value() + 1)
     }
 
     /// After recording on `id`: a synchronous queue waits for the work; an
     /// async one submits its batch once it is large.
-    pub fn settle(&mut self, id: QueueId) -> Result<(), String> {
+    pub fn settle(&mut self, id: QueueId) -> Result<(), Fault> {
         match id {
             QueueId::Sync => self.wait_queue(id),
             QueueId::Async(_) => {
@@ -241,11 +261,11 @@ impl DevState {
 
     /// Submit the open batch of `id`; the value it signals (the last one
     /// when nothing was recorded).
-    pub fn submit(&mut self, id: QueueId) -> Result<u64, String> {
+    pub fn submit(&mut self, id: QueueId) -> Result<u64, Fault> {
         let tracing = self.tracing;
         let q = self.queue(id)?;
         let before = q.submitted_value();
-        let v = q.submit().map_err(|e| e.to_string())?;
+        let v = q.submit().map_err(|e| self.fault(e))?;
         if tracing && v != before {
             self.submits.push((id, v, std::time::Instant::now()));
         }
@@ -254,7 +274,7 @@ impl DevState {
 
     /// Submit what `id` has recorded and block until it is done; then apply
     /// the completions it reached.
-    pub fn wait_queue(&mut self, id: QueueId) -> Result<(), String> {
+    pub fn wait_queue(&mut self, id: QueueId) -> Result<(), Fault> {
         let v = self.submit(id)?;
         // Copy each finished block into its host array while the device
         // works on the next ones, rather than all of them at the end.
@@ -265,25 +285,43 @@ impl DevState {
             .map(|c| c.value)
             .min()
         {
-            let q = self.queue(id)?;
-            match q.host_wait(next, std::time::Duration::MAX) {
-                Ok(true) => {}
-                Ok(false) => return Err("the device did not finish".into()),
-                Err(e) => return Err(e.to_string()),
-            }
+            self.block_on(id, next)?;
             self.observe()?;
         }
-        let q = self.queue(id)?;
-        match q.host_wait(v, std::time::Duration::MAX) {
-            Ok(true) => {}
-            Ok(false) => return Err("the device did not finish".into()),
-            Err(e) => return Err(e.to_string()),
-        }
+        self.block_on(id, v)?;
         self.observe().map(|_| ())
     }
 
+    /// Block until queue `id` reaches `value`: in slices when the input
+    /// has limits, so a time limit or the progress callback can stop the
+    /// wait (the work goes on; a later wait finds it done).
+    fn block_on(&mut self, id: QueueId, value: u64) -> Result<(), Fault> {
+        let slice = if self.limits.is_set() {
+            WAIT_SLICE
+        } else {
+            std::time::Duration::MAX
+        };
+        loop {
+            let r = self.queue(id)?.host_wait(value, slice);
+            match r {
+                Ok(true) => return Ok(()),
+                Ok(false) => self.limits.check().map_err(Fault::Stopped)?,
+                Err(e) => return Err(self.fault(e)),
+            }
+        }
+    }
+
+    /// A runtime error as a fault, remembering a lost device.
+    fn fault(&mut self, e: vk_runtime::VkError) -> Fault {
+        let f = Fault::from(e);
+        if let Fault::Lost(m) = &f {
+            self.lost = Some(m.clone());
+        }
+        f
+    }
+
     /// Submit and wait for every queue of the device.
-    pub fn wait_all(&mut self) -> Result<(), String> {
+    pub fn wait_all(&mut self) -> Result<(), Fault> {
         let ids: Vec<QueueId> = self.queues.iter().map(|(q, _)| *q).collect();
         for id in ids {
             self.wait_queue(id)?;
@@ -293,10 +331,26 @@ impl DevState {
 
     /// Retire finished batches and apply the completions they reached;
     /// returns every queue's completed timeline value.
-    pub fn observe(&mut self) -> Result<Vec<(QueueId, u64)>, String> {
+    pub fn observe(&mut self) -> Result<Vec<(QueueId, u64)>, Fault> {
         let mut done = Vec::with_capacity(self.queues.len());
+        if let Some(m) = &self.lost {
+            return Err(Fault::Lost(m.clone()));
+        }
+        let mut lost = None;
         for (id, q) in &mut self.queues {
-            done.push((*id, q.poll().map_err(|e| e.to_string())?));
+            match q.poll() {
+                Ok(v) => done.push((*id, v)),
+                Err(e) => {
+                    lost = Some(e);
+                    break;
+                }
+            }
+        }
+        if let Some(e) = lost {
+            // A lost device applies none of its pending copies: host arrays
+            // keep what they held.
+            self.completions.clear();
+            return Err(self.fault(e));
         }
         if self.completions.is_empty() {
             return Ok(done);
@@ -319,7 +373,7 @@ impl DevState {
     /// `wait(from) async(into)`: `into`'s next submission waits on the
     /// device for what `from` has recorded so far. Returns the value waited
     /// for (None when `from` has nothing, or is `into`).
-    pub fn join(&mut self, into: QueueId, from: QueueId) -> Result<Option<u64>, String> {
+    pub fn join(&mut self, into: QueueId, from: QueueId) -> Result<Option<u64>, Fault> {
         if into == from || !self.queues.iter().any(|(id, _)| *id == from) {
             return Ok(None);
         }
@@ -340,11 +394,11 @@ impl DevState {
             let (l, r) = self.queues.split_at_mut(fi);
             (&r[0].1, &mut l[ii].1)
         };
-        waiter.wait_on(other, v).map_err(|e| e.to_string())?;
+        waiter.wait_on(other, v).map_err(Fault::from)?;
         Ok(Some(v))
     }
 
-    fn staging(&mut self, kind: StagingKind, want: u64) -> Result<&mut StagingBuffer, String> {
+    fn staging(&mut self, kind: StagingKind, want: u64) -> Result<&mut StagingBuffer, Fault> {
         let want = want.clamp(4, STAGING_MAX).div_ceil(4) * 4;
         let slot = match kind {
             StagingKind::Upload => &mut self.up,
@@ -356,7 +410,7 @@ impl DevState {
             *slot = None;
             *slot = Some(
                 StagingBuffer::new(&self.device, want, kind, "accl staging")
-                    .map_err(|e| e.to_string())?,
+                    .map_err(Fault::from)?,
             );
         }
         Ok(slot.as_mut().expect("set above"))
@@ -370,7 +424,7 @@ impl DevState {
         buf: &Buffer,
         offset: u64,
         src: &[u8],
-    ) -> Result<(), String> {
+    ) -> Result<(), Fault> {
         if src.is_empty() {
             return Ok(());
         }
@@ -381,12 +435,12 @@ impl DevState {
                 StagingKind::Upload,
                 "accl async upload",
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(Fault::from)?;
             st.as_mut_slice()[..src.len()].copy_from_slice(src);
             let q = self.queue(id)?;
             q.set_label("upload");
             q.copy_buffer(&st, 0, buf, offset, src.len() as u64)
-                .map_err(|e| e.to_string())?;
+                .map_err(Fault::from)?;
             return self.settle(id);
         }
         let mut done = 0usize;
@@ -399,7 +453,7 @@ impl DevState {
             let r = self.queue(id).and_then(|q| {
                 q.set_label("upload");
                 q.copy_buffer(&st, 0, buf, offset + done as u64, size)
-                    .map_err(|e| e.to_string())
+                    .map_err(Fault::from)
             });
             self.up = Some(st);
             r?;
@@ -420,7 +474,7 @@ impl DevState {
         host: &Array,
         host_offset: usize,
         len: usize,
-    ) -> Result<(), String> {
+    ) -> Result<(), Fault> {
         if len == 0 {
             return Ok(());
         }
@@ -431,11 +485,11 @@ impl DevState {
                 StagingKind::Download,
                 "accl async download",
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(Fault::from)?;
             let q = self.queue(id)?;
             q.set_label("download");
             q.copy_buffer(buf, offset, &st, 0, len as u64)
-                .map_err(|e| e.to_string())?;
+                .map_err(Fault::from)?;
             let value = q.submitted_value() + 1;
             self.completions.push(Completion {
                 queue: id,
@@ -462,7 +516,7 @@ impl DevState {
         buf: &Buffer,
         offset: u64,
         out: &mut [u8],
-    ) -> Result<(), String> {
+    ) -> Result<(), Fault> {
         let mut done = 0usize;
         while done < out.len() {
             let n = (self
@@ -473,7 +527,7 @@ impl DevState {
             let r = self.queue(id).and_then(|q| {
                 q.set_label("download");
                 q.copy_buffer(buf, offset + done as u64, &st, 0, n as u64)
-                    .map_err(|e| e.to_string())
+                    .map_err(Fault::from)
             });
             self.down = Some(st);
             r?;
@@ -486,10 +540,10 @@ impl DevState {
     }
 
     /// Zero a whole buffer on queue `id`.
-    pub fn zero(&mut self, id: QueueId, buf: &Buffer) -> Result<(), String> {
+    pub fn zero(&mut self, id: QueueId, buf: &Buffer) -> Result<(), Fault> {
         let q = self.queue(id)?;
         q.set_label("zero");
-        q.zero(buf, 0, buf.size()).map_err(|e| e.to_string())?;
+        q.zero(buf, 0, buf.size()).map_err(Fault::from)?;
         self.settle(id)
     }
 
@@ -497,14 +551,14 @@ impl DevState {
     /// a timestamped zero-fill on the synchronous queue, submitted and waited
     /// for. Timestamps must be on; the queue's earlier timings are dropped,
     /// so take them first.
-    pub fn calibrate(&mut self) -> Result<(u64, std::time::Instant), String> {
-        let buf = Buffer::new(&self.device, 4, "accl calibration").map_err(|e| e.to_string())?;
+    pub fn calibrate(&mut self) -> Result<(u64, std::time::Instant), Fault> {
+        let buf = Buffer::new(&self.device, 4, "accl calibration").map_err(Fault::from)?;
         let q = self.queue(QueueId::Sync)?;
         q.set_label("calibrate");
-        q.zero(&buf, 0, 4).map_err(|e| e.to_string())?;
-        let v = q.submit().map_err(|e| e.to_string())?;
+        q.zero(&buf, 0, 4).map_err(Fault::from)?;
+        let v = q.submit().map_err(Fault::from)?;
         q.host_wait(v, std::time::Duration::MAX)
-            .map_err(|e| e.to_string())?;
+            .map_err(Fault::from)?;
         let seen = std::time::Instant::now();
         q.take_timings()
             .iter()
@@ -514,10 +568,10 @@ impl DevState {
     }
 
     /// Turn timestamps on or off on every queue.
-    pub fn set_profiling(&mut self, on: bool) -> Result<(), String> {
+    pub fn set_profiling(&mut self, on: bool) -> Result<(), Fault> {
         self.profiling = on;
         for (_, q) in &mut self.queues {
-            q.enable_timestamps(on).map_err(|e| e.to_string())?;
+            q.enable_timestamps(on).map_err(Fault::from)?;
         }
         Ok(())
     }
@@ -533,6 +587,16 @@ impl Drop for DevState {
                 let _ = std::fs::create_dir_all(dir);
             }
             let _ = self.device.save_pipeline_cache(f);
+        }
+    }
+}
+
+impl From<vk_runtime::VkError> for Fault {
+    fn from(e: vk_runtime::VkError) -> Fault {
+        match e {
+            vk_runtime::VkError::DeviceLost { .. } => Fault::Lost(e.to_string()),
+            vk_runtime::VkError::OutOfMemory { .. } => Fault::OutOfMemory(e.to_string()),
+            e => Fault::Failed(e.to_string()),
         }
     }
 }

@@ -7,7 +7,7 @@ use super::race::{Access, Mode};
 use super::storage::VkStorage;
 use crate::interp::construct::{CConstruct, QueueId};
 use crate::interp::error;
-use crate::interp::present::{Env, Table};
+use crate::interp::present::{Env, Fault, Table};
 use crate::interp::value::{bits_to_value, value_to_bits, Flow, Frame, R};
 use crate::interp::Ctx;
 use compiler::{ArgLayout, ArgLocation, ArrayArgs, IndexWidth, LaunchArgs};
@@ -16,6 +16,11 @@ use lang::{Diag, Span, Value};
 use std::cell::RefCell;
 use stdlib::Array;
 use vk_runtime::{Buffer, BufferBinding, StagingBuffer, StagingKind};
+
+/// A device fault while launching: its own diagnostic, or a launch error.
+fn launch_fault(span: Span, f: Fault) -> Box<Diag> {
+    crate::interp::error::fault(span, "the kernel", &f, |m| launch_error(span, m))
+}
 
 fn launch_error(span: Span, msg: impl Into<String>) -> Box<Diag> {
     Box::new(
@@ -250,7 +255,7 @@ fn dispatch(
     (vector_length, num_gangs): (Option<u32>, Option<u64>),
 ) -> R<Vec<Value>> {
     let queue = table.store.queue;
-    let d = table.store.dev(dev).map_err(|m| launch_error(c.span, m))?;
+    let d = table.store.dev(dev).map_err(|f| launch_fault(c.span, f))?;
     let mut spec = d.spec();
     let limits = d.device.info().limits.clone();
     let args = LaunchArgs {
@@ -319,7 +324,7 @@ fn dispatch(
             layout.num_bindings(kernel),
             layout.push_constant_bytes(),
         )
-        .map_err(|m| launch_error(c.span, m))?;
+        .map_err(|f| launch_fault(c.span, f))?;
     let fail = |e: vk_runtime::VkError| launch_error(c.span, e.to_string());
     // The argument block in a buffer when it does not fit push constants.
     let arg_buffer = match layout.location {
@@ -331,7 +336,7 @@ fn dispatch(
                 .map_err(fail)?;
             st.as_mut_slice().copy_from_slice(&launch.bytes);
             d.queue(queue)
-                .map_err(|m| launch_error(c.span, m))?
+                .map_err(|f| launch_fault(c.span, f))?
                 .copy_buffer(&st, 0, &buf, 0, size)
                 .map_err(fail)?;
             Some(buf)
@@ -353,7 +358,7 @@ fn dispatch(
         ArgLocation::PushConstants => &launch.bytes,
         ArgLocation::Buffer { .. } => &[],
     };
-    let q = d.queue(queue).map_err(|m| launch_error(c.span, m))?;
+    let q = d.queue(queue).map_err(|f| launch_fault(c.span, f))?;
     q.set_label(label);
     q.dispatch(&pipeline, &bindings, push, launch.groups)
         .map_err(fail)?;
@@ -364,13 +369,13 @@ fn dispatch(
     } else {
         d.wait_queue(queue)
     }
-    .map_err(|m| launch_error(c.span, m))?;
+    .map_err(|f| launch_fault(c.span, f))?;
     let mut out = Vec::with_capacity(partials.len());
     for (r, p) in kernel.reductions.iter().zip(&partials) {
         let n = launch.groups[0] as usize * compiler::abi::partial_size(r.ty);
         let mut bytes = vec![0u8; n];
         d.download(queue, p, 0, &mut bytes)
-            .map_err(|m| launch_error(c.span, m))?;
+            .map_err(|f| launch_fault(c.span, f))?;
         out.push(compiler::reduce_partials(r.op, r.ty, &bytes));
     }
     Ok(out)

@@ -23,7 +23,7 @@ pub mod storage;
 pub mod trace;
 
 use crate::interp::construct::{Backend, CConstruct, EnvRef, PresentRow, QueueId};
-use crate::interp::present::{Env, Table};
+use crate::interp::present::{Env, Fault, Table};
 use crate::interp::value::{Flow, Frame, R};
 use crate::interp::Ctx;
 use lang::{Diag, Span};
@@ -135,6 +135,8 @@ impl VulkanBackend {
             names: Default::default(),
             tracker: Default::default(),
             trace: None,
+            limits: Default::default(),
+            mem_limit: None,
         };
         Ok(VulkanBackend {
             table: RefCell::new(Table::new(store)),
@@ -239,9 +241,9 @@ impl Backend for VulkanBackend {
         span: Span,
         names: &[(u64, std::rc::Rc<str>)],
     ) -> R<()> {
-        let _ = cx;
         let mut t = self.table.borrow_mut();
         let store = &mut t.store;
+        store.limits = cx.wait_limits();
         store.queue = queue;
         store.span = span;
         if store.tracker.is_empty() && store.names.len() > 4096 {
@@ -260,6 +262,7 @@ impl Backend for VulkanBackend {
         span: Span,
     ) -> R<()> {
         let t0 = std::time::Instant::now();
+        self.table.borrow_mut().store.limits = cx.wait_limits();
         let r = self.wait_inner(cx, queues, join, span);
         if let Some(t) = &mut self.table.borrow_mut().store.trace {
             let qs = match queues {
@@ -325,11 +328,19 @@ impl Backend for VulkanBackend {
         if store.tracker.is_empty() {
             return Ok(false);
         }
-        store
-            .refresh()
-            .map_err(|m| Box::new(Diag::error("accl::device::wait", m, span, "here")))?;
+        store.refresh().map_err(|f| {
+            crate::interp::error::fault(span, "the array", &f, |m| {
+                Box::new(Diag::error("accl::device::wait", m, span, "here"))
+            })
+        })?;
         store.tracker.host_check(a.id(), lo, hi, write, span)?;
         Ok(!store.tracker.is_empty())
+    }
+    fn set_wait_limits(&self, limits: crate::interp::WaitLimits) {
+        self.table.borrow_mut().store.limits = limits;
+    }
+    fn set_device_memory_limit(&self, bytes: Option<u64>) {
+        self.table.borrow_mut().store.mem_limit = bytes;
     }
     fn has_pending(&self) -> bool {
         !self.table.borrow().store.tracker.is_empty()
@@ -354,7 +365,11 @@ impl VulkanBackend {
         let dev = cx.device;
         let mut t = self.table.borrow_mut();
         let store = &mut t.store;
-        let fail = |m: String| Box::new(Diag::error("accl::device::wait", m, span, "waiting here"));
+        let fail = |f: Fault| {
+            crate::interp::error::fault(span, "the wait", &f, |m| {
+                Box::new(Diag::error("accl::device::wait", m, span, "waiting here"))
+            })
+        };
         let d = store.dev(dev).map_err(fail)?;
         let targets: Vec<QueueId> = match queues {
             Some(qs) => qs.iter().map(|&n| QueueId::Async(n)).collect(),

@@ -9,8 +9,9 @@
 use super::device::DevState;
 use super::race::{Access, Mode, Tracker};
 use crate::interp::construct::QueueId;
-use crate::interp::present::{EnvError, Storage};
+use crate::interp::present::{EnvError, Fault, Storage};
 use lang::Span;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use stdlib::Array;
@@ -21,6 +22,19 @@ pub struct SecBuf {
     pub buffer: Buffer,
     /// Bytes of one row of the leading axis.
     pub row_bytes: u64,
+    _charge: Charge,
+}
+
+/// Bytes counted against a device's memory budget while a section lives.
+struct Charge {
+    used: Rc<Cell<u64>>,
+    bytes: u64,
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.used.set(self.used.get().saturating_sub(self.bytes));
+    }
 }
 
 /// Every device of the backend, opened lazily.
@@ -39,13 +53,17 @@ pub struct VkStorage {
     pub tracker: Tracker,
     /// The timeline trace being recorded, if any.
     pub trace: Option<super::trace::TraceLog>,
+    /// What may stop a host wait (the running input's limits).
+    pub limits: crate::interp::WaitLimits,
+    /// The embedder's cap on device memory per device, in bytes.
+    pub mem_limit: Option<u64>,
 }
 
 impl VkStorage {
     /// The state of device `dev`, opening it on first use.
-    pub fn dev(&mut self, dev: usize) -> Result<&mut DevState, String> {
+    pub fn dev(&mut self, dev: usize) -> Result<&mut DevState, Fault> {
         let Some(&adapter) = self.adapters.get(dev) else {
-            return Err(format!("there is no device {dev}"));
+            return Err(Fault::Failed(format!("there is no device {dev}")));
         };
         if self.devs[dev].is_none() {
             let mut d = DevState::open(&self.instance, adapter)?;
@@ -55,11 +73,13 @@ impl VkStorage {
             d.tracing = self.trace.is_some();
             self.devs[dev] = Some(d);
         }
-        Ok(self.devs[dev].as_mut().expect("opened above"))
+        let d = self.devs[dev].as_mut().expect("opened above");
+        d.limits.clone_from(&self.limits);
+        Ok(d)
     }
 
     /// Apply the async copies that completed and forget finished work.
-    pub fn refresh(&mut self) -> Result<(), String> {
+    pub fn refresh(&mut self) -> Result<(), Fault> {
         let mut done: Vec<(usize, QueueId, u64)> = Vec::new();
         for (i, d) in self.devs.iter_mut().enumerate() {
             if let Some(d) = d {
@@ -158,12 +178,13 @@ impl Storage for VkStorage {
         };
         let value = self.guard(dev, std::slice::from_ref(&acc), what)?;
         let queue = self.queue;
+        let mem_limit = self.mem_limit;
         let d = self.dev(dev).map_err(EnvError::Device)?;
         let rb = row_bytes(host);
         let bytes = (hi - lo) as u64 * rb;
         let max = d.device.info().limits.max_storage_buffer_range;
         if bytes > max {
-            return Err(EnvError::Device(format!(
+            return Err(EnvError::Device(Fault::Failed(format!(
                 "{} needs {bytes} bytes on the device, more than its largest storage buffer \
                  ({max} bytes, maxStorageBufferRange); keep a smaller section of it on the \
                  device at a time (`copyin(a[lo:n])`)",
@@ -172,16 +193,52 @@ impl Storage for VkStorage {
                 } else {
                     format!("the section [{lo}:{}]", hi - lo)
                 }
-            )));
+            ))));
         }
         // At least 4 bytes and a multiple of 4: a `u8` array of any length
         // can be bound and filled.
         let size = bytes.max(4).div_ceil(4) * 4;
-        let buffer = Buffer::new(&d.device, size, "accl array")
-            .map_err(|e| EnvError::Device(e.to_string()))?;
+        // Refused before the driver is asked: a driver that overcommits
+        // (lavapipe takes system memory) would fail later, or never.
+        let heap = d.device.info().device_local_memory;
+        let used = d.used.get();
+        let budget = mem_limit.map_or(heap, |l| l.min(heap));
+        let section = || {
+            if lo == 0 && hi == host.shape()[0] {
+                format!("all {hi} rows")
+            } else {
+                format!("rows {lo}..{hi} of {}", host.shape()[0])
+            }
+        };
+        if used.saturating_add(size) > budget {
+            let cap = match mem_limit {
+                Some(l) if l < heap => format!(", capped at {l} by the embedder"),
+                _ => String::new(),
+            };
+            return Err(EnvError::Device(Fault::OutOfMemory(format!(
+                "{} need {size} bytes, but the device has {heap} bytes of memory{cap} \
+                 and accl's arrays use {used} of them",
+                section()
+            ))));
+        }
+        let buffer = Buffer::new(&d.device, size, "accl array").map_err(|e| {
+            EnvError::Device(match Fault::from(e) {
+                Fault::OutOfMemory(m) => Fault::OutOfMemory(format!(
+                    "{} need {size} bytes and the driver refused them ({m}); \
+                     accl's arrays use {used} bytes of the device's {heap}",
+                    section()
+                )),
+                f => f,
+            })
+        })?;
+        d.used.set(used + size);
         let sec = SecBuf {
             buffer,
             row_bytes: rb,
+            _charge: Charge {
+                used: d.used.clone(),
+                bytes: size,
+            },
         };
         if copyin {
             let data = host.data();
