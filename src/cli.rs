@@ -86,10 +86,23 @@ pub fn new_engine(backend: BackendChoice) -> Result<crate::Engine, String> {
     Ok(engine)
 }
 
-/// `accl run [--host] [--trace OUT] FILE`: run a script; exit status 1 on
-/// any error. File access is on, relative to the current directory. The
-/// trace is written whether the script succeeds or fails.
-pub fn run_file(file: &Path, backend: BackendChoice, trace: Option<&Path>) -> ExitCode {
+/// Options of `accl run` beyond the backend.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions<'a> {
+    /// Write a timeline trace here.
+    pub trace: Option<&'a Path>,
+    /// Bounds-check mode on the device.
+    pub checks: bool,
+    /// The loop watchdog's budget (None: the default; 0: off).
+    pub loop_budget: Option<u32>,
+}
+
+/// `accl run [--host] [--check] [--loop-budget N] [--trace OUT] FILE`: run a
+/// script; exit status 1 on any error. File access is on, relative to the
+/// current directory. The trace is written whether the script succeeds or
+/// fails.
+pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> ExitCode {
+    let trace = opts.trace;
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
         Err(e) => {
@@ -104,6 +117,10 @@ pub fn run_file(file: &Path, backend: BackendChoice, trace: Option<&Path>) -> Ex
             return ExitCode::FAILURE;
         }
     };
+    engine.set_checks(opts.checks);
+    if let Some(n) = opts.loop_budget {
+        engine.set_loop_budget(n);
+    }
     if trace.is_some() {
         if let Err(m) = engine.start_trace() {
             eprintln!("error: --trace: {m}");

@@ -39,6 +39,15 @@ enum Cmd {
         /// track and one track per device queue.
         #[arg(long, value_name = "OUT.json", conflicts_with = "host")]
         trace: Option<PathBuf>,
+        /// Bounds-check mode: every device array index and integer divisor
+        /// is checked; a violation is an error at its source span and the
+        /// kernel's results are not copied back (slower; see docs/reliability.md).
+        #[arg(long)]
+        check: bool,
+        /// The loop watchdog: loop iterations one kernel invocation may run
+        /// before it is stopped and reported (0: off; default 2^31).
+        #[arg(long, value_name = "N")]
+        loop_budget: Option<u32>,
         /// The .accl script.
         file: PathBuf,
     },
@@ -124,6 +133,8 @@ fn main() -> ExitCode {
             host,
             device,
             trace,
+            check,
+            loop_budget,
             file,
         } => accl::cli::run_file(
             &file,
@@ -132,7 +143,11 @@ fn main() -> ExitCode {
                 (false, Some(d)) => accl::cli::BackendChoice::Device(d),
                 (false, None) => accl::cli::BackendChoice::Auto,
             },
-            trace.as_deref(),
+            accl::cli::RunOptions {
+                trace: trace.as_deref(),
+                checks: check,
+                loop_budget,
+            },
         ),
         Cmd::Devices => accl::cli::list_devices(),
         Cmd::Spirv { device, file } => accl::cli::spirv_file(&file, device),

@@ -415,3 +415,65 @@ pub struct Launch {
     pub groups: [u32; 3],
     pub total: u64,
 }
+
+/// The fault buffer of a module whose [`crate::Spec::uses_fault_buffer`]:
+/// a storage buffer of [`fault::WORDS`] `u32`s, zero when nothing happened.
+/// The first invocation to fault claims word 0 with a compare-and-swap and
+/// fills the rest; later faults leave the record alone.
+pub mod fault {
+    /// Words in the record (the buffer is `4 * WORDS` bytes).
+    pub const WORDS: usize = 12;
+    /// Word 0: what happened.
+    pub const BOUNDS: u32 = 1;
+    /// The leading index lies outside the rows the device holds (a section).
+    pub const SECTION: u32 = 2;
+    pub const DIV_ZERO: u32 = 3;
+    pub const LOOP_BUDGET: u32 = 4;
+    /// A loop ended without taking its exit: the driver cut it short.
+    pub const LOOP_CUT: u32 = 5;
+    /// Word 1: the axis (bounds), or 0.
+    pub const AXIS: usize = 1;
+    /// Words 2-3: the index value (`i64`, low word first).
+    pub const INDEX: usize = 2;
+    /// Words 4-5: the extent (bounds), the first present row (section), or
+    /// the budget (loops); `u64`, low word first.
+    pub const A: usize = 4;
+    /// Words 6-7: the present rows (section); `u64`.
+    pub const B: usize = 6;
+    /// Words 8-9: start and end of the span of the index, divisor or loop.
+    pub const SPAN: usize = 8;
+    /// Words 10-11: start and end of the span of the whole access.
+    pub const WHOLE: usize = 10;
+
+    /// A record read back from the buffer, decoded.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Record {
+        pub code: u32,
+        pub axis: u32,
+        pub index: i64,
+        pub a: u64,
+        pub b: u64,
+        pub span: lang::Span,
+        pub whole: lang::Span,
+    }
+
+    impl Record {
+        /// Decode the buffer's words; `None` when nothing was recorded.
+        pub fn decode(w: &[u32; WORDS]) -> Option<Record> {
+            if w[0] == 0 {
+                return None;
+            }
+            let pair = |i: usize| u64::from(w[i]) | (u64::from(w[i + 1]) << 32);
+            let span = |i: usize| lang::Span::new(w[i] as usize, w[i + 1] as usize);
+            Some(Record {
+                code: w[0],
+                axis: w[AXIS],
+                index: pair(INDEX) as i64,
+                a: pair(A),
+                b: pair(B),
+                span: span(SPAN),
+                whole: span(WHOLE),
+            })
+        }
+    }
+}

@@ -69,6 +69,24 @@ pub struct Spec {
     /// Unroll every innermost loop this many times ([`unroll`]); 1 leaves
     /// loops alone. For drivers with a loop budget (llvmpipe).
     pub unroll: u8,
+    /// Bounds-check mode: every array index and integer divisor is checked
+    /// and the first violation recorded in the fault buffer
+    /// ([`abi::fault`]); the access itself is skipped (a load reads element
+    /// 0 of the buffer, a store or atomic does nothing).
+    pub checks: bool,
+    /// The watchdog: loop back-edges one invocation may take before it
+    /// records [`abi::fault::LOOP_BUDGET`] and leaves every loop; 0 turns it
+    /// off. With the fault buffer bound (checks or a budget), a loop left
+    /// other than by its own exit (a driver's iteration cap) is recorded too.
+    pub loop_budget: u32,
+}
+
+impl Spec {
+    /// Does the module bind the fault buffer (binding
+    /// [`ArgLayout::num_bindings`], after everything else)?
+    pub fn uses_fault_buffer(&self) -> bool {
+        self.checks || self.loop_budget != 0
+    }
 }
 
 impl Default for Spec {
@@ -89,6 +107,8 @@ impl Default for Spec {
             },
             max_push_constants: 128,
             unroll: 1,
+            checks: false,
+            loop_budget: 0,
         }
     }
 }

@@ -96,6 +96,27 @@ impl Engine {
         self
     }
 
+    /// Bounds-check mode for device kernels compiled from now on: every
+    /// array index (against its axis, and the rows present on the device)
+    /// and every integer divisor is checked. The first violation is the same
+    /// diagnostic the host reference gives, at the index's span, and the
+    /// kernel's results are not copied back. Async kernels wait for their
+    /// queue in this mode. No effect on the host backend (it always checks).
+    pub fn set_checks(&mut self, on: bool) -> &mut Self {
+        self.cx.backend.set_checks(on);
+        self
+    }
+
+    /// The loop watchdog: loop iterations (back-edges) one device kernel
+    /// invocation may run before it stops with `accl::device::loop_budget`
+    /// at the loop; 0 turns it off. Default 2^31. CPU drivers such as
+    /// lavapipe have no watchdog of their own, so this is what stops a
+    /// kernel that never ends.
+    pub fn set_loop_budget(&mut self, n: u32) -> &mut Self {
+        self.cx.backend.set_loop_budget(n);
+        self
+    }
+
     /// Operations counted by the last [`Engine::eval`].
     ///
     /// ```

@@ -144,6 +144,14 @@ pub trait Backend {
     fn set_device_memory_limit(&self, bytes: Option<u64>) {
         let _ = bytes;
     }
+    /// Bounds-check mode for kernels compiled from now on.
+    fn set_checks(&self, on: bool) {
+        let _ = on;
+    }
+    /// The loop back-edges one kernel invocation may take (0: no watchdog).
+    fn set_loop_budget(&self, n: u32) {
+        let _ = n;
+    }
     /// One line per device: its number, name and kind.
     fn devices(&self) -> Vec<String> {
         vec!["0: host reference (a simulated discrete device)".into()]

@@ -272,5 +272,6 @@ pub fn fault(
         ),
         Fault::Stopped(super::WaitStop::TimeLimit(t)) => time_limit(span, *t),
         Fault::Stopped(super::WaitStop::Aborted) => aborted(span),
+        Fault::Kernel(d) => d.clone(),
     }
 }

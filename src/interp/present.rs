@@ -70,6 +70,9 @@ pub enum Fault {
     Lost(String),
     /// A wait was stopped by the embedder's limits; the device work goes on.
     Stopped(super::WaitStop),
+    /// A kernel recorded a fault (bounds-check mode, the loop watchdog): the
+    /// complete diagnostic. Its results were not copied to the host.
+    Kernel(Box<lang::Diag>),
 }
 
 impl std::fmt::Display for Fault {
@@ -82,6 +85,7 @@ impl std::fmt::Display for Fault {
             Fault::Stopped(super::WaitStop::Aborted) => {
                 f.write_str("the host stopped the wait for the device")
             }
+            Fault::Kernel(d) => f.write_str(&d.message),
         }
     }
 }

@@ -75,6 +75,12 @@ pub struct DevState {
     /// Bytes of accl arrays on the device now (shared with their buffers,
     /// which give their bytes back when dropped).
     pub used: Rc<Cell<u64>>,
+    /// Bounds-check mode and the loop budget kernels are compiled with.
+    pub checks: bool,
+    pub loop_budget: u32,
+    /// The fault buffer every kernel with checks or a budget binds (made
+    /// on first use; host-visible, so reading it needs no copy).
+    fault_buf: Option<Buffer>,
     pub device: Device,
 }
 
@@ -126,6 +132,9 @@ impl DevState {
             limits: WaitLimits::default(),
             lost: None,
             used: Rc::new(Cell::new(0)),
+            checks: false,
+            loop_budget: 0,
+            fault_buf: None,
             device,
         })
     }
@@ -146,6 +155,8 @@ impl DevState {
                 .min(l.max_compute_work_group_size[0])
                 .max(1),
             index_width: compiler::IndexWidth::U32,
+            checks: self.checks,
+            loop_budget: self.loop_budget,
             features: Features {
                 float64: f.shader_float64,
                 int64: f.shader_int64,
@@ -311,6 +322,37 @@ impl DevState {
         }
     }
 
+    /// The fault buffer, made (zeroed) on first use.
+    pub fn fault_buffer(&mut self) -> Result<Buffer, Fault> {
+        if self.fault_buf.is_none() {
+            let b = Buffer::new_mapped(
+                &self.device,
+                4 * compiler::abi::fault::WORDS as u64,
+                "accl faults",
+            )
+            .map_err(Fault::from)?;
+            b.write_mapped(&[0; 4 * compiler::abi::fault::WORDS]);
+            self.fault_buf = Some(b);
+        }
+        Ok(self.fault_buf.clone().expect("made above"))
+    }
+
+    /// The fault a finished kernel recorded, if any; the record is cleared.
+    /// (Called after a wait. A kernel of another queue still running may
+    /// fault after the clear; its record then waits for the next look.)
+    fn take_fault(&mut self) -> Option<compiler::abi::fault::Record> {
+        let b = self.fault_buf.as_ref()?;
+        let mut bytes = [0u8; 4 * compiler::abi::fault::WORDS];
+        b.read_mapped(&mut bytes);
+        let mut w = [0u32; compiler::abi::fault::WORDS];
+        for (i, c) in bytes.chunks_exact(4).enumerate() {
+            w[i] = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        let rec = compiler::abi::fault::Record::decode(&w)?;
+        b.write_mapped(&[0; 4 * compiler::abi::fault::WORDS]);
+        Some(rec)
+    }
+
     /// A runtime error as a fault, remembering a lost device.
     fn fault(&mut self, e: vk_runtime::VkError) -> Fault {
         let f = Fault::from(e);
@@ -351,6 +393,14 @@ impl DevState {
             // keep what they held.
             self.completions.clear();
             return Err(self.fault(e));
+        }
+        if let Some(rec) = self.take_fault() {
+            // Copies that completed after a faulting kernel carry its
+            // partial results: none of them reaches a host array.
+            let reached =
+                |c: &Completion| done.iter().any(|&(id, v)| id == c.queue && c.value <= v);
+            self.completions.retain(|c| !reached(c));
+            return Err(Fault::Kernel(super::checks::diagnostic(&rec)));
         }
         if self.completions.is_empty() {
             return Ok(done);

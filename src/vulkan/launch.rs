@@ -321,7 +321,7 @@ fn dispatch(
         .pipeline(
             (uid, spec, wg),
             &words,
-            layout.num_bindings(kernel),
+            layout.num_bindings(kernel) + u32::from(spec.uses_fault_buffer()),
             layout.push_constant_bytes(),
         )
         .map_err(|f| launch_fault(c.span, f))?;
@@ -354,6 +354,14 @@ fn dispatch(
     if let Some(b) = &arg_buffer {
         bindings.push(BufferBinding::whole(b));
     }
+    let fault_buf = if spec.uses_fault_buffer() {
+        Some(d.fault_buffer().map_err(|f| launch_fault(c.span, f))?)
+    } else {
+        None
+    };
+    if let Some(b) = &fault_buf {
+        bindings.push(BufferBinding::whole(b));
+    }
     let push: &[u8] = match layout.location {
         ArgLocation::PushConstants => &launch.bytes,
         ArgLocation::Buffer { .. } => &[],
@@ -363,8 +371,9 @@ fn dispatch(
     q.dispatch(&pipeline, &bindings, push, launch.groups)
         .map_err(fail)?;
     // An async kernel returns at once, unless its reductions are needed
-    // now (the host folds the partials: such a construct waits for its queue).
-    if partials.is_empty() {
+    // now (the host folds the partials: such a construct waits for its
+    // queue), or check mode must report its faults at the construct.
+    if partials.is_empty() && !spec.checks {
         d.settle(queue)
     } else {
         d.wait_queue(queue)

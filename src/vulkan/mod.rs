@@ -16,11 +16,17 @@
 //! Devices are the adapters in [`ordered_adapters`] order, or the list in
 //! `ACCL_DEVICES` ([`select_devices`]).
 
+pub mod checks;
 pub mod device;
 pub mod launch;
 pub mod race;
 pub mod storage;
 pub mod trace;
+
+/// The loop watchdog's default: loop back-edges one kernel invocation may
+/// take (about a second of a tight loop on a GPU thread; far more than any
+/// shared example needs).
+pub const DEFAULT_LOOP_BUDGET: u32 = 1 << 31;
 
 use crate::interp::construct::{Backend, CConstruct, EnvRef, PresentRow, QueueId};
 use crate::interp::present::{Env, Fault, Table};
@@ -137,6 +143,8 @@ impl VulkanBackend {
             trace: None,
             limits: Default::default(),
             mem_limit: None,
+            checks: false,
+            loop_budget: DEFAULT_LOOP_BUDGET,
         };
         Ok(VulkanBackend {
             table: RefCell::new(Table::new(store)),
@@ -341,6 +349,12 @@ impl Backend for VulkanBackend {
     }
     fn set_device_memory_limit(&self, bytes: Option<u64>) {
         self.table.borrow_mut().store.mem_limit = bytes;
+    }
+    fn set_checks(&self, on: bool) {
+        self.table.borrow_mut().store.checks = on;
+    }
+    fn set_loop_budget(&self, n: u32) {
+        self.table.borrow_mut().store.loop_budget = n;
     }
     fn has_pending(&self) -> bool {
         !self.table.borrow().store.tracker.is_empty()

@@ -57,6 +57,9 @@ pub struct VkStorage {
     pub limits: crate::interp::WaitLimits,
     /// The embedder's cap on device memory per device, in bytes.
     pub mem_limit: Option<u64>,
+    /// Bounds-check mode and the loop budget of kernels compiled from now on.
+    pub checks: bool,
+    pub loop_budget: u32,
 }
 
 impl VkStorage {
@@ -75,6 +78,8 @@ impl VkStorage {
         }
         let d = self.devs[dev].as_mut().expect("opened above");
         d.limits.clone_from(&self.limits);
+        d.checks = self.checks;
+        d.loop_budget = self.loop_budget;
         Ok(d)
     }
 

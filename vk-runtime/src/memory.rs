@@ -210,6 +210,56 @@ impl Buffer {
         })
     }
 
+    /// A small storage buffer in mapped, host-coherent memory: kernels
+    /// write it and the host reads it after a wait, with no copy (accl's
+    /// fault buffer). Refused where the allocator gives unmapped memory.
+    pub fn new_mapped(device: &Device, size: u64, name: &str) -> Result<Buffer> {
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+            | vk::BufferUsageFlags::TRANSFER_SRC
+            | vk::BufferUsageFlags::TRANSFER_DST;
+        let inner = BufferInner::new(device, size, name, usage, MemoryLocation::GpuToCpu)?;
+        if inner.mapped().is_none() {
+            return Err(VkError::Allocator {
+                requested: size,
+                what: format!("mapped buffer '{name}'"),
+                message: "the allocator returned memory that is not mapped and coherent".into(),
+            });
+        }
+        Ok(Buffer {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// Copy the start of a mapped buffer's contents into `out`; false
+    /// when the buffer is not mapped. Read only after the device work that
+    /// writes it has completed (a timeline wait).
+    pub fn read_mapped(&self, out: &mut [u8]) -> bool {
+        let Some(p) = self.inner.mapped() else {
+            return false;
+        };
+        let n = out.len().min(self.inner.size as usize);
+        // SAFETY: mapped for `size` bytes for the buffer's whole life; a
+        // volatile copy because the device writes this memory.
+        for (i, o) in out[..n].iter_mut().enumerate() {
+            *o = unsafe { std::ptr::read_volatile(p.add(i)) };
+        }
+        true
+    }
+
+    /// Write `data` at the start of a mapped buffer; false when it is not
+    /// mapped. No device work using the buffer may be running.
+    pub fn write_mapped(&self, data: &[u8]) -> bool {
+        let Some(p) = self.inner.mapped() else {
+            return false;
+        };
+        let n = data.len().min(self.inner.size as usize);
+        for (i, &b) in data[..n].iter().enumerate() {
+            // SAFETY: as in `read_mapped`.
+            unsafe { std::ptr::write_volatile(p.add(i), b) };
+        }
+        true
+    }
+
     /// Size in bytes.
     pub fn size(&self) -> u64 {
         self.inner.size

@@ -52,6 +52,7 @@
 //!   the tested values); denormals may be flushed and NaN payloads are not kept
 //!   (no `SignedZeroInfNanPreserve` execution mode is requested).
 
+mod checks;
 pub mod types;
 
 use crate::abi::{ArgLayout, ArgLocation, FieldKind, FieldTy, IndexWidth};
@@ -172,7 +173,8 @@ fn ice(span: Span, what: &str) -> Diag {
 }
 
 /// Branch targets of the innermost loop: (merge, continue).
-type LoopTargets = (Word, Word);
+/// A loop's merge and continue targets, and (watchdog on) its `exited` flag.
+type LoopTargets = (Word, Word, Option<Word>);
 
 struct Writer<'k> {
     k: &'k Kernel,
@@ -200,6 +202,9 @@ struct Writer<'k> {
     late_globals: Vec<(Word, StorageClass)>,
     /// The gang number (index type) inside a gang loop.
     gang_index: Option<Word>,
+    /// The fault buffer and the loop counter ([`checks`]), when bound.
+    fault_var: Option<Word>,
+    count_var: Option<Word>,
     // Per function being written.
     locals: Vec<Word>,
     loops: Vec<LoopTargets>,
@@ -239,6 +244,8 @@ impl<'k> Writer<'k> {
             scratch: Vec::new(),
             late_globals: Vec::new(),
             gang_index: None,
+            fault_var: None,
+            count_var: None,
             locals: Vec::new(),
             loops: Vec::new(),
             cur_label: 0,
@@ -333,6 +340,7 @@ impl<'k> Writer<'k> {
             b.name(v, format!("{}_partials", red.name));
             self.partials.push(v);
         }
+        self.declare_fault_buffer();
 
         // The argument block.
         let member_tys: Vec<Word> = self
@@ -610,7 +618,7 @@ impl<'k> Writer<'k> {
         }
         let vars: Vec<_> = k.levels.iter().map(|l| (l.var, l.ty)).collect();
         self.split_index(rest, &vars, &los, &counts);
-        self.loops.push((merge, cont));
+        self.loops.push((merge, cont, None));
         self.block(&k.entry, &k.entry.body)?;
         self.loops.pop();
         if !self.terminated {
@@ -1056,7 +1064,7 @@ impl<'k> Writer<'k> {
         let rest = spv(self.m.b.load(idx_w, None, kv, None, []));
         let vars: Vec<_> = v.levels.iter().map(|l| (l.var, l.ty)).collect();
         self.split_index(rest, &vars, &los, &counts);
-        self.loops.push((merge, cont));
+        self.loops.push((merge, cont, None));
         self.block(f, &v.body)?;
         self.loops.pop();
         if !self.terminated {
@@ -1095,9 +1103,43 @@ impl<'k> Writer<'k> {
         index: &[ExprH],
         op: AtomicKind,
         value: ExprH,
+        whole: lang::Span,
     ) -> Result<Word, Diag> {
-        let ptr = self.element(f, array, index)?;
+        let (ptr, ok) = self.element_at(f, array, index, whole)?;
         let x = self.expr(f, value)?;
+        let Some(ok) = ok else {
+            return self.atomic_at(ptr, array, op, x);
+        };
+        // Check mode: only an element in bounds is updated; otherwise the
+        // value is 0.
+        let pre = self.cur_label;
+        let then_l = self.m.b.id();
+        let merge = self.m.b.id();
+        spv(self.m.b.selection_merge(merge, SelectionControl::NONE));
+        spv(self.m.b.branch_conditional(ok, then_l, merge, []));
+        self.label(then_l);
+        let r = self.atomic_at(ptr, array, op, x)?;
+        let end = self.cur_label;
+        spv(self.m.b.branch(merge));
+        self.label(merge);
+        let t = Ty::reg(self.k.arrays[array].elem);
+        let tw = self.m.ty(t);
+        let zero = match t {
+            Ty::F32 | Ty::F64 => self.float_const(t, 0.0),
+            Ty::Bool => self.m.b.constant_false(tw),
+            _ => self.int_const(t, 0),
+        };
+        Ok(spv(self.m.b.phi(tw, None, [(r, end), (zero, pre)])))
+    }
+
+    /// The atomic update of the element at `ptr` with value `x`.
+    fn atomic_at(
+        &mut self,
+        ptr: Word,
+        array: ArrayH,
+        op: AtomicKind,
+        x: Word,
+    ) -> Result<Word, Diag> {
         let elem = self.k.arrays[array].elem;
         let t = Ty::reg(elem);
         let tw = self.m.ty(t);
@@ -1249,7 +1291,7 @@ impl<'k> Writer<'k> {
                 index,
                 value,
             } => {
-                let ptr = self.element(f, *array, index)?;
+                let (ptr, ok) = self.element_at(f, *array, index, s.span)?;
                 let v = self.expr(f, *value)?;
                 let elem = self.k.arrays[*array].elem;
                 let u8t = Ty::storage(elem);
@@ -1273,7 +1315,14 @@ impl<'k> Writer<'k> {
                     }
                     _ => v,
                 };
-                spv(self.m.b.store(ptr, v, None, []));
+                match ok {
+                    Some(ok) => {
+                        let m = self.begin_if(ok);
+                        spv(self.m.b.store(ptr, v, None, []));
+                        self.end_if(m);
+                    }
+                    None => spv(self.m.b.store(ptr, v, None, [])),
+                }
             }
             StmtKind::Eval(e) => {
                 self.expr(f, *e)?;
@@ -1313,12 +1362,20 @@ impl<'k> Writer<'k> {
                 let body_l = self.m.b.id();
                 let cont = self.m.b.id();
                 let merge = self.m.b.id();
+                // With the fault buffer: was the loop left through an exit?
+                let exited = self.fault_var.map(|_| {
+                    let v = self.fvar(Ty::Bool, "exited");
+                    let bt = self.m.ty(Ty::Bool);
+                    let fls = self.m.b.constant_false(bt);
+                    spv(self.m.b.store(v, fls, None, []));
+                    v
+                });
                 spv(self.m.b.branch(header));
                 self.label(header);
                 spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
                 spv(self.m.b.branch(body_l));
                 self.label(body_l);
-                self.loops.push((merge, cont));
+                self.loops.push((merge, cont, exited));
                 self.block(f, body)?;
                 self.loops.pop();
                 if !self.terminated {
@@ -1326,18 +1383,29 @@ impl<'k> Writer<'k> {
                 }
                 self.label(cont);
                 self.block(f, continuing)?;
-                spv(self.m.b.branch(header));
+                match self.loop_back_edge(s.span) {
+                    Some(again) => spv(self.m.b.branch_conditional(again, header, merge, [])),
+                    None => spv(self.m.b.branch(header)),
+                }
                 self.label(merge);
+                if let Some(e) = exited {
+                    self.loop_exit_check(e, s.span);
+                }
             }
             StmtKind::Break => {
-                let Some(&(merge, _)) = self.loops.last() else {
+                let Some(&(merge, _, exited)) = self.loops.last() else {
                     return Err(ice(s.span, "break outside a loop"));
                 };
+                if let Some(e) = exited {
+                    let bt = self.m.ty(Ty::Bool);
+                    let t = self.m.b.constant_true(bt);
+                    spv(self.m.b.store(e, t, None, []));
+                }
                 spv(self.m.b.branch(merge));
                 self.terminated = true;
             }
             StmtKind::Continue => {
-                let Some(&(_, cont)) = self.loops.last() else {
+                let Some(&(_, cont, _)) = self.loops.last() else {
                     return Err(ice(s.span, "continue outside a loop"));
                 };
                 spv(self.m.b.branch(cont));
@@ -1438,6 +1506,22 @@ impl<'k> Writer<'k> {
     }
 
     /// Pointer to an element: row-major linear index minus the base offset.
+    /// Pointer to an element, and (bounds-check mode) whether it is in
+    /// bounds; `whole` is the span of the access.
+    fn element_at(
+        &mut self,
+        f: &Function,
+        array: ArrayH,
+        index: &[ExprH],
+        whole: lang::Span,
+    ) -> Result<(Word, Option<Word>), Diag> {
+        if self.spec.checks {
+            let (p, ok) = self.element_checked(f, array, index, whole)?;
+            return Ok((p, Some(ok)));
+        }
+        Ok((self.element(f, array, index)?, None))
+    }
+
     fn element(&mut self, f: &Function, array: ArrayH, index: &[ExprH]) -> Result<Word, Diag> {
         let a = array.index();
         let idx_w = self.m.ty(self.idx);
@@ -1482,7 +1566,9 @@ impl<'k> Writer<'k> {
             }
             Expr::Local(l) => spv(self.m.b.load(tw, None, self.locals[l.index()], None, [])),
             Expr::Load { array, index } => {
-                let ptr = self.element(f, *array, index)?;
+                // Out of bounds (check mode), the pointer is to element 0:
+                // the load is harmless and the kernel's results are dropped.
+                let (ptr, _) = self.element_at(f, *array, index, f.exprs.span(h))?;
                 let elem = self.k.arrays[*array].elem;
                 let view = self.views[array.index()];
                 let st = self.m.ty(view);
@@ -1517,7 +1603,10 @@ impl<'k> Writer<'k> {
                     }
                 }
             }
-            Expr::Binary(op, a, b) => self.binary(f, *op, *a, *b, s)?,
+            Expr::Binary(op, a, b) => {
+                let r = self.binary(f, *op, *a, *b, s, f.exprs.span(h));
+                r?
+            }
             Expr::Cast(a, to) => {
                 let from = f.ty(*a);
                 let v = self.expr(f, *a)?;
@@ -1541,7 +1630,7 @@ impl<'k> Writer<'k> {
                 index,
                 op,
                 value,
-            } => self.atomic(f, *array, index, *op, *value)?,
+            } => self.atomic(f, *array, index, *op, *value, f.exprs.span(h))?,
             Expr::Call(callee, args) => {
                 let mut vs = Vec::new();
                 for &a in args {
@@ -1564,6 +1653,7 @@ impl<'k> Writer<'k> {
         a: ExprH,
         b: ExprH,
         result: Scalar,
+        span: lang::Span,
     ) -> Result<Word, Diag> {
         use BinOp::*;
         let s = f.ty(a);
@@ -1671,6 +1761,9 @@ impl<'k> Writer<'k> {
             }
             Div | Rem => {
                 // Division by zero gives 0; MIN / -1 wraps; neither is undefined.
+                if self.spec.checks {
+                    self.check_divisor(bv, t, span);
+                }
                 let zero = self.int_const(t, 0);
                 let one = self.int_const(t, 1);
                 let bm = &mut self.m.b;

@@ -1,0 +1,306 @@
+//! Bounds-check mode and the loop watchdog in the writer: the fault buffer
+//! ([`crate::abi::fault`]), checked element pointers, checked integer
+//! division, and the per-invocation loop budget.
+//!
+//! Everything here is emitted only when the [`crate::Spec`] asks for it, so
+//! a kernel without checks is the same module as before. A check costs a
+//! compare and a select on the hot path; the record is written in a cold
+//! branch.
+
+use super::types::Ty;
+use super::{spv, Writer};
+use crate::abi::{fault, FieldKind};
+use crate::kir::{ArrayH, ExprH, Function};
+use lang::{Diag, Span};
+use rspirv::dr::Operand;
+use rspirv::spirv::{Decoration, SelectionControl, StorageClass, Word};
+
+/// Back-edges between two looks at the fault word (has another invocation
+/// tripped the watchdog?): rare enough to cost nothing, frequent enough
+/// that every invocation stops soon after the first.
+const POLL_EVERY: u32 = 1 << 14;
+
+impl Writer<'_> {
+    /// Module scope: the fault buffer and the loop counter.
+    pub(super) fn declare_fault_buffer(&mut self) {
+        if !self.spec.uses_fault_buffer() {
+            return;
+        }
+        let st = self.m.buffer_struct(Ty::U32);
+        let p = self.m.ptr(StorageClass::StorageBuffer, st);
+        let v = self
+            .m
+            .b
+            .variable(p, None, StorageClass::StorageBuffer, None);
+        let binding = self.layout.num_bindings(self.k);
+        let b = &mut self.m.b;
+        b.decorate(v, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
+        b.decorate(v, Decoration::Binding, [Operand::LiteralBit32(binding)]);
+        b.name(v, "accl_fault");
+        self.late_globals.push((v, StorageClass::StorageBuffer));
+        self.fault_var = Some(v);
+        if self.spec.loop_budget != 0 {
+            let u32t = self.m.ty(Ty::U32);
+            let p = self.m.ptr(StorageClass::Private, u32t);
+            let zero = self.m.u32c(0);
+            let c = self
+                .m
+                .b
+                .variable(p, None, StorageClass::Private, Some(zero));
+            self.m.b.name(c, "accl_loop_count");
+            self.late_globals.push((c, StorageClass::Private));
+            self.count_var = Some(c);
+        }
+    }
+
+    fn fault_word(&mut self, i: usize) -> Word {
+        let u32t = self.m.ty(Ty::U32);
+        let p = self.m.ptr(StorageClass::StorageBuffer, u32t);
+        let zero = self.m.u32c(0);
+        let iw = self.m.u32c(i as u32);
+        let var = self.fault_var.expect("fault buffer declared");
+        spv(self.m.b.access_chain(p, None, var, [zero, iw]))
+    }
+
+    /// Claim the record with `code` (a `u32` value) and, if this invocation
+    /// was first, fill words 1.. with `rest` (`u32` values, in order).
+    fn record(&mut self, code: Word, rest: &[Word]) {
+        let u32t = self.m.ty(Ty::U32);
+        let bool_t = self.m.ty(Ty::Bool);
+        let p0 = self.fault_word(0);
+        let scope = self.m.u32c(1); // Device
+        let sem = self.m.u32c(0); // Relaxed
+        let zero = self.m.u32c(0);
+        let old = spv(self
+            .m
+            .b
+            .atomic_compare_exchange(u32t, None, p0, scope, sem, sem, code, zero));
+        let first = spv(self.m.b.i_equal(bool_t, None, old, zero));
+        let m = self.begin_if(first);
+        for (i, &w) in rest.iter().enumerate() {
+            let p = self.fault_word(i + 1);
+            spv(self.m.b.store(p, w, None, []));
+        }
+        self.end_if(m);
+    }
+
+    /// `v` (of type `t`) as two `u32` words of its 64-bit value (signed
+    /// types sign-extended).
+    fn split64(&mut self, v: Word, t: Ty) -> (Word, Word) {
+        let u32t = self.m.ty(Ty::U32);
+        match t {
+            Ty::I64 | Ty::U64 => {
+                let u64t = self.m.ty(Ty::U64);
+                let u = if t == Ty::I64 {
+                    spv(self.m.b.bitcast(u64t, None, v))
+                } else {
+                    v
+                };
+                let lo = spv(self.m.b.u_convert(u32t, None, u));
+                let s32 = self.int_const(Ty::U64, 32);
+                let h = spv(self.m.b.shift_right_logical(u64t, None, u, s32));
+                let hi = spv(self.m.b.u_convert(u32t, None, h));
+                (lo, hi)
+            }
+            Ty::I32 => {
+                let lo = spv(self.m.b.bitcast(u32t, None, v));
+                let i32t = self.m.ty(Ty::I32);
+                let s31 = self.int_const(Ty::I32, 31);
+                let sign = spv(self.m.b.shift_right_arithmetic(i32t, None, v, s31));
+                let hi = spv(self.m.b.bitcast(u32t, None, sign));
+                (lo, hi)
+            }
+            _ => (v, self.m.u32c(0)),
+        }
+    }
+
+    fn span_words(&mut self, s: Span) -> [Word; 2] {
+        [self.m.u32c(s.start), self.m.u32c(s.end)]
+    }
+
+    /// The checked form of [`Writer::element`]: each index against its
+    /// axis, then the leading row against the rows the buffer holds. On a
+    /// violation the record is written and the pointer goes to element 0;
+    /// the second value says whether the access is in bounds.
+    pub(super) fn element_checked(
+        &mut self,
+        f: &Function,
+        array: ArrayH,
+        index: &[ExprH],
+        whole: Span,
+    ) -> Result<(Word, Word), Diag> {
+        let a = array.index();
+        let idx = self.idx;
+        let idx_w = self.m.ty(idx);
+        let bool_t = self.m.ty(Ty::Bool);
+        let mut lin = None;
+        let mut ok: Option<Word> = None;
+        // Per axis: in bounds, index value and its type, extent, span.
+        let mut axes: Vec<(Word, Word, Ty, Word, Span)> = Vec::new();
+        for (d, &i) in index.iter().enumerate() {
+            let t = Ty::reg(f.ty(i));
+            let v = self.expr(f, i)?;
+            let dim = self.load_arg(FieldKind::Dim(a, d))?;
+            // Compared unsigned (a negative index is huge), at 64 bits when
+            // either side has them.
+            let wide = if t == Ty::I64 || t == Ty::U64 || idx == Ty::U64 {
+                Ty::U64
+            } else {
+                Ty::U32
+            };
+            let vw = self.int_cast(v, t, wide);
+            let dw = self.int_cast(dim, idx, wide);
+            let wt = self.m.ty(Ty::Bool);
+            let in_d = spv(self.m.b.u_less_than(wt, None, vw, dw));
+            ok = Some(match ok {
+                None => in_d,
+                Some(o) => spv(self.m.b.logical_and(bool_t, None, o, in_d)),
+            });
+            axes.push((in_d, v, t, dim, f.exprs.span(i)));
+            let vi = self.int_cast(v, t, idx);
+            lin = Some(match lin {
+                None => vi,
+                Some(acc) => {
+                    let m = spv(self.m.b.i_mul(idx_w, None, acc, dim));
+                    spv(self.m.b.i_add(idx_w, None, m, vi))
+                }
+            });
+        }
+        let (Some(lin), Some(axes_ok)) = (lin, ok) else {
+            return Err(super::ice(self.k.span, "an element without indices"));
+        };
+        let base = self.load_arg(FieldKind::Base(a))?;
+        let rel = spv(self.m.b.i_sub(idx_w, None, lin, base));
+        let u32t = self.m.ty(Ty::U32);
+        let len32 = spv(self.m.b.array_length(u32t, None, self.buffers[a], 0));
+        let len = self.int_cast(len32, Ty::U32, idx);
+        let in_buf = spv(self.m.b.u_less_than(bool_t, None, rel, len));
+        let ok = spv(self.m.b.logical_and(bool_t, None, axes_ok, in_buf));
+        let bad = spv(self.m.b.logical_not(bool_t, None, ok));
+        let m = self.begin_if(bad);
+        {
+            // The first axis out of bounds, else the section.
+            let mut code = self.m.u32c(fault::SECTION);
+            let mut axis = self.m.u32c(0);
+            let (i0, t0) = (axes[0].1, axes[0].2);
+            let (mut klo, mut khi) = self.split64(i0, t0);
+            // Section: the first present row and the number of rows.
+            let mut row = self.int_const(idx, 1);
+            for d in 1..axes.len() {
+                row = spv(self.m.b.i_mul(idx_w, None, row, axes[d].3));
+            }
+            let first = spv(self.m.b.u_div(idx_w, None, base, row));
+            let rows = spv(self.m.b.u_div(idx_w, None, len, row));
+            let (mut alo, mut ahi) = self.split64(first, idx);
+            let (mut blo, mut bhi) = self.split64(rows, idx);
+            let [mut s0, mut s1] = self.span_words(axes[0].4);
+            for d in (0..axes.len()).rev() {
+                let (in_d, v, t, dim, sp) = axes[d];
+                let out = spv(self.m.b.logical_not(bool_t, None, in_d));
+                let (vlo, vhi) = self.split64(v, t);
+                let (dlo, dhi) = self.split64(dim, idx);
+                let [sp0, sp1] = self.span_words(sp);
+                let bounds = self.m.u32c(fault::BOUNDS);
+                let dw = self.m.u32c(d as u32);
+                let zero = self.m.u32c(0);
+                let sel = |w: &mut Self, a: Word, b: Word| spv(w.m.b.select(u32t, None, out, a, b));
+                code = sel(self, bounds, code);
+                axis = sel(self, dw, axis);
+                klo = sel(self, vlo, klo);
+                khi = sel(self, vhi, khi);
+                alo = sel(self, dlo, alo);
+                ahi = sel(self, dhi, ahi);
+                blo = sel(self, zero, blo);
+                bhi = sel(self, zero, bhi);
+                s0 = sel(self, sp0, s0);
+                s1 = sel(self, sp1, s1);
+            }
+            let [w0, w1] = self.span_words(whole);
+            self.record(code, &[axis, klo, khi, alo, ahi, blo, bhi, s0, s1, w0, w1]);
+        }
+        self.end_if(m);
+        let zero = self.int_const(idx, 0);
+        let safe = spv(self.m.b.select(idx_w, None, ok, rel, zero));
+        let et = self.m.ty(self.views[a]);
+        let p = self.m.ptr(StorageClass::StorageBuffer, et);
+        let z32 = self.m.u32c(0);
+        let ptr = spv(self.m.b.access_chain(p, None, self.buffers[a], [z32, safe]));
+        Ok((ptr, ok))
+    }
+
+    /// Bounds-check mode: record a zero divisor `bv` (of type `t`) of the
+    /// division at `span`.
+    pub(super) fn check_divisor(&mut self, bv: Word, t: Ty, span: Span) {
+        let bool_t = self.m.ty(Ty::Bool);
+        let zero = self.int_const(t, 0);
+        let is0 = spv(self.m.b.i_equal(bool_t, None, bv, zero));
+        let m = self.begin_if(is0);
+        let code = self.m.u32c(fault::DIV_ZERO);
+        let z = self.m.u32c(0);
+        let [s0, s1] = self.span_words(span);
+        self.record(code, &[z, z, z, z, z, z, z, s0, s1, s0, s1]);
+        self.end_if(m);
+    }
+
+    /// The back-edge of a user loop: count it against the budget and poll
+    /// the fault word now and then. Returns whether to go round again; the
+    /// caller branches to the header or the merge on it.
+    pub(super) fn loop_back_edge(&mut self, span: Span) -> Option<Word> {
+        let c = self.count_var?;
+        let u32t = self.m.ty(Ty::U32);
+        let bool_t = self.m.ty(Ty::Bool);
+        let n = spv(self.m.b.load(u32t, None, c, None, []));
+        let one = self.m.u32c(1);
+        let n1 = spv(self.m.b.i_add(u32t, None, n, one));
+        spv(self.m.b.store(c, n1, None, []));
+        let budget = self.m.u32c(self.spec.loop_budget);
+        let over = spv(self.m.b.u_greater_than(bool_t, None, n1, budget));
+        let m = self.begin_if(over);
+        let code = self.m.u32c(fault::LOOP_BUDGET);
+        let z = self.m.u32c(0);
+        let [s0, s1] = self.span_words(span);
+        self.record(code, &[z, z, z, budget, z, z, z, s0, s1, s0, s1]);
+        self.end_if(m);
+        // Every POLL_EVERY back-edges: has any invocation faulted? (Not in
+        // gangs: invocations of a group must leave their loops together.)
+        let mut stop = self.m.b.constant_false(bool_t);
+        if self.k.shape == crate::Shape::Flat || self.k.shape == crate::Shape::Seq {
+            let mask = self.m.u32c(POLL_EVERY - 1);
+            let low = spv(self.m.b.bitwise_and(u32t, None, n1, mask));
+            let zero = self.m.u32c(0);
+            let poll = spv(self.m.b.i_equal(bool_t, None, low, zero));
+            let pre = self.cur_label;
+            let then_l = self.m.b.id();
+            let merge = self.m.b.id();
+            spv(self.m.b.selection_merge(merge, SelectionControl::NONE));
+            spv(self.m.b.branch_conditional(poll, then_l, merge, []));
+            self.label(then_l);
+            let p0 = self.fault_word(0);
+            let scope = self.m.u32c(1);
+            let sem = self.m.u32c(0);
+            let w = spv(self.m.b.atomic_load(u32t, None, p0, scope, sem));
+            let set = spv(self.m.b.i_not_equal(bool_t, None, w, zero));
+            let end = self.cur_label;
+            spv(self.m.b.branch(merge));
+            self.label(merge);
+            let f = self.m.b.constant_false(bool_t);
+            stop = spv(self.m.b.phi(bool_t, None, [(f, pre), (set, end)]));
+        }
+        let quit = spv(self.m.b.logical_or(bool_t, None, over, stop));
+        Some(spv(self.m.b.logical_not(bool_t, None, quit)))
+    }
+
+    /// After a user loop's merge: if it was left without taking one of its
+    /// exits (`exited` false), the driver cut it short; record that.
+    pub(super) fn loop_exit_check(&mut self, exited: Word, span: Span) {
+        let bool_t = self.m.ty(Ty::Bool);
+        let e = spv(self.m.b.load(bool_t, None, exited, None, []));
+        let cut = spv(self.m.b.logical_not(bool_t, None, e));
+        let m = self.begin_if(cut);
+        let code = self.m.u32c(fault::LOOP_CUT);
+        let z = self.m.u32c(0);
+        let [s0, s1] = self.span_words(span);
+        self.record(code, &[z, z, z, z, z, z, z, s0, s1, s0, s1]);
+        self.end_if(m);
+    }
+}
