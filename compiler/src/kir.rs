@@ -440,6 +440,20 @@ impl Features {
         }
         v
     }
+    /// These features with the one named `name` (as [`Features::missing`]
+    /// spells it) turned off; None for an unknown name.
+    pub fn without(mut self, name: &str) -> Option<Features> {
+        match name {
+            "shaderFloat64" => self.float64 = false,
+            "shaderInt64" => self.int64 = false,
+            "storageBuffer8BitAccess" => self.storage_buffer_8bit = false,
+            "shaderBufferInt64Atomics" => self.int64_atomics = false,
+            "shaderBufferFloat32AtomicAdd" => self.float32_atomic_add = false,
+            "shaderBufferFloat64AtomicAdd" => self.float64_atomic_add = false,
+            _ => return None,
+        }
+        Some(self)
+    }
     pub fn note_scalar(&mut self, s: Scalar) {
         match s {
             Scalar::F64 => self.float64 = true,

@@ -117,6 +117,16 @@ impl Engine {
         self
     }
 
+    /// Treat the Vulkan device feature `name` (`shaderFloat64`,
+    /// `shaderInt64`, `storageBuffer8BitAccess`, `shaderBufferInt64Atomics`,
+    /// ...) as missing for kernels compiled from now on: a testing aid to
+    /// see how a script fares on a smaller device. A kernel that needs it is
+    /// then refused at compile time with `accl::compile::missing_feature`,
+    /// naming the feature. Pipelines compiled before are kept.
+    pub fn disable_device_feature(&mut self, name: &str) -> Result<(), String> {
+        self.cx.backend.disable_feature(name)
+    }
+
     /// Operations counted by the last [`Engine::eval`].
     ///
     /// ```

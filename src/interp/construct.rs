@@ -152,6 +152,11 @@ pub trait Backend {
     fn set_loop_budget(&self, n: u32) {
         let _ = n;
     }
+    /// Treat the device feature `name` (Vulkan's spelling) as missing
+    /// from now on: a testing aid for scripts meant for smaller devices.
+    fn disable_feature(&self, name: &str) -> Result<(), String> {
+        Err(format!("the {} backend has no device features to turn off (`{name}`)", self.name()))
+    }
     /// One line per device: its number, name and kind.
     fn devices(&self) -> Vec<String> {
         vec!["0: host reference (a simulated discrete device)".into()]

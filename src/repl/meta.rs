@@ -57,6 +57,11 @@ pub const COMMANDS: &[Command] = &[
         help: "toggle timing of each input",
     },
     Command {
+        name: ":check",
+        args: "on|off",
+        help: "bounds-check mode for device kernels (indices, divisors); shows the state without an argument",
+    },
+    Command {
         name: ":trace",
         args: "FILE",
         help: "start a timeline trace written to FILE; `:trace` again stops and writes it",
@@ -225,6 +230,25 @@ impl Session {
                     let m = no_spirv(self.engine.backend_name());
                     self.say(&m)
                 }
+            },
+            ":check" => match arg {
+                "on" | "off" => {
+                    self.checks = arg == "on";
+                    self.engine.set_checks(self.checks);
+                    self.say(&format!(
+                        "bounds checks {arg}{}",
+                        if self.engine.backend_name() == "host" {
+                            " (the host backend always checks)"
+                        } else {
+                            " for kernels run from now on"
+                        }
+                    ));
+                }
+                "" => {
+                    let state = if self.checks { "on" } else { "off" };
+                    self.say(&format!("bounds checks are {state}"));
+                }
+                _ => self.error("usage: `:check on` or `:check off`"),
             },
             ":time" => {
                 self.timing = !self.timing;

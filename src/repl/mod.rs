@@ -49,6 +49,8 @@ pub struct Session {
     pub engine: Engine,
     /// `:time` is on.
     pub timing: bool,
+    /// Bounds-check mode (`:check`), kept across `:reset`.
+    pub checks: bool,
     /// The file of the trace being recorded (`:trace FILE`).
     pub trace: Option<std::path::PathBuf>,
     pub style: Style,
@@ -70,6 +72,7 @@ impl Session {
             start_device: engine.device(),
             engine,
             timing: false,
+            checks: false,
             trace: None,
             style,
             errors: 0,
@@ -89,6 +92,7 @@ impl Session {
 
     /// Route `print` to the session's output and let Ctrl-C stop an input.
     fn configure(&mut self) {
+        self.engine.set_checks(self.checks);
         let out = self.out.clone();
         let open = self.line_open.clone();
         self.engine.set_print(move |s| {

@@ -78,6 +78,8 @@ pub struct DevState {
     /// Bounds-check mode and the loop budget kernels are compiled with.
     pub checks: bool,
     pub loop_budget: u32,
+    /// Features treated as missing (a testing aid, [`crate::Engine::disable_device_feature`]).
+    pub disabled: Vec<String>,
     /// The fault buffer every kernel with checks or a budget binds (made
     /// on first use; host-visible, so reading it needs no copy).
     fault_buf: Option<Buffer>,
@@ -134,6 +136,7 @@ impl DevState {
             used: Rc::new(Cell::new(0)),
             checks: false,
             loop_budget: 0,
+            disabled: Vec::new(),
             fault_buf: None,
             device,
         })
@@ -164,7 +167,8 @@ impl DevState {
                 int64_atomics: f.shader_buffer_int64_atomics,
                 float32_atomic_add: f.shader_buffer_float32_atomic_add,
                 float64_atomic_add: f.shader_buffer_float64_atomic_add,
-            },
+            }
+            .without_all(&self.disabled),
             max_push_constants: l.max_push_constants_size.min(128),
             // llvmpipe leaves every loop after 65,535 iterations in total
             // per SIMD group (`compiler::unroll`); unrolling divides that.
@@ -648,5 +652,18 @@ impl From<vk_runtime::VkError> for Fault {
             vk_runtime::VkError::OutOfMemory { .. } => Fault::OutOfMemory(e.to_string()),
             e => Fault::Failed(e.to_string()),
         }
+    }
+}
+
+/// Turning off features by name (unknown names were refused when set).
+trait WithoutAll {
+    fn without_all(self, names: &[String]) -> Features;
+}
+
+impl WithoutAll for Features {
+    fn without_all(self, names: &[String]) -> Features {
+        names
+            .iter()
+            .fold(self, |f, n| f.without(n).unwrap_or(f))
     }
 }

@@ -145,6 +145,7 @@ impl VulkanBackend {
             mem_limit: None,
             checks: false,
             loop_budget: DEFAULT_LOOP_BUDGET,
+            disabled: Vec::new(),
         };
         Ok(VulkanBackend {
             table: RefCell::new(Table::new(store)),
@@ -355,6 +356,16 @@ impl Backend for VulkanBackend {
     }
     fn set_loop_budget(&self, n: u32) {
         self.table.borrow_mut().store.loop_budget = n;
+    }
+    fn disable_feature(&self, name: &str) -> Result<(), String> {
+        if compiler::Features::default().without(name).is_none() {
+            return Err(format!(
+                "`{name}` is not a device feature accl uses (those are: {})",
+                compiler::Features::default()
+            ));
+        }
+        self.table.borrow_mut().store.disabled.push(name.to_string());
+        Ok(())
     }
     fn has_pending(&self) -> bool {
         !self.table.borrow().store.tracker.is_empty()

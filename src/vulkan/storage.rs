@@ -60,6 +60,8 @@ pub struct VkStorage {
     /// Bounds-check mode and the loop budget of kernels compiled from now on.
     pub checks: bool,
     pub loop_budget: u32,
+    /// Device features treated as missing (a testing aid).
+    pub disabled: Vec<String>,
 }
 
 impl VkStorage {
@@ -80,6 +82,7 @@ impl VkStorage {
         d.limits.clone_from(&self.limits);
         d.checks = self.checks;
         d.loop_budget = self.loop_budget;
+        d.disabled.clone_from(&self.disabled);
         Ok(d)
     }
 

@@ -36,6 +36,11 @@ fn engine_on(device: bool, devices: Option<&str>) -> Engine {
     }
 }
 
+/// A device engine as the tests make them (validation and `spirv-val` on).
+pub fn device_engine() -> Engine {
+    engine_on(true, None)
+}
+
 /// Run `src` on the device (`true`) or the host reference.
 pub fn run(src: &str, device: bool) -> Run {
     run_on(src, device, None)
