@@ -110,8 +110,22 @@ fn gbs(bytes: f64, ns: f64) -> f64 {
 }
 
 /// `accl bench device`.
-pub fn bench_device(device: usize, runs: usize, sizes: Option<Sizes>) -> ExitCode {
-    exit(run(device, runs.max(1), sizes))
+/// How the kernels of `accl bench device` are compiled: bounds-check mode
+/// and the loop watchdog's budget (None: the default), to measure what each
+/// costs against a run without.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KernelMode {
+    pub checks: bool,
+    pub loop_budget: Option<u32>,
+}
+
+pub fn bench_device(
+    device: usize,
+    runs: usize,
+    sizes: Option<Sizes>,
+    mode: KernelMode,
+) -> ExitCode {
+    exit(run(device, runs.max(1), sizes, mode))
 }
 
 fn exit(r: Result<(), String>) -> ExitCode {
@@ -137,7 +151,7 @@ fn adapters(
     Ok((infos, info))
 }
 
-fn run(device: usize, runs: usize, sizes: Option<Sizes>) -> Result<(), String> {
+fn run(device: usize, runs: usize, sizes: Option<Sizes>, mode: KernelMode) -> Result<(), String> {
     let (_, info) = adapters(device)?;
     let z = sizes.unwrap_or(if info.device_type == DeviceType::Cpu {
         Sizes::CPU
@@ -157,6 +171,21 @@ fn run(device: usize, runs: usize, sizes: Option<Sizes>) -> Result<(), String> {
         runs,
     };
     b.e.set_profiling(true)?;
+    b.e.set_checks(mode.checks);
+    if let Some(n) = mode.loop_budget {
+        b.e.set_loop_budget(n);
+    }
+    println!(
+        "kernels: bounds checks {}, loop budget {}",
+        if mode.checks { "on" } else { "off" },
+        match mode
+            .loop_budget
+            .unwrap_or(crate::vulkan::DEFAULT_LOOP_BUDGET)
+        {
+            0 => "off".to_string(),
+            n => n.to_string(),
+        }
+    );
 
     // Streams: copy ceiling, saxpy, sum.
     let n = z.stream;

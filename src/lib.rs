@@ -14,7 +14,7 @@ pub mod repl;
 pub mod vulkan;
 
 pub use engine::{Engine, Error, Timings};
-pub use vulkan::DEFAULT_LOOP_BUDGET;
 pub use lang;
 pub use stdlib;
 pub use stdlib::Array;
+pub use vulkan::DEFAULT_LOOP_BUDGET;

@@ -84,6 +84,12 @@ enum BenchWhat {
         /// default from the device type.
         #[arg(long)]
         sizes: Option<String>,
+        /// Compile the kernels in bounds-check mode (to measure its cost).
+        #[arg(long)]
+        check: bool,
+        /// The loop watchdog's budget (0: off; to measure its cost).
+        #[arg(long, value_name = "N")]
+        loop_budget: Option<u32>,
     },
     /// Async queues and devices (wall clock): the pipelined Mandelbrot
     /// against the same blocks without async, the launch cost of a chain of
@@ -163,6 +169,8 @@ fn main() -> ExitCode {
                     device,
                     runs,
                     sizes,
+                    check,
+                    loop_budget,
                 },
         } => {
             let sizes = match sizes.as_deref() {
@@ -174,7 +182,15 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            accl::bench::bench_device(device, runs, sizes)
+            accl::bench::bench_device(
+                device,
+                runs,
+                sizes,
+                accl::bench::KernelMode {
+                    checks: check,
+                    loop_budget,
+                },
+            )
         }
     }
 }

@@ -64,7 +64,10 @@ fn still_works(e: &mut Engine) {
     let src = "let w = arange(f32, 1000.0);
                parallel loop for i in 0..1000 { w[i] = w[i] * 2.0 + 1.0; }";
     if let Err(err) = e.eval(src) {
-        panic!("the engine no longer runs a correct program:\n{}", err.render(100));
+        panic!(
+            "the engine no longer runs a correct program:\n{}",
+            err.render(100)
+        );
     }
     clean(e);
     let mut h = host();
@@ -111,7 +114,10 @@ fn check_mode_reports_an_out_of_bounds_write_and_keeps_host_data() {
     assert_snapshot!(render(&err));
     assert_eq!(err.diags[0].code, "accl::run::index_out_of_bounds");
     // The in-bounds writes were not copied back either.
-    assert_eq!(e.get_array::<i32>("a").unwrap().0, (0..8).collect::<Vec<_>>());
+    assert_eq!(
+        e.get_array::<i32>("a").unwrap().0,
+        (0..8).collect::<Vec<_>>()
+    );
     still_works(&mut e);
 }
 
@@ -151,7 +157,10 @@ fn check_mode_reports_integer_division_by_zero() {
     let h = fail(&mut h, src);
     assert_eq!(err.diags[0].code, h.diags[0].code);
     assert_eq!(labels(src, &err), labels(src, &h));
-    assert_eq!(e.get_array::<i32>("a").unwrap().0, (0..10).collect::<Vec<_>>());
+    assert_eq!(
+        e.get_array::<i32>("a").unwrap().0,
+        (0..10).collect::<Vec<_>>()
+    );
     still_works(&mut e);
 }
 
@@ -176,7 +185,10 @@ fn check_mode_skips_an_atomic_out_of_bounds() {
     atomic bins[keys[i]] += 1;
 }";
     let mut e = dev();
-    setup(&mut e, "let keys = arange(i32, 16); let bins = zeros(i32, 8);");
+    setup(
+        &mut e,
+        "let keys = arange(i32, 16); let bins = zeros(i32, 8);",
+    );
     e.set_checks(true);
     let err = fail(&mut e, src);
     assert_eq!(err.diags[0].code, "accl::run::index_out_of_bounds");
@@ -292,7 +304,10 @@ fn an_allocation_larger_than_the_device_memory_is_a_diagnostic() {
     // against the real heap, before the driver is asked.
     let src = "parallel loop for i in 0..n { a[i] = a[i] + 1.0; }";
     let mut e = dev();
-    setup(&mut e, "let n = 1 << 19; let a = zeros(f32, n); for i in 0..n { a[i] = i as f32; }");
+    setup(
+        &mut e,
+        "let n = 1 << 19; let a = zeros(f32, n); for i in 0..n { a[i] = i as f32; }",
+    );
     e.set_max_device_bytes(Some(1 << 20));
     let err = fail(&mut e, src);
     assert_snapshot!(render(&err));
@@ -318,7 +333,10 @@ fn device_memory_is_given_back_when_data_leaves() {
         .unwrap();
     let err = fail(&mut e, "data copyin(a) { data copyin(b) { } }");
     assert_eq!(err.diags[0].code, "accl::device::out_of_memory");
-    assert_eq!(labels("data copyin(a) { data copyin(b) { } }", &err)[0], "b");
+    assert_eq!(
+        labels("data copyin(a) { data copyin(b) { } }", &err)[0],
+        "b"
+    );
     e.eval("data copyin(a) { } data copyin(b) { }").unwrap();
     e.eval("enter data copyin(a); exit data delete(a); enter data copyin(b); exit data delete(b);")
         .unwrap();
@@ -335,7 +353,11 @@ fn a_kernel_needing_a_missing_feature_is_refused_at_compile_time() {
     let src = "parallel loop for i in 0..8 { x[i] = 1.5; }";
     let err = fail(&mut e, src);
     assert_eq!(err.diags[0].code, "accl::compile::missing_feature");
-    assert!(err.diags[0].message.contains("shaderFloat64"), "{}", render(&err));
+    assert!(
+        err.diags[0].message.contains("shaderFloat64"),
+        "{}",
+        render(&err)
+    );
     assert_eq!(e.get_array::<f64>("x").unwrap().0, vec![0.0; 8]);
     still_works(&mut e);
     assert!(e.disable_device_feature("warpDrive").is_err());
@@ -358,13 +380,21 @@ fn the_time_limit_bounds_a_device_wait() {
     let t0 = Instant::now();
     let err = fail(&mut e, SLOW);
     let stopped = t0.elapsed();
-    assert_eq!(err.diags[0].code, "accl::run::time_limit", "{}", render(&err));
+    assert_eq!(
+        err.diags[0].code,
+        "accl::run::time_limit",
+        "{}",
+        render(&err)
+    );
     assert_eq!(e.get_array::<f32>("s").unwrap().0, vec![0.0; 4096]);
     // The kernel goes on on the device; the next input queues behind it.
     e.set_time_limit(None);
     let t1 = Instant::now();
     still_works(&mut e);
-    eprintln!("stopped after {stopped:?}; the next input took {:?}", t1.elapsed());
+    eprintln!(
+        "stopped after {stopped:?}; the next input took {:?}",
+        t1.elapsed()
+    );
 }
 
 #[test]

@@ -155,7 +155,10 @@ pub trait Backend {
     /// Treat the device feature `name` (Vulkan's spelling) as missing
     /// from now on: a testing aid for scripts meant for smaller devices.
     fn disable_feature(&self, name: &str) -> Result<(), String> {
-        Err(format!("the {} backend has no device features to turn off (`{name}`)", self.name()))
+        Err(format!(
+            "the {} backend has no device features to turn off (`{name}`)",
+            self.name()
+        ))
     }
     /// One line per device: its number, name and kind.
     fn devices(&self) -> Vec<String> {

@@ -227,17 +227,19 @@ pub fn bad_section(span: Span, name: &str, lo: i128, n: i128, rows: usize) -> Bo
 /// A data operation the device could not carry out (too large, out of
 /// memory, device lost); `what` is the runtime's message.
 pub fn device(span: Span, name: &str, what: &super::present::Fault) -> Box<Diag> {
-    fault(span, name, what, |what| Box::new(
-        Diag::error(
-            "accl::device::data",
-            format!("cannot move `{name}` to or from the device: {what}"),
-            span,
-            "this data clause",
+    fault(span, name, what, |what| {
+        Box::new(
+            Diag::error(
+                "accl::device::data",
+                format!("cannot move `{name}` to or from the device: {what}"),
+                span,
+                "this data clause",
+            )
+            .with_help(
+                "the host array is unchanged; run with `--host` to use the host reference backend",
+            ),
         )
-        .with_help(
-            "the host array is unchanged; run with `--host` to use the host reference backend",
-        ),
-    ))
+    })
 }
 
 /// A device fault as a diagnostic at `span`: out of memory, device lost and
@@ -264,11 +266,16 @@ pub fn fault(
             ),
         ),
         Fault::Lost(m) => Box::new(
-            Diag::error("accl::device::lost", format!("the device was lost: {m}"), span, "while running this")
-                .with_help(
-                    "this device cannot be used any more: create a new Engine (or rerun the script); \
+            Diag::error(
+                "accl::device::lost",
+                format!("the device was lost: {m}"),
+                span,
+                "while running this",
+            )
+            .with_help(
+                "this device cannot be used any more: create a new Engine (or rerun the script); \
                      host arrays hold what they held before this construct",
-                ),
+            ),
         ),
         Fault::Stopped(super::WaitStop::TimeLimit(t)) => time_limit(span, *t),
         Fault::Stopped(super::WaitStop::Aborted) => aborted(span),

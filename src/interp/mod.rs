@@ -25,9 +25,9 @@ pub use construct::{Backend, HostBackend, PresentRow};
 pub use value::{Flow, Frame, RtVal, R};
 
 use lang::{hir, Builtins, Diag, Span, Value};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 use value::{CExpr, St};

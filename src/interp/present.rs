@@ -80,7 +80,10 @@ impl std::fmt::Display for Fault {
         match self {
             Fault::Failed(m) | Fault::OutOfMemory(m) | Fault::Lost(m) => f.write_str(m),
             Fault::Stopped(super::WaitStop::TimeLimit(t)) => {
-                write!(f, "the time limit of {t:?} passed while waiting for the device")
+                write!(
+                    f,
+                    "the time limit of {t:?} passed while waiting for the device"
+                )
             }
             Fault::Stopped(super::WaitStop::Aborted) => {
                 f.write_str("the host stopped the wait for the device")

@@ -10,13 +10,9 @@ use lang::Diag;
 /// The diagnostic of a recorded fault.
 pub fn diagnostic(r: &Record) -> Box<Diag> {
     match r.code {
-        fault::BOUNDS => error::out_of_bounds(
-            r.span,
-            r.whole,
-            r.axis as usize,
-            r.index,
-            r.a as usize,
-        ),
+        fault::BOUNDS => {
+            error::out_of_bounds(r.span, r.whole, r.axis as usize, r.index, r.a as usize)
+        }
         fault::SECTION => {
             let (lo, hi) = (r.a, r.a.saturating_add(r.b));
             let mut d = Diag::error(

@@ -18,8 +18,8 @@ use crate::interp::WaitLimits;
 use compiler::{Features, Spec};
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::rc::Rc;
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::Arc;
 use stdlib::Array;
 use vk_runtime::{Buffer, ComputePipeline, Device, Instance, Queue, StagingBuffer, StagingKind};
@@ -243,8 +243,7 @@ impl DevState {
         let i = match self.queues.iter().position(|(q, _)| *q == id) {
             Some(i) => i,
             None => {
-                let mut q =
-                    Queue::new(&self.device, self.queues.len()).map_err(Fault::from)?;
+                let mut q = Queue::new(&self.device, self.queues.len()).map_err(Fault::from)?;
                 if self.profiling {
                     q.enable_timestamps(true).map_err(Fault::from)?;
                 }
@@ -662,8 +661,6 @@ trait WithoutAll {
 
 impl WithoutAll for Features {
     fn without_all(self, names: &[String]) -> Features {
-        names
-            .iter()
-            .fold(self, |f, n| f.without(n).unwrap_or(f))
+        names.iter().fold(self, |f, n| f.without(n).unwrap_or(f))
     }
 }

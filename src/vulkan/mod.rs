@@ -364,7 +364,11 @@ impl Backend for VulkanBackend {
                 compiler::Features::default()
             ));
         }
-        self.table.borrow_mut().store.disabled.push(name.to_string());
+        self.table
+            .borrow_mut()
+            .store
+            .disabled
+            .push(name.to_string());
         Ok(())
     }
     fn has_pending(&self) -> bool {

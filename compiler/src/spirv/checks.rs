@@ -13,12 +13,7 @@ use crate::abi::{fault, FieldKind};
 use crate::kir::{ArrayH, ExprH, Function};
 use lang::{Diag, Span};
 use rspirv::dr::Operand;
-use rspirv::spirv::{Decoration, SelectionControl, StorageClass, Word};
-
-/// Back-edges between two looks at the fault word (has another invocation
-/// tripped the watchdog?): rare enough to cost nothing, frequent enough
-/// that every invocation stops soon after the first.
-const POLL_EVERY: u32 = 1 << 14;
+use rspirv::spirv::{Decoration, StorageClass, Word};
 
 impl Writer<'_> {
     /// Module scope: the fault buffer and the loop counter.
@@ -39,18 +34,24 @@ impl Writer<'_> {
         b.name(v, "accl_fault");
         self.late_globals.push((v, StorageClass::StorageBuffer));
         self.fault_var = Some(v);
+        // Per invocation: the loop counter (with a budget), and the span of
+        // the first loop left other than through its exits (start, end + 1;
+        // 0 while none).
+        let zero = self.m.u32c(0);
+        let private = |w: &mut Self, name: &str| {
+            let u32t = w.m.ty(Ty::U32);
+            let p = w.m.ptr(StorageClass::Private, u32t);
+            let c = w.m.b.variable(p, None, StorageClass::Private, Some(zero));
+            w.m.b.name(c, name);
+            w.late_globals.push((c, StorageClass::Private));
+            c
+        };
         if self.spec.loop_budget != 0 {
-            let u32t = self.m.ty(Ty::U32);
-            let p = self.m.ptr(StorageClass::Private, u32t);
-            let zero = self.m.u32c(0);
-            let c = self
-                .m
-                .b
-                .variable(p, None, StorageClass::Private, Some(zero));
-            self.m.b.name(c, "accl_loop_count");
-            self.late_globals.push((c, StorageClass::Private));
-            self.count_var = Some(c);
+            self.count_var = Some(private(self, "accl_loop_count"));
         }
+        let s = private(self, "accl_cut_start");
+        let e = private(self, "accl_cut_end");
+        self.cut_vars = Some((s, e));
     }
 
     fn fault_word(&mut self, i: usize) -> Word {
@@ -242,10 +243,11 @@ impl Writer<'_> {
         self.end_if(m);
     }
 
-    /// The back-edge of a user loop: count it against the budget and poll
-    /// the fault word now and then. Returns whether to go round again; the
-    /// caller branches to the header or the merge on it.
-    pub(super) fn loop_back_edge(&mut self, span: Span) -> Option<Word> {
+    /// The back-edge of a user loop: count it against the budget; returns
+    /// whether to go round again (the caller branches to the header or the
+    /// merge on it). No branch here: llvmpipe runs the body of any `if` in
+    /// a loop for all its lanes, masked, so even a cold one costs.
+    pub(super) fn loop_back_edge(&mut self) -> Option<Word> {
         let c = self.count_var?;
         let u32t = self.m.ty(Ty::U32);
         let bool_t = self.m.ty(Ty::Bool);
@@ -254,53 +256,64 @@ impl Writer<'_> {
         let n1 = spv(self.m.b.i_add(u32t, None, n, one));
         spv(self.m.b.store(c, n1, None, []));
         let budget = self.m.u32c(self.spec.loop_budget);
-        let over = spv(self.m.b.u_greater_than(bool_t, None, n1, budget));
-        let m = self.begin_if(over);
-        let code = self.m.u32c(fault::LOOP_BUDGET);
-        let z = self.m.u32c(0);
-        let [s0, s1] = self.span_words(span);
-        self.record(code, &[z, z, z, budget, z, z, z, s0, s1, s0, s1]);
-        self.end_if(m);
-        // Every POLL_EVERY back-edges: has any invocation faulted? (Not in
-        // gangs: invocations of a group must leave their loops together.)
-        let mut stop = self.m.b.constant_false(bool_t);
-        if self.k.shape == crate::Shape::Flat || self.k.shape == crate::Shape::Seq {
-            let mask = self.m.u32c(POLL_EVERY - 1);
-            let low = spv(self.m.b.bitwise_and(u32t, None, n1, mask));
-            let zero = self.m.u32c(0);
-            let poll = spv(self.m.b.i_equal(bool_t, None, low, zero));
-            let pre = self.cur_label;
-            let then_l = self.m.b.id();
-            let merge = self.m.b.id();
-            spv(self.m.b.selection_merge(merge, SelectionControl::NONE));
-            spv(self.m.b.branch_conditional(poll, then_l, merge, []));
-            self.label(then_l);
-            let p0 = self.fault_word(0);
-            let scope = self.m.u32c(1);
-            let sem = self.m.u32c(0);
-            let w = spv(self.m.b.atomic_load(u32t, None, p0, scope, sem));
-            let set = spv(self.m.b.i_not_equal(bool_t, None, w, zero));
-            let end = self.cur_label;
-            spv(self.m.b.branch(merge));
-            self.label(merge);
-            let f = self.m.b.constant_false(bool_t);
-            stop = spv(self.m.b.phi(bool_t, None, [(f, pre), (set, end)]));
-        }
-        let quit = spv(self.m.b.logical_or(bool_t, None, over, stop));
-        Some(spv(self.m.b.logical_not(bool_t, None, quit)))
+        Some(spv(self.m.b.u_less_than_equal(bool_t, None, n1, budget)))
     }
 
     /// After a user loop's merge: if it was left without taking one of its
-    /// exits (`exited` false), the driver cut it short; record that.
+    /// exits (`exited` false: over budget, or a driver cut it short), keep
+    /// its span as the first such loop, without a branch.
     pub(super) fn loop_exit_check(&mut self, exited: Word, span: Span) {
+        let Some((vs, ve)) = self.cut_vars else {
+            return;
+        };
+        let u32t = self.m.ty(Ty::U32);
         let bool_t = self.m.ty(Ty::Bool);
         let e = spv(self.m.b.load(bool_t, None, exited, None, []));
+        let cs = spv(self.m.b.load(u32t, None, vs, None, []));
+        let ce = spv(self.m.b.load(u32t, None, ve, None, []));
+        let zero = self.m.u32c(0);
+        let none_yet = spv(self.m.b.i_equal(bool_t, None, ce, zero));
         let cut = spv(self.m.b.logical_not(bool_t, None, e));
-        let m = self.begin_if(cut);
-        let code = self.m.u32c(fault::LOOP_CUT);
-        let z = self.m.u32c(0);
+        let first = spv(self.m.b.logical_and(bool_t, None, cut, none_yet));
         let [s0, s1] = self.span_words(span);
-        self.record(code, &[z, z, z, z, z, z, z, s0, s1, s0, s1]);
+        let one = self.m.u32c(1);
+        let s1 = spv(self.m.b.i_add(u32t, None, s1, one));
+        let ns = spv(self.m.b.select(u32t, None, first, s0, cs));
+        let ne = spv(self.m.b.select(u32t, None, first, s1, ce));
+        spv(self.m.b.store(vs, ns, None, []));
+        spv(self.m.b.store(ve, ne, None, []));
+    }
+
+    /// At the end of the entry point: record the first loop this
+    /// invocation left abnormally: over the budget, or cut short.
+    pub(super) fn report_cut_loops(&mut self) {
+        let Some((vs, ve)) = self.cut_vars else {
+            return;
+        };
+        let u32t = self.m.ty(Ty::U32);
+        let bool_t = self.m.ty(Ty::Bool);
+        let ce = spv(self.m.b.load(u32t, None, ve, None, []));
+        let zero = self.m.u32c(0);
+        let any = spv(self.m.b.i_not_equal(bool_t, None, ce, zero));
+        let m = self.begin_if(any);
+        let cs = spv(self.m.b.load(u32t, None, vs, None, []));
+        let one = self.m.u32c(1);
+        let ce1 = spv(self.m.b.i_sub(u32t, None, ce, one));
+        let cut = self.m.u32c(fault::LOOP_CUT);
+        let (code, budget) = match self.count_var {
+            Some(c) => {
+                let n = spv(self.m.b.load(u32t, None, c, None, []));
+                let budget = self.m.u32c(self.spec.loop_budget);
+                let over = spv(self.m.b.u_greater_than(bool_t, None, n, budget));
+                let b = self.m.u32c(fault::LOOP_BUDGET);
+                (spv(self.m.b.select(u32t, None, over, b, cut)), budget)
+            }
+            None => (cut, zero),
+        };
+        self.record(
+            code,
+            &[zero, zero, zero, budget, zero, zero, zero, cs, ce1, cs, ce1],
+        );
         self.end_if(m);
     }
 }

@@ -205,6 +205,7 @@ struct Writer<'k> {
     /// The fault buffer and the loop counter ([`checks`]), when bound.
     fault_var: Option<Word>,
     count_var: Option<Word>,
+    cut_vars: Option<(Word, Word)>,
     // Per function being written.
     locals: Vec<Word>,
     loops: Vec<LoopTargets>,
@@ -246,6 +247,7 @@ impl<'k> Writer<'k> {
             gang_index: None,
             fault_var: None,
             count_var: None,
+            cut_vars: None,
             locals: Vec::new(),
             loops: Vec::new(),
             cur_label: 0,
@@ -669,6 +671,7 @@ impl<'k> Writer<'k> {
             spv(self.m.b.store(ptr, v, None, []));
             self.end_if(m);
         }
+        self.report_cut_loops();
         spv(self.m.b.ret());
         spv(self.m.b.end_function());
 
@@ -1383,7 +1386,7 @@ impl<'k> Writer<'k> {
                 }
                 self.label(cont);
                 self.block(f, continuing)?;
-                match self.loop_back_edge(s.span) {
+                match self.loop_back_edge() {
                     Some(again) => spv(self.m.b.branch_conditional(again, header, merge, [])),
                     None => spv(self.m.b.branch(header)),
                 }
