@@ -86,6 +86,10 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Compiled {
     }
 }
 
+/// The embedder's progress callback (operations so far → go on?), shared
+/// by the interpreter and the backend's waits.
+pub type Progress = Rc<RefCell<dyn FnMut(u64) -> bool>>;
+
 /// Where `print` output goes.
 pub type Sink = Box<dyn FnMut(&str)>;
 
@@ -98,7 +102,7 @@ pub struct Ctx {
     pub next_check: u64,
     /// Shared with the backend, which also calls it while it waits for
     /// the device ([`Ctx::wait_limits`]).
-    pub progress: Option<Rc<RefCell<dyn FnMut(u64) -> bool>>>,
+    pub progress: Option<Progress>,
     pub progress_every: u64,
     pub depth: usize,
     pub max_depth: usize,
@@ -282,7 +286,7 @@ impl Ctx {
 #[derive(Clone, Default)]
 pub struct WaitLimits {
     pub deadline: Option<(Instant, Duration)>,
-    pub progress: Option<Rc<RefCell<dyn FnMut(u64) -> bool>>>,
+    pub progress: Option<Progress>,
     pub ops: u64,
 }
 

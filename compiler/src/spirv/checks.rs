@@ -187,8 +187,8 @@ impl Writer<'_> {
             let (mut klo, mut khi) = self.split64(i0, t0);
             // Section: the first present row and the number of rows.
             let mut row = self.int_const(idx, 1);
-            for d in 1..axes.len() {
-                row = spv(self.m.b.i_mul(idx_w, None, row, axes[d].3));
+            for ax in &axes[1..] {
+                row = spv(self.m.b.i_mul(idx_w, None, row, ax.3));
             }
             let first = spv(self.m.b.u_div(idx_w, None, base, row));
             let rows = spv(self.m.b.u_div(idx_w, None, len, row));
