@@ -336,3 +336,30 @@ fn kernels_inside_functions_and_loops() {
          for r in 0..3 { scale(a, len(a), 2.0); }",
     );
 }
+
+#[test]
+fn inner_loops_collapsed_automatically_give_the_host_results() {
+    // Independent inner loops run one element per invocation
+    // (`compiler::collapse`); dependent ones stay sequential. Both must
+    // equal the host's element for element.
+    exact(
+        "let n = 37; let m = 11;
+         let a = zeros(i64, 5, n, m);
+         let b = zeros(f32, 9, n);
+         let c = zeros(f32, 9, n);
+         parallel loop for i in 0..5 {
+             for j in 0..=n - 1 {
+                 for k in 0..m {
+                     let t = (i * 1000 + j * 10 + k) as i64;
+                     a[i, j, k] = t * t - 7;
+                 }
+             }
+         }
+         parallel loop for y in 0..9 {
+             for x in 0..n { b[y, x] = (x * y) as f32 * 0.5 + 1.0; }
+         }
+         parallel loop for y in 0..9 {
+             for x in 1..n { c[y, x] = c[y, x - 1] + b[y, x]; }
+         }",
+    );
+}

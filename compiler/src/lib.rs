@@ -34,6 +34,7 @@
 //! ```
 
 pub mod abi;
+pub mod collapse;
 pub mod footprint;
 pub mod kir;
 pub mod lower;

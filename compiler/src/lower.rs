@@ -42,6 +42,7 @@ pub fn lower(
     builtins: &Builtins,
 ) -> Result<Kernel, Diag> {
     let c = &construct.clauses;
+    let auto;
     let (shape, loops, block): (Shape, &[hir::LoopHeader], &hir::Block) =
         match (construct.kind, &construct.body) {
             (DirectiveKind::ParallelLoop, hir::ConstructBody::Loops { loops, body: block }) => {
@@ -52,7 +53,15 @@ pub fn lower(
                 } else {
                     Shape::Flat
                 };
-                (shape, loops, block)
+                if shape == Shape::Flat {
+                    // Independent inner loops become levels of the nest.
+                    let (l, b) =
+                        crate::collapse::levels(program, body, construct, loops, block, builtins);
+                    auto = l;
+                    (shape, &auto[..], b)
+                } else {
+                    (shape, loops, block)
+                }
             }
             (DirectiveKind::Parallel, hir::ConstructBody::Block(block)) => {
                 (Shape::Region, &[], block)

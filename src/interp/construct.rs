@@ -85,6 +85,9 @@ pub struct DeviceCode {
     /// Host expressions the launch evaluates (`vector_length(e)`,
     /// `num_gangs(e)`), by their HIR handle.
     pub host_exprs: Vec<(hir::ExprH, CExpr)>,
+    /// Bounds of the kernel's levels beyond the construct's own loops (inner
+    /// loops collapsed automatically, [`compiler::collapse`]).
+    pub extra_levels: Vec<(Ix, Ix)>,
 }
 
 /// An accl queue of a device: the synchronous one, or an async queue
@@ -826,12 +829,21 @@ impl Compiler<'_> {
                     .as_ref()
                     .map(compiler::footprint::leading_offsets)
                     .unwrap_or_default(),
-                kernel,
                 host_exprs: [cl.vector_length, cl.num_gangs]
                     .into_iter()
                     .flatten()
                     .map(|e| (e, self.expr(e)))
                     .collect(),
+                extra_levels: match (&kernel, &c.body) {
+                    (Ok(k), ConstructBody::Loops { loops, .. }) => k
+                        .levels
+                        .iter()
+                        .skip(loops.len())
+                        .map(|l| (self.ix(l.lo), self.ix(l.hi)))
+                        .collect(),
+                    _ => Vec::new(),
+                },
+                kernel,
             }
         });
         let cc = CConstruct {

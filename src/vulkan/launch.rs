@@ -61,6 +61,9 @@ pub fn launch(
     for l in &c.loops {
         levels.push((l.lo.get(fr, cx)? as i128, l.hi.get(fr, cx)? as i128));
     }
+    for (lo, hi) in &code.extra_levels {
+        levels.push((lo.get(fr, cx)? as i128, hi.get(fr, cx)? as i128));
+    }
     let params: Vec<Value> = kernel
         .params
         .iter()
