@@ -36,12 +36,16 @@ pub struct Completion {
     pub value: u64,
     staging: StagingBuffer,
     array: Array,
-    /// Byte offset in the host array.
+    /// Byte offset in the host array, and bytes copied.
     offset: usize,
+    len: usize,
 }
 
 /// The largest staging buffer kept (bigger transfers go in chunks).
 const STAGING_MAX: u64 = 64 << 20;
+
+/// Bytes of spare async download staging kept per device.
+const SPARE_MAX: u64 = 256 << 20;
 
 /// Pipelines by (construct uid, specialisation, work-group size).
 type PipelineKey = (u64, Spec, u32);
@@ -59,6 +63,10 @@ pub struct DevState {
     pub submits: Vec<(QueueId, u64, std::time::Instant)>,
     up: Option<StagingBuffer>,
     down: Option<StagingBuffer>,
+    /// Download staging buffers of applied async copies, for the next ones:
+    /// allocating host-visible memory costs a millisecond or more per
+    /// buffer on some drivers, more than the copy itself.
+    spare: Vec<StagingBuffer>,
     pub pipelines: HashMap<PipelineKey, ComputePipeline>,
     /// Compiled modules by (construct uid, specialisation).
     pub modules: compiler::Cache,
@@ -125,6 +133,7 @@ impl DevState {
             submits: Vec::new(),
             up: None,
             down: None,
+            spare: Vec::new(),
             pipelines: HashMap::new(),
             modules: compiler::Cache::new(),
             last_module: None,
@@ -325,6 +334,38 @@ impl DevState {
         }
     }
 
+    /// A download staging buffer of at least `len` bytes for an async copy:
+    /// a spare one when one fits (without wasting more than half of it).
+    fn async_staging(&mut self, len: u64) -> Result<StagingBuffer, Fault> {
+        let len = len.max(4);
+        let best = self
+            .spare
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.size() >= len && s.size() / 2 <= len)
+            .min_by_key(|(_, s)| s.size())
+            .map(|(i, _)| i);
+        match best {
+            Some(i) => Ok(self.spare.swap_remove(i)),
+            None => StagingBuffer::new(
+                &self.device,
+                len,
+                StagingKind::Download,
+                "accl async download",
+            )
+            .map_err(Fault::from),
+        }
+    }
+
+    /// Keep the staging buffer of an applied copy for later ones, up to
+    /// [`SPARE_MAX`] bytes in all.
+    fn spare_staging(&mut self, st: StagingBuffer) {
+        let kept: u64 = self.spare.iter().map(|s| s.size()).sum();
+        if kept + st.size() <= SPARE_MAX {
+            self.spare.push(st);
+        }
+    }
+
     /// The fault buffer, made (zeroed) on first use.
     pub fn fault_buffer(&mut self) -> Result<Buffer, Fault> {
         if self.fault_buf.is_none() {
@@ -415,10 +456,8 @@ impl DevState {
             .partition(reached);
         self.completions = rest;
         for c in ready {
-            let n = c.staging.size() as usize;
-            c.array
-                .data_mut()
-                .write_bytes(c.offset, &c.staging.as_slice()[..n]);
+            write_host(&c.array, c.offset, &c.staging.as_slice()[..c.len]);
+            self.spare_staging(c.staging);
         }
         Ok(done)
     }
@@ -489,7 +528,7 @@ impl DevState {
                 "accl async upload",
             )
             .map_err(Fault::from)?;
-            st.as_mut_slice()[..src.len()].copy_from_slice(src);
+            copy_bytes(&mut st.as_mut_slice()[..src.len()], src);
             let q = self.queue(id)?;
             q.set_label("upload");
             q.copy_buffer(&st, 0, buf, offset, src.len() as u64)
@@ -500,7 +539,7 @@ impl DevState {
         while done < src.len() {
             let st = self.staging(StagingKind::Upload, (src.len() - done) as u64)?;
             let n = (st.size() as usize).min(src.len() - done);
-            st.as_mut_slice()[..n].copy_from_slice(&src[done..done + n]);
+            copy_bytes(&mut st.as_mut_slice()[..n], &src[done..done + n]);
             let size = n as u64;
             let st = self.up.take().expect("staging exists");
             let r = self.queue(id).and_then(|q| {
@@ -532,13 +571,7 @@ impl DevState {
             return Ok(());
         }
         if let QueueId::Async(_) = id {
-            let st = StagingBuffer::new(
-                &self.device,
-                len as u64,
-                StagingKind::Download,
-                "accl async download",
-            )
-            .map_err(Fault::from)?;
+            let st = self.async_staging(len as u64)?;
             let q = self.queue(id)?;
             q.set_label("download");
             q.copy_buffer(buf, offset, &st, 0, len as u64)
@@ -550,14 +583,23 @@ impl DevState {
                 staging: st,
                 array: host.clone(),
                 offset: host_offset,
+                len,
             });
             // A copy to the host ends the batch: submitted now, it can be
             // observed (and land in the host array) as soon as it is done.
             return self.submit(id).map(|_| ());
         }
+        if len as u64 <= STAGING_MAX {
+            // One staging buffer's worth: straight from it into the host
+            // array once the copy is done (nothing is written on failure).
+            self.download_staged(id, buf, offset, len)?;
+            let st = self.down.as_ref().expect("staging exists");
+            write_host(host, host_offset, &st.as_slice()[..len]);
+            return Ok(());
+        }
         let mut out = vec![0u8; len];
         self.download(id, buf, offset, &mut out)?;
-        host.data_mut().write_bytes(host_offset, &out);
+        write_host(host, host_offset, &out);
         Ok(())
     }
 
@@ -586,10 +628,32 @@ impl DevState {
             r?;
             self.wait_queue(id)?;
             let st = self.down.as_ref().expect("staging exists");
-            out[done..done + n].copy_from_slice(&st.as_slice()[..n]);
+            copy_bytes(&mut out[done..done + n], &st.as_slice()[..n]);
             done += n;
         }
         Ok(())
+    }
+
+    /// Copy `len` bytes (at most [`STAGING_MAX`]) of `buf` from byte
+    /// `offset` into the download staging buffer, after the work recorded
+    /// on queue `id`, and wait for it.
+    fn download_staged(
+        &mut self,
+        id: QueueId,
+        buf: &Buffer,
+        offset: u64,
+        len: usize,
+    ) -> Result<(), Fault> {
+        self.staging(StagingKind::Download, len as u64)?;
+        let st = self.down.take().expect("staging exists");
+        let r = self.queue(id).and_then(|q| {
+            q.set_label("download");
+            q.copy_buffer(buf, offset, &st, 0, len as u64)
+                .map_err(Fault::from)
+        });
+        self.down = Some(st);
+        r?;
+        self.wait_queue(id)
     }
 
     /// Zero a whole buffer on queue `id`.
@@ -662,5 +726,33 @@ trait WithoutAll {
 impl WithoutAll for Features {
     fn without_all(self, names: &[String]) -> Features {
         names.iter().fold(self, |f, n| f.without(n).unwrap_or(f))
+    }
+}
+
+/// Copies of at least this many bytes are split over threads.
+const PAR_COPY: usize = 1 << 20;
+
+/// `dst.copy_from_slice(src)`, on several threads when large: moving bytes
+/// between staging memory and host arrays is the host's share of every
+/// transfer, and one core moves only a few GB/s of it.
+fn copy_bytes(dst: &mut [u8], src: &[u8]) {
+    use rayon::prelude::*;
+    if src.len() < PAR_COPY {
+        dst.copy_from_slice(src);
+        return;
+    }
+    dst.par_chunks_mut(PAR_COPY / 4)
+        .zip(src.par_chunks(PAR_COPY / 4))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// Write `src` into the host array at byte `offset`.
+fn write_host(array: &Array, offset: usize, src: &[u8]) {
+    let mut data = array.data_mut();
+    match data.bytes_mut() {
+        Some(b) if offset + src.len() <= b.len() => {
+            copy_bytes(&mut b[offset..offset + src.len()], src)
+        }
+        _ => data.write_bytes(offset, src),
     }
 }

@@ -411,10 +411,15 @@ impl VulkanBackend {
         };
         match join {
             None => {
+                let mut waited = Vec::new();
                 for q in targets {
                     if d.queues.iter().any(|(id, _)| *id == q) {
                         d.wait_queue(q).map_err(fail)?;
+                        waited.push((q, d.queue(q).map_err(fail)?.submitted_value()));
                     }
+                }
+                for (q, v) in waited {
+                    store.tracker.waited(dev, q, v);
                 }
             }
             Some(into) => {

@@ -85,9 +85,17 @@ impl Tracker {
         v
     }
 
-    /// Forget what completed: `done(dev, queue)` is the queue's observed value.
-    pub fn retire(&mut self, mut done: impl FnMut(usize, QueueId) -> u64) {
-        self.ops.retain(|p| p.value > done(p.dev, p.queue));
+    /// The host waited for queue `queue` of `dev` up to `value`: its
+    /// operations up to there can no longer race with anything.
+    /// Queues joined into it (`wait(p) async(queue)`, transitively) are
+    /// waited for up to their join values too.
+    pub fn waited(&mut self, dev: usize, queue: QueueId, value: u64) {
+        let mut upto: Vec<(QueueId, u64)> = vec![(queue, value)];
+        if let Some(m) = self.joins.get(&(dev, queue)) {
+            upto.extend(m.iter().map(|(&q, &v)| (q, v)));
+        }
+        self.ops
+            .retain(|p| !(p.dev == dev && upto.iter().any(|&(q, v)| p.queue == q && p.value <= v)));
     }
 
     /// Queue `into` of `dev` waits on the device for `from` to reach `value`.
@@ -332,11 +340,11 @@ mod tests {
     }
 
     #[test]
-    fn joins_order_queues_transitively_and_retire_forgets() {
+    fn joins_order_queues_transitively_and_host_waits_forget() {
         let mut t = Tracker::default();
         let (q1, q2, q3) = (QueueId::Async(1), QueueId::Async(2), QueueId::Async(3));
         let written = acc(0, 10, Mode::None, Mode::Write);
-        t.record(0, q1, 4, written, Span::default(), "kernel");
+        t.record(0, q1, 4, written.clone(), Span::default(), "kernel");
         let w = acc(0, 10, Mode::None, Mode::Read);
         t.join(0, q2, q1, 3);
         assert!(
@@ -350,7 +358,13 @@ mod tests {
             t.check(0, q3, &w, Span::default(), "kernel").is_ok(),
             "through q2"
         );
-        t.retire(|_, q| if q == q1 { 4 } else { 0 });
+        // Waiting for q3 waits for q1 through the joins.
+        t.waited(0, q3, 1);
+        assert!(t.is_empty());
+        t.record(0, q1, 5, written, Span::default(), "kernel");
+        t.waited(0, q2, 9);
+        assert!(!t.is_empty(), "q1's later work was not joined into q2");
+        t.waited(0, q1, 5);
         assert!(t.is_empty());
     }
 }
