@@ -120,8 +120,9 @@ impl VkStorage {
         accesses: &[Access],
         what: &str,
     ) -> Result<Option<u64>, EnvError> {
+        // No refresh: races are decided by program order, and applying
+        // finished copies here would put host memcpys on the launch path.
         if !self.tracker.is_empty() {
-            self.refresh().map_err(EnvError::Device)?;
             for acc in accesses {
                 self.tracker
                     .check(dev, self.queue, acc, self.span, what)
