@@ -8,9 +8,12 @@
 //! thread the source through.
 
 use crate::span::Span;
-use miette::{Diagnostic, LabeledSpan, NamedSource, Severity};
+use miette::{
+    Diagnostic, LabeledSpan, MietteError, MietteSpanContents, NamedSource, Severity, SourceCode,
+    SourceSpan, SpanContents,
+};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// One user-facing error or warning.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,24 +66,26 @@ impl Diag {
     /// A label on a line longer than [`MAX_SHOWN_LINE`] bytes is not drawn
     /// (miette cannot lay out columns past 65,535 and panics); the position
     /// goes into the message instead.
+    ///
+    /// Costs O(log n) in the length of the source plus the lines shown (the
+    /// source's line index is built once, at its first diagnostic), so that
+    /// rendering every diagnostic of a large file stays linear.
     pub fn with_source(mut self, src: &Source) -> miette::Report {
-        let text = &*src.text;
         let long = self
             .labels
             .iter()
-            .any(|(s, _)| line_around(text, *s).len() > MAX_SHOWN_LINE);
+            .any(|(s, _)| src.line_len_around(*s) > MAX_SHOWN_LINE);
         if !long {
-            return miette::Report::new(self).with_source_code(src.named());
+            return miette::Report::new(self).with_source_code(src.clone());
         }
-        let s = self.span();
-        let start = (s.start as usize).min(text.len());
-        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let start = (self.span().start as usize).min(src.text.len());
+        let line = src.line_of(start);
         self.message = format!(
             "{} (at {}:{}:{}; the line is too long to show)",
             self.message,
             src.name,
-            s.line(text),
-            start - line_start + 1
+            line + 1,
+            start - src.line_starts()[line] + 1
         );
         self.labels.clear();
         miette::Report::new(self)
@@ -124,26 +129,19 @@ impl Diagnostic for Diag {
 /// The longest source line that diagnostics quote.
 pub const MAX_SHOWN_LINE: usize = 4096;
 
-/// The text of the lines that `span` touches.
-fn line_around(text: &str, span: Span) -> &str {
-    let start = (span.start as usize).min(text.len());
-    let end = (span.end as usize).clamp(start, text.len());
-    let lo = text.as_bytes()[..start]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    let hi = text.as_bytes()[end..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(text.len(), |i| end + i);
-    &text[lo..hi]
-}
-
 /// A named source text, shared by every diagnostic about it.
+///
+/// It is miette's [`SourceCode`] itself: a diagnostic reads only the lines
+/// around its labels, found through an index of line starts, where miette's
+/// implementation for text scans the text from its start (rendering `d`
+/// diagnostics of an `n`-byte text cost O(n·d): minutes for a megabyte of
+/// garbage).
 #[derive(Debug, Clone)]
 pub struct Source {
     pub name: Arc<str>,
     pub text: Arc<str>,
+    /// Start offsets of the lines of `text`, built at the first use.
+    lines: Arc<OnceLock<Vec<usize>>>,
 }
 
 impl Source {
@@ -151,10 +149,100 @@ impl Source {
         Source {
             name: Arc::from(name.into()),
             text: Arc::from(text.into()),
+            lines: Arc::default(),
         }
     }
+    /// A copy of the text as a miette source (the diagnostics of this crate
+    /// use the [`Source`] itself, which copies nothing).
     pub fn named(&self) -> NamedSource<String> {
         NamedSource::new(&*self.name, self.text.to_string())
+    }
+    /// Start offsets of the lines, with the line breaks miette counts
+    /// (`\n`, `\r\n` and a lone `\r`); the first is 0.
+    fn line_starts(&self) -> &[usize] {
+        self.lines.get_or_init(|| line_starts(&self.text))
+    }
+    /// The 0-based line holding byte `pos` (the last line, past the end).
+    fn line_of(&self, pos: usize) -> usize {
+        self.line_starts().partition_point(|&s| s <= pos) - 1
+    }
+    /// The length of the lines that `span` touches, line breaks excluded.
+    fn line_len_around(&self, span: Span) -> usize {
+        let text = self.text.as_bytes();
+        let starts = self.line_starts();
+        let start = (span.start as usize).min(text.len());
+        let end = (span.end as usize).clamp(start, text.len());
+        let lo = starts[self.line_of(start)];
+        let mut hi = starts
+            .get(self.line_of(end) + 1)
+            .copied()
+            .unwrap_or(text.len());
+        if hi > lo && text[hi - 1] == b'\n' {
+            hi -= 1;
+        }
+        if hi > lo && text[hi - 1] == b'\r' {
+            hi -= 1;
+        }
+        hi - lo
+    }
+}
+
+fn line_starts(text: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut starts = vec![0];
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\n' => starts.push(i + 1),
+            b'\r' => {
+                if b.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                }
+                starts.push(i + 1);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    starts
+}
+
+impl SourceCode for Source {
+    /// miette's own reading of a span and its context lines, run on a
+    /// window of the text a few lines wider than what it reads, with the
+    /// offsets and line numbers it returns moved back into the whole text:
+    /// the same contents as `str`'s implementation on the whole text.
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let text = &*self.text;
+        if span.offset() > text.len() {
+            // (miette's reading of text panics on this one)
+            return Err(MietteError::OutOfBounds);
+        }
+        let starts = self.line_starts();
+        // Two spare lines either side: miette decides nothing at the edges.
+        let first = self
+            .line_of(span.offset())
+            .saturating_sub(before.saturating_add(2));
+        let last = self
+            .line_of(span.offset().saturating_add(span.len()))
+            .saturating_add(after.saturating_add(3));
+        let lo = starts[first];
+        let hi = starts.get(last).copied().unwrap_or(text.len());
+        let local = SourceSpan::new((span.offset() - lo).into(), span.len());
+        let c = text[lo..hi].read_span(&local, before, after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.to_string(),
+            c.data(),
+            SourceSpan::new((c.span().offset() + lo).into(), c.span().len()),
+            c.line() + first,
+            c.column(),
+            c.line_count() + first,
+        )))
     }
 }
 
@@ -223,6 +311,84 @@ mod tests {
             out.contains("bad (at t.accl:1:9; the line is too long to show)"),
             "{out}"
         );
+    }
+
+    /// `Source`'s windowed reading returns what miette's reading of the
+    /// whole text does, for every span (empty, at and past the end, across
+    /// lines) of texts with every kind of line break, at every context size.
+    #[test]
+    fn windowed_spans_read_like_whole_text() {
+        let texts = [
+            "",
+            "x",
+            "\n",
+            "let a = 1;\nlet b = 2;\n\nlet c = a +\n  b;\n",
+            "a\r\nb\r\n\r\nc\rd\r\re\n\rf",
+            "one line with no end",
+            "\n\n\n\n\n\n\n\n\n\nten\n\n\n\n\n\n\n\n\n\n",
+            "\u{e9}t\u{e9}\n\u{1F600}\r\n\u{4e2d}\u{6587}\n",
+        ];
+        for text in texts {
+            let src = Source::new("t.accl", text);
+            let n = text.len();
+            for start in 0..=n {
+                for end in start..=(n + 2).min(start + 14) {
+                    for (before, after) in [(0, 0), (1, 1), (2, 0), (0, 3), (5, 5)] {
+                        let span = SourceSpan::new(start.into(), end - start);
+                        let want = text.read_span(&span, before, after);
+                        let got = src.read_span(&span, before, after);
+                        let what = format!("{text:?} {start}..{end} context {before}/{after}");
+                        match (want, got) {
+                            (Ok(w), Ok(g)) => {
+                                assert_eq!(g.data(), w.data(), "{what}");
+                                assert_eq!(g.span(), w.span(), "{what}");
+                                assert_eq!(g.line(), w.line(), "{what}");
+                                assert_eq!(g.column(), w.column(), "{what}");
+                                assert_eq!(g.line_count(), w.line_count(), "{what}");
+                                assert_eq!(g.name(), Some("t.accl"), "{what}");
+                            }
+                            (Err(_), Err(_)) => {}
+                            (w, g) => panic!("{what}: {:?} / {:?}", w.is_ok(), g.is_ok()),
+                        }
+                    }
+                }
+            }
+            // Past the end: an error (miette's reading of text panics).
+            let past = SourceSpan::new((n + 1).into(), 0);
+            assert!(src.read_span(&past, 0, 0).is_err());
+        }
+    }
+
+    /// A rendering reads the lines around its labels only: 4,000
+    /// diagnostics spread over a 4 MB text render in well under a second
+    /// (reading from the text's start for each, as miette does, took
+    /// minutes). The bound leaves room for slow unoptimised builds.
+    #[test]
+    fn rendering_many_diagnostics_of_a_large_text_is_linear() {
+        let filler = format!("// {}\n", "x".repeat(997));
+        let mut text = String::new();
+        let mut diags = Vec::new();
+        for i in 0..4000 {
+            let at = text.len();
+            text.push_str("$\n");
+            diags.push(Diag::error(
+                "accl::test",
+                format!("bad {i}"),
+                Span::new(at, at + 1),
+                "here",
+            ));
+            text.push_str(&filler);
+        }
+        let src = Source::new("big.accl", text);
+        let t = std::time::Instant::now();
+        let out = render_plain(&src, &diags, 80);
+        let took = t.elapsed();
+        assert!(
+            out.contains("bad 3999") && out.contains("big.accl:7999:1"),
+            "{}",
+            &out[out.len() - 600..]
+        );
+        assert!(took.as_secs() < 20, "rendering took {took:?}");
     }
 
     #[test]

@@ -34,8 +34,9 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
             Program::default()
         }
     };
+    let unmatched = unmatched(&toks);
     for d in &mut errors {
-        improve(d, &toks, src);
+        improve(d, &toks, &unmatched, src);
     }
     diags.extend(errors);
     dedup(&mut diags);
@@ -45,10 +46,12 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
 
 /// Sharpen a syntax error with what the parser's state does not know: the
 /// tokens around it (a missing `;` at a line's end, `elif`, an unclosed or
-/// unmatched bracket).
-fn improve(d: &mut Diag, toks: &[(usize, Tok<'_>, usize)], src: &str) {
+/// unmatched bracket). `unmatched` is [`unmatched`]`(toks)`, computed once:
+/// a search of the whole token list per error made many errors quadratic.
+fn improve(d: &mut Diag, toks: &[(usize, Tok<'_>, usize)], unmatched: &[usize], src: &str) {
     let at = d.span().start as usize;
-    let Some(k) = toks.iter().position(|t| t.0 >= at) else {
+    let k = toks.partition_point(|t| t.0 < at);
+    if k == toks.len() {
         if d.code == "accl::parse::unexpected_eof" {
             if let Some((l, tok, r)) = unclosed(toks) {
                 d.labels
@@ -56,7 +59,7 @@ fn improve(d: &mut Diag, toks: &[(usize, Tok<'_>, usize)], src: &str) {
             }
         }
         return;
-    };
+    }
     if d.code != "accl::parse::unexpected_token" || toks[k].0 != at {
         return;
     }
@@ -88,7 +91,7 @@ fn improve(d: &mut Diag, toks: &[(usize, Tok<'_>, usize)], src: &str) {
         }
     }
     if matches!(toks[k].1, Tok::RParen | Tok::RBracket | Tok::RBrace)
-        && unmatched(toks).contains(&k)
+        && unmatched.binary_search(&k).is_ok()
     {
         d.labels[0].1 = format!("this {} has no opening bracket", toks[k].1);
         d.help = Some("remove it, or add the missing opening bracket before it".into());
@@ -110,7 +113,7 @@ fn unclosed<'s>(toks: &[(usize, Tok<'s>, usize)]) -> Option<(usize, Tok<'s>, usi
     stack.pop()
 }
 
-/// Indices of closing brackets with no opening bracket to match.
+/// Indices of closing brackets with no opening bracket to match, ascending.
 fn unmatched(toks: &[(usize, Tok<'_>, usize)]) -> Vec<usize> {
     let mut depth = 0usize;
     let mut out = Vec::new();

@@ -300,3 +300,41 @@ fn a_hundred_thousand_statements() {
     let src = "let x = 1;\nx = x + 1;\n".repeat(50_000);
     assert!(front_end(&src).is_empty());
 }
+
+// ---------------------------------------------------------------- many errors in large inputs
+//
+// Found while probing past the fuzz targets' 4 KiB inputs (docs/fuzzing.md):
+// work per error that grew with the input made these quadratic (minutes for
+// a megabyte). Each runs in well under a second now, optimised; the bounds
+// leave room for unoptimised builds on a slow machine, and are far below
+// what the quadratic versions took.
+
+fn front_end_within(src: &str, secs: u64) -> Vec<Diag> {
+    let t = std::time::Instant::now();
+    let diags = front_end(src);
+    let took = t.elapsed();
+    assert!(
+        took.as_secs() < secs,
+        "{} diagnostics took {took:?}",
+        diags.len()
+    );
+    diags
+}
+
+#[test]
+fn twenty_thousand_unmatched_brackets() {
+    // Each syntax error searched the whole token list (twice).
+    let diags = front_end_within(&"let x = 1);\n".repeat(20_000), 30);
+    assert_eq!(diags.len(), 20_000);
+    assert_eq!(diags[19_999].labels[0].1, "this `)` has no opening bracket");
+}
+
+#[test]
+fn fifty_thousand_bad_characters() {
+    // Rendering read the source from its start for every diagnostic.
+    let diags = front_end_within(&"$\n".repeat(50_000), 30);
+    assert_eq!(diags.len(), 50_000);
+    let src = Source::new("t.accl", "$\n".repeat(50_000));
+    let out = render_plain(&src, &diags[49_999..], 80);
+    assert!(out.contains("[t.accl:50000:1]"), "{out}");
+}
