@@ -265,10 +265,54 @@ pub fn did_you_mean<'a>(
     name: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
+    let mut unlimited = usize::MAX;
+    did_you_mean_within(name, candidates, &mut unlimited)
+}
+
+/// Names longer than this many characters are neither given a suggestion
+/// nor suggested: the edit distance costs the product of the two lengths
+/// (two 1 MB identifiers were 10^12 steps).
+pub const MAX_SUGGESTED_NAME: usize = 64;
+
+/// [`did_you_mean`] doing at most `budget` units of work (one per candidate
+/// looked at, one per cell of each edit-distance table), deducted from it.
+/// When the budget runs out, the best candidate so far (or none): a checker
+/// shares one budget among all its suggestions, so that thousands of
+/// unknown names among thousands of variables stay linear.
+pub fn did_you_mean_within<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    budget: &mut usize,
+) -> Option<&'a str> {
+    if name.len() > 4 * MAX_SUGGESTED_NAME {
+        return None;
+    }
+    let n = name.chars().count();
+    if n > MAX_SUGGESTED_NAME {
+        return None;
+    }
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
-        let d = edit_distance(name, c);
+        if *budget == 0 {
+            break;
+        }
+        *budget -= 1;
+        if c.len() > 4 * MAX_SUGGESTED_NAME {
+            continue;
+        }
+        let m = c.chars().count();
         let limit = (name.len().max(c.len()) / 3).max(1);
+        // The distance is at least the difference of the lengths.
+        if m > MAX_SUGGESTED_NAME || n.abs_diff(m) > limit {
+            continue;
+        }
+        let cells = (n + 1) * (m + 1);
+        if cells > *budget {
+            *budget = 0;
+            break;
+        }
+        *budget -= cells;
+        let d = edit_distance(name, c);
         if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, c));
         }
@@ -398,5 +442,28 @@ mod tests {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(did_you_mean("coutn", ["count", "total"]), Some("count"));
         assert_eq!(did_you_mean("xyz", ["count", "total"]), None);
+    }
+
+    #[test]
+    fn suggestions_are_bounded() {
+        // Long names: no suggestion, and no 10^10-step distance either.
+        let long = "v".repeat(100_000);
+        let longer = format!("{long}x");
+        assert_eq!(did_you_mean(&longer, [long.as_str()]), None);
+        let at_cap = "v".repeat(MAX_SUGGESTED_NAME);
+        let typo = format!("{}x", &at_cap[1..]);
+        assert_eq!(
+            did_you_mean(&typo, [at_cap.as_str()]),
+            Some(at_cap.as_str())
+        );
+        // A spent budget: the best so far, then nothing.
+        let mut budget = 100;
+        assert_eq!(
+            did_you_mean_within("coutn", ["count"], &mut budget),
+            Some("count")
+        );
+        assert_eq!(budget, 100 - 1 - 36);
+        let mut budget = 0;
+        assert_eq!(did_you_mean_within("coutn", ["count"], &mut budget), None);
     }
 }

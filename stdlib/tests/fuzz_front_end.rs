@@ -338,3 +338,29 @@ fn fifty_thousand_bad_characters() {
     let out = render_plain(&src, &diags[49_999..], 80);
     assert!(out.contains("[t.accl:50000:1]"), "{out}");
 }
+
+#[test]
+fn thousands_of_unknown_names_among_thousands_of_variables() {
+    // Every unknown name compared itself with every variable in scope.
+    let mut src: String = (0..20_000).map(|i| format!("let v{i} = 1;\n")).collect();
+    src.push_str(&"let y = coutn;\n".repeat(2_000));
+    let diags = front_end_within(&src, 30);
+    assert_eq!(diags.len(), 2_000);
+    assert!(diags.iter().all(|d| d.code == "accl::name::unknown"));
+    // A suggestion still comes where there is one to make.
+    let diags = front_end("let count = 1;\nlet y = coutn;\n");
+    assert_eq!(
+        diags[0].help.as_deref(),
+        Some("a name with a similar spelling exists: `count`")
+    );
+}
+
+#[test]
+fn an_unknown_name_a_hundred_thousand_characters_long() {
+    // The edit distance of two such names was 10^10 steps.
+    let long = "v".repeat(100_000);
+    let src = format!("let {long} = 1;\nlet y = {long}x;\nfn {long}() {{ }}\n{long}y();\n");
+    let diags = front_end_within(&src, 30);
+    let codes: Vec<&str> = diags.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["accl::name::unknown", "accl::name::unknown_fn"]);
+}

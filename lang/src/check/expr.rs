@@ -681,15 +681,20 @@ impl Checker<'_> {
             return self.user_call(fh, f, args, span);
         }
         let Some(id) = self.builtins.lookup(&f.name) else {
-            let mut names: Vec<String> = self.fn_names.keys().cloned().collect();
-            names.extend(self.builtins.names().map(String::from));
+            let mut names: Vec<String> = Vec::new();
+            if self.suggest_budget > 0 {
+                names.extend(self.fn_names.keys().cloned());
+                names.extend(self.builtins.names().map(String::from));
+            }
             let mut d = Diag::error(
                 "accl::name::unknown_fn",
                 format!("cannot find function `{}`", f.name),
                 f.span,
                 "not a function or builtin",
             );
-            if let Some(s) = crate::diag::did_you_mean(&f.name, names.iter().map(String::as_str)) {
+            let budget = &mut self.suggest_budget;
+            let similar = names.iter().map(String::as_str);
+            if let Some(s) = crate::diag::did_you_mean_within(&f.name, similar, budget) {
                 d = d.with_help(format!("a function with a similar name exists: `{s}`"));
             }
             self.err(d);

@@ -18,7 +18,7 @@ mod expr;
 use crate::arena::Arena;
 use crate::ast;
 use crate::builtins::Builtins;
-use crate::diag::{did_you_mean, Diag};
+use crate::diag::{did_you_mean_within, Diag};
 use crate::hir::{self, ExprH, FnH, LocalH};
 use crate::span::Span;
 use crate::types::Type;
@@ -154,7 +154,14 @@ struct Checker<'b> {
     capture: Option<Capture>,
     /// Checking the body of a top-level function (not the top level).
     in_fn: bool,
+    /// Work left for "did you mean" suggestions, shared by all of them
+    /// ([`crate::diag::did_you_mean_within`]).
+    suggest_budget: usize,
 }
+
+/// Work for all the "did you mean"s of one check: thousands of suggestions
+/// among a few hundred names; past it, unknown names get none.
+const SUGGEST_BUDGET: usize = 10_000_000;
 
 impl<'b> Checker<'b> {
     fn new(builtins: &'b Builtins, src: &'b str) -> Self {
@@ -174,6 +181,7 @@ impl<'b> Checker<'b> {
             dev: Vec::new(),
             capture: None,
             in_fn: false,
+            suggest_budget: SUGGEST_BUDGET,
         }
     }
 
@@ -940,14 +948,19 @@ fn stmt_returns(s: &ast::Stmt) -> bool {
 
 impl Checker<'_> {
     fn unknown_name(&mut self, name: &str, span: Span) {
-        let names = self.visible_names();
+        let names = if self.suggest_budget > 0 {
+            self.visible_names()
+        } else {
+            Vec::new()
+        };
         let mut d = Diag::error(
             "accl::name::unknown",
             format!("cannot find `{name}` in this scope"),
             span,
             "not found",
         );
-        if let Some(s) = did_you_mean(name, names.iter().map(String::as_str)) {
+        let budget = &mut self.suggest_budget;
+        if let Some(s) = did_you_mean_within(name, names.iter().map(String::as_str), budget) {
             d = d.with_help(format!("a name with a similar spelling exists: `{s}`"));
         } else if self.in_fn {
             d = d.with_help("functions see only their parameters, constants and other functions; pass the value as a parameter");
