@@ -364,3 +364,59 @@ fn an_unknown_name_a_hundred_thousand_characters_long() {
     let codes: Vec<&str> = diags.iter().map(|d| d.code).collect();
     assert_eq!(codes, ["accl::name::unknown", "accl::name::unknown_fn"]);
 }
+
+#[test]
+fn forty_thousand_functions_in_a_call_chain() {
+    // Recursion was a search from every function, device legality a
+    // fixpoint over the call graph: both quadratic in the functions.
+    let n = 40_000;
+    let chain: String = (0..n)
+        .map(|i| format!("fn g{i}(x: i32) -> i32 {{ return g{}(x) + 1; }}\n", i + 1))
+        .collect();
+    let kernel = "let a = zeros(i32, 4);\nparallel loop for i in 0..4 { a[i] = g0(i); }\n";
+    // The last one prints: every function is illegal on the device, and the
+    // error names the first call and the line at the end of the chain.
+    let src = format!("{chain}fn g{n}(x: i32) -> i32 {{ print(x); return x; }}\n{kernel}");
+    let diags = front_end_within(&src, 30);
+    assert_eq!(diags.len(), 1);
+    assert_eq!(diags[0].code, "accl::device::illegal_fn");
+    assert_eq!(
+        diags[0].labels[1].1,
+        "calls `g1`, which cannot run on the device"
+    );
+    assert_eq!(&src[diags[0].labels[2].0.range()], "print(x)");
+    // The last one calls the first: a cycle of 40,001 functions.
+    let src = format!("{chain}fn g{n}(x: i32) -> i32 {{ return g0(x); }}\n{kernel}");
+    let diags = front_end_within(&src, 30);
+    assert_eq!(diags.len(), 1);
+    assert_eq!(
+        diags[0].labels[1].1,
+        "`g0` is recursive (the call here leads back to it)"
+    );
+    assert_eq!(&src[diags[0].labels[1].0.range()], "g1(x)");
+}
+
+#[test]
+fn mutual_recursion_and_calls_of_illegal_functions() {
+    let src = "fn a(x: i32) -> i32 { return b(x); }\nfn b(x: i32) -> i32 { return a(x) + c(x); }\n\
+               fn c(x: i32) -> i32 { return x; }\nfn d(x: i32) -> i32 { return c(x) + b(x); }\n\
+               let v = zeros(i32, 4);\n\
+               parallel loop for i in 0..4 { v[i] = a(i) + b(i) + c(i) + d(i); }\n";
+    let diags = front_end(src);
+    let labels: Vec<(&str, &str)> = diags
+        .iter()
+        .map(|d| (&src[d.labels[1].0.range()], d.labels[1].1.as_str()))
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            ("b(x)", "`a` is recursive (the call here leads back to it)"),
+            ("a(x)", "`b` is recursive (the call here leads back to it)"),
+            ("b(x)", "calls `b`, which cannot run on the device"),
+        ]
+    );
+    assert_eq!(
+        diags[2].labels[2].1,
+        "`b` is recursive (the call here leads back to it)"
+    );
+}
