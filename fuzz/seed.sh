@@ -41,7 +41,7 @@ for f in "${examples[@]}"; do
     # `1 << 20` -> `1 << 4`, 1000 -> 16, 100_000 -> 16
     sed -E -e 's/1 << [0-9]+/1 << 4/g' -e 's/\b[0-9][0-9_]{2,}\b/16/g' "$f" > "$small"
     for g in "$f" "$small"; do
-        [ "$(wc -c < "$g")" -le 4096 ] && add pipeline "$g"
+        if [ "$(wc -c < "$g")" -le 4096 ]; then add pipeline "$g"; fi
     done
 done
 for f in "$fuzz"/seeds/common/* "$fuzz"/seeds/pipeline/*; do
