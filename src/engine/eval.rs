@@ -65,7 +65,8 @@ impl Engine {
     fn front_end(&self, name: &str, src: &str) -> Result<Prepared, Error> {
         // Earlier declarations go in front of the input, less those it declares again.
         let (own, _) = lang::parse(src);
-        let redeclared: Vec<&str> = own.stmts.iter().filter_map(decl_name).collect();
+        let redeclared: std::collections::HashSet<&str> =
+            own.stmts.iter().filter_map(decl_name).collect();
         let mut prefix = String::new();
         for (n, text) in &self.decls {
             if !redeclared.contains(&n.as_str()) {
@@ -165,6 +166,13 @@ impl Engine {
             v.bits = fr.s[l.index()];
             v.array = fr.a[l.index()].clone();
         }
+        // By name, so that keeping an input's many declarations is linear.
+        let mut var_at: std::collections::HashMap<String, usize> = self
+            .vars
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.name.clone(), i))
+            .collect();
         for st in &prog.main.block {
             if let StmtKind::Let { local, .. } = st.kind {
                 let loc = &prog.main.locals[local];
@@ -174,12 +182,21 @@ impl Engine {
                     bits: fr.s[local.index()],
                     array: fr.a[local.index()].clone(),
                 };
-                match self.vars.iter_mut().find(|v| v.name == var.name) {
-                    Some(v) => *v = var,
-                    None => self.vars.push(var),
+                match var_at.get(&var.name) {
+                    Some(&i) => self.vars[i] = var,
+                    None => {
+                        var_at.insert(var.name.clone(), self.vars.len());
+                        self.vars.push(var);
+                    }
                 }
             }
         }
+        let mut decl_at: std::collections::HashMap<String, usize> = self
+            .decls
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.0.clone(), i))
+            .collect();
         for s in &ast.stmts {
             let Some(n) = decl_name(s) else { continue };
             if (s.span.start as usize) < offset {
@@ -189,9 +206,12 @@ impl Engine {
             if !text.trim_end().ends_with(';') && !text.trim_end().ends_with('}') {
                 text.push(';');
             }
-            match self.decls.iter_mut().find(|d| d.0 == n) {
-                Some(d) => d.1 = text,
-                None => self.decls.push((n.to_string(), text)),
+            match decl_at.get(n) {
+                Some(&i) => self.decls[i].1 = text,
+                None => {
+                    decl_at.insert(n.to_string(), self.decls.len());
+                    self.decls.push((n.to_string(), text));
+                }
             }
         }
         Ok(out.filter(|v| !matches!(v, Val::Unit)))
