@@ -21,7 +21,7 @@
 //!   `break`/`continue` of the inner loop, `return`, atomics, nested
 //!   constructs, or calls that could touch arrays;
 //! * every array it writes is read and written only at one index list,
-//!   which has the inner loop variable itself as one component and
+//!   which has each collapsed loop variable itself as a component and
 //!   otherwise uses only loop variables of the nest and values from outside
 //!   the construct: distinct iterations touch distinct elements and read
 //!   nothing another iteration writes.

@@ -83,11 +83,6 @@ pub struct DevState {
     /// Bytes of accl arrays on the device now (shared with their buffers,
     /// which give their bytes back when dropped).
     pub used: Rc<Cell<u64>>,
-    /// Bounds-check mode and the loop budget kernels are compiled with.
-    pub checks: bool,
-    pub loop_budget: u32,
-    /// Features treated as missing (a testing aid, [`crate::Engine::disable_device_feature`]).
-    pub disabled: Vec<String>,
     /// The fault buffer every kernel with checks or a budget binds (made
     /// on first use; host-visible, so reading it needs no copy).
     fault_buf: Option<Buffer>,
@@ -143,16 +138,14 @@ impl DevState {
             limits: WaitLimits::default(),
             lost: None,
             used: Rc::new(Cell::new(0)),
-            checks: false,
-            loop_budget: 0,
-            disabled: Vec::new(),
             fault_buf: None,
             device,
         })
     }
 
-    /// The specialisation of kernels for this device (index width set per launch).
-    pub fn spec(&self) -> Spec {
+    /// The specialisation of kernels for this device under the backend's
+    /// kernel options (index width set per launch).
+    pub fn spec(&self, o: &KernelOptions) -> Spec {
         let info = self.device.info();
         let f = self.device.features();
         let l = &info.limits;
@@ -167,8 +160,8 @@ impl DevState {
                 .min(l.max_compute_work_group_size[0])
                 .max(1),
             index_width: compiler::IndexWidth::U32,
-            checks: self.checks,
-            loop_budget: self.loop_budget,
+            checks: o.checks,
+            loop_budget: o.loop_budget,
             features: Features {
                 float64: f.shader_float64,
                 int64: f.shader_int64,
@@ -177,7 +170,7 @@ impl DevState {
                 float32_atomic_add: f.shader_buffer_float32_atomic_add,
                 float64_atomic_add: f.shader_buffer_float64_atomic_add,
             }
-            .without_all(&self.disabled),
+            .without_all(&o.disabled),
             max_push_constants: l.max_push_constants_size.min(128),
             // llvmpipe leaves every loop after 65,535 iterations in total
             // per SIMD group (`compiler::unroll`); unrolling divides that.
@@ -186,7 +179,7 @@ impl DevState {
             // loop (the Mandelbrot kernel) from 1.31x down to 1.10x.
             unroll: if info.driver.contains("llvmpipe") || info.name.contains("llvmpipe") {
                 8
-            } else if self.loop_budget != 0 {
+            } else if o.loop_budget != 0 {
                 4
             } else {
                 1
@@ -721,6 +714,16 @@ impl From<vk_runtime::VkError> for Fault {
             e => Fault::Failed(e.to_string()),
         }
     }
+}
+
+/// How kernels are compiled, for every device of a backend: bounds-check
+/// mode, the loop watchdog's budget, and features treated as missing (a
+/// testing aid, [`crate::Engine::disable_device_feature`]).
+#[derive(Debug, Clone, Default)]
+pub struct KernelOptions {
+    pub checks: bool,
+    pub loop_budget: u32,
+    pub disabled: Vec<String>,
 }
 
 /// Turning off features by name (unknown names were refused when set).

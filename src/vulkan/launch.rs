@@ -258,8 +258,11 @@ fn dispatch(
     (vector_length, num_gangs): (Option<u32>, Option<u64>),
 ) -> R<Vec<Value>> {
     let queue = table.store.queue;
-    let d = table.store.dev(dev).map_err(|f| launch_fault(c.span, f))?;
-    let mut spec = d.spec();
+    let (d, kernels) = table
+        .store
+        .dev_and_kernels(dev)
+        .map_err(|f| launch_fault(c.span, f))?;
+    let mut spec = d.spec(kernels);
     let limits = d.device.info().limits.clone();
     let args = LaunchArgs {
         params,

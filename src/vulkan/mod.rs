@@ -143,9 +143,10 @@ impl VulkanBackend {
             trace: None,
             limits: Default::default(),
             mem_limit: None,
-            checks: false,
-            loop_budget: DEFAULT_LOOP_BUDGET,
-            disabled: Vec::new(),
+            kernels: device::KernelOptions {
+                loop_budget: DEFAULT_LOOP_BUDGET,
+                ..Default::default()
+            },
         };
         Ok(VulkanBackend {
             table: RefCell::new(Table::new(store)),
@@ -155,7 +156,9 @@ impl VulkanBackend {
 
     /// The kernel specialisation of device `d` (opening it).
     pub fn spec(&self, d: usize) -> Result<compiler::Spec, String> {
-        Ok(self.table.borrow_mut().store.dev(d)?.spec())
+        let mut t = self.table.borrow_mut();
+        let (dev, kernels) = t.store.dev_and_kernels(d)?;
+        Ok(dev.spec(kernels))
     }
 }
 
@@ -252,7 +255,7 @@ impl Backend for VulkanBackend {
     ) -> R<()> {
         let mut t = self.table.borrow_mut();
         let store = &mut t.store;
-        store.limits = cx.wait_limits();
+        store.set_limits(cx.wait_limits());
         store.queue = queue;
         store.span = span;
         if store.tracker.is_empty() && store.names.len() > 4096 {
@@ -271,7 +274,7 @@ impl Backend for VulkanBackend {
         span: Span,
     ) -> R<()> {
         let t0 = std::time::Instant::now();
-        self.table.borrow_mut().store.limits = cx.wait_limits();
+        self.table.borrow_mut().store.set_limits(cx.wait_limits());
         let r = self.wait_inner(cx, queues, join, span);
         if let Some(t) = &mut self.table.borrow_mut().store.trace {
             let qs = match queues {
@@ -346,16 +349,16 @@ impl Backend for VulkanBackend {
         Ok(!store.tracker.is_empty())
     }
     fn set_wait_limits(&self, limits: crate::interp::WaitLimits) {
-        self.table.borrow_mut().store.limits = limits;
+        self.table.borrow_mut().store.set_limits(limits);
     }
     fn set_device_memory_limit(&self, bytes: Option<u64>) {
         self.table.borrow_mut().store.mem_limit = bytes;
     }
     fn set_checks(&self, on: bool) {
-        self.table.borrow_mut().store.checks = on;
+        self.table.borrow_mut().store.kernels.checks = on;
     }
     fn set_loop_budget(&self, n: u32) {
-        self.table.borrow_mut().store.loop_budget = n;
+        self.table.borrow_mut().store.kernels.loop_budget = n;
     }
     fn disable_feature(&self, name: &str) -> Result<(), String> {
         if compiler::Features::default().without(name).is_none() {
@@ -367,6 +370,7 @@ impl Backend for VulkanBackend {
         self.table
             .borrow_mut()
             .store
+            .kernels
             .disabled
             .push(name.to_string());
         Ok(())

@@ -53,15 +53,13 @@ pub struct VkStorage {
     pub tracker: Tracker,
     /// The timeline trace being recorded, if any.
     pub trace: Option<super::trace::TraceLog>,
-    /// What may stop a host wait (the running input's limits).
+    /// What may stop a host wait (the running input's limits); every open
+    /// device has a copy ([`VkStorage::set_limits`]).
     pub limits: crate::interp::WaitLimits,
     /// The embedder's cap on device memory per device, in bytes.
     pub mem_limit: Option<u64>,
-    /// Bounds-check mode and the loop budget of kernels compiled from now on.
-    pub checks: bool,
-    pub loop_budget: u32,
-    /// Device features treated as missing (a testing aid).
-    pub disabled: Vec<String>,
+    /// How kernels compiled from now on are specialised.
+    pub kernels: super::device::KernelOptions,
 }
 
 impl VkStorage {
@@ -76,14 +74,29 @@ impl VkStorage {
                 d.set_profiling(true)?;
             }
             d.tracing = self.trace.is_some();
+            d.limits = self.limits.clone();
             self.devs[dev] = Some(d);
         }
+        Ok(self.devs[dev].as_mut().expect("opened above"))
+    }
+
+    /// Device `dev` (opened on first use) and the kernel options to
+    /// specialise for it.
+    pub fn dev_and_kernels(
+        &mut self,
+        dev: usize,
+    ) -> Result<(&mut DevState, &super::device::KernelOptions), Fault> {
+        self.dev(dev)?;
         let d = self.devs[dev].as_mut().expect("opened above");
-        d.limits.clone_from(&self.limits);
-        d.checks = self.checks;
-        d.loop_budget = self.loop_budget;
-        d.disabled.clone_from(&self.disabled);
-        Ok(d)
+        Ok((d, &self.kernels))
+    }
+
+    /// The limits host waits honour, on every device (opened or not yet).
+    pub fn set_limits(&mut self, limits: crate::interp::WaitLimits) {
+        for d in self.devs.iter_mut().flatten() {
+            d.limits = limits.clone();
+        }
+        self.limits = limits;
     }
 
     /// Apply the async copies that completed. (What the race tracker
