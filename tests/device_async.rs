@@ -279,6 +279,59 @@ wait;";
 }
 
 #[test]
+fn large_copies_go_straight_between_device_and_host_arrays() {
+    // Copies of 256 KiB or more move between device memory and the host
+    // array itself (imported host memory, no staging). Rows of 1001 bytes
+    // put the sections at odd host offsets; the `bool` array and the small
+    // copies go through staging. Results must equal the host reference's.
+    let src = "
+        let img = zeros(u8, 2048, 1001);
+        let src = zeros(i32, 2048, 257);
+        for y in 0..2048 { for x in 0..257 { src[y, x] = y * 7 + x; } }
+        let flags = zeros(bool, 600000);
+        let small = zeros(f32, 1000);
+        enter data create(img, flags, small);
+        enter data copyin(src) async(1);
+        wait(1);
+        for b in 0..4 {
+            let y0 = 1 + b * 511;
+            let q = b % 2 + 1;
+            parallel loop async(q) for y in y0..y0 + 511 {
+                for x in 0..1001 { img[y, x] = ((src[y, x % 257] + x) % 251) as u8; }
+            }
+            update self(img[y0:511]) async(q);
+        }
+        wait;
+        for y in 0..2048 { src[y, 0] = -y; }
+        update device(src[0:2048]) async(2);
+        parallel loop async(2) for i in 0..600000 { flags[i] = i % 3 == 0 || src[i % 2048, 0] < -2000; }
+        parallel loop async(2) for i in 0..1000 { small[i] = src[i, 0] as f32 * 0.5; }
+        update self(flags) async(2);
+        update self(small) async(2);
+        wait(2);
+        parallel loop for y in 0..2048 { img[y, 0] = (src[y, 0] % 200 + 200) as u8; }
+        update self(img[0:2048]);
+        wait;
+        exit data delete(img, flags, small, src);";
+    let (_, dev) = same_as_host(src, Floats::Exact);
+    ok(&dev);
+
+    let v = common::trace_of(src);
+    let names: Vec<&str> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["name"].as_str())
+        .collect();
+    let count = |n: &str| names.iter().filter(|&&x| x == n).count();
+    // The four blocks, the whole `img` (synchronous) and `flags` and
+    // `small` (staged); `src` up twice.
+    assert_eq!(count("download direct"), 5, "{names:?}");
+    assert_eq!(count("download"), 2, "{names:?}");
+    assert_eq!(count("upload direct"), 2, "{names:?}");
+}
+
+#[test]
 fn the_trace_has_a_host_track_and_one_track_per_queue() {
     let src = "let a = zeros(f32, 4096);
 data create(a) {
@@ -288,14 +341,8 @@ data create(a) {
     update self(a[2048:2048]) async(2);
     wait;
 }";
-    std::env::set_var("ACCL_VALIDATION", "1");
-    std::env::set_var("ACCL_CACHE_DIR", "off");
-    let mut e = accl::Engine::vulkan(0).unwrap();
-    e.start_trace().unwrap();
-    e.eval(src).unwrap_or_else(|d| panic!("{}", d.render(100)));
-    let json = e.stop_trace().unwrap();
-    assert!(e.take_validation_messages().is_empty());
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let v = common::trace_of(src);
+    let json = v.to_string();
     let ev = v["traceEvents"].as_array().unwrap();
     let on = |pid: u64, tid: &str, name: &str| {
         ev.iter().any(|x| {

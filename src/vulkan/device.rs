@@ -22,7 +22,9 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 use stdlib::Array;
-use vk_runtime::{Buffer, ComputePipeline, Device, Instance, Queue, StagingBuffer, StagingKind};
+use vk_runtime::{
+    Buffer, ComputePipeline, Device, HostBuffer, Instance, Queue, StagingBuffer, StagingKind,
+};
 
 /// Operations an async queue records before its batch is submitted without
 /// waiting for a join or a wait: large enough to amortise a submission over
@@ -44,17 +46,58 @@ pub struct Completion {
 /// The largest staging buffer kept (bigger transfers go in chunks).
 const STAGING_MAX: u64 = 64 << 20;
 
+/// Transfers of at least this many bytes go straight between device memory
+/// and the host array, imported into Vulkan, where the device can import
+/// host memory: no staging buffer, no host copy. (Smaller ones cost less
+/// through staging than an import does the first time.)
+const DIRECT_MIN: usize = 256 << 10;
+
 /// Bytes of spare async download staging kept per device.
 const SPARE_MAX: u64 = 256 << 20;
 
 /// Pipelines by (construct uid, specialisation, work-group size).
 type PipelineKey = (u64, Spec, u32);
 
+/// Where the direct copies of an async queue to the host run.
+///
+/// In the queue's own stream, a block's copy back delays whatever comes
+/// next on the same Vulkan queue, often another accl queue's kernel (a GPU
+/// runs each queue's work in order, and accl queues share Vulkan queues).
+/// On a copy engine (a transfer-only queue family) the copy runs beside
+/// the kernels instead: the companion queue waits on the device for the
+/// accl queue's work so far, copies, and the accl queue's next submission
+/// waits for the copy, so the accl queue's order is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CopyEngines {
+    /// Copies stay on their queue.
+    Off,
+    /// Companions on the transfer-only queues.
+    Transfer,
+    /// Companions on the compute queues, for a device without copy
+    /// engines: a testing aid (`ACCL_COPY_QUEUES=1`) that runs the
+    /// companion path on lavapipe.
+    Forced,
+}
+
 pub struct DevState {
     // Field order is drop order: work and buffers before the device.
     /// The synchronous queue first, then async queues in order of first use.
     pub queues: Vec<(QueueId, Queue)>,
+    /// Copy queues, each the companion of one async queue: where that
+    /// queue's direct copies to the host go ([`CopyEngines`]).
+    pub copies: Vec<(QueueId, Queue)>,
+    copy_engines: CopyEngines,
+    /// The last companion copy of each async queue that the host has not
+    /// waited for: (index in `copies`, its value). A wait on the queue also
+    /// waits for it, and a join also joins it.
+    copied: HashMap<QueueId, (usize, u64)>,
     pub completions: Vec<Completion>,
+    /// Host arrays imported for direct copies, by array id, each with a
+    /// handle that keeps its (never moving) elements alive while the
+    /// import exists. After `queues`: no batch records them when they go.
+    imports: HashMap<u64, (HostBuffer, Array)>,
+    /// Copy large transfers straight to and from host arrays.
+    pub direct: bool,
     /// Timestamps on for every queue.
     pub profiling: bool,
     /// Record submissions for a trace.
@@ -115,6 +158,12 @@ impl DevState {
         let device = Device::new(instance, adapter).map_err(Fault::from)?;
         let queue = Queue::new(&device, 0).map_err(Fault::from)?;
         let queues = vec![(QueueId::Sync, queue)];
+        let copy_engines = match std::env::var("ACCL_COPY_QUEUES").as_deref() {
+            Ok("0") => CopyEngines::Off,
+            Ok("1") if device.transfer_queues().is_empty() => CopyEngines::Forced,
+            _ if device.transfer_queues().is_empty() => CopyEngines::Off,
+            _ => CopyEngines::Transfer,
+        };
         let cache_file = cache_file(device.info());
         if let Some(f) = &cache_file {
             // A missing or stale cache only costs compile time.
@@ -122,7 +171,14 @@ impl DevState {
         }
         Ok(DevState {
             queues,
+            copies: Vec::new(),
+            copy_engines,
+            copied: HashMap::new(),
             completions: Vec::new(),
+            imports: HashMap::new(),
+            // A knob for measuring, and a way around a driver whose imports
+            // misbehave.
+            direct: std::env::var_os("ACCL_DIRECT_COPY").is_none_or(|v| v != "0"),
             profiling: false,
             tracing: false,
             submits: Vec::new(),
@@ -261,6 +317,32 @@ impl DevState {
         Ok(&mut self.queues[i].1)
     }
 
+    /// The companion copy queue of async queue `id` (made on first use,
+    /// round robin over the copy engines), by index in `copies`.
+    fn copy_queue(&mut self, id: QueueId) -> Result<usize, Fault> {
+        if let Some(i) = self.copies.iter().position(|(q, _)| *q == id) {
+            return Ok(i);
+        }
+        let n = self.copies.len();
+        let mut q = match self.copy_engines {
+            CopyEngines::Transfer => {
+                // The first copy-engine family only: NVIDIA lists several,
+                // and the later ones (fewer timestamp bits) copied slower.
+                let mut t = self.device.transfer_queues();
+                let first = t[0].family;
+                t.retain(|q| q.family == first);
+                Queue::on_vk_queue(&self.device, t[n % t.len()])
+            }
+            _ => Queue::new(&self.device, self.queues.len() + n),
+        }
+        .map_err(Fault::from)?;
+        if self.profiling {
+            q.enable_timestamps(true).map_err(Fault::from)?;
+        }
+        self.copies.push((id, q));
+        Ok(n)
+    }
+
     /// The timeline value the open batch of `id` will signal.
     pub fn next_value(&mut self, id: QueueId) -> Result<u64, Fault> {
         Ok(self.queue(id)?.submitted_value() + 1)
@@ -293,10 +375,25 @@ impl DevState {
         Ok(v)
     }
 
+    /// Submit what `id` has recorded, if anything; the last value
+    /// submitted. (A wait on a companion copy alone is not submitted: a
+    /// host wait covers the copy through `copied`, and the next batch with
+    /// work carries the device-side wait.)
+    fn flush(&mut self, id: QueueId) -> Result<u64, Fault> {
+        let tracing = self.tracing;
+        let q = self.queue(id)?;
+        let before = q.submitted_value();
+        let v = q.submit_work().map_err(|e| self.fault(e))?;
+        if tracing && v != before {
+            self.submits.push((id, v, std::time::Instant::now()));
+        }
+        Ok(v)
+    }
+
     /// Submit what `id` has recorded and block until it is done; then apply
     /// the completions it reached.
     pub fn wait_queue(&mut self, id: QueueId) -> Result<(), Fault> {
-        let v = self.submit(id)?;
+        let v = self.flush(id)?;
         // Copy each finished block into its host array while the device
         // works on the next ones, rather than all of them at the end.
         while let Some(next) = self
@@ -310,6 +407,10 @@ impl DevState {
             self.observe()?;
         }
         self.block_on(id, v)?;
+        if let Some(&(ci, cv)) = self.copied.get(&id) {
+            self.block_on_at(true, ci, cv)?;
+            self.copied.remove(&id);
+        }
         self.observe().map(|_| ())
     }
 
@@ -317,14 +418,24 @@ impl DevState {
     /// has limits, so a time limit or the progress callback can stop the
     /// wait (the work goes on; a later wait finds it done).
     fn block_on(&mut self, id: QueueId, value: u64) -> Result<(), Fault> {
+        self.queue(id)?;
+        let i = self.queues.iter().position(|(q, _)| *q == id);
+        self.block_on_at(false, i.expect("made above"), value)
+    }
+
+    /// [`DevState::block_on`] for `queues[i]`, or `copies[i]` if `copy`.
+    fn block_on_at(&mut self, copy: bool, i: usize, value: u64) -> Result<(), Fault> {
         let slice = if self.limits.is_set() {
             WAIT_SLICE
         } else {
             std::time::Duration::MAX
         };
         loop {
-            let r = self.queue(id)?.host_wait(value, slice);
-            match r {
+            let q = match copy {
+                false => &mut self.queues[i].1,
+                true => &mut self.copies[i].1,
+            };
+            match q.host_wait(value, slice) {
                 Ok(true) => return Ok(()),
                 Ok(false) => self.limits.check().map_err(Fault::Stopped)?,
                 Err(e) => return Err(self.fault(e)),
@@ -362,6 +473,37 @@ impl DevState {
         if kept + st.size() <= SPARE_MAX {
             self.spare.push(st);
         }
+    }
+
+    /// `array` imported for a direct copy of `len` of its bytes, when
+    /// direct copies are on, the transfer is large enough and the device
+    /// can import it. Imports are kept while their array lives; those of
+    /// arrays the program has dropped go (once no batch records them) when
+    /// the next one is made.
+    fn import(&mut self, array: &Array, len: usize) -> Result<Option<HostBuffer>, Fault> {
+        if !self.direct || len < DIRECT_MIN || !self.device.imports_host_memory() {
+            return Ok(None);
+        }
+        if let Some((b, _)) = self.imports.get(&array.id()) {
+            return Ok(Some(b.clone()));
+        }
+        self.imports
+            .retain(|_, (b, a)| a.handles() > 1 || b.in_use());
+        let data = array.data();
+        let bytes = data.bytes();
+        // SAFETY: the elements never move while the array lives
+        // (`stdlib::Array`), and the entry made here holds the array until
+        // no batch records the import. The host does not touch bytes a
+        // pending copy writes or reads: the race tracker refuses it.
+        let b = unsafe {
+            HostBuffer::import(&self.device, bytes.as_ptr(), bytes.len(), "accl host array")
+        }
+        .map_err(|e| self.fault(e))?;
+        drop(data);
+        if let Some(b) = &b {
+            self.imports.insert(array.id(), (b.clone(), array.clone()));
+        }
+        Ok(b)
     }
 
     /// The fault buffer, made (zeroed) on first use.
@@ -430,6 +572,16 @@ impl DevState {
                 }
             }
         }
+        // Companions only retire their batches (letting go of imports):
+        // their copies count through their queue's next value.
+        for (_, q) in &mut self.copies {
+            if lost.is_some() {
+                break;
+            }
+            if let Err(e) = q.poll() {
+                lost = Some(e);
+            }
+        }
         if let Some(e) = lost {
             // A lost device applies none of its pending copies: host arrays
             // keep what they held.
@@ -468,7 +620,15 @@ impl DevState {
             return Ok(None);
         }
         self.queue(into)?;
-        let v = self.submit(from)?;
+        let v = self.flush(from)?;
+        if let Some(&(ci, cv)) = self.copied.get(&from) {
+            // What `from` copies to the host is part of what it recorded.
+            let ii = self.queues.iter().position(|(id, _)| *id == into);
+            let waiter = &mut self.queues[ii.expect("made above")].1;
+            waiter
+                .wait_on(&self.copies[ci].1, cv)
+                .map_err(Fault::from)?;
+        }
         if v == 0 {
             return Ok(None);
         }
@@ -506,18 +666,39 @@ impl DevState {
         Ok(slot.as_mut().expect("set above"))
     }
 
-    /// Copy `src` into `buf` at byte `offset` on queue `id`. The host data
-    /// is read now: an async copy takes a staging buffer of its own.
+    /// Copy `len` bytes of `host` from byte `host_offset` into `buf` at
+    /// byte `offset`, on queue `id`. Large copies go straight from the
+    /// host array where the device can import it; otherwise the bytes are
+    /// staged, and an async copy reads the host data now, into a staging
+    /// buffer of its own.
+    #[allow(clippy::too_many_arguments)]
     pub fn upload(
         &mut self,
         id: QueueId,
         buf: &Buffer,
         offset: u64,
-        src: &[u8],
+        host: &Array,
+        host_offset: usize,
+        len: usize,
     ) -> Result<(), Fault> {
-        if src.is_empty() {
+        if len == 0 {
             return Ok(());
         }
+        if let Some(hb) = self.import(host, len)? {
+            let q = self.queue(id)?;
+            q.set_label("upload direct");
+            q.copy_buffer(
+                &hb,
+                hb.offset() + host_offset as u64,
+                buf,
+                offset,
+                len as u64,
+            )
+            .map_err(Fault::from)?;
+            return self.settle(id);
+        }
+        let data = host.data();
+        let src = &data.bytes()[host_offset..host_offset + len];
         if let QueueId::Async(_) = id {
             let mut st = StagingBuffer::new(
                 &self.device,
@@ -527,9 +708,10 @@ impl DevState {
             )
             .map_err(Fault::from)?;
             copy_bytes(&mut st.as_mut_slice()[..src.len()], src);
+            drop(data);
             let q = self.queue(id)?;
             q.set_label("upload");
-            q.copy_buffer(&st, 0, buf, offset, src.len() as u64)
+            q.copy_buffer(&st, 0, buf, offset, len as u64)
                 .map_err(Fault::from)?;
             return self.settle(id);
         }
@@ -567,6 +749,56 @@ impl DevState {
     ) -> Result<(), Fault> {
         if len == 0 {
             return Ok(());
+        }
+        // Straight into the host array, except for `bool` arrays (whose
+        // bytes are normalised on the way in).
+        let direct = match host.scalar() {
+            lang::Scalar::Bool => None,
+            _ => self.import(host, len)?,
+        };
+        if let (Some(hb), QueueId::Async(_), true) =
+            (&direct, id, self.copy_engines != CopyEngines::Off)
+        {
+            let v = self.flush(id)?;
+            let ci = self.copy_queue(id)?;
+            let qi = self.queues.iter().position(|(q, _)| *q == id);
+            let (q, c) = (
+                &mut self.queues[qi.expect("submitted above")].1,
+                &mut self.copies[ci].1,
+            );
+            c.wait_on(q, v).map_err(Fault::from)?;
+            c.set_label("download direct");
+            c.copy_buffer(
+                buf,
+                offset,
+                hb,
+                hb.offset() + host_offset as u64,
+                len as u64,
+            )
+            .map_err(Fault::from)?;
+            let cv = c.submit().map_err(Fault::from)?;
+            // The queue's next batch waits for the copy on the device.
+            q.wait_on(c, cv).map_err(Fault::from)?;
+            self.copied.insert(id, (ci, cv));
+            return Ok(());
+        }
+        if let Some(hb) = direct {
+            let q = self.queue(id)?;
+            q.set_label("download direct");
+            q.copy_buffer(
+                buf,
+                offset,
+                &hb,
+                hb.offset() + host_offset as u64,
+                len as u64,
+            )
+            .map_err(Fault::from)?;
+            return match id {
+                // Submitted now, so the copy starts as soon as its queue
+                // gets there; nothing is left for the host to do after it.
+                QueueId::Async(_) => self.submit(id).map(|_| ()),
+                QueueId::Sync => self.wait_queue(id),
+            };
         }
         if let QueueId::Async(_) = id {
             let st = self.async_staging(len as u64)?;
@@ -685,7 +917,7 @@ impl DevState {
     /// Turn timestamps on or off on every queue.
     pub fn set_profiling(&mut self, on: bool) -> Result<(), Fault> {
         self.profiling = on;
-        for (_, q) in &mut self.queues {
+        for (_, q) in self.queues.iter_mut().chain(&mut self.copies) {
             q.enable_timestamps(on).map_err(Fault::from)?;
         }
         Ok(())

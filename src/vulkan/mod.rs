@@ -220,7 +220,12 @@ impl Backend for VulkanBackend {
             .devs
             .iter_mut()
             .flatten()
-            .flat_map(|d| d.queues.iter_mut().flat_map(|(_, q)| q.take_timings()))
+            .flat_map(|d| {
+                d.queues
+                    .iter_mut()
+                    .chain(&mut d.copies)
+                    .flat_map(|(_, q)| q.take_timings())
+            })
             .map(|o| (o.label, o.end_ns.saturating_sub(o.start_ns)))
             .collect()
     }
@@ -318,15 +323,21 @@ impl Backend for VulkanBackend {
         let profiling = store.profiling;
         for (i, d) in store.devs.iter_mut().enumerate() {
             let Some(d) = d else { continue };
+            let track = |q: &QueueId, copies: bool| match copies {
+                false => q.track(),
+                true => format!("{} copies", q.track()),
+            };
             let ops: Vec<_> = d
                 .queues
                 .iter_mut()
-                .flat_map(|(id, q)| q.take_timings().into_iter().map(|o| (*id, o)))
+                .map(|(id, q)| (track(id, false), q))
+                .chain(d.copies.iter_mut().map(|(id, q)| (track(id, true), q)))
+                .flat_map(|(t, q)| q.take_timings().into_iter().map(move |o| (t.clone(), o)))
                 .collect();
             let (end, seen) = d.calibrate()?;
             log.calibrate(i, end, seen);
-            for (id, o) in ops {
-                log.device(i, id, o.label, o.start_ns, o.end_ns);
+            for (t, o) in ops {
+                log.device(i, t, o.label, o.start_ns, o.end_ns);
             }
             d.tracing = false;
             d.set_profiling(profiling)?;

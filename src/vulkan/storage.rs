@@ -259,9 +259,8 @@ impl Storage for VkStorage {
             },
         };
         if copyin {
-            let data = host.data();
-            let src = &data.bytes()[(lo as u64 * rb) as usize..(hi as u64 * rb) as usize];
-            d.upload(queue, &sec.buffer, 0, src)
+            let (a, b) = ((lo as u64 * rb) as usize, (hi as u64 * rb) as usize);
+            d.upload(queue, &sec.buffer, 0, host, a, b - a)
                 .map_err(EnvError::Device)?;
         } else {
             // `create` storage reads as zeros, as the host reference's does.
@@ -305,8 +304,7 @@ impl Storage for VkStorage {
             d.download_into(queue, &sec.buffer, off, host, a, b - a)
                 .map_err(EnvError::Device)?;
         } else {
-            let data = host.data();
-            d.upload(queue, &sec.buffer, off, &data.bytes()[a..b])
+            d.upload(queue, &sec.buffer, off, host, a, b - a)
                 .map_err(EnvError::Device)?;
         }
         self.record(dev, value, acc, what);

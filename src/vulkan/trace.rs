@@ -99,14 +99,7 @@ impl TraceLog {
     }
 
     /// A device operation between device timestamps `start_ns..end_ns`.
-    pub fn device(
-        &mut self,
-        dev: usize,
-        queue: QueueId,
-        label: String,
-        start_ns: u64,
-        end_ns: u64,
-    ) {
+    pub fn device(&mut self, dev: usize, track: String, label: String, start_ns: u64, end_ns: u64) {
         let Some(Some(off)) = self.offsets.get(dev).copied() else {
             return;
         };
@@ -119,7 +112,7 @@ impl TraceLog {
             name: label,
             cat,
             pid: dev + 1,
-            tid: queue.track(),
+            tid: track,
             ts_us: start_ns as f64 / 1000.0 + off,
             dur_us: Some(end_ns.saturating_sub(start_ns) as f64 / 1000.0),
         });

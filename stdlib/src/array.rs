@@ -239,6 +239,11 @@ pub struct ArrayObj {
 }
 
 /// An accl array value: a shared handle (cloning aliases).
+///
+/// The elements never move: an array's shape is fixed, nothing replaces or
+/// grows its `Vec`, so their address is the same for the array's whole
+/// life. Device backends rely on this to copy straight into and out of it
+/// (host memory imported into Vulkan).
 #[derive(Clone)]
 pub struct Array(Rc<ArrayObj>);
 
@@ -323,6 +328,10 @@ impl Array {
     #[inline(always)]
     pub fn id(&self) -> u64 {
         self.0.id
+    }
+    /// How many handles onto this storage exist (1: this is the last).
+    pub fn handles(&self) -> usize {
+        Rc::strong_count(&self.0)
     }
     pub fn same(&self, o: &Array) -> bool {
         Rc::ptr_eq(&self.0, &o.0)

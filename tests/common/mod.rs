@@ -41,6 +41,17 @@ pub fn device_engine() -> Engine {
     engine_on(true, None)
 }
 
+/// The Chrome trace (`Engine::start_trace`) of a device run of `src`,
+/// parsed; the run must succeed with the validation layer silent.
+pub fn trace_of(src: &str) -> serde_json::Value {
+    let mut e = device_engine();
+    e.start_trace().unwrap();
+    e.eval(src).unwrap_or_else(|d| panic!("{}", d.render(100)));
+    let json = e.stop_trace().unwrap();
+    assert!(e.take_validation_messages().is_empty());
+    serde_json::from_str(&json).unwrap()
+}
+
 /// Run `src` on the device (`true`) or the host reference.
 pub fn run(src: &str, device: bool) -> Run {
     run_on(src, device, None)

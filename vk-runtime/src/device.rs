@@ -71,14 +71,44 @@ pub(crate) struct DeviceShared {
     /// `None` only during drop (the allocator must go before the device).
     allocator: Mutex<Option<Allocator>>,
     pub(crate) queues: Vec<HwQueue>,
+    /// The families of those queues: buffers are shared by all of them.
+    pub(crate) families: Vec<u32>,
     /// Read-locked to create pipelines (thread-safe per the spec), write
     /// locked to merge into it (externally synchronised).
     pub(crate) pipeline_cache: RwLock<vk::PipelineCache>,
+    /// Importing host memory (VK_EXT_external_memory_host), where the
+    /// device has it.
+    pub(crate) host_import: Option<HostImport>,
     /// Dropped after `Drop::drop` has destroyed the device.
     pub(crate) instance: Arc<InstanceShared>,
 }
 
+/// What importing host allocations needs: the extension's function, the
+/// alignment of an imported range, and the memory types to choose from.
+pub(crate) struct HostImport {
+    pub(crate) fns: ash::ext::external_memory_host::Device,
+    pub(crate) align: u64,
+    pub(crate) memory: vk::PhysicalDeviceMemoryProperties,
+}
+
 impl DeviceShared {
+    /// How buffers are shared between queue families: concurrently by
+    /// every family opened when there are several (NVIDIA's
+    /// graphics+compute and compute-only families, copy engines), so that
+    /// no queue family ownership transfers are needed. (Buffers are not
+    /// compressed, so concurrent sharing costs nothing.)
+    pub(crate) fn sharing<'a>(
+        &'a self,
+        info: vk::BufferCreateInfo<'a>,
+    ) -> vk::BufferCreateInfo<'a> {
+        if self.families.len() > 1 {
+            info.sharing_mode(vk::SharingMode::CONCURRENT)
+                .queue_family_indices(&self.families)
+        } else {
+            info.sharing_mode(vk::SharingMode::EXCLUSIVE)
+        }
+    }
+
     pub(crate) fn allocator(&self) -> MutexGuard<'_, Option<Allocator>> {
         // A poisoned lock only means a panic elsewhere; the allocator is
         // still consistent (its methods do not unwind mid-update).
@@ -168,6 +198,11 @@ impl Device {
         let atomic_float = has_ext(&info, ash::ext::shader_atomic_float::NAME);
         if atomic_float {
             ext_ptrs.push(ash::ext::shader_atomic_float::NAME.as_ptr());
+        }
+        // Lets copies to and from host arrays skip the staging buffer.
+        let host_import = has_ext(&info, ash::ext::external_memory_host::NAME);
+        if host_import {
+            ext_ptrs.push(ash::ext::external_memory_host::NAME.as_ptr());
         }
         if has_ext(&info, ash::khr::portability_subset::NAME) {
             ext_ptrs.push(ash::khr::portability_subset::NAME.as_ptr());
@@ -260,6 +295,19 @@ impl Device {
             }
         };
 
+        let host_import = host_import.then(|| {
+            let mut p = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
+            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p);
+            // SAFETY: `physical` belongs to this instance; `p2` chains only `p`.
+            unsafe { raw_instance.get_physical_device_properties2(physical, &mut p2) };
+            let align = p.min_imported_host_pointer_alignment.max(1);
+            HostImport {
+                fns: ash::ext::external_memory_host::Device::new(raw_instance, &raw),
+                align,
+                // SAFETY: as above.
+                memory: unsafe { raw_instance.get_physical_device_memory_properties(physical) },
+            }
+        });
         let enabled = AdapterFeatures {
             timeline_semaphore: true,
             ..avail
@@ -272,7 +320,9 @@ impl Device {
                 enabled,
                 allocator: Mutex::new(Some(allocator)),
                 queues,
+                families: families.iter().map(|q| q.index).collect(),
                 pipeline_cache: RwLock::new(cache),
+                host_import,
                 instance: instance.shared.clone(),
             }),
         })
@@ -281,6 +331,11 @@ impl Device {
     /// The adapter this device runs on.
     pub fn info(&self) -> &AdapterInfo {
         &self.shared.info
+    }
+
+    /// Whether host memory can be imported ([`crate::HostBuffer`]).
+    pub fn imports_host_memory(&self) -> bool {
+        self.shared.host_import.is_some()
     }
 
     /// The features enabled on this device.

@@ -56,6 +56,6 @@ pub use instance::{
     AdapterFeatures, AdapterInfo, AdapterLimits, DeviceType, Instance, InstanceOptions,
     QueueFamilyInfo,
 };
-pub use memory::{Buffer, GpuBuffer, StagingBuffer, StagingKind};
+pub use memory::{Buffer, GpuBuffer, HostBuffer, StagingBuffer, StagingKind};
 pub use pipeline::ComputePipeline;
 pub use queue::{BufferBinding, OpTiming, Queue, QueueStats, MAX_IN_FLIGHT};

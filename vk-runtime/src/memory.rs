@@ -14,6 +14,11 @@
 //! (DESIGN 2.1). Where the chosen memory is host-visible and coherent
 //! (integrated GPUs, CPU drivers), it stays mapped and callers may copy
 //! directly ([`Buffer::write`], [`Buffer::read`]) instead of staging.
+//!
+//! A [`HostBuffer`] is the other way round: host memory the caller owns
+//! (an array's elements), imported through VK_EXT_external_memory_host so
+//! that a copy engine moves bytes straight between it and device memory,
+//! with no staging buffer and no host copy.
 
 use std::fmt;
 use std::sync::Arc;
@@ -28,8 +33,11 @@ use crate::error::{Result, VkError};
 #[doc(hidden)]
 pub struct BufferInner {
     pub(crate) raw: vk::Buffer,
-    /// `None` only during drop.
+    /// `None` only during drop, and for imported host memory.
     allocation: Option<Allocation>,
+    /// Imported host memory ([`HostBuffer`]), freed after the buffer;
+    /// null otherwise.
+    imported: vk::DeviceMemory,
     /// Size the caller asked for (the Vulkan buffer is rounded up to 4).
     pub(crate) size: u64,
     host_visible: bool,
@@ -47,6 +55,11 @@ impl Drop for BufferInner {
             }
         }
         unsafe { self.device.raw.destroy_buffer(self.raw, None) };
+        if self.imported != vk::DeviceMemory::null() {
+            // SAFETY: its only buffer is gone; the host allocation behind it
+            // is still alive (the importer's contract).
+            unsafe { self.device.raw.free_memory(self.imported, None) };
+        }
     }
 }
 
@@ -63,10 +76,7 @@ impl BufferInner {
         }
         let shared = &device.shared;
         let raw_size = size.div_ceil(4) * 4;
-        let info = vk::BufferCreateInfo::default()
-            .size(raw_size)
-            .usage(usage)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        let info = shared.sharing(vk::BufferCreateInfo::default().size(raw_size).usage(usage));
         let raw = unsafe { shared.raw.create_buffer(&info, None) }
             .map_err(|e| VkError::from_vk_sized("vkCreateBuffer", e, size, name))?;
         let requirements = unsafe { shared.raw.get_buffer_memory_requirements(raw) };
@@ -118,6 +128,7 @@ impl BufferInner {
         let inner = BufferInner {
             raw,
             allocation: Some(allocation),
+            imported: vk::DeviceMemory::null(),
             size,
             host_visible,
             name: name.to_string(),
@@ -166,6 +177,7 @@ mod sealed {
     pub trait Sealed {}
     impl Sealed for super::Buffer {}
     impl Sealed for super::StagingBuffer {}
+    impl Sealed for super::HostBuffer {}
 }
 
 /// A device storage buffer (usage STORAGE | TRANSFER_SRC | TRANSFER_DST).
@@ -396,6 +408,167 @@ impl StagingBuffer {
 }
 
 impl GpuBuffer for StagingBuffer {
+    fn size(&self) -> u64 {
+        self.inner.size
+    }
+    fn inner(&self) -> &Arc<BufferInner> {
+        &self.inner
+    }
+}
+
+/// Host memory imported as a transfer buffer (VK_EXT_external_memory_host):
+/// queues copy straight between it and device buffers.
+///
+/// The import covers the whole pages around the caller's bytes (imports
+/// must be aligned to the device's `minImportedHostPointerAlignment`);
+/// [`HostBuffer::offset`] is where the caller's first byte lies in it.
+/// Cloning gives another handle onto the same import.
+#[derive(Clone)]
+pub struct HostBuffer {
+    pub(crate) inner: Arc<BufferInner>,
+    offset: u64,
+}
+
+impl fmt::Debug for HostBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostBuffer")
+            .field("name", &self.inner.name)
+            .field("size", &self.inner.size)
+            .field("offset", &self.offset)
+            .finish()
+    }
+}
+
+impl HostBuffer {
+    /// Imports the `len` bytes at `ptr`. `Ok(None)` when this device cannot
+    /// import them (no extension, no host-coherent memory type for them, a
+    /// range over the allocation limit, or the driver refused): the caller
+    /// stages instead. Errors only for a lost device.
+    ///
+    /// # Safety
+    /// The pages holding the `len` bytes at `ptr` must stay allocated and
+    /// mapped for as long as the returned buffer, any clone of it, or any
+    /// queue batch that recorded it exists; and the host must not access
+    /// bytes that a pending copy writes.
+    pub unsafe fn import(
+        device: &Device,
+        ptr: *const u8,
+        len: usize,
+        name: &str,
+    ) -> Result<Option<HostBuffer>> {
+        let shared = &device.shared;
+        let Some(imp) = &shared.host_import else {
+            return Ok(None);
+        };
+        if len == 0 {
+            return Ok(None);
+        }
+        let start = ptr as u64 / imp.align * imp.align;
+        let Some(end) = (ptr as u64)
+            .checked_add(len as u64)
+            .and_then(|e| e.checked_next_multiple_of(imp.align))
+        else {
+            return Ok(None);
+        };
+        let size = end - start;
+        let max = shared.info.limits.max_memory_allocation_size;
+        if max != 0 && size > max {
+            return Ok(None);
+        }
+        let handle = vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
+        let mut props = vk::MemoryHostPointerPropertiesEXT::default();
+        // SAFETY: `start` is mapped host memory (the caller's contract).
+        let r = unsafe {
+            (imp.fns.fp().get_memory_host_pointer_properties_ext)(
+                shared.raw.handle(),
+                handle,
+                start as *const std::ffi::c_void,
+                &mut props,
+            )
+        };
+        if r != vk::Result::SUCCESS {
+            return Ok(None);
+        }
+        let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(handle);
+        let info = shared
+            .sharing(
+                vk::BufferCreateInfo::default()
+                    .size(size)
+                    .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST),
+            )
+            .push_next(&mut external);
+        let raw = unsafe { shared.raw.create_buffer(&info, None) }
+            .map_err(|e| VkError::from_vk_sized("vkCreateBuffer", e, size, name))?;
+        let destroy = || unsafe { shared.raw.destroy_buffer(raw, None) };
+        let req = unsafe { shared.raw.get_buffer_memory_requirements(raw) };
+        let bits = req.memory_type_bits & props.memory_type_bits;
+        let coherent =
+            vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+        let types = &imp.memory.memory_types[..imp.memory.memory_type_count as usize];
+        let usable =
+            |i: &usize| bits & (1 << i) != 0 && types[*i].property_flags.contains(coherent);
+        // Cached memory first: the host reads what lands there.
+        let index = (0..types.len()).filter(usable).max_by_key(|&i| {
+            types[i]
+                .property_flags
+                .contains(vk::MemoryPropertyFlags::HOST_CACHED)
+        });
+        let Some(index) = index.filter(|_| req.size <= size) else {
+            destroy();
+            return Ok(None);
+        };
+        let mut import = vk::ImportMemoryHostPointerInfoEXT::default()
+            .handle_type(handle)
+            .host_pointer(start as *mut std::ffi::c_void);
+        let alloc = vk::MemoryAllocateInfo::default()
+            .allocation_size(size)
+            .memory_type_index(index as u32)
+            .push_next(&mut import);
+        let memory = match unsafe { shared.raw.allocate_memory(&alloc, None) } {
+            Ok(m) => m,
+            Err(vk::Result::ERROR_DEVICE_LOST) => {
+                destroy();
+                return Err(VkError::from_vk(
+                    "vkAllocateMemory",
+                    vk::Result::ERROR_DEVICE_LOST,
+                ));
+            }
+            Err(_) => {
+                destroy();
+                return Ok(None);
+            }
+        };
+        let inner = BufferInner {
+            raw,
+            allocation: None,
+            imported: memory,
+            size,
+            host_visible: false,
+            name: name.to_string(),
+            device: shared.clone(),
+        };
+        // On failure `inner`'s Drop destroys the buffer and frees the memory.
+        unsafe { shared.raw.bind_buffer_memory(raw, memory, 0) }
+            .map_err(|e| VkError::from_vk_sized("vkBindBufferMemory", e, size, name))?;
+        Ok(Some(HostBuffer {
+            inner: Arc::new(inner),
+            offset: ptr as u64 - start,
+        }))
+    }
+
+    /// Where the imported pointer's first byte lies in the buffer.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Whether another handle, or a queue batch not yet retired, holds
+    /// this buffer.
+    pub fn in_use(&self) -> bool {
+        Arc::strong_count(&self.inner) > 1
+    }
+}
+
+impl GpuBuffer for HostBuffer {
     fn size(&self) -> u64 {
         self.inner.size
     }

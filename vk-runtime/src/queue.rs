@@ -169,15 +169,29 @@ impl fmt::Debug for Queue {
     }
 }
 
-fn full_barrier() -> vk::MemoryBarrier<'static> {
-    vk::MemoryBarrier::default()
-        .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
-        .dst_access_mask(
-            vk::AccessFlags::SHADER_READ
-                | vk::AccessFlags::SHADER_WRITE
-                | vk::AccessFlags::TRANSFER_READ
-                | vk::AccessFlags::TRANSFER_WRITE,
-        )
+fn full_barrier(role: QueueRole) -> vk::MemoryBarrier<'static> {
+    match role {
+        QueueRole::Compute => vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(
+                vk::AccessFlags::SHADER_READ
+                    | vk::AccessFlags::SHADER_WRITE
+                    | vk::AccessFlags::TRANSFER_READ
+                    | vk::AccessFlags::TRANSFER_WRITE,
+            ),
+        // A copy engine has no shader stage to name.
+        QueueRole::TransferOnly => vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE),
+    }
+}
+
+/// The stages work of a queue of this role runs in.
+fn work_stages(role: QueueRole) -> vk::PipelineStageFlags {
+    match role {
+        QueueRole::Compute => WORK_STAGES,
+        QueueRole::TransferOnly => vk::PipelineStageFlags::TRANSFER,
+    }
 }
 
 const WORK_STAGES: vk::PipelineStageFlags = vk::PipelineStageFlags::from_raw(
@@ -380,6 +394,7 @@ impl Queue {
             .take()
             .unwrap_or_else(|| default_label.to_string());
         let timestamps = self.timestamps;
+        let role = self.hw.role;
         let d = self.device.shared.raw.clone();
         // Query pool for the timestamps, if needed.
         let mut query = None;
@@ -414,10 +429,10 @@ impl Queue {
         unsafe {
             d.cmd_pipeline_barrier(
                 b.cmd,
-                WORK_STAGES,
-                WORK_STAGES,
+                work_stages(role),
+                work_stages(role),
                 vk::DependencyFlags::empty(),
-                &[full_barrier()],
+                &[full_barrier(role)],
                 &[],
                 &[],
             );
@@ -747,6 +762,17 @@ impl Queue {
         Ok(())
     }
 
+    /// Submits the open batch if anything was recorded, and returns the
+    /// last submitted value. Unlike [`Queue::submit`], waits registered
+    /// with [`Queue::wait_on`] alone submit nothing: they stay for the next
+    /// batch with work (an empty batch costs a device round trip).
+    pub fn submit_work(&mut self) -> Result<u64> {
+        if self.open.is_none() {
+            return Ok(self.submitted);
+        }
+        self.submit()
+    }
+
     /// Submits the open batch, signalling the next timeline value, and
     /// returns that value. With nothing recorded and nothing to wait for,
     /// submits nothing and returns the last submitted value.
@@ -779,12 +805,17 @@ impl Queue {
         };
         if batch.cmd != vk::CommandBuffer::null() {
             let to_host = vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
+                .src_access_mask(match self.hw.role {
+                    QueueRole::Compute => {
+                        vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE
+                    }
+                    QueueRole::TransferOnly => vk::AccessFlags::TRANSFER_WRITE,
+                })
                 .dst_access_mask(vk::AccessFlags::HOST_READ);
             unsafe {
                 d.cmd_pipeline_barrier(
                     batch.cmd,
-                    WORK_STAGES,
+                    work_stages(self.hw.role),
                     vk::PipelineStageFlags::HOST,
                     vk::DependencyFlags::empty(),
                     &[to_host],

@@ -1,0 +1,130 @@
+//! Direct copies of async queues on companion copy queues.
+//!
+//! On a GPU with copy engines (a transfer-only queue family), an async
+//! queue's large copies to the host run on a companion queue there, so they
+//! overlap the kernels of other queues. lavapipe has no copy engine, so this
+//! test binary sets `ACCL_COPY_QUEUES=1`, which puts the companions on the
+//! compute queue: every path (the device-side waits both ways, host waits
+//! and joins covering the copy, traces) runs in CI under the validation
+//! layer. Every test of this binary sets the same value, so the tests may
+//! run in parallel. Results are compared with the host reference.
+
+mod common;
+use common::{run, run_devices, same_as_host, Floats};
+
+fn companions() {
+    std::env::set_var("ACCL_COPY_QUEUES", "1");
+}
+
+fn ok(r: &common::Run) {
+    if let Err(e) = &r.result {
+        panic!("failed:\n{}", e.render(100));
+    }
+}
+
+/// Names and tracks of the device events of a traced run of `src`.
+fn traced(src: &str) -> Vec<(String, String)> {
+    let v = common::trace_of(src);
+    v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["pid"].as_u64().is_some_and(|p| p > 0) && x["ph"] == "X")
+        .map(|x| {
+            (
+                x["name"].as_str().unwrap_or("").to_string(),
+                x["tid"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn blocks_copied_on_companions_equal_the_host_reference() {
+    companions();
+    // Two queues, each computing blocks of 512 KiB and copying them back.
+    let src = "
+        let img = zeros(i32, 1024, 512);
+        enter data create(img);
+        for b in 0..8 {
+            let y0 = b * 128;
+            parallel loop async(b % 2) for y in y0..y0 + 128 {
+                for x in 0..512 { img[y, x] = (y * 31 + x * 7 + b) % 1000; }
+            }
+            update self(img[y0:128]) async(b % 2);
+        }
+        wait;
+        exit data delete(img);";
+    let (_, dev) = same_as_host(src, Floats::Exact);
+    ok(&dev);
+    let ev = traced(src);
+    let copies: Vec<_> = ev.iter().filter(|(n, _)| n == "download direct").collect();
+    assert_eq!(copies.len(), 8, "{ev:?}");
+    assert!(
+        copies
+            .iter()
+            .all(|(_, t)| t == "async(0) copies" || t == "async(1) copies"),
+        "{ev:?}"
+    );
+}
+
+#[test]
+fn a_queue_s_next_kernel_runs_after_its_copy_to_the_host() {
+    companions();
+    // The second kernel overwrites what the copy reads: the host must get
+    // the first values. Then a join: queue 2 overwrites them again after
+    // `wait(1) async(2)`, which must cover queue 1's copy too.
+    let src = "
+        let a = zeros(f32, 512, 256);
+        let first = zeros(f32, 512, 256);
+        enter data create(a);
+        parallel loop async(1) for i in 0..512 { for j in 0..256 { a[i, j] = (i + j) as f32; } }
+        update self(a) async(1);
+        parallel loop async(1) for i in 0..512 { for j in 0..256 { a[i, j] = -1.0; } }
+        wait(1);
+        for i in 0..512 { for j in 0..256 { first[i, j] = a[i, j]; } }
+        parallel loop async(1) for i in 0..512 { for j in 0..256 { a[i, j] = (i * j) as f32; } }
+        update self(a) async(1);
+        wait(1) async(2);
+        parallel loop async(2) for i in 0..512 { for j in 0..256 { a[i, j] = 7.0; } }
+        wait(2);
+        let after_join = a[3, 5];
+        wait;
+        update self(a);
+        exit data delete(a);";
+    let (host, dev) = same_as_host(src, Floats::Exact);
+    ok(&dev);
+    assert_eq!(
+        host.engine.get::<f32>("after_join"),
+        Some(15.0),
+        "the host reference itself"
+    );
+    let (first, _) = dev.engine.get_array::<f32>("first").unwrap();
+    assert_eq!(first[3 * 256 + 5], 8.0);
+}
+
+#[test]
+fn multi_device_blocks_copied_on_companions() {
+    companions();
+    let src = "
+        let image = zeros(u8, 2048, 1024);
+        let ndev = acc_get_num_devices();
+        for d in 0..ndev { set device_num(d); enter data create(image); }
+        for block in 0..8 {
+            let y0 = block * 256;
+            set device_num(block % ndev);
+            parallel loop async(block) for y in y0..y0 + 256 {
+                for x in 0..1024 { image[y, x] = ((x * y + block) % 253) as u8; }
+            }
+            update self(image[y0:256]) async(block);
+        }
+        for d in 0..ndev { set device_num(d); wait; exit data delete(image); }";
+    let host = run(src, false);
+    ok(&host);
+    let dev = run_devices(src, "0,0");
+    ok(&dev);
+    assert_eq!(dev.engine.get::<i32>("ndev"), Some(2));
+    let (h, _) = host.engine.get_array::<u8>("image").unwrap();
+    let (d, _) = dev.engine.get_array::<u8>("image").unwrap();
+    assert!(h == d, "the two-device image differs from the host's");
+}
