@@ -407,10 +407,24 @@ fn mandel_blocks(blocks: usize, queue: &str, device: &str) -> String {
     )
 }
 
-/// Median wall milliseconds of `runs` runs of `src`, timed by the script's
-/// own clock around it: execution only, not the parsing, checking and
+/// Wall milliseconds of `runs` runs of `src`: median, fastest, slowest.
+#[derive(Clone, Copy)]
+struct Wall {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+impl std::fmt::Display for Wall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:.2} ms ({:.2}-{:.2})", self.median, self.min, self.max)
+    }
+}
+
+/// Wall milliseconds of `runs` runs of `src`, timed by the script's own
+/// clock around it: execution only, not the parsing, checking and
 /// lowering of the source that each `eval` does first.
-fn wall_ms(e: &mut Engine, src: &str, runs: usize) -> Result<f64, String> {
+fn wall_ms(e: &mut Engine, src: &str, runs: usize) -> Result<Wall, String> {
     let timed = format!("let bench_t0 = clock(); {src} let bench_dt = clock() - bench_t0;");
     e.eval(&timed).map_err(|e| e.render(100))?; // warm-up: JIT, staging
     let mut v = Vec::new();
@@ -421,7 +435,13 @@ fn wall_ms(e: &mut Engine, src: &str, runs: usize) -> Result<f64, String> {
             .ok_or("the bench script lost its clock")?;
         v.push(dt * 1e3);
     }
-    Ok(median(v))
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(0.0, f64::max);
+    Ok(Wall {
+        median: median(v),
+        min,
+        max,
+    })
 }
 
 /// `accl bench async`: see the CLI help.
@@ -434,7 +454,7 @@ fn run_async(device: usize, runs: usize, side: Option<usize>) -> Result<(), Stri
     let cpu = info.device_type == DeviceType::Cpu;
     let side = side.unwrap_or(if cpu { 1024 } else { 8192 });
     println!(
-        "accl bench async on device {device}: {} ({}), {}; median of {runs} runs, wall clock",
+        "accl bench async on device {device}: {} ({}), {}; median of {runs} runs (fastest-slowest), wall clock",
         info.name, info.device_type, info.driver
     );
     let open = |devices: Option<&str>| -> Result<Engine, String> {
@@ -458,8 +478,8 @@ fn run_async(device: usize, runs: usize, side: Option<usize>) -> Result<(), Stri
     e.eval("exit data delete(image);")
         .map_err(|e| e.render(100))?;
     println!(
-        "mandelbrot {side}x{side}, 16 blocks + copy back: synchronous {sync:.2} ms, 2 async queues {piped:.2} ms: {:.2}x",
-        sync / piped
+        "mandelbrot {side}x{side}, 16 blocks + copy back: synchronous {sync}, 2 async queues {piped}: {:.2}x",
+        sync.median / piped.median
     );
 
     // Launch cost: a chain of 10,000 tiny dependent kernels on one queue.
@@ -474,7 +494,7 @@ fn run_async(device: usize, runs: usize, side: Option<usize>) -> Result<(), Stri
         .map_err(|e| e.render(100))?;
     println!(
         "launch cost       {n} tiny async kernels in a chain: {:.2} us per kernel (host interpreter, launch, submit and the final wait)",
-        ms * 1e3 / n as f64
+        ms.median * 1e3 / n as f64
     );
     drop(e);
 
@@ -490,7 +510,7 @@ fn run_async(device: usize, runs: usize, side: Option<usize>) -> Result<(), Stri
         .map(|i| i.to_string())
         .collect::<Vec<_>>()
         .join(",");
-    let multi = |devices: &str| -> Result<(f64, usize), String> {
+    let multi = |devices: &str| -> Result<(Wall, usize), String> {
         let mut e = open(Some(devices))?;
         e.eval(
             "let image = zeros(u8, H, W); let ndev = acc_get_num_devices();
@@ -511,12 +531,12 @@ fn run_async(device: usize, runs: usize, side: Option<usize>) -> Result<(), Stri
     let (t1, _) = multi(&one)?;
     let (tn, ndev) = multi(&list)?;
     println!(
-        "mandelbrot multi  {side}x{side}, 16 blocks: 1 device {t1:.2} ms, {ndev} devices ({}) {tn:.2} ms: {:.2}x",
+        "mandelbrot multi  {side}x{side}, 16 blocks: 1 device {t1}, {ndev} devices ({}) {tn}: {:.2}x",
         all.iter()
             .map(|&i| infos[i].name.clone())
             .collect::<Vec<_>>()
             .join(" + "),
-        t1 / tn
+        t1.median / tn.median
     );
     Ok(())
 }

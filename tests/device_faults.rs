@@ -101,6 +101,28 @@ fn check_mode_reports_an_out_of_bounds_read_as_the_host_does() {
 }
 
 #[test]
+fn a_kernel_compiled_again_reports_its_own_source_positions() {
+    // Modules are cached by kernel fingerprint, so the same construct run
+    // again reuses its module; the fault sites baked into a module are
+    // source positions, so the same kernel text at another place is
+    // another module, and every run reports where its own input says.
+    let init = "let a = arange(f32, 10.0); let b = zeros(f32, 10);";
+    let src = "parallel loop for i in 0..10 { b[i] = a[i + 1]; }";
+    let mut e = dev();
+    setup(&mut e, init);
+    e.set_checks(true);
+    for shifted in [
+        src.to_string(),
+        format!("let pad = 1;\n  {src}"),
+        src.to_string(),
+    ] {
+        let err = fail(&mut e, &shifted);
+        assert_eq!(labels(&shifted, &err), ["i + 1", "a[i + 1]"], "{shifted}");
+    }
+    still_works(&mut e);
+}
+
+#[test]
 fn check_mode_reports_an_out_of_bounds_write_and_keeps_host_data() {
     // One invocation faults (i = 7, index -1): the snapshot is stable.
     // (With several, which one is reported is unspecified.)

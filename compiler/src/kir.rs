@@ -81,6 +81,36 @@ pub struct Kernel {
     pub num_gangs_expr: Option<hir::ExprH>,
 }
 
+impl Kernel {
+    /// A hash of everything the kernel's module depends on: its whole
+    /// structure and every span baked into it (check mode and the watchdog
+    /// report source positions). Equal for the same construct compiled
+    /// again from the same text, so modules and pipelines can be reused
+    /// across inputs (a REPL line run twice, an embedder's repeated
+    /// `eval`), where the construct number is new each time.
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        // Debug prints every field, arena items included (not their spans).
+        format!("{self:?}").hash(&mut h);
+        for (a, _) in self.arrays.iter() {
+            self.arrays.span(a).hash(&mut h);
+        }
+        for (f, _) in self.functions.iter() {
+            self.functions.span(f).hash(&mut h);
+        }
+        for f in std::iter::once(&self.entry).chain(self.functions.iter().map(|(_, f)| f)) {
+            for (e, _) in f.exprs.iter() {
+                f.exprs.span(e).hash(&mut h);
+            }
+            for (l, _) in f.locals.iter() {
+                f.locals.span(l).hash(&mut h);
+            }
+        }
+        h.finish()
+    }
+}
+
 /// How a kernel's work maps onto the dispatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Shape {

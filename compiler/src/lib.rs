@@ -147,8 +147,9 @@ pub fn unsupported(span: Span, feature: &str) -> Diag {
 }
 
 /// Compiled modules by kernel and specialisation. The kernel key is its
-/// construct number plus a caller-chosen generation (a REPL re-checks
-/// programs, so the same number can name another kernel later).
+/// construct number plus a caller-chosen key that tells kernels apart
+/// across programs (the runtime passes [`Kernel::fingerprint`], so the
+/// same construct compiled again finds its module).
 #[derive(Debug, Default)]
 pub struct Cache {
     modules: HashMap<(u64, u32, Spec), Arc<Vec<u32>>>,

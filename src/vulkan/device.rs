@@ -55,8 +55,19 @@ const DIRECT_MIN: usize = 256 << 10;
 /// Bytes of spare async download staging kept per device.
 const SPARE_MAX: u64 = 256 << 20;
 
-/// Pipelines by (construct uid, specialisation, work-group size).
+/// Pipelines by (kernel fingerprint, specialisation, work-group size).
 type PipelineKey = (u64, Spec, u32);
+
+/// A companion copy of `queue` of rows `lo..hi` of array `array`, done
+/// when `copies[copy]` reaches `value`.
+struct Outstanding {
+    queue: QueueId,
+    array: u64,
+    lo: usize,
+    hi: usize,
+    copy: usize,
+    value: u64,
+}
 
 /// Where the direct copies of an async queue to the host run.
 ///
@@ -91,6 +102,9 @@ pub struct DevState {
     /// waited for: (index in `copies`, its value). A wait on the queue also
     /// waits for it, and a join also joins it.
     copied: HashMap<QueueId, (usize, u64)>,
+    /// Companion copies not yet seen complete, with the host array rows
+    /// they copy ([`DevState::order_after_copies`]).
+    outstanding: Vec<Outstanding>,
     pub completions: Vec<Completion>,
     /// Host arrays imported for direct copies, by array id, each with a
     /// handle that keeps its (never moving) elements alive while the
@@ -114,7 +128,7 @@ pub struct DevState {
     /// buffer on some drivers, more than the copy itself.
     spare: Vec<StagingBuffer>,
     pub pipelines: HashMap<PipelineKey, ComputePipeline>,
-    /// Compiled modules by (construct uid, specialisation).
+    /// Compiled modules by (kernel fingerprint, specialisation).
     pub modules: compiler::Cache,
     /// The last module compiled or launched (for `:spirv`).
     pub last_module: Option<Arc<Vec<u32>>>,
@@ -193,6 +207,7 @@ impl DevState {
             copies: Vec::new(),
             copy_engines,
             copied: HashMap::new(),
+            outstanding: Vec::new(),
             completions: Vec::new(),
             imports: HashMap::new(),
             spin: spin_time(device.info()),
@@ -266,13 +281,13 @@ impl DevState {
     /// The module of a kernel for `spec`, compiled on first use.
     pub fn module(
         &mut self,
-        uid: u64,
+        key: u64,
         kernel: &compiler::Kernel,
         spec: &Spec,
     ) -> Result<Arc<Vec<u32>>, lang::Diag> {
         let t0 = std::time::Instant::now();
         let before = self.modules.len();
-        let words = self.modules.get(uid, kernel, spec)?;
+        let words = self.modules.get(key, kernel, spec)?;
         if self.modules.len() == before {
             return Ok(words);
         }
@@ -395,6 +410,45 @@ impl DevState {
         Ok(v)
     }
 
+    /// Before queue `id` records an operation with these accesses: wait on
+    /// the device for its companion copies of rows that the operation
+    /// writes on the device (the copy reads them) or reads or writes on the
+    /// host side (the copy writes them there). Other operations need not
+    /// wait, so a queue's next block computes while its last one is copied.
+    /// (Other queues are ordered by joins, which cover the copies, and the
+    /// race tracker refuses what is not.)
+    pub fn order_after_copies(
+        &mut self,
+        id: QueueId,
+        accesses: &[super::race::Access],
+    ) -> Result<(), Fault> {
+        use super::race::Mode;
+        let waits: Vec<(usize, u64)> = self
+            .outstanding
+            .iter()
+            .filter(|o| {
+                o.queue == id
+                    && accesses.iter().any(|a| {
+                        a.array == o.array
+                            && a.lo < o.hi
+                            && o.lo < a.hi
+                            && (a.device == Mode::Write || a.host != Mode::None)
+                    })
+            })
+            .map(|o| (o.copy, o.value))
+            .collect();
+        if waits.is_empty() {
+            return Ok(());
+        }
+        self.queue(id)?;
+        let qi = self.queues.iter().position(|(q, _)| *q == id);
+        let q = &mut self.queues[qi.expect("made above")].1;
+        for (ci, v) in waits {
+            q.wait_on(&self.copies[ci].1, v).map_err(Fault::from)?;
+        }
+        Ok(())
+    }
+
     /// Submit what `id` has recorded, if anything; the last value
     /// submitted. (A wait on a companion copy alone is not submitted: a
     /// host wait covers the copy through `copied`, and the next batch with
@@ -430,6 +484,7 @@ impl DevState {
         if let Some(&(ci, cv)) = self.copied.get(&id) {
             self.block_on_at(true, ci, cv)?;
             self.copied.remove(&id);
+            self.outstanding.retain(|o| o.queue != id);
         }
         self.observe().map(|_| ())
     }
@@ -609,12 +664,13 @@ impl DevState {
         }
         // Companions only retire their batches (letting go of imports):
         // their copies count through their queue's next value.
-        for (_, q) in &mut self.copies {
+        for (i, (_, q)) in self.copies.iter_mut().enumerate() {
             if lost.is_some() {
                 break;
             }
-            if let Err(e) = q.poll() {
-                lost = Some(e);
+            match q.poll() {
+                Ok(v) => self.outstanding.retain(|o| o.copy != i || o.value > v),
+                Err(e) => lost = Some(e),
             }
         }
         if let Some(e) = lost {
@@ -812,9 +868,16 @@ impl DevState {
             )
             .map_err(Fault::from)?;
             let cv = c.submit().map_err(Fault::from)?;
-            // The queue's next batch waits for the copy on the device.
-            q.wait_on(c, cv).map_err(Fault::from)?;
             self.copied.insert(id, (ci, cv));
+            let rb = (host.row_len() * host.scalar().size()).max(1);
+            self.outstanding.push(Outstanding {
+                queue: id,
+                array: host.id(),
+                lo: host_offset / rb,
+                hi: (host_offset + len).div_ceil(rb),
+                copy: ci,
+                value: cv,
+            });
             return Ok(());
         }
         if let Some(hb) = direct {

@@ -194,13 +194,14 @@ pub fn launch(
     };
     let t0 = std::time::Instant::now();
     let value = g.as_ref().ok().copied().flatten();
+    let key = table.store.fingerprint(code.uid, kernel);
     let r = g.and_then(|_| {
         dispatch(
             table,
             &label,
             c,
             kernel,
-            code.uid,
+            key,
             dev,
             &bound,
             params,
@@ -250,7 +251,7 @@ fn dispatch(
     label: &str,
     c: &CConstruct,
     kernel: &compiler::Kernel,
-    uid: u64,
+    key: u64,
     dev: usize,
     bound: &[(Buffer, ArrayArgs, u64)],
     params: Vec<Value>,
@@ -310,7 +311,7 @@ fn dispatch(
             ),
         ));
     }
-    let words = d.module(uid, kernel, &spec).map_err(Box::new)?;
+    let words = d.module(key, kernel, &spec).map_err(Box::new)?;
     d.last_module = Some(words.clone());
     let layout = ArgLayout::new(kernel, spec.index_width, spec.max_push_constants);
     let launch = layout
@@ -325,7 +326,7 @@ fn dispatch(
     }
     let pipeline = d
         .pipeline(
-            (uid, spec, wg),
+            (key, spec, wg),
             &words,
             layout.num_bindings(kernel) + u32::from(spec.uses_fault_buffer()),
             layout.push_constant_bytes(),
