@@ -568,8 +568,8 @@ impl DevState {
     /// `array` imported for a direct copy of `len` of its bytes, when
     /// direct copies are on, the transfer is large enough and the device
     /// can import it. Imports are kept while their array lives; those of
-    /// arrays the program has dropped go (once no batch records them) when
-    /// the next one is made.
+    /// arrays the program has dropped go (once no batch records them) at
+    /// the next host wait or import.
     fn import(&mut self, array: &Array, len: usize) -> Result<Option<HostBuffer>, Fault> {
         if !self.direct || len < DIRECT_MIN || !self.device.imports_host_memory() {
             return Ok(None);
@@ -687,6 +687,10 @@ impl DevState {
             self.completions.retain(|c| !reached(c));
             return Err(Fault::Kernel(super::checks::diagnostic(&rec)));
         }
+        // Imports of arrays the program has dropped (and no batch records)
+        // go now, not only when the next import is made.
+        self.imports
+            .retain(|_, (b, a)| a.handles() > 1 || b.in_use());
         if self.completions.is_empty() {
             return Ok(done);
         }
