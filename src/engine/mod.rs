@@ -9,9 +9,9 @@
 //! leaves the variables and declarations as they were (array contents that
 //! ran before a run-time error stay written: arrays are reference values).
 //!
-//! Files: [`eval`] (eval, run_file), [`vars`] (scalars and arrays by name),
-//! [`register`] (Rust functions), [`limits`] (operations, depth, progress),
-//! [`io`] (print sink, file-system access), [`error`].
+//! Files: `eval` (eval, run_file), `vars` (scalars and arrays by name),
+//! `register` (Rust functions), `limits` (operations, depth, progress),
+//! `io` (print sink, file-system access), `error`.
 
 mod error;
 mod eval;

@@ -4,7 +4,7 @@
 //! a history file; with piped standard input it reads lines, prints no
 //! prompts or colours, and exits with status 1 if any input failed.
 //! An input continues over several lines while a bracket is open
-//! ([`input`]); a line starting with `:` is a meta-command ([`meta`]).
+//! (`input`); a line starting with `:` is a meta-command (`meta`).
 //! Ctrl-C while an input runs stops it through the engine's progress
 //! callback; the session and its state stay.
 

@@ -8,9 +8,16 @@
 //! compute queues really run concurrently (on lavapipe they all share its
 //! one `VkQueue`). Work on an async queue is recorded and submitted in
 //! batches: when the open batch is large, at a join, at a host wait.
-//! Device-to-host copies of an async queue land in a staging buffer of
-//! their own and are copied into the host array when the host observes the
-//! queue's timeline value ([`DevState::observe`]).
+//!
+//! Transfers: large ones go straight between device memory and the host
+//! array, whose pages are imported into Vulkan once (`DevState::import`);
+//! the others are staged, and a staged device-to-host copy of an async queue
+//! lands in a staging buffer of its own and is copied into the host array
+//! when the host observes the queue's timeline value ([`DevState::observe`]).
+//! On a GPU with copy engines, an async queue's direct copies to the host
+//! run on a companion queue there (`CopyEngines`), ordered by semaphores:
+//! after the queue's work, before its later operations on the same rows
+//! ([`DevState::order_after_copies`]), and before a host wait or a join.
 
 use crate::interp::construct::QueueId;
 use crate::interp::present::Fault;
@@ -95,7 +102,7 @@ pub struct DevState {
     /// The synchronous queue first, then async queues in order of first use.
     pub queues: Vec<(QueueId, Queue)>,
     /// Copy queues, each the companion of one async queue: where that
-    /// queue's direct copies to the host go ([`CopyEngines`]).
+    /// queue's direct copies to the host go (`CopyEngines`).
     pub copies: Vec<(QueueId, Queue)>,
     copy_engines: CopyEngines,
     /// The last companion copy of each async queue that the host has not
@@ -103,7 +110,7 @@ pub struct DevState {
     /// waits for it, and a join also joins it.
     copied: HashMap<QueueId, (usize, u64)>,
     /// Companion copies not yet seen complete, with the host array rows
-    /// they copy ([`DevState::order_after_copies`]).
+    /// they copy (see [`DevState::order_after_copies`]).
     outstanding: Vec<Outstanding>,
     pub completions: Vec<Completion>,
     /// Host arrays imported for direct copies, by array id, each with a
@@ -113,7 +120,7 @@ pub struct DevState {
     /// Copy large transfers straight to and from host arrays.
     pub direct: bool,
     /// How long a host wait polls before it blocks in the driver
-    /// ([`spin_time`]).
+    /// (`spin_time`).
     spin: std::time::Duration,
     /// Timestamps on for every queue.
     pub profiling: bool,

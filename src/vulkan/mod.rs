@@ -2,9 +2,10 @@
 //! devices (DESIGN.md 2.1).
 //!
 //! * [`storage`]: the present table's device storage (a buffer per present
-//!   section, staging transfers);
-//! * [`device`]: an opened device (queue, staging, modules, pipelines,
-//!   on-disk pipeline cache);
+//!   section, transfers);
+//! * [`device`]: an opened device (queues and their copy-engine companions,
+//!   direct and staged transfers, modules and pipelines by kernel
+//!   fingerprint, on-disk pipeline cache);
 //! * [`launch`]: one kernel launch.
 //!
 //! The construct flow (data clauses, reference counts, errors) is the one
