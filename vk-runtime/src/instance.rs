@@ -720,6 +720,12 @@ impl fmt::Display for AdapterInfo {
             yes(ft.shader_buffer_float64_atomic_add),
             yes(ft.shader_buffer_int64_atomics)
         )?;
+        writeln!(
+            f,
+            "    host memory import (direct copies) {}, copy engines {}",
+            yes(self.has_extension("VK_EXT_external_memory_host")),
+            yes(self.queue_families.iter().any(|q| q.is_transfer_only()))
+        )?;
         write!(
             f,
             "    subgroup ops in compute: {}",
