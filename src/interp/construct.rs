@@ -76,8 +76,11 @@ pub struct CConstruct {
 
 /// What a device backend needs to launch a compute construct.
 pub struct DeviceCode {
-    /// Unique in the process: keys compiled modules and pipelines.
-    pub uid: u64,
+    /// The key of its compiled modules and pipelines: the kernel's
+    /// fingerprint ([`compiler::Kernel::fingerprint`]), so the same
+    /// construct compiled again finds them. Taken at the first launch (the
+    /// host backend never needs it).
+    pub fingerprint: std::cell::OnceCell<u64>,
     pub kernel: Result<compiler::Kernel, lang::Diag>,
     /// Per array of the kernel, the offsets of its leading index from the
     /// outer loop variable ([`compiler::footprint`]), for race detection.
@@ -122,8 +125,6 @@ impl std::fmt::Display for QueueId {
         }
     }
 }
-
-static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Where constructs run. The host implementation is the reference; a device
 /// backend keeps its own present table and runs kernels elsewhere, but the
@@ -824,7 +825,7 @@ impl Compiler<'_> {
         let device = kernel.then(|| {
             let kernel = compiler::lower(self.prog, self.body, c, self.builtins);
             DeviceCode {
-                uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                fingerprint: std::cell::OnceCell::new(),
                 rows: kernel
                     .as_ref()
                     .map(compiler::footprint::leading_offsets)

@@ -83,8 +83,9 @@ struct Outstanding {
 /// runs each queue's work in order, and accl queues share Vulkan queues).
 /// On a copy engine (a transfer-only queue family) the copy runs beside
 /// the kernels instead: the companion queue waits on the device for the
-/// accl queue's work so far, copies, and the accl queue's next submission
-/// waits for the copy, so the accl queue's order is kept.
+/// accl queue's work so far and copies; the accl queue's later operations
+/// on the same rows wait for the copy ([`DevState::order_after_copies`]),
+/// and host waits and joins cover it, so the accl queue's order is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum CopyEngines {
     /// Copies stay on their queue.
@@ -105,12 +106,10 @@ pub struct DevState {
     /// queue's direct copies to the host go (`CopyEngines`).
     pub copies: Vec<(QueueId, Queue)>,
     copy_engines: CopyEngines,
-    /// The last companion copy of each async queue that the host has not
-    /// waited for: (index in `copies`, its value). A wait on the queue also
-    /// waits for it, and a join also joins it.
-    copied: HashMap<QueueId, (usize, u64)>,
     /// Companion copies not yet seen complete, with the host array rows
-    /// they copy (see [`DevState::order_after_copies`]).
+    /// they copy: later operations on those rows wait for them
+    /// ([`DevState::order_after_copies`]), and a host wait or a join of
+    /// their queue waits for the last one.
     outstanding: Vec<Outstanding>,
     pub completions: Vec<Completion>,
     /// Host arrays imported for direct copies, by array id, each with a
@@ -213,7 +212,6 @@ impl DevState {
             queues,
             copies: Vec::new(),
             copy_engines,
-            copied: HashMap::new(),
             outstanding: Vec::new(),
             completions: Vec::new(),
             imports: HashMap::new(),
@@ -260,15 +258,17 @@ impl DevState {
             index_width: compiler::IndexWidth::U32,
             checks: o.checks,
             loop_budget: o.loop_budget,
-            features: Features {
-                float64: f.shader_float64,
-                int64: f.shader_int64,
-                storage_buffer_8bit: f.storage_buffer_8bit_access,
-                int64_atomics: f.shader_buffer_int64_atomics,
-                float32_atomic_add: f.shader_buffer_float32_atomic_add,
-                float64_atomic_add: f.shader_buffer_float64_atomic_add,
-            }
-            .without_all(&o.disabled),
+            features: without_all(
+                Features {
+                    float64: f.shader_float64,
+                    int64: f.shader_int64,
+                    storage_buffer_8bit: f.storage_buffer_8bit_access,
+                    int64_atomics: f.shader_buffer_int64_atomics,
+                    float32_atomic_add: f.shader_buffer_float32_atomic_add,
+                    float64_atomic_add: f.shader_buffer_float64_atomic_add,
+                },
+                &o.disabled,
+            ),
             max_push_constants: l.max_push_constants_size.min(128),
             // llvmpipe leaves every loop after 65,535 iterations in total
             // per SIMD group (`compiler::unroll`); unrolling divides that.
@@ -369,7 +369,8 @@ impl DevState {
         let mut q = match self.copy_engines {
             CopyEngines::Transfer => {
                 // The first copy-engine family only: NVIDIA lists several,
-                // and the later ones (fewer timestamp bits) copied slower.
+                // and spreading companions over all of them measured slower
+                // on an H200 (16 blocks on one device: 4.26 against 3.43 ms).
                 let mut t = self.device.transfer_queues();
                 let first = t[0].family;
                 t.retain(|q| q.family == first);
@@ -404,13 +405,30 @@ impl DevState {
         }
     }
 
-    /// Submit the open batch of `id`; the value it signals (the last one
-    /// when nothing was recorded).
+    /// Submit the open batch of `id`, and device-side waits registered on
+    /// it even with nothing recorded; the value it signals (the last one
+    /// when nothing was submitted).
     pub fn submit(&mut self, id: QueueId) -> Result<u64, Fault> {
+        self.submit_with(id, Queue::submit)
+    }
+
+    /// Submit what `id` has recorded, if anything; the last value
+    /// submitted. (A wait on a companion copy alone is not submitted: a
+    /// host wait covers the copy through `outstanding`, and the next batch
+    /// with work carries the device-side wait.)
+    fn flush(&mut self, id: QueueId) -> Result<u64, Fault> {
+        self.submit_with(id, Queue::submit_work)
+    }
+
+    fn submit_with(
+        &mut self,
+        id: QueueId,
+        how: fn(&mut Queue) -> vk_runtime::Result<u64>,
+    ) -> Result<u64, Fault> {
         let tracing = self.tracing;
         let q = self.queue(id)?;
         let before = q.submitted_value();
-        let v = q.submit().map_err(|e| self.fault(e))?;
+        let v = how(q).map_err(|e| self.fault(e))?;
         if tracing && v != before {
             self.submits.push((id, v, std::time::Instant::now()));
         }
@@ -456,19 +474,14 @@ impl DevState {
         Ok(())
     }
 
-    /// Submit what `id` has recorded, if anything; the last value
-    /// submitted. (A wait on a companion copy alone is not submitted: a
-    /// host wait covers the copy through `copied`, and the next batch with
-    /// work carries the device-side wait.)
-    fn flush(&mut self, id: QueueId) -> Result<u64, Fault> {
-        let tracing = self.tracing;
-        let q = self.queue(id)?;
-        let before = q.submitted_value();
-        let v = q.submit_work().map_err(|e| self.fault(e))?;
-        if tracing && v != before {
-            self.submits.push((id, v, std::time::Instant::now()));
-        }
-        Ok(v)
+    /// The last companion copy of `id` not seen complete: (index in
+    /// `copies`, its value).
+    fn last_copy(&self, id: QueueId) -> Option<(usize, u64)> {
+        self.outstanding
+            .iter()
+            .filter(|o| o.queue == id)
+            .map(|o| (o.copy, o.value))
+            .max_by_key(|&(_, v)| v)
     }
 
     /// Submit what `id` has recorded and block until it is done; then apply
@@ -488,9 +501,8 @@ impl DevState {
             self.observe()?;
         }
         self.block_on(id, v)?;
-        if let Some(&(ci, cv)) = self.copied.get(&id) {
+        if let Some((ci, cv)) = self.last_copy(id) {
             self.block_on_at(true, ci, cv)?;
-            self.copied.remove(&id);
             self.outstanding.retain(|o| o.queue != id);
         }
         self.observe().map(|_| ())
@@ -516,24 +528,20 @@ impl DevState {
         // long after the work is done (about 0.15 ms per wait measured on
         // an H200, which doubled the time of sixteen synchronous blocks).
         let start = std::time::Instant::now();
-        while start.elapsed() < self.spin {
-            let q = match copy {
-                false => &mut self.queues[i].1,
-                true => &mut self.copies[i].1,
-            };
-            match q.host_wait(value, std::time::Duration::ZERO) {
-                Ok(true) => return Ok(()),
-                Ok(false) => std::hint::spin_loop(),
-                Err(e) => return Err(self.fault(e)),
-            }
-        }
         loop {
+            let polling = start.elapsed() < self.spin;
             let q = match copy {
                 false => &mut self.queues[i].1,
                 true => &mut self.copies[i].1,
             };
-            match q.host_wait(value, slice) {
+            let timeout = if polling {
+                std::time::Duration::ZERO
+            } else {
+                slice
+            };
+            match q.host_wait(value, timeout) {
                 Ok(true) => return Ok(()),
+                Ok(false) if polling => std::hint::spin_loop(),
                 Ok(false) => self.limits.check().map_err(Fault::Stopped)?,
                 Err(e) => return Err(self.fault(e)),
             }
@@ -576,7 +584,7 @@ impl DevState {
     /// direct copies are on, the transfer is large enough and the device
     /// can import it. Imports are kept while their array lives; those of
     /// arrays the program has dropped go (once no batch records them) at
-    /// the next host wait or import.
+    /// the next host wait ([`DevState::observe`]).
     fn import(&mut self, array: &Array, len: usize) -> Result<Option<HostBuffer>, Fault> {
         if !self.direct || len < DIRECT_MIN || !self.device.imports_host_memory() {
             return Ok(None);
@@ -584,8 +592,6 @@ impl DevState {
         if let Some((b, _)) = self.imports.get(&array.id()) {
             return Ok(Some(b.clone()));
         }
-        self.imports
-            .retain(|_, (b, a)| a.handles() > 1 || b.in_use());
         let data = array.data();
         let bytes = data.bytes();
         // SAFETY: the elements never move while the array lives
@@ -669,8 +675,8 @@ impl DevState {
                 }
             }
         }
-        // Companions only retire their batches (letting go of imports):
-        // their copies count through their queue's next value.
+        // Companions: retire their batches (letting go of imports) and
+        // forget the copies that are done.
         for (i, (_, q)) in self.copies.iter_mut().enumerate() {
             if lost.is_some() {
                 break;
@@ -694,8 +700,7 @@ impl DevState {
             self.completions.retain(|c| !reached(c));
             return Err(Fault::Kernel(super::checks::diagnostic(&rec)));
         }
-        // Imports of arrays the program has dropped (and no batch records)
-        // go now, not only when the next import is made.
+        // Imports of arrays the program has dropped (and no batch records).
         self.imports
             .retain(|_, (b, a)| a.handles() > 1 || b.in_use());
         if self.completions.is_empty() {
@@ -723,7 +728,7 @@ impl DevState {
         }
         self.queue(into)?;
         let v = self.flush(from)?;
-        if let Some(&(ci, cv)) = self.copied.get(&from) {
+        if let Some((ci, cv)) = self.last_copy(from) {
             // What `from` copies to the host is part of what it recorded.
             let ii = self.queues.iter().position(|(id, _)| *id == into);
             let waiter = &mut self.queues[ii.expect("made above")].1;
@@ -773,7 +778,6 @@ impl DevState {
     /// host array where the device can import it; otherwise the bytes are
     /// staged, and an async copy reads the host data now, into a staging
     /// buffer of its own.
-    #[allow(clippy::too_many_arguments)]
     pub fn upload(
         &mut self,
         id: QueueId,
@@ -879,7 +883,6 @@ impl DevState {
             )
             .map_err(Fault::from)?;
             let cv = c.submit().map_err(Fault::from)?;
-            self.copied.insert(id, (ci, cv));
             let rb = (host.row_len() * host.scalar().size()).max(1);
             self.outstanding.push(Outstanding {
                 queue: id,
@@ -1073,15 +1076,10 @@ pub struct KernelOptions {
     pub disabled: Vec<String>,
 }
 
-/// Turning off features by name (unknown names were refused when set).
-trait WithoutAll {
-    fn without_all(self, names: &[String]) -> Features;
-}
-
-impl WithoutAll for Features {
-    fn without_all(self, names: &[String]) -> Features {
-        names.iter().fold(self, |f, n| f.without(n).unwrap_or(f))
-    }
+/// `f` with the features named turned off (unknown names were refused
+/// when set).
+fn without_all(f: Features, names: &[String]) -> Features {
+    names.iter().fold(f, |f, n| f.without(n).unwrap_or(f))
 }
 
 /// Copies of at least this many bytes are split over threads.

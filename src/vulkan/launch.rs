@@ -194,7 +194,7 @@ pub fn launch(
     };
     let t0 = std::time::Instant::now();
     let value = g.as_ref().ok().copied().flatten();
-    let key = table.store.fingerprint(code.uid, kernel);
+    let key = *code.fingerprint.get_or_init(|| kernel.fingerprint());
     let r = g.and_then(|_| {
         dispatch(
             table,

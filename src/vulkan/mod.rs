@@ -144,7 +144,6 @@ impl VulkanBackend {
             trace: None,
             limits: Default::default(),
             mem_limit: None,
-            fingerprints: Default::default(),
             kernels: device::KernelOptions {
                 loop_budget: DEFAULT_LOOP_BUDGET,
                 ..Default::default()

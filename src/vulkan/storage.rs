@@ -60,21 +60,9 @@ pub struct VkStorage {
     pub mem_limit: Option<u64>,
     /// How kernels compiled from now on are specialised.
     pub kernels: super::device::KernelOptions,
-    /// Kernel fingerprints by construct number: modules and pipelines are
-    /// cached by fingerprint, so the same construct compiled again (a new
-    /// number) reuses them.
-    pub fingerprints: HashMap<u64, u64>,
 }
 
 impl VkStorage {
-    /// The cache key of construct `uid`'s kernel ([`compiler::Kernel::fingerprint`]).
-    pub fn fingerprint(&mut self, uid: u64, kernel: &compiler::Kernel) -> u64 {
-        *self
-            .fingerprints
-            .entry(uid)
-            .or_insert_with(|| kernel.fingerprint())
-    }
-
     /// The state of device `dev`, opening it on first use.
     pub fn dev(&mut self, dev: usize) -> Result<&mut DevState, Fault> {
         let Some(&adapter) = self.adapters.get(dev) else {

@@ -499,7 +499,17 @@ impl HostBuffer {
             .push_next(&mut external);
         let raw = unsafe { shared.raw.create_buffer(&info, None) }
             .map_err(|e| VkError::from_vk_sized("vkCreateBuffer", e, size, name))?;
-        let destroy = || unsafe { shared.raw.destroy_buffer(raw, None) };
+        // From here on, every early return drops `inner`, whose Drop
+        // destroys the buffer (and frees the memory once imported).
+        let mut inner = BufferInner {
+            raw,
+            allocation: None,
+            imported: vk::DeviceMemory::null(),
+            size,
+            host_visible: false,
+            name: name.to_string(),
+            device: shared.clone(),
+        };
         let req = unsafe { shared.raw.get_buffer_memory_requirements(raw) };
         let bits = req.memory_type_bits & props.memory_type_bits;
         let coherent =
@@ -514,7 +524,6 @@ impl HostBuffer {
                 .contains(vk::MemoryPropertyFlags::HOST_CACHED)
         });
         let Some(index) = index.filter(|_| req.size <= size) else {
-            destroy();
             return Ok(None);
         };
         let mut import = vk::ImportMemoryHostPointerInfoEXT::default()
@@ -524,31 +533,14 @@ impl HostBuffer {
             .allocation_size(size)
             .memory_type_index(index as u32)
             .push_next(&mut import);
-        let memory = match unsafe { shared.raw.allocate_memory(&alloc, None) } {
+        inner.imported = match unsafe { shared.raw.allocate_memory(&alloc, None) } {
             Ok(m) => m,
-            Err(vk::Result::ERROR_DEVICE_LOST) => {
-                destroy();
-                return Err(VkError::from_vk(
-                    "vkAllocateMemory",
-                    vk::Result::ERROR_DEVICE_LOST,
-                ));
+            Err(e @ vk::Result::ERROR_DEVICE_LOST) => {
+                return Err(VkError::from_vk("vkAllocateMemory", e))
             }
-            Err(_) => {
-                destroy();
-                return Ok(None);
-            }
+            Err(_) => return Ok(None),
         };
-        let inner = BufferInner {
-            raw,
-            allocation: None,
-            imported: memory,
-            size,
-            host_visible: false,
-            name: name.to_string(),
-            device: shared.clone(),
-        };
-        // On failure `inner`'s Drop destroys the buffer and frees the memory.
-        unsafe { shared.raw.bind_buffer_memory(raw, memory, 0) }
+        unsafe { shared.raw.bind_buffer_memory(raw, inner.imported, 0) }
             .map_err(|e| VkError::from_vk_sized("vkBindBufferMemory", e, size, name))?;
         Ok(Some(HostBuffer {
             inner: Arc::new(inner),

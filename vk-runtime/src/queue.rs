@@ -169,21 +169,24 @@ impl fmt::Debug for Queue {
     }
 }
 
-fn full_barrier(role: QueueRole) -> vk::MemoryBarrier<'static> {
+/// What work of a queue of this role writes (a copy engine has no shader
+/// stage to name).
+fn writes(role: QueueRole) -> vk::AccessFlags {
     match role {
-        QueueRole::Compute => vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(
-                vk::AccessFlags::SHADER_READ
-                    | vk::AccessFlags::SHADER_WRITE
-                    | vk::AccessFlags::TRANSFER_READ
-                    | vk::AccessFlags::TRANSFER_WRITE,
-            ),
-        // A copy engine has no shader stage to name.
-        QueueRole::TransferOnly => vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE),
+        QueueRole::Compute => vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE,
+        QueueRole::TransferOnly => vk::AccessFlags::TRANSFER_WRITE,
     }
+}
+
+/// Every write before it visible to every access after it.
+fn full_barrier(role: QueueRole) -> vk::MemoryBarrier<'static> {
+    let reads = match role {
+        QueueRole::Compute => vk::AccessFlags::SHADER_READ | vk::AccessFlags::TRANSFER_READ,
+        QueueRole::TransferOnly => vk::AccessFlags::TRANSFER_READ,
+    };
+    vk::MemoryBarrier::default()
+        .src_access_mask(writes(role))
+        .dst_access_mask(writes(role) | reads)
 }
 
 /// The stages work of a queue of this role runs in.
@@ -805,12 +808,7 @@ impl Queue {
         };
         if batch.cmd != vk::CommandBuffer::null() {
             let to_host = vk::MemoryBarrier::default()
-                .src_access_mask(match self.hw.role {
-                    QueueRole::Compute => {
-                        vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE
-                    }
-                    QueueRole::TransferOnly => vk::AccessFlags::TRANSFER_WRITE,
-                })
+                .src_access_mask(writes(self.hw.role))
                 .dst_access_mask(vk::AccessFlags::HOST_READ);
             unsafe {
                 d.cmd_pipeline_barrier(
