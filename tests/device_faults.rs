@@ -22,6 +22,14 @@ fn host() -> Engine {
     e
 }
 
+/// A device engine in check mode, after `init` ran (without checks).
+fn checked(init: &str) -> Engine {
+    let mut e = dev();
+    setup(&mut e, init);
+    e.set_checks(true);
+    e
+}
+
 /// The error of `src`, rendered plain at 80 columns.
 fn fail(e: &mut Engine, src: &str) -> accl::Error {
     let r = e.eval_source("test.accl", src);
@@ -83,9 +91,7 @@ fn check_mode_reports_an_out_of_bounds_read_as_the_host_does() {
     let src = "parallel loop for i in 0..n {
     b[i] = a[i + 1] * 2.0;
 }";
-    let mut e = dev();
-    setup(&mut e, init);
-    e.set_checks(true);
+    let mut e = checked(init);
     let err = fail(&mut e, src);
     assert_snapshot!(render(&err));
     assert_eq!(labels(src, &err), ["i + 1", "a[i + 1]"]);
@@ -108,9 +114,7 @@ fn a_kernel_compiled_again_reports_its_own_source_positions() {
     // another module, and every run reports where its own input says.
     let init = "let a = arange(f32, 10.0); let b = zeros(f32, 10);";
     let src = "parallel loop for i in 0..10 { b[i] = a[i + 1]; }";
-    let mut e = dev();
-    setup(&mut e, init);
-    e.set_checks(true);
+    let mut e = checked(init);
     for shifted in [
         src.to_string(),
         format!("let pad = 1;\n  {src}"),
@@ -129,9 +133,7 @@ fn check_mode_reports_an_out_of_bounds_write_and_keeps_host_data() {
     let src = "parallel loop for i in 0..8 {
     a[6 - i] = -1;
 }";
-    let mut e = dev();
-    setup(&mut e, "let a = arange(i32, 8);");
-    e.set_checks(true);
+    let mut e = checked("let a = arange(i32, 8);");
     let err = fail(&mut e, src);
     assert_snapshot!(render(&err));
     assert_eq!(err.diags[0].code, "accl::run::index_out_of_bounds");
@@ -150,9 +152,7 @@ fn check_mode_reports_the_axis_of_a_2d_access() {
         m[i, j + i] = 1.0;
     }
 }";
-    let mut e = dev();
-    setup(&mut e, "let m = zeros(f32, 4, 6);");
-    e.set_checks(true);
+    let mut e = checked("let m = zeros(f32, 4, 6);");
     let err = fail(&mut e, src);
     assert_eq!(labels(src, &err)[0], "j + i");
     assert!(
@@ -169,9 +169,7 @@ fn check_mode_reports_integer_division_by_zero() {
     let src = "parallel loop for i in 0..10 {
     a[i] = 100 / (a[i] - 3);
 }";
-    let mut e = dev();
-    setup(&mut e, "let a = arange(i32, 10);");
-    e.set_checks(true);
+    let mut e = checked("let a = arange(i32, 10);");
     let err = fail(&mut e, src);
     assert_snapshot!(render(&err));
     let mut h = host();
@@ -191,9 +189,7 @@ fn check_mode_reports_a_row_outside_the_present_section() {
     let src = "data copyin(a[10:20]) {
     parallel loop present(a[10:20]) for i in 10..31 { a[i] = 1.0; }
 }";
-    let mut e = dev();
-    setup(&mut e, "let a = zeros(f32, 100);");
-    e.set_checks(true);
+    let mut e = checked("let a = zeros(f32, 100);");
     let err = fail(&mut e, src);
     assert_snapshot!(render(&err));
     assert_eq!(err.diags[0].code, "accl::device::outside_section");
@@ -206,12 +202,7 @@ fn check_mode_skips_an_atomic_out_of_bounds() {
     let src = "parallel loop for i in 0..16 {
     atomic bins[keys[i]] += 1;
 }";
-    let mut e = dev();
-    setup(
-        &mut e,
-        "let keys = arange(i32, 16); let bins = zeros(i32, 8);",
-    );
-    e.set_checks(true);
+    let mut e = checked("let keys = arange(i32, 16); let bins = zeros(i32, 8);");
     let err = fail(&mut e, src);
     assert_eq!(err.diags[0].code, "accl::run::index_out_of_bounds");
     assert_eq!(labels(src, &err)[0], "keys[i]");
@@ -223,9 +214,7 @@ fn check_mode_skips_an_atomic_out_of_bounds() {
 fn check_mode_async_kernels_report_at_their_construct() {
     let src = "parallel loop async(1) for i in 0..32 { a[i + 1] = 1.0; }
 wait(1);";
-    let mut e = dev();
-    setup(&mut e, "let a = zeros(f32, 32);");
-    e.set_checks(true);
+    let mut e = checked("let a = zeros(f32, 32);");
     let err = fail(&mut e, src);
     assert_eq!(labels(src, &err)[0], "i + 1");
     assert_eq!(e.get_array::<f32>("a").unwrap().0, vec![0.0; 32]);
