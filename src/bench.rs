@@ -390,15 +390,11 @@ fn mandel_fn(side: usize) -> String {
     )
 }
 
-/// Blocks of rows, each computed and copied back; `queue(block)` is the
-/// async clause of block `block` (empty: synchronous), `device(block)` the
-/// `set device_num` before it (empty: none).
-fn mandel_blocks(blocks: usize, queue: &str, device: &str) -> String {
-    mandel_blocks_copy(blocks, queue, device, true)
-}
-
-/// [`mandel_blocks`], with the copy back of each block or without it.
-fn mandel_blocks_copy(blocks: usize, queue: &str, device: &str, copy: bool) -> String {
+/// Blocks of rows, each computed and (with `copy`) copied back;
+/// `queue(block)` is the async clause of block `block` (empty:
+/// synchronous), `device(block)` the `set device_num` before it (empty:
+/// none).
+fn mandel_blocks(blocks: usize, queue: &str, device: &str, copy: bool) -> String {
     let back = if copy {
         format!("update self(image[ystart:rows]) {queue};")
     } else {
@@ -479,21 +475,18 @@ fn run_async(device: usize, runs: usize, side: Option<usize>) -> Result<(), Stri
     let mut e = open(Some(&one))?;
     e.eval("let image = zeros(u8, H, W); enter data create(image);")
         .map_err(|e| e.render(100))?;
-    let sync = wall_ms(&mut e, &mandel_blocks(16, "", ""), runs)?;
+    let sync = wall_ms(&mut e, &mandel_blocks(16, "", "", true), runs)?;
     let piped = wall_ms(
         &mut e,
-        &format!("{} wait;", mandel_blocks(16, "async(block % 2)", "")),
+        &format!("{} wait;", mandel_blocks(16, "async(block % 2)", "", true)),
         runs,
     )?;
     // The same without the copies back: what the copies add each way, and
     // the floor of the pipelined run (its kernels alone).
-    let sync0 = wall_ms(&mut e, &mandel_blocks_copy(16, "", "", false), runs)?;
+    let sync0 = wall_ms(&mut e, &mandel_blocks(16, "", "", false), runs)?;
     let piped0 = wall_ms(
         &mut e,
-        &format!(
-            "{} wait;",
-            mandel_blocks_copy(16, "async(block % 2)", "", false)
-        ),
+        &format!("{} wait;", mandel_blocks(16, "async(block % 2)", "", false)),
         runs,
     )?;
     e.eval("exit data delete(image);")
@@ -548,7 +541,7 @@ fn run_async(device: usize, runs: usize, side: Option<usize>) -> Result<(), Stri
             &mut e,
             &format!(
                 "{} for d in 0..ndev {{ set device_num(d); wait; }}",
-                mandel_blocks(16, "async(block)", "set device_num(block % ndev);")
+                mandel_blocks(16, "async(block)", "set device_num(block % ndev);", true)
             ),
             runs,
         )?;
