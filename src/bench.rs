@@ -109,21 +109,12 @@ fn gbs(bytes: f64, ns: f64) -> f64 {
     bytes / ns
 }
 
-/// `accl bench device`.
-/// How the kernels of `accl bench device` are compiled: bounds-check mode
-/// and the loop watchdog's budget (None: the default), to measure what each
-/// costs against a run without.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct KernelMode {
-    pub checks: bool,
-    pub loop_budget: Option<u32>,
-}
-
+/// `accl bench device`, its kernels compiled as `mode` says.
 pub fn bench_device(
     device: usize,
     runs: usize,
     sizes: Option<Sizes>,
-    mode: KernelMode,
+    mode: crate::cli::KernelFlags,
 ) -> ExitCode {
     exit(run(device, runs.max(1), sizes, mode))
 }
@@ -151,7 +142,12 @@ fn adapters(
     Ok((infos, info))
 }
 
-fn run(device: usize, runs: usize, sizes: Option<Sizes>, mode: KernelMode) -> Result<(), String> {
+fn run(
+    device: usize,
+    runs: usize,
+    sizes: Option<Sizes>,
+    mode: crate::cli::KernelFlags,
+) -> Result<(), String> {
     let (_, info) = adapters(device)?;
     let z = sizes.unwrap_or(if info.device_type == DeviceType::Cpu {
         Sizes::CPU
@@ -171,10 +167,7 @@ fn run(device: usize, runs: usize, sizes: Option<Sizes>, mode: KernelMode) -> Re
         runs,
     };
     b.e.set_profiling(true)?;
-    b.e.set_checks(mode.checks);
-    if let Some(n) = mode.loop_budget {
-        b.e.set_loop_budget(n);
-    }
+    mode.apply(&mut b.e);
     println!(
         "kernels: bounds checks {}, loop budget {}",
         if mode.checks { "on" } else { "off" },

@@ -86,15 +86,36 @@ pub fn new_engine(backend: BackendChoice) -> Result<crate::Engine, String> {
     Ok(engine)
 }
 
+/// How device kernels are compiled (`accl run`, `accl bench device`).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct KernelFlags {
+    /// Bounds-check mode: every device array index and integer divisor is
+    /// checked; a violation is an error at its source span and the kernel's
+    /// results are not copied back (slower; see docs/reliability.md).
+    #[arg(long = "check")]
+    pub checks: bool,
+    /// The loop watchdog: loop iterations one kernel invocation may run
+    /// before it is stopped and reported (0: off; default 2^31).
+    #[arg(long, value_name = "N")]
+    pub loop_budget: Option<u32>,
+}
+
+impl KernelFlags {
+    /// Set them on `engine` (an unset budget keeps the engine's).
+    pub fn apply(&self, engine: &mut crate::Engine) {
+        engine.set_checks(self.checks);
+        if let Some(n) = self.loop_budget {
+            engine.set_loop_budget(n);
+        }
+    }
+}
+
 /// Options of `accl run` beyond the backend.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunOptions<'a> {
     /// Write a timeline trace here.
     pub trace: Option<&'a Path>,
-    /// Bounds-check mode on the device.
-    pub checks: bool,
-    /// The loop watchdog's budget (None: the default; 0: off).
-    pub loop_budget: Option<u32>,
+    pub kernels: KernelFlags,
 }
 
 /// `accl run [--host] [--check] [--loop-budget N] [--trace OUT] FILE`: run a
@@ -117,10 +138,7 @@ pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> Ex
             return ExitCode::FAILURE;
         }
     };
-    engine.set_checks(opts.checks);
-    if let Some(n) = opts.loop_budget {
-        engine.set_loop_budget(n);
-    }
+    opts.kernels.apply(&mut engine);
     if trace.is_some() {
         if let Err(m) = engine.start_trace() {
             eprintln!("error: --trace: {m}");

@@ -39,15 +39,8 @@ enum Cmd {
         /// track and one track per device queue.
         #[arg(long, value_name = "OUT.json", conflicts_with = "host")]
         trace: Option<PathBuf>,
-        /// Bounds-check mode: every device array index and integer divisor
-        /// is checked; a violation is an error at its source span and the
-        /// kernel's results are not copied back (slower; see docs/reliability.md).
-        #[arg(long)]
-        check: bool,
-        /// The loop watchdog: loop iterations one kernel invocation may run
-        /// before it is stopped and reported (0: off; default 2^31).
-        #[arg(long, value_name = "N")]
-        loop_budget: Option<u32>,
+        #[command(flatten)]
+        kernels: accl::cli::KernelFlags,
         /// The .accl script.
         file: PathBuf,
     },
@@ -84,12 +77,10 @@ enum BenchWhat {
         /// default from the device type.
         #[arg(long)]
         sizes: Option<String>,
-        /// Compile the kernels in bounds-check mode (to measure its cost).
-        #[arg(long)]
-        check: bool,
-        /// The loop watchdog's budget (0: off; to measure its cost).
-        #[arg(long, value_name = "N")]
-        loop_budget: Option<u32>,
+        /// How the kernels are compiled (to measure what checks and the
+        /// watchdog cost).
+        #[command(flatten)]
+        kernels: accl::cli::KernelFlags,
     },
     /// Async queues and devices (wall clock): the pipelined Mandelbrot
     /// against the same blocks without async, the launch cost of a chain of
@@ -139,8 +130,7 @@ fn main() -> ExitCode {
             host,
             device,
             trace,
-            check,
-            loop_budget,
+            kernels,
             file,
         } => accl::cli::run_file(
             &file,
@@ -151,8 +141,7 @@ fn main() -> ExitCode {
             },
             accl::cli::RunOptions {
                 trace: trace.as_deref(),
-                checks: check,
-                loop_budget,
+                kernels,
             },
         ),
         Cmd::Devices => accl::cli::list_devices(),
@@ -169,8 +158,7 @@ fn main() -> ExitCode {
                     device,
                     runs,
                     sizes,
-                    check,
-                    loop_budget,
+                    kernels,
                 },
         } => {
             let sizes = match sizes.as_deref() {
@@ -182,15 +170,7 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            accl::bench::bench_device(
-                device,
-                runs,
-                sizes,
-                accl::bench::KernelMode {
-                    checks: check,
-                    loop_budget,
-                },
-            )
+            accl::bench::bench_device(device, runs, sizes, kernels)
         }
     }
 }
