@@ -376,45 +376,44 @@ fn a_kernel_needing_a_missing_feature_is_refused_at_compile_time() {
 
 // ---- embedding limits -------------------------------------------------------
 
-/// A kernel that runs for a good while on lavapipe (seconds).
-const SLOW: &str = "parallel loop for i in 0..4096 {
-    let x = 0.0f32;
-    for k in 0..40000 { x = x * 0.5 + 1.0; }
-    s[i] = x;
+/// Work that cannot finish: an endless chain of kernels, each waited for
+/// (the time spent is mostly device waits). Whether the limit strikes in a
+/// wait or between kernels, the input must stop with the limit's error.
+/// (The wait itself, stopped on work that is held back until the test lets
+/// it go, is tested in `src/vulkan/device.rs`.)
+const ENDLESS_CHAIN: &str = "while true {
+    parallel loop for i in 0..4096 {
+        let x = s[i];
+        for k in 0..1000 { x = x * 0.5 + 1.0; }
+        s[i] = x;
+    }
 }";
 
+const LIMIT: Duration = Duration::from_millis(20);
+
 #[test]
-fn the_time_limit_bounds_a_device_wait() {
+fn the_time_limit_bounds_an_endless_chain_of_device_work() {
     let mut e = dev();
     setup(&mut e, "let s = zeros(f32, 4096);");
-    e.set_time_limit(Some(Duration::from_millis(50)));
-    let t0 = Instant::now();
-    let err = fail(&mut e, SLOW);
-    let stopped = t0.elapsed();
+    e.set_time_limit(Some(LIMIT));
+    let err = fail(&mut e, ENDLESS_CHAIN);
     assert_eq!(
         err.diags[0].code,
         "accl::run::time_limit",
         "{}",
         render(&err)
     );
-    assert_eq!(e.get_array::<f32>("s").unwrap().0, vec![0.0; 4096]);
-    // The kernel goes on on the device; the next input queues behind it.
     e.set_time_limit(None);
-    let t1 = Instant::now();
     still_works(&mut e);
-    eprintln!(
-        "stopped after {stopped:?}; the next input took {:?}",
-        t1.elapsed()
-    );
 }
 
 #[test]
-fn the_progress_callback_can_stop_a_device_wait() {
+fn the_progress_callback_can_stop_an_endless_chain_of_device_work() {
     let mut e = dev();
     setup(&mut e, "let s = zeros(f32, 4096);");
     let t0 = Instant::now();
-    e.on_progress(1 << 20, move |_| t0.elapsed() < Duration::from_millis(50));
-    let err = fail(&mut e, SLOW);
+    e.on_progress(1 << 10, move |_| t0.elapsed() < LIMIT);
+    let err = fail(&mut e, ENDLESS_CHAIN);
     assert_eq!(err.diags[0].code, "accl::run::aborted", "{}", render(&err));
     e.on_progress(1 << 20, |_| true);
     still_works(&mut e);

@@ -10,7 +10,7 @@ use rexpect::session::{spawn_with_options, PtySession};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-const TIMEOUT_MS: u64 = 15_000;
+const TIMEOUT_MS: u64 = 120_000;
 
 fn spawn(history: &Path, strip_ansi: bool) -> PtySession {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_accl"));

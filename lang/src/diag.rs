@@ -406,7 +406,8 @@ mod tests {
     /// A rendering reads the lines around its labels only: 4,000
     /// diagnostics spread over a 4 MB text render in well under a second
     /// (reading from the text's start for each, as miette does, took
-    /// minutes). The bound leaves room for slow unoptimised builds.
+    /// minutes). Speed is not asserted (tests never depend on the machine's
+    /// speed); this checks that such a rendering is whole and right.
     #[test]
     fn rendering_many_diagnostics_of_a_large_text_is_linear() {
         let filler = format!("// {}\n", "x".repeat(997));
@@ -424,15 +425,13 @@ mod tests {
             text.push_str(&filler);
         }
         let src = Source::new("big.accl", text);
-        let t = std::time::Instant::now();
         let out = render_plain(&src, &diags, 80);
-        let took = t.elapsed();
         assert!(
             out.contains("bad 3999") && out.contains("big.accl:7999:1"),
             "{}",
             &out[out.len() - 600..]
         );
-        assert!(took.as_secs() < 20, "rendering took {took:?}");
+        assert_eq!(out.matches("accl::test").count(), 4000);
     }
 
     #[test]

@@ -2,12 +2,13 @@
 //! buffers, compiled modules and pipelines, and the on-disk
 //! `VkPipelineCache`.
 //!
-//! Queues (DESIGN.md 2.1): the synchronous queue and one [`Queue`] per
-//! async queue number, created on first use and spread round robin over the
-//! device's compute queues, so the first async queues of a GPU with several
-//! compute queues really run concurrently (on lavapipe they all share its
-//! one `VkQueue`). Work on an async queue is recorded and submitted in
-//! batches: when the open batch is large, at a join, at a host wait.
+//! Queues: the synchronous queue and one [`Queue`] per async queue number,
+//! created on first use and spread round robin over the device's compute
+//! queues, so the first async queues of a GPU with several compute queues
+//! really run concurrently (on lavapipe they all share its one `VkQueue`).
+//! Work on an async queue is recorded and submitted in batches: when the
+//! open batch is large, at a join, at a host wait. The queue model as users
+//! see it is in `docs/language.md`, "Async queues".
 //!
 //! Transfers: large ones go straight between device memory and the host
 //! array, whose pages are imported into Vulkan once (`DevState::import`);
@@ -1107,5 +1108,71 @@ fn write_host(array: &Array, offset: usize, src: &[u8]) {
             copy_bytes(&mut b[offset..offset + src.len()], src)
         }
         _ => data.write_bytes(offset, src),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Limits of host waits, against device work held back by a host-set
+    //! event: work that cannot finish until the test lets it, however fast
+    //! the device is.
+    use super::*;
+    use crate::interp::WaitStop;
+    use std::time::{Duration, Instant};
+    use vk_runtime::HostEvent;
+
+    /// Queue `async(1)` of device 0 blocked on an event, with a kernel-free
+    /// fill behind it; `body` gets the device state and the event, which it
+    /// must set before returning.
+    fn held(body: impl FnOnce(&mut DevState, &HostEvent)) {
+        let r = vk_runtime::testing::with_validation("accl wait limits", |instance| {
+            let mut d = DevState::open(instance, 0).expect("device 0");
+            let id = QueueId::Async(1);
+            let ev = HostEvent::new(&d.device).unwrap();
+            let buf = Buffer::new(&d.device, 64, "held").unwrap();
+            let q = d.queue(id).unwrap();
+            q.wait_host_event(&ev).unwrap();
+            q.fill(&buf, 0, 64, 7).unwrap();
+            body(&mut d, &ev);
+            d.limits = WaitLimits::default();
+            d.wait_queue(id).expect("the work ends once the event is set");
+        });
+        if let Err(m) = r {
+            panic!("validation messages:\n{}", m.join("\n"));
+        }
+    }
+
+    #[test]
+    fn a_time_limit_stops_a_host_wait_on_work_that_cannot_finish() {
+        held(|d, ev| {
+            let limit = Duration::from_millis(20);
+            d.limits.deadline = Some((Instant::now() + limit, limit));
+            let r = d.wait_queue(QueueId::Async(1));
+            assert!(
+                matches!(r, Err(Fault::Stopped(WaitStop::TimeLimit(t))) if t == limit),
+                "{r:?}"
+            );
+            // The work is still pending: a second wait stops the same way.
+            let r = d.wait_queue(QueueId::Async(1));
+            assert!(matches!(r, Err(Fault::Stopped(_))), "{r:?}");
+            ev.set().unwrap();
+        });
+    }
+
+    #[test]
+    fn the_progress_callback_stops_a_host_wait_and_sees_each_slice() {
+        held(|d, ev| {
+            let calls = Rc::new(Cell::new(0u32));
+            let c = calls.clone();
+            let f: crate::interp::Progress = Rc::new(std::cell::RefCell::new(move |_| {
+                c.set(c.get() + 1);
+                c.get() < 3
+            }));
+            d.limits.progress = Some(f);
+            let r = d.wait_queue(QueueId::Async(1));
+            assert!(matches!(r, Err(Fault::Stopped(WaitStop::Aborted))), "{r:?}");
+            assert_eq!(calls.get(), 3, "asked once per slice until it said stop");
+            ev.set().unwrap();
+        });
     }
 }

@@ -1,4 +1,5 @@
-//! No input panics the front end (DESIGN.md 2.2).
+//! No input panics the front end. (The `front_end` fuzz target of
+//! `docs/fuzzing.md` looks for the same with arbitrary bytes.)
 //!
 //! A randomized part mutates the example programs byte-wise (insert, delete,
 //! replace random bytes, non-ASCII and NUL included) and token-wise (drop,
@@ -305,26 +306,14 @@ fn a_hundred_thousand_statements() {
 //
 // Found while probing past the fuzz targets' 4 KiB inputs (docs/fuzzing.md):
 // work per error that grew with the input made these quadratic (minutes for
-// a megabyte). Each runs in well under a second now, optimised; the bounds
-// leave room for unoptimised builds on a slow machine, and are far below
-// what the quadratic versions took.
-
-fn front_end_within(src: &str, secs: u64) -> Vec<Diag> {
-    let t = std::time::Instant::now();
-    let diags = front_end(src);
-    let took = t.elapsed();
-    assert!(
-        took.as_secs() < secs,
-        "{} diagnostics took {took:?}",
-        diags.len()
-    );
-    diags
-}
+// a megabyte). These tests check the diagnostics of such inputs; their speed
+// is not asserted (a test never depends on how fast the machine is), but a
+// quadratic front end would make each of them take minutes.
 
 #[test]
 fn twenty_thousand_unmatched_brackets() {
     // Each syntax error searched the whole token list (twice).
-    let diags = front_end_within(&"let x = 1);\n".repeat(20_000), 30);
+    let diags = front_end(&"let x = 1);\n".repeat(20_000));
     assert_eq!(diags.len(), 20_000);
     assert_eq!(diags[19_999].labels[0].1, "this `)` has no opening bracket");
 }
@@ -332,7 +321,7 @@ fn twenty_thousand_unmatched_brackets() {
 #[test]
 fn fifty_thousand_bad_characters() {
     // Rendering read the source from its start for every diagnostic.
-    let diags = front_end_within(&"$\n".repeat(50_000), 30);
+    let diags = front_end(&"$\n".repeat(50_000));
     assert_eq!(diags.len(), 50_000);
     let src = Source::new("t.accl", "$\n".repeat(50_000));
     let out = render_plain(&src, &diags[49_999..], 80);
@@ -344,7 +333,7 @@ fn thousands_of_unknown_names_among_thousands_of_variables() {
     // Every unknown name compared itself with every variable in scope.
     let mut src: String = (0..20_000).map(|i| format!("let v{i} = 1;\n")).collect();
     src.push_str(&"let y = coutn;\n".repeat(2_000));
-    let diags = front_end_within(&src, 30);
+    let diags = front_end(&src);
     assert_eq!(diags.len(), 2_000);
     assert!(diags.iter().all(|d| d.code == "accl::name::unknown"));
     // A suggestion still comes where there is one to make.
@@ -360,7 +349,7 @@ fn an_unknown_name_a_hundred_thousand_characters_long() {
     // The edit distance of two such names was 10^10 steps.
     let long = "v".repeat(100_000);
     let src = format!("let {long} = 1;\nlet y = {long}x;\nfn {long}() {{ }}\n{long}y();\n");
-    let diags = front_end_within(&src, 30);
+    let diags = front_end(&src);
     let codes: Vec<&str> = diags.iter().map(|d| d.code).collect();
     assert_eq!(codes, ["accl::name::unknown", "accl::name::unknown_fn"]);
 }
@@ -377,7 +366,7 @@ fn forty_thousand_functions_in_a_call_chain() {
     // The last one prints: every function is illegal on the device, and the
     // error names the first call and the line at the end of the chain.
     let src = format!("{chain}fn g{n}(x: i32) -> i32 {{ print(x); return x; }}\n{kernel}");
-    let diags = front_end_within(&src, 30);
+    let diags = front_end(&src);
     assert_eq!(diags.len(), 1);
     assert_eq!(diags[0].code, "accl::device::illegal_fn");
     assert_eq!(
@@ -387,7 +376,7 @@ fn forty_thousand_functions_in_a_call_chain() {
     assert_eq!(&src[diags[0].labels[2].0.range()], "print(x)");
     // The last one calls the first: a cycle of 40,001 functions.
     let src = format!("{chain}fn g{n}(x: i32) -> i32 {{ return g0(x); }}\n{kernel}");
-    let diags = front_end_within(&src, 30);
+    let diags = front_end(&src);
     assert_eq!(diags.len(), 1);
     assert_eq!(
         diags[0].labels[1].1,

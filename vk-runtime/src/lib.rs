@@ -1,6 +1,6 @@
 //! accl's Vulkan compute runtime: instance, devices, memory, pipelines and
 //! queues. It knows nothing of the language; the SPIR-V emitter and the
-//! interpreter drive it (DESIGN 2.1).
+//! interpreter drive it.
 //!
 //! One module per concept: [`instance`] (the `VkInstance`, validation
 //! messages, adapter descriptions), [`device`] (a `VkDevice` with its
@@ -10,7 +10,7 @@
 //!
 //! # Ownership and teardown order
 //!
-//! This is the one place the order is written down (STYLE item 8); `Drop`
+//! This is the one place the order is written down; `Drop`
 //! impls enforce it because every child holds an `Arc` of its parent:
 //!
 //! 1. **Work and allocations.** A [`Queue`] drop waits for its last
@@ -33,6 +33,7 @@
 
 pub mod device;
 pub mod error;
+pub mod event;
 pub mod instance;
 pub mod memory;
 pub mod pipeline;
@@ -52,6 +53,7 @@ pub(crate) fn lifecycle_lock() -> std::sync::MutexGuard<'static, ()> {
 
 pub use device::{Device, QueueRole, VkQueueInfo};
 pub use error::{Result, VkError};
+pub use event::HostEvent;
 pub use instance::{
     AdapterFeatures, AdapterInfo, AdapterLimits, DeviceType, Instance, InstanceOptions,
     QueueFamilyInfo,

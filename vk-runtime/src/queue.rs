@@ -1,6 +1,6 @@
 //! accl queues: batches of recorded work ordered by a timeline semaphore.
 //!
-//! Shape (DESIGN 2.1, STYLE item 9, after wgpu-hal's `Fence`): a [`Queue`]
+//! Shape (after wgpu-hal's `Fence`): a [`Queue`]
 //! is one accl queue. It maps onto one `VkQueue` of its device (several
 //! accl queues may share one; submission takes that `VkQueue`'s mutex), owns
 //! a timeline semaphore and the last `u64` it submitted, and one open
@@ -320,10 +320,45 @@ impl Queue {
     /// observed complete (by any call that polls: recording, `submit`,
     /// `host_wait`, `poll`, or dropping the queue), in recording order. This
     /// is where completion work such as copying a staging buffer into a host
-    /// array belongs (DESIGN 2.1). With nothing recorded, `f` waits for the
+    /// array belongs. With nothing recorded, `f` waits for the
     /// next submission's batch.
     pub fn on_complete(&mut self, f: impl FnOnce() + Send + 'static) -> Result<()> {
         self.batch()?.on_complete.push(Box::new(f));
+        Ok(())
+    }
+
+    /// Records a wait on a host-set event (`crate::event`); the batch keeps
+    /// the event alive until it is retired.
+    pub(crate) fn record_event_wait(&mut self, event: Arc<crate::event::EventInner>) -> Result<()> {
+        self.same_device(&event.device)?;
+        let cmd = self.batch()?.cmd;
+        let (dst, access) = match self.hw.role {
+            QueueRole::Compute => (
+                vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+                vk::AccessFlags::SHADER_READ | vk::AccessFlags::TRANSFER_READ,
+            ),
+            QueueRole::TransferOnly => (
+                vk::PipelineStageFlags::TRANSFER,
+                vk::AccessFlags::TRANSFER_READ,
+            ),
+        };
+        let barrier = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::HOST_WRITE)
+            .dst_access_mask(access);
+        unsafe {
+            self.device.shared.raw.cmd_wait_events(
+                cmd,
+                &[event.raw],
+                vk::PipelineStageFlags::HOST,
+                dst,
+                &[barrier],
+                &[],
+                &[],
+            )
+        };
+        let b = self.batch()?;
+        b.ops += 1;
+        b.on_complete.push(Box::new(move || drop(event)));
         Ok(())
     }
 
