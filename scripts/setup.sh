@@ -6,7 +6,7 @@
 #   vulkan-validationlayers the Khronos validation layer (tests run with it on)
 #   spirv-tools             spirv-val / spirv-dis (every generated module is validated)
 #   vulkan-tools            vulkaninfo, for diagnosing a machine
-# Source it to also get the environment the tests expect:  . scripts/setup.sh
+# Source it from a script that needs them:  . scripts/setup.sh
 set -u
 pkgs=(libvulkan1 mesa-vulkan-drivers vulkan-validationlayers spirv-tools vulkan-tools)
 missing=()
@@ -21,9 +21,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || {
     echo "setup: apt-get install ${missing[*]} failed" >&2; return 1 2>/dev/null || exit 1; }
 fi
-# Pin lavapipe: other Mesa drivers are installed beside it and would be probed.
-lvp=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
-if [ -z "${VK_ICD_FILENAMES:-}" ] && [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$lvp" ]; then
-  export VK_ICD_FILENAMES="$lvp"
-fi
+# No driver is pinned here: the loader finds every installed driver and accl
+# picks the best device (discrete GPU first, lavapipe only when there is no
+# GPU). scripts/test pins lavapipe for the tests.
 true

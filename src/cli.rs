@@ -174,7 +174,7 @@ pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> Ex
     }
 }
 
-/// The benchmark loop of issue 3.
+/// The loop that `accl bench host` times.
 pub const BENCH_SRC: &str = "for i in 0..n { a[i] = a[i] * 2.0 + 1.0; }";
 
 /// `accl bench host`: host-interpreter throughput of [`BENCH_SRC`] with
@@ -348,6 +348,13 @@ pub fn list_devices() -> ExitCode {
         Ok(v) => {
             for (i, a) in v.iter().enumerate() {
                 println!("device {i}: {a}");
+            }
+            let used = crate::vulkan::default_devices(&v).len();
+            if used < v.len() {
+                println!(
+                    "devices {used}.. (CPU drivers) are used only when ACCL_DEVICES selects them \
+                     (`all`, `cpu` or their numbers); by default accl runs on the GPUs"
+                );
             }
             ExitCode::SUCCESS
         }

@@ -1,5 +1,5 @@
 //! The Vulkan backend: compute constructs run as SPIR-V kernels on Vulkan
-//! devices (DESIGN.md 2.1).
+//! devices.
 //!
 //! * [`storage`]: the present table's device storage (a buffer per present
 //!   section, transfers);
@@ -14,8 +14,8 @@
 //! for their work before returning; `async(q)` work is queued on accl queue
 //! `q` of the device ([`device`]) and checked for races ([`race`]).
 //!
-//! Devices are the adapters in [`ordered_adapters`] order, or the list in
-//! `ACCL_DEVICES` ([`select_devices`]).
+//! Devices are the GPUs in [`ordered_adapters`] order (the CPU drivers when
+//! there is no GPU), or the list in `ACCL_DEVICES` ([`select_devices`]).
 
 pub mod checks;
 pub mod device;
@@ -65,9 +65,27 @@ pub fn ordered_adapters(instance: &Instance) -> Result<Vec<AdapterInfo>, String>
     Ok(v)
 }
 
+/// The devices used when `ACCL_DEVICES` is unset: every GPU, or every CPU
+/// driver when there is no GPU. A CPU driver (lavapipe) installed beside a
+/// GPU would otherwise become a second device, and work spread over "every
+/// device" would wait for it.
+pub fn default_devices(adapters: &[AdapterInfo]) -> Vec<AdapterInfo> {
+    let gpus: Vec<AdapterInfo> = adapters
+        .iter()
+        .filter(|a| a.device_type != DeviceType::Cpu)
+        .cloned()
+        .collect();
+    if gpus.is_empty() {
+        adapters.to_vec()
+    } else {
+        gpus
+    }
+}
+
 /// The accl devices `spec` (the value of `ACCL_DEVICES`) selects from the
 /// ordered adapters: a comma-separated list of adapter numbers (`0,2`), or
-/// `gpu` (every GPU) or `cpu` (every CPU driver). A number may repeat:
+/// `gpu` (every GPU), `cpu` (every CPU driver) or `all`; empty means the
+/// default ([`default_devices`]). A number may repeat:
 /// `0,0` opens two logical devices on adapter 0, each with its own present
 /// table, queues and memory. That is a testing aid, so that every
 /// multi-device path runs on a machine with one GPU or only lavapipe; the
@@ -82,7 +100,8 @@ pub fn select_devices(spec: &str, adapters: &[AdapterInfo]) -> Result<Vec<Adapte
             .collect()
     };
     let v = match spec {
-        "" | "all" => adapters.to_vec(),
+        "" => default_devices(adapters),
+        "all" => adapters.to_vec(),
         "gpu" => pick(true),
         "cpu" => pick(false),
         list => {
@@ -129,9 +148,7 @@ impl VulkanBackend {
             return Err("no Vulkan device with a compute queue".into());
         }
         let env = std::env::var("ACCL_DEVICES").ok();
-        if let Some(spec) = devices.or(env.as_deref()) {
-            infos = select_devices(spec, &infos)?;
-        }
+        infos = select_devices(devices.or(env.as_deref()).unwrap_or(""), &infos)?;
         let store = VkStorage {
             instance,
             adapters: infos.iter().map(|a| a.index).collect(),
