@@ -1,8 +1,8 @@
 //! `accl bench device`: throughput and latency of the Vulkan backend on one
 //! device, from device timestamps (kernel time only, no launch or transfer
 //! overhead) unless a figure says otherwise. Every figure is the median of
-//! `runs` runs. Sizes are the GPU sizes, or smaller ones on a CPU
-//! device (lavapipe), where the full sizes take minutes.
+//! `runs` runs. Sizes are [`Sizes::GPU`], or the smaller [`Sizes::CPU`] on a
+//! CPU device (lavapipe), where the full sizes take minutes.
 
 use crate::Engine;
 use std::process::ExitCode;

@@ -73,7 +73,7 @@ enum BenchWhat {
         /// Timed runs per figure (the median is reported).
         #[arg(long, default_value_t = 7)]
         runs: usize,
-        /// Problem sizes: `gpu` (the sizes) or `cpu` (small); by
+        /// Problem sizes: `gpu` (full) or `cpu` (small); by
         /// default from the device type.
         #[arg(long)]
         sizes: Option<String>,

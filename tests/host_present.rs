@@ -1,4 +1,4 @@
-//! The present-table rules of DESIGN.md 1.4 on the host backend: reference
+//! The present-table rules on the host backend: reference
 //! counts, finalize, sections, partially present, not present, if_present,
 //! no_create and implicit copies. The host keeps a separate device copy, so
 //! transfers (or their absence) are visible.

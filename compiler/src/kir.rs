@@ -1,6 +1,6 @@
 //! The kernel IR (KIR): one `parallel loop` construct, ready for a back end.
 //!
-//! Shaped after naga (STYLE 1): every function owns arenas of expressions
+//! Shaped after naga: every function owns arenas of expressions
 //! and locals addressed by typed [`Handle`]s, with spans in the arenas' side
 //! tables and the scalar type of every expression in a side vector;
 //! statements form a tree over those handles and only statements have
@@ -18,8 +18,8 @@
 //!   `for` are lowered to it with an explicit `if !cond { break }`, so the
 //!   back end has a single structured-loop emitter.
 //!
-//! Reductions, atomics and gang/vector regions (issue 5; `docs/language.md`, "How compute constructs map onto the device"
-//! is the user-facing description):
+//! Reductions, atomics and gang/vector regions (`docs/language.md`, "How
+//! compute constructs map onto the device", is the user-facing description):
 //!
 //! * a kernel has a [`Shape`]: `Flat` (every invocation runs iterations of the
 //!   collapsed nest), `Seq` (`parallel loop seq`: one invocation runs them

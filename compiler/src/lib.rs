@@ -1,6 +1,6 @@
 //! accl's middle and back end: device constructs to kernel IR to SPIR-V.
 //!
-//! Stages, each its own type (STYLE 11):
+//! Stages, each its own type:
 //!
 //! ```text
 //! hir::Construct ──lower──▶ kir::Kernel ──validate──▶ Validated<Kernel>

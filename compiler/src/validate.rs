@@ -1,5 +1,5 @@
 //! The KIR validator: the only way to obtain a [`Validated`] kernel, which is
-//! what the SPIR-V writer takes (STYLE 2, after naga's `back/spv::write_vec`).
+//! what the SPIR-V writer takes (after naga's `back/spv::write_vec`).
 //! So a kernel that a buggy lowering (or a hand-built test) got wrong is an
 //! `accl::compile::invalid_kir` diagnostic here, never a module that the
 //! driver chokes on.

@@ -1,4 +1,4 @@
-//! Issue 5 on the device: reductions (every operator and type, collapse,
+//! Parallelism on the device: reductions (every operator and type, collapse,
 //! determinism), gang/vector regions (`parallel { .. }`, `parallel loop gang`
 //! with `loop vector reduction`), private clauses, and atomics (native and
 //! compare-and-swap), each compared with a reference computed here.

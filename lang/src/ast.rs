@@ -120,7 +120,7 @@ pub struct TypeExpr {
     pub span: Span,
 }
 
-/// The device constructs of DESIGN.md 1.4.
+/// The device constructs (`docs/language.md`, "Device constructs").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DirectiveKind {
     /// `parallel loop [clauses] for ..`

@@ -332,7 +332,7 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             }
         }
         // Whole-array reductions run on the device (here: its copy) when the
-        // whole array is present there (DESIGN.md 1.5).
+        // whole array is present there.
         "sum" => RtVal::Scalar(ops::sum(&reduce_source(array(&args[0], span)?, cx, span)?)),
         "maxval" => RtVal::Scalar(ops::extremum(
             &reduce_source(array(&args[0], span)?, cx, span)?,

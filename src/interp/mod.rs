@@ -168,7 +168,7 @@ impl Ctx {
 
     /// The host reads (`write` false) or writes element `off` of `a` at
     /// `span`; with `off` None, the whole array. An error when pending
-    /// async work races with it (DESIGN.md 1.4).
+    /// async work races with it.
     #[inline]
     pub fn host_access(
         &mut self,

@@ -1,4 +1,4 @@
-//! The present table (DESIGN.md 1.4): per (device, host array) the present
+//! The present table: per (device, host array) the present
 //! sections, each with a structured and a dynamic reference count, and the
 //! device storage behind them.
 //!

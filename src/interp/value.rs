@@ -1,6 +1,6 @@
 //! Run-time values of the interpreter: frames of untyped 64-bit scalar slots
 //! plus array slots, and the [`Sc`] trait that gives each scalar type its
-//! slot encoding and its operations with DESIGN.md semantics (wrapping
+//! slot encoding and its operations with the language's semantics (wrapping
 //! integers, IEEE floats, Rust casts). The operations agree bit for bit with
 //! [`lang::Value::binary`] (which constant folding uses); a unit test checks it.
 

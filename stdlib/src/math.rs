@@ -1,4 +1,5 @@
-//! Host implementations of the math builtins (DESIGN.md 1.5).
+//! Host implementations of the math builtins (`docs/language.md`,
+//! "Builtins").
 //!
 //! Typed, so that the interpreter can turn a call into a direct function
 //! pointer call with no dynamic values: [`Math`] holds what every numeric

@@ -1,4 +1,5 @@
-//! Builtin signatures (DESIGN.md 1.5).
+//! Builtin signatures (the builtins are listed in `docs/language.md`,
+//! "Builtins").
 
 use lang::{Builtin, Builtins, Effect, Scalar, Sig, Type, Typing, Value};
 

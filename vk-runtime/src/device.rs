@@ -9,7 +9,7 @@
 //!
 //! Every queue of every compute-capable family and of every transfer-only
 //! family is opened at creation: accl queue numbers are mapped round robin
-//! onto the compute queues (DESIGN 2.1), and copy engines are recorded
+//! onto the compute queues, and copy engines are recorded
 //! separately so that later stages can route copies to them. Several accl
 //! queues may share one `VkQueue` (lavapipe has a single one), so each
 //! `VkQueue` carries its own submission mutex (`vkQueueSubmit` requires

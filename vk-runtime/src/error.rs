@@ -2,8 +2,8 @@
 //!
 //! Every fallible call of this crate returns [`VkError`], a `thiserror` enum
 //! that is also a `miette::Diagnostic` with a stable `accl::vk::*` code and
-//! help text, so the binary can print it as it prints language errors
-//! (STYLE item 4). Driver results are never `unwrap`ped: [`VkError::from_vk`]
+//! help text, so the binary can print it as it prints language errors.
+//! Driver results are never `unwrap`ped: [`VkError::from_vk`]
 //! maps a `vk::Result` onto the variants a user can act on (out of memory,
 //! device lost) and keeps the raw result for the rest.
 

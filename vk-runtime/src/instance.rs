@@ -3,7 +3,7 @@
 //!
 //! Shape: [`Instance`] is a cheap, clonable handle onto an
 //! `Arc<InstanceShared>`; every [`crate::Device`] keeps such an `Arc`, so the
-//! instance is destroyed only after its last device (STYLE item 8; the full
+//! instance is destroyed only after its last device (the full
 //! teardown order is written down in `lib.rs`). The debug messenger's
 //! callback appends WARNING and ERROR messages to an `Arc<Mutex<Vec<String>>>`
 //! instead of printing them: tests assert that the list is empty, and the

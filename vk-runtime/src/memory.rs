@@ -10,8 +10,8 @@
 //!
 //! A [`Buffer`] is always a storage buffer and so never larger than the
 //! device's `maxStorageBufferRange`: bigger requests are refused with
-//! [`VkError::BufferTooLarge`] naming both sizes, and the caller splits
-//! (DESIGN 2.1). Where the chosen memory is host-visible and coherent
+//! [`VkError::BufferTooLarge`] naming both sizes; splitting is the caller's
+//! job. Where the chosen memory is host-visible and coherent
 //! (integrated GPUs, CPU drivers), it stays mapped and callers may copy
 //! directly ([`Buffer::write`], [`Buffer::read`]) instead of staging.
 //!

@@ -2,7 +2,7 @@
 //!
 //! Shape: accl kernels all have the same interface — N storage buffers at
 //! set 0, bindings 0..N, and one push-constant block for scalars and base
-//! offsets (DESIGN 2.1) — so a pipeline is fully described by the SPIR-V,
+//! offsets — so a pipeline is fully described by the SPIR-V,
 //! the entry point, N, the push-constant size and specialisation constants.
 //! The descriptor-set layout and pipeline layout are owned by the pipeline
 //! (no cross-pipeline layout cache: layouts are tiny and this keeps

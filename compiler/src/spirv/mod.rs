@@ -27,7 +27,7 @@
 //!   Rust); `round` rounds half away from zero (GLSL's `Round` does not say
 //!   which way .5 goes), built from `Trunc`.
 //!
-//! Issue 5 additions: the entry point runs one of the loops of
+//! Reductions, regions and atomics: the entry point runs one of the loops of
 //! [`crate::abi`] by [`Shape`]; reductions fold per workgroup in a fixed
 //! tree in a Workgroup-storage scratch array of `wg_size` elements (one per
 //! register type; bools as `u32`), with `OpControlBarrier(Workgroup,

@@ -1,5 +1,5 @@
 //! One definition point for SPIR-V types, constants and capabilities
-//! (STYLE 3, after naga's `LocalType` + `lookup_type`).
+//! (after naga's `LocalType` + `lookup_type`).
 //!
 //! rspirv's `dr::Builder` dedups types by a linear scan and constants not at
 //! all, and a struct type decorated twice (`Block`, member offsets) is an

@@ -2,9 +2,10 @@
 //!
 //! One pass over each body, with an expected type pushed down into
 //! expressions so that untyped literals take the type of their context
-//! (DESIGN.md 1.2). Expressions made only of literals and constants are folded
-//! on the spot, so a literal-typed expression is always a `Const` node and
-//! giving it a type later is a rewrite of that one node.
+//! (`docs/language.md`, "Literals and constants"). Expressions made only of
+//! literals and constants are folded on the spot, so a literal-typed
+//! expression is always a `Const` node and giving it a type later is a
+//! rewrite of that one node.
 //!
 //! Device rules need the whole program (is the function called in a kernel
 //! recursive? does it print?), so calls from device code are recorded while
