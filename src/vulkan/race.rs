@@ -1,7 +1,7 @@
-//! Race detection (DESIGN.md 1.4): the rows of arrays that pending async
-//! operations read or write, checked against every host access of an
-//! array, every operation recorded on another queue, and the release of
-//! device memory.
+//! Race detection: the rows of arrays that pending async operations read
+//! or write, checked against every host access of an array, every
+//! operation recorded on another queue, and the release of device memory.
+//! The rules as users see them are in `docs/language.md`, "Async queues".
 //!
 //! An operation touches two memories: the host array and the device copy
 //! of one device. Two accesses conflict when they touch the same memory,
