@@ -97,6 +97,18 @@ enum BenchWhat {
         #[arg(long)]
         side: Option<usize>,
     },
+    /// Latency of single constructs (wall clock): a tiny synchronous
+    /// kernel and reduction, small copies, Jacobi reading its error every
+    /// iteration, host work overlapping an async kernel, and the compile
+    /// wait of a 3-kernel script (cold pipeline cache).
+    Latency {
+        /// The device (numbered as `accl devices` lists them).
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+        /// Timed runs per figure (the median is reported).
+        #[arg(long, default_value_t = 7)]
+        runs: usize,
+    },
     /// Host-interpreter iterations per second of `for i in 0..n { a[i] = a[i] * 2.0 + 1.0; }`.
     Host {
         /// Loop length.
@@ -149,6 +161,9 @@ fn main() -> ExitCode {
         Cmd::Bench {
             what: BenchWhat::Host { n, runs },
         } => accl::cli::bench_host(n, runs),
+        Cmd::Bench {
+            what: BenchWhat::Latency { device, runs },
+        } => accl::bench::bench_latency(device, runs),
         Cmd::Bench {
             what: BenchWhat::Async { device, runs, side },
         } => accl::bench::bench_async(device, runs, side),

@@ -128,3 +128,37 @@ fn multi_device_blocks_copied_on_companions() {
     let (d, _) = dev.engine.get_array::<u8>("image").unwrap();
     assert!(h == d, "the two-device image differs from the host's");
 }
+
+#[test]
+fn a_wait_covers_a_companion_copy_after_work_already_submitted() {
+    companions();
+    // The kernel is the first work of queue 2, so it is submitted at once
+    // (an idle queue); the copy back then follows submitted work on the
+    // companion, and `wait` must cover it before the region frees `c`.
+    let src = "
+        let c = zeros(f32, 131072);
+        data create(c) {
+            parallel loop async(2) for i in 0..131072 { c[i] = 3.0 * i as f32; }
+            update self(c) async(2);
+            wait;
+        }
+        let s = c[131071];";
+    let (_, dev) = same_as_host(src, Floats::Exact);
+    ok(&dev);
+    // The same through a join: queue 3 joins queue 2, and a wait for
+    // queue 3 covers queue 2's copy.
+    let src = "
+        let c = zeros(f32, 131072);
+        let d = zeros(f32, 8);
+        data create(c) copy(d) {
+            parallel loop async(2) for i in 0..131072 { c[i] = 3.0 * i as f32; }
+            update self(c) async(2);
+            wait(2) async(3);
+            parallel loop async(3) for i in 0..8 { d[i] = 1.0; }
+            wait(3);
+            let s = c[131071];
+            wait(2);
+        }";
+    let (_, dev) = same_as_host(src, Floats::Exact);
+    ok(&dev);
+}

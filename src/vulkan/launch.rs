@@ -349,15 +349,30 @@ fn dispatch(
             Some(buf)
         }
     };
-    // One partial per work group and reduction.
-    let mut partials = Vec::with_capacity(kernel.reductions.len());
+    // One partial per work group and reduction, each in its own aligned
+    // range of the device's persistent partials buffer.
+    let align = limits.min_storage_buffer_offset_alignment.max(4);
+    let mut ranges = Vec::with_capacity(kernel.reductions.len());
+    let mut end = 0u64;
     for r in &kernel.reductions {
         let size = launch.groups[0] as u64 * compiler::abi::partial_size(r.ty) as u64;
-        partials.push(Buffer::new(&d.device, size.max(4), "accl partials").map_err(fail)?);
+        ranges.push((end, size.max(4)));
+        end = (end + size.max(4)).div_ceil(align) * align;
     }
+    let partials = if ranges.is_empty() {
+        None
+    } else {
+        Some(d.partials(end).map_err(|f| launch_fault(c.span, f))?)
+    };
     let mut bindings: Vec<BufferBinding> =
         bound.iter().map(|b| BufferBinding::whole(&b.0)).collect();
-    bindings.extend(partials.iter().map(BufferBinding::whole));
+    if let Some(p) = &partials {
+        bindings.extend(ranges.iter().map(|&(offset, range)| BufferBinding {
+            buffer: p,
+            offset,
+            range,
+        }));
+    }
     if let Some(b) = &arg_buffer {
         bindings.push(BufferBinding::whole(b));
     }
@@ -380,18 +395,20 @@ fn dispatch(
     // An async kernel returns at once, unless its reductions are needed
     // now (the host folds the partials: such a construct waits for its
     // queue), or check mode must report its faults at the construct.
-    if partials.is_empty() && !spec.checks {
+    if partials.is_none() && !spec.checks {
         d.settle(queue)
     } else {
         d.wait_queue(queue)
     }
     .map_err(|f| launch_fault(c.span, f))?;
-    let mut out = Vec::with_capacity(partials.len());
-    for (r, p) in kernel.reductions.iter().zip(&partials) {
-        let n = launch.groups[0] as usize * compiler::abi::partial_size(r.ty);
-        let mut bytes = vec![0u8; n];
-        d.download(queue, p, 0, &mut bytes)
-            .map_err(|f| launch_fault(c.span, f))?;
+    let mut out = Vec::with_capacity(ranges.len());
+    let mut bytes = Vec::new();
+    for (r, &(offset, _)) in kernel.reductions.iter().zip(&ranges) {
+        bytes.resize(
+            launch.groups[0] as usize * compiler::abi::partial_size(r.ty),
+            0,
+        );
+        d.partials_read(offset, &mut bytes);
         out.push(compiler::reduce_partials(r.op, r.ty, &bytes));
     }
     Ok(out)

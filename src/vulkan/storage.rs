@@ -309,6 +309,13 @@ impl Storage for VkStorage {
             d.upload(queue, &sec.buffer, off, host, a, b - a)
                 .map_err(EnvError::Device)?;
         }
+        // A copy that went to the queue's copy-engine companion is not in
+        // the queue's open batch: it follows the queue's submitted work,
+        // and waits and joins of that value cover it.
+        let value = match value {
+            Some(_) => Some(d.recorded_value(queue).map_err(EnvError::Device)?),
+            None => None,
+        };
         self.record(dev, value, acc, what);
         Ok(())
     }

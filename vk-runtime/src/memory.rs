@@ -272,6 +272,31 @@ impl Buffer {
         true
     }
 
+    /// Copies `out.len()` bytes from `offset` of a mapped buffer (see
+    /// [`Buffer::new_mapped`]) after a host wait covered the device's
+    /// writes; false if it is not mapped or the range is outside it.
+    pub fn read_mapped_at(&self, offset: u64, out: &mut [u8]) -> bool {
+        let Some(p) = self.inner.mapped() else {
+            return false;
+        };
+        if offset
+            .checked_add(out.len() as u64)
+            .is_none_or(|end| end > self.inner.size)
+        {
+            return false;
+        }
+        // The host wait that saw the device's work done ordered its writes
+        // before this read (the queue ends each batch with a barrier to host
+        // reads); the fence keeps the compiler from hoisting the copy.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+        // SAFETY: mapped for `size` bytes for the buffer's whole life, and
+        // the range is inside it.
+        unsafe {
+            std::ptr::copy_nonoverlapping(p.add(offset as usize), out.as_mut_ptr(), out.len())
+        };
+        true
+    }
+
     /// Size in bytes.
     pub fn size(&self) -> u64 {
         self.inner.size

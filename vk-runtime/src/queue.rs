@@ -934,6 +934,13 @@ impl Queue {
         Ok(())
     }
 
+    /// Whether none of this queue's submitted work is still running (after
+    /// retiring what finished). Cheap when nothing is in flight.
+    pub fn idle(&mut self) -> Result<bool> {
+        self.poll()?;
+        Ok(self.in_flight.is_empty())
+    }
+
     /// Retires every batch whose value the device has reached. Returns
     /// the completed value.
     pub fn poll(&mut self) -> Result<u64> {

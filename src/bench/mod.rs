@@ -4,6 +4,9 @@
 //! `runs` runs. Sizes are [`Sizes::GPU`], or the smaller [`Sizes::CPU`] on a
 //! CPU device (lavapipe), where the full sizes take minutes.
 
+mod latency;
+pub use latency::bench_latency;
+
 use crate::Engine;
 use std::process::ExitCode;
 use std::time::Instant;

@@ -1,0 +1,203 @@
+//! `accl bench latency`: what one construct costs on the host's clock,
+//! wall time measured by the script's own `clock()` (execution only, not
+//! the parsing and checking each `eval` does first): a tiny synchronous
+//! kernel and reduction, small copies each way, Jacobi reading its error
+//! every iteration, how much of an async kernel host work hides, and the
+//! compile wait of a script's first launches.
+
+use super::{adapters, exit, wall_ms, Wall};
+use crate::Engine;
+use std::process::ExitCode;
+use std::time::Instant;
+use vk_runtime::DeviceType;
+
+/// `accl bench latency`: see the CLI help.
+pub fn bench_latency(device: usize, runs: usize) -> ExitCode {
+    exit(run(device, runs.max(1)))
+}
+
+fn ev(e: &mut Engine, src: &str) -> Result<(), String> {
+    e.eval(src).map(|_| ()).map_err(|e| e.render(100))
+}
+
+/// Microseconds per repetition of `body`, repeated `n` times in a loop.
+fn per_op(e: &mut Engine, body: &str, n: usize, runs: usize) -> Result<Wall, String> {
+    let w = wall_ms(e, &format!("for rep in 0..{n} {{ {body} }}"), runs)?;
+    let k = 1e3 / n as f64;
+    Ok(Wall {
+        median: w.median * k,
+        min: w.min * k,
+        max: w.max * k,
+    })
+}
+
+fn us(w: Wall) -> String {
+    format!("{:.1} us ({:.1}-{:.1})", w.median, w.min, w.max)
+}
+
+fn run(device: usize, runs: usize) -> Result<(), String> {
+    let (_, info) = adapters(device)?;
+    let cpu = info.device_type == DeviceType::Cpu;
+    println!(
+        "accl bench latency on device {device}: {} ({}), {}; median of {runs} runs (fastest-slowest), wall clock",
+        info.name, info.device_type, info.driver
+    );
+    let mut e = Engine::vulkan(device).map_err(|e| e.render(100))?;
+    ev(
+        &mut e,
+        "let tiny = zeros(f32, 32); enter data copyin(tiny); let s = 0.0f32;",
+    )?;
+
+    // Tiny synchronous constructs, 1000 in a row.
+    let n = 1000;
+    let kernel = per_op(
+        &mut e,
+        "parallel loop present(tiny) for i in 0..32 { tiny[i] = tiny[i] + 1.0; }",
+        n,
+        runs,
+    )?;
+    let reduction = per_op(
+        &mut e,
+        "s = 0.0f32; parallel loop present(tiny) reduction(+: s) for i in 0..32 { s += tiny[i]; }",
+        n,
+        runs,
+    )?;
+    let up = per_op(&mut e, "update device(tiny);", n, runs)?;
+    let down = per_op(&mut e, "update self(tiny);", n, runs)?;
+    ev(&mut e, "exit data delete(tiny);")?;
+    println!("sync kernel       tiny (32 lanes): {} each", us(kernel));
+    println!(
+        "sync reduction    tiny (32 lanes): {} each, {:.2}x a sync kernel",
+        us(reduction),
+        reduction.median / kernel.median
+    );
+    println!(
+        "small copies      128 bytes: update device {}, update self {}",
+        us(up),
+        us(down)
+    );
+
+    // Jacobi reading its max error on the host every iteration.
+    let m = if cpu { 512 } else { 4096 };
+    let iters = 20;
+    ev(
+        &mut e,
+        &format!(
+            "let m = {m}; let A = zeros(f32, m, m); let Anew = zeros(f32, m, m);
+             for j in 0..m {{ A[0, j] = 1.0; }}
+             enter data copyin(A, Anew); let err = 1.0f32; let seen = 0.0f32;"
+        ),
+    )?;
+    let jacobi = |with_err: bool| {
+        let red = if with_err { "reduction(max: err)" } else { "" };
+        let upd = if with_err {
+            "err = max(err, abs(Anew[i, j] - A[i, j]));"
+        } else {
+            ""
+        };
+        let read = if with_err { "seen = seen + err;" } else { "" };
+        format!(
+            "for it in 0..{iters} {{
+                 err = 0.0f32;
+                 parallel loop present(A, Anew) collapse(2) {red} for i in 1..m - 1 {{
+                     for j in 1..m - 1 {{
+                         Anew[i, j] = 0.25 * (A[i, j + 1] + A[i, j - 1] + A[i - 1, j] + A[i + 1, j]);
+                         {upd}
+                     }}
+                 }}
+                 parallel loop present(A, Anew) collapse(2) for i in 1..m - 1 {{
+                     for j in 1..m - 1 {{ A[i, j] = Anew[i, j]; }}
+                 }}
+                 {read}
+             }}"
+        )
+    };
+    let per_it = |w: Wall| Wall {
+        median: w.median / iters as f64,
+        min: w.min / iters as f64,
+        max: w.max / iters as f64,
+    };
+    let with_err = per_it(wall_ms(&mut e, &jacobi(true), runs)?);
+    let without = per_it(wall_ms(&mut e, &jacobi(false), runs)?);
+    ev(&mut e, "exit data delete(A, Anew);")?;
+    println!(
+        "jacobi            {m}x{m} f32, per iteration: error read every iteration {with_err}, no reduction {without}"
+    );
+
+    // Overlap: an async kernel, then host work as long as the kernel, then
+    // the wait. The wait costs little when the kernel ran during the host
+    // work.
+    let lanes = if cpu { 64 } else { 1 << 16 };
+    let steps = if cpu { 400_000 } else { 2_000_000 };
+    ev(
+        &mut e,
+        &format!(
+            "let busy = zeros(f32, {lanes}); enter data copyin(busy);
+             fn spin(dt: f64) {{ let t = clock(); while clock() - t < dt {{ }} }}"
+        ),
+    )?;
+    let long = format!(
+        "parallel loop present(busy) {{q}} for i in 0..{lanes} {{
+             let x = busy[i];
+             for k in 0..{steps} {{ x = x * 0.999 + 1.0; }}
+             busy[i] = x;
+         }}"
+    );
+    let sync = wall_ms(&mut e, &long.replace("{q}", ""), runs)?;
+    let kernel_s = sync.median / 1e3;
+    let mut waits = Vec::new();
+    let mut totals = Vec::new();
+    for _ in 0..runs.max(3) {
+        ev(
+            &mut e,
+            &format!(
+                "let t0 = clock(); {} spin({kernel_s}); let tw = clock(); wait(1);
+                 let wait_s = clock() - tw; let total_s = clock() - t0;",
+                long.replace("{q}", "async(1)")
+            ),
+        )?;
+        waits.push(e.get::<f64>("wait_s").ok_or("lost wait_s")? * 1e3);
+        totals.push(e.get::<f64>("total_s").ok_or("lost total_s")? * 1e3);
+    }
+    ev(&mut e, "exit data delete(busy);")?;
+    println!(
+        "overlap           async kernel of {:.1} ms + as long of host work: the wait takes {:.2} ms, all {:.1} ms (no overlap: {:.1} ms)",
+        sync.median,
+        super::median(waits),
+        super::median(totals),
+        2.0 * sync.median
+    );
+    drop(e);
+
+    // A script of three kernels, first launches on a fresh engine with an
+    // empty pipeline cache, against the same script run again.
+    let dir = std::env::temp_dir().join(format!("accl-bench-jit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::env::set_var("ACCL_CACHE_DIR", &dir);
+    let mut cold = Vec::new();
+    let mut again = Vec::new();
+    for r in 0..runs {
+        let mut e = Engine::vulkan(device).map_err(|e| e.render(100))?;
+        ev(&mut e, "let a = zeros(f32, 4096); let b = zeros(f32, 4096); let c = zeros(f32, 4096); enter data copyin(a, b, c); update self(a);")?;
+        let script = format!(
+            "parallel loop present(a) for i in 0..4096 {{ a[i] = a[i] * 1.5 + {r}.25; }}
+             let t = 0.0f32;
+             parallel loop present(a, b) reduction(+: t) for i in 0..4096 {{ b[i] = sqrt(abs(a[i])) + {r}.5; t += b[i]; }}
+             parallel loop present(a, b, c) collapse(1) for i in 1..4095 {{ c[i] = 0.5 * (b[i - 1] + b[i + 1]) - a[i] * {r}.75; }}"
+        );
+        let t = Instant::now();
+        ev(&mut e, &script)?;
+        cold.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        ev(&mut e, &script)?;
+        again.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    std::env::remove_var("ACCL_CACHE_DIR");
+    let (c, a) = (super::median(cold), super::median(again));
+    println!(
+        "jit 3 kernels     cold pipeline cache, first launches: {c:.2} ms, the same script again {a:.2} ms: {:.2} ms waiting for compiles",
+        c - a
+    );
+    Ok(())
+}
