@@ -39,8 +39,8 @@ use vk_runtime::{
 /// many tiny kernels, small enough that a long stream of work starts early.
 const BATCH_OPS: u32 = 64;
 
-/// An idle async queue submits its new work at once unless it did so this
-/// recently (`DevState::settle`).
+/// An idle async queue submits its new work at once unless it was looked
+/// at this recently (`DevState::settle`).
 const IDLE_SUBMIT_GAP: std::time::Duration = std::time::Duration::from_micros(500);
 
 /// A device-to-host copy of an async queue, applied to the host array when
@@ -165,7 +165,7 @@ pub struct DevState {
     /// A reduction whose wait was stopped (time limit, progress callback)
     /// may still write `partials`: the next reduction takes a fresh buffer.
     partials_busy: bool,
-    /// When each async queue last submitted because it was idle.
+    /// When each async queue was last looked at for being idle.
     idle_submits: Vec<(QueueId, std::time::Instant)>,
     pub device: Device,
 }
@@ -421,7 +421,7 @@ impl DevState {
     /// After recording on `id`: a synchronous queue waits for the work; an
     /// async one submits its batch at once when none of its work is running
     /// (the device would sit idle: host work after an `async` construct
-    /// overlaps it) and it did not do so in the last [`IDLE_SUBMIT_GAP`],
+    /// overlaps it) and it was not looked at in the last [`IDLE_SUBMIT_GAP`],
     /// else once the batch is large. A stream of tiny kernels thus goes out
     /// in batches (a submission per kernel cost 7 us of host time per
     /// kernel on an H200, against 2.4 us batched).
@@ -437,10 +437,15 @@ impl DevState {
                 let q = self.queue(id)?;
                 if q.pending_ops() >= BATCH_OPS {
                     self.submit(id)?;
-                } else if !recent && q.idle().map_err(|e| self.fault(e))? {
-                    self.submit(id)?;
+                } else if !recent {
+                    // Looked at most once per gap: asking the driver for the
+                    // queue's progress on every launch of a stream costs
+                    // more than batching saves.
                     self.idle_submits.retain(|(q, _)| *q != id);
                     self.idle_submits.push((id, now));
+                    if self.queue(id)?.idle().map_err(|e| self.fault(e))? {
+                        self.submit(id)?;
+                    }
                 }
                 Ok(())
             }
