@@ -174,6 +174,15 @@ impl Cache {
         self.modules.insert(key, words.clone());
         Ok(words)
     }
+    /// Keep a module compiled elsewhere (ahead of its first launch, on
+    /// another thread) under the key [`Cache::get`] would use.
+    pub fn insert(&mut self, generation: u64, kernel: &Kernel, spec: &Spec, words: Arc<Vec<u32>>) {
+        self.modules.insert((generation, kernel.id, *spec), words);
+    }
+    /// Whether the module of `kernel` under `spec` is here.
+    pub fn contains(&self, generation: u64, kernel: &Kernel, spec: &Spec) -> bool {
+        self.modules.contains_key(&(generation, kernel.id, *spec))
+    }
     pub fn len(&self) -> usize {
         self.modules.len()
     }

@@ -174,9 +174,13 @@ fn run(device: usize, runs: usize) -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("accl-bench-jit-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::env::set_var("ACCL_CACHE_DIR", &dir);
+    // Constants unique to this process, so no driver-side shader cache
+    // (Mesa's and NVIDIA's keep compiled shaders on disk) has seen them.
+    let salt = std::process::id() as usize % 100_000;
     let mut cold = Vec::new();
     let mut again = Vec::new();
     for r in 0..runs {
+        let r = salt * 100 + r;
         let mut e = Engine::vulkan(device).map_err(|e| e.render(100))?;
         ev(&mut e, "let a = zeros(f32, 4096); let b = zeros(f32, 4096); let c = zeros(f32, 4096); enter data copyin(a, b, c); update self(a);")?;
         let script = format!(

@@ -349,7 +349,8 @@ fn jit_latency(device: usize, runs: usize) -> Result<(), String> {
     let mut cold = Vec::new();
     let mut warm = Vec::new();
     for r in 0..runs {
-        let src = kernel(1000 + r);
+        // Unique to this process: no driver-side shader cache has seen it.
+        let src = kernel(std::process::id() as usize % 100_000 * 100 + r);
         let mut e = fresh()?;
         let t = Instant::now();
         e.eval(&src).map_err(|e| e.render(100))?;

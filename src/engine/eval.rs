@@ -146,6 +146,7 @@ impl Engine {
         };
         let t = std::time::Instant::now();
         let compiled = interp::compile(&prog, &self.builtins);
+        self.cx.backend.prefetch(&compiled.kernels, &self.cx);
         self.timings.compile = t.elapsed();
         let mut fr = Frame::new(compiled.main_locals);
         for (v, l) in self.vars.iter().zip(&prog.globals) {

@@ -71,7 +71,7 @@ pub struct CConstruct {
     /// The kernel of a `parallel`/`parallel loop`, lowered when the program
     /// was compiled (an error if the device compiler refuses it; the host
     /// backend never looks).
-    pub device: Option<DeviceCode>,
+    pub device: Option<Rc<DeviceCode>>,
 }
 
 /// What a device backend needs to launch a compute construct.
@@ -91,6 +91,10 @@ pub struct DeviceCode {
     /// Bounds of the kernel's levels beyond the construct's own loops (inner
     /// loops collapsed automatically, [`compiler::collapse`]).
     pub extra_levels: Vec<(Ix, Ix)>,
+    /// The iteration count when every level's bounds are constants, so a
+    /// backend compiling ahead of the launch can pick the work-group size
+    /// the launch will.
+    pub total_hint: Option<u64>,
 }
 
 /// An accl queue of a device: the synchronous one, or an async queue
@@ -132,6 +136,9 @@ impl std::fmt::Display for QueueId {
 /// ([`run_construct`]), so both give the same results and the same errors.
 pub trait Backend {
     fn name(&self) -> &'static str;
+    /// A program's device code, before it runs: a backend may start
+    /// compiling it for the current device ahead of the first launches.
+    fn prefetch(&self, _kernels: &[Rc<DeviceCode>], _cx: &Ctx) {}
     fn num_devices(&self) -> usize;
     /// The present table of every device.
     fn env<'a>(&'a self, cx: &'a mut Ctx) -> EnvRef<'a>;
@@ -835,6 +842,16 @@ impl Compiler<'_> {
                     .flatten()
                     .map(|e| (e, self.expr(e)))
                     .collect(),
+                total_hint: kernel.as_ref().ok().and_then(|k| {
+                    k.levels.iter().try_fold(1u64, |n, l| {
+                        let c = |e: hir::ExprH| match &self.body.exprs[e] {
+                            hir::Expr::Const(v) => v.as_i128(),
+                            _ => None,
+                        };
+                        let t = compiler::abi::trip_count(l, c(l.lo)?, c(l.hi)?);
+                        Some(n.saturating_mul(t))
+                    })
+                }),
                 extra_levels: match (&kernel, &c.body) {
                     (Ok(k), ConstructBody::Loops { loops, .. }) => k
                         .levels
@@ -847,6 +864,10 @@ impl Compiler<'_> {
                 kernel,
             }
         });
+        let device = device.map(Rc::new);
+        if let Some(d) = &device {
+            self.kernels.borrow_mut().push(d.clone());
+        }
         let cc = CConstruct {
             kind: c.kind,
             id: c.id,

@@ -40,6 +40,8 @@ pub struct Compiler<'a> {
     pub prog: &'a hir::Program,
     pub body: &'a hir::Body,
     pub builtins: &'a Builtins,
+    /// The device code of every compute construct compiled so far.
+    pub kernels: &'a RefCell<Vec<Rc<construct::DeviceCode>>>,
 }
 
 /// A compiled user function.
@@ -54,10 +56,14 @@ pub struct Compiled {
     pub main_locals: usize,
     pub tail: Option<CExpr>,
     pub fns: Rc<Vec<CFn>>,
+    /// The device code of its compute constructs, in source order (for
+    /// [`construct::Backend::prefetch`]).
+    pub kernels: Vec<Rc<construct::DeviceCode>>,
 }
 
 /// Compile a checked program.
 pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Compiled {
+    let kernels = RefCell::new(Vec::new());
     let fns = prog
         .functions
         .iter()
@@ -66,6 +72,7 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Compiled {
                 prog,
                 body: &f.body,
                 builtins,
+                kernels: &kernels,
             };
             CFn {
                 name: f.name.clone(),
@@ -77,12 +84,16 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Compiled {
         prog,
         body: &prog.main,
         builtins,
+        kernels: &kernels,
     };
+    let main = c.block(&prog.main.block);
+    let tail = prog.tail.map(|t| c.expr(t));
     Compiled {
-        main: c.block(&prog.main.block),
+        main,
         main_locals: prog.main.locals.len(),
-        tail: prog.tail.map(|t| c.expr(t)),
+        tail,
         fns: Rc::new(fns),
+        kernels: kernels.into_inner(),
     }
 }
 

@@ -103,6 +103,27 @@ enum CopyEngines {
     Forced,
 }
 
+/// A kernel to compile ahead of its first launch.
+pub struct PrefetchJob {
+    pub key: u64,
+    pub kernel: compiler::Kernel,
+    pub spec: Spec,
+    /// The work-group size its launch will most likely use, with the
+    /// pipeline's binding count and push-constant bytes.
+    pub wg: u32,
+    pub bindings: u32,
+    pub push_bytes: u32,
+}
+
+/// What a prefetch worker made of one job.
+struct Prefetched {
+    /// When the worker started and finished this job.
+    took: (std::time::Instant, std::time::Instant),
+    words: Result<Arc<Vec<u32>>, lang::Diag>,
+    /// The pipeline for the job's work-group size.
+    pipeline: Option<(u32, Result<ComputePipeline, vk_runtime::VkError>)>,
+}
+
 pub struct DevState {
     // Field order is drop order: work and buffers before the device.
     /// The synchronous queue first, then async queues in order of first use.
@@ -132,6 +153,9 @@ pub struct DevState {
     pub tracing: bool,
     /// Submissions not yet taken by the trace: queue, value, when.
     pub submits: Vec<(QueueId, u64, std::time::Instant)>,
+    /// Kernel compiles not yet taken by the trace: kernel, whether ahead
+    /// of the launch, start and end.
+    pub compiles: Vec<(String, bool, std::time::Instant, std::time::Instant)>,
     up: Option<StagingBuffer>,
     down: Option<StagingBuffer>,
     /// Download staging buffers of applied async copies, for the next ones:
@@ -165,6 +189,9 @@ pub struct DevState {
     /// A reduction whose wait was stopped (time limit, progress callback)
     /// may still write `partials`: the next reduction takes a fresh buffer.
     partials_busy: bool,
+    /// Kernels being compiled ahead of their first launch, by (fingerprint,
+    /// specialisation): the launch waits for its own ([`DevState::module`]).
+    prefetching: HashMap<(u64, Spec), std::sync::mpsc::Receiver<Prefetched>>,
     /// When each async queue was last looked at for being idle.
     idle_submits: Vec<(QueueId, std::time::Instant)>,
     pub device: Device,
@@ -187,6 +214,21 @@ fn spin_time(info: &vk_runtime::AdapterInfo) -> std::time::Duration {
             _ => 2000,
         });
     std::time::Duration::from_micros(us)
+}
+
+/// The tests validate every module the backend makes (`ACCL_SPIRV_VAL=1`).
+fn validate_module(kernel: &compiler::Kernel, words: &[u32]) -> Result<(), lang::Diag> {
+    if std::env::var_os("ACCL_SPIRV_VAL").is_some_and(|v| v == "1") {
+        if let Err(e) = vk_runtime::testing::spirv_val(words) {
+            return Err(lang::Diag::error(
+                "accl::compile::invalid_spirv",
+                format!("spirv-val refused the module of `{}`: {e}", kernel.name),
+                kernel.span,
+                "this kernel",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Where the pipeline cache of an adapter is kept between runs:
@@ -237,6 +279,7 @@ impl DevState {
             profiling: false,
             tracing: false,
             submits: Vec::new(),
+            compiles: Vec::new(),
             up: None,
             down: None,
             spare: Vec::new(),
@@ -253,6 +296,7 @@ impl DevState {
             partials: None,
             partials_busy: false,
             idle_submits: Vec::new(),
+            prefetching: HashMap::new(),
             device,
         })
     }
@@ -311,24 +355,89 @@ impl DevState {
         spec: &Spec,
     ) -> Result<Arc<Vec<u32>>, lang::Diag> {
         let t0 = std::time::Instant::now();
+        if let Some(rx) = self.prefetching.remove(&(key, *spec)) {
+            // Compiled ahead of this launch (maybe still being compiled).
+            if let Ok(p) = rx.recv() {
+                self.jit_time += t0.elapsed();
+                if self.tracing {
+                    self.compiles
+                        .push((kernel.name.clone(), true, p.took.0, p.took.1));
+                }
+                let words = p.words?;
+                if let Some((wg, Ok(pipe))) = p.pipeline {
+                    self.pipelines.insert((key, *spec, wg), pipe);
+                    self.cache_dirty = true;
+                }
+                self.modules.insert(key, kernel, spec, words.clone());
+                validate_module(kernel, &words)?;
+                return Ok(words);
+            }
+        }
         let before = self.modules.len();
         let words = self.modules.get(key, kernel, spec)?;
         if self.modules.len() == before {
             return Ok(words);
         }
         self.jit_time += t0.elapsed();
-        // The tests validate every module the backend makes.
-        if std::env::var_os("ACCL_SPIRV_VAL").is_some_and(|v| v == "1") {
-            if let Err(e) = vk_runtime::testing::spirv_val(&words) {
-                return Err(lang::Diag::error(
-                    "accl::compile::invalid_spirv",
-                    format!("spirv-val refused the module of `{}`: {e}", kernel.name),
-                    kernel.span,
-                    "this kernel",
-                ));
-            }
+        if self.tracing {
+            self.compiles
+                .push((kernel.name.clone(), false, t0, std::time::Instant::now()));
         }
+        validate_module(kernel, &words)?;
         Ok(words)
+    }
+
+    /// Start compiling `jobs` on worker threads (as many as the machine
+    /// has cores, at most one per job): SPIR-V, then the pipeline. Jobs
+    /// whose module is already here or on its way are skipped.
+    pub fn prefetch(&mut self, jobs: Vec<PrefetchJob>) {
+        let mut work = Vec::new();
+        for j in jobs {
+            if self.modules.contains(j.key, &j.kernel, &j.spec)
+                || self.prefetching.contains_key(&(j.key, j.spec))
+            {
+                continue;
+            }
+            let (tx, rx) = std::sync::mpsc::channel();
+            self.prefetching.insert((j.key, j.spec), rx);
+            work.push((j, tx));
+        }
+        let jobs = work;
+        if jobs.is_empty() {
+            return;
+        }
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(jobs.len());
+        let queue = Arc::new(std::sync::Mutex::new(jobs));
+        for _ in 0..workers {
+            let queue = queue.clone();
+            let device = self.device.clone();
+            std::thread::spawn(move || loop {
+                let next = queue.lock().ok().and_then(|mut q| q.pop());
+                let Some((j, tx)) = next else { break };
+                let start = std::time::Instant::now();
+                let words = compiler::compile(&j.kernel, &j.spec).map(Arc::new);
+                let pipeline = words.as_ref().ok().map(|w| {
+                    let p = ComputePipeline::new(
+                        &device,
+                        w,
+                        "main",
+                        j.bindings,
+                        j.push_bytes,
+                        &[(0, j.wg)],
+                    );
+                    (j.wg, p)
+                });
+                // The launch may never come (its receiver is gone): fine.
+                let took = (start, std::time::Instant::now());
+                let _ = tx.send(Prefetched {
+                    took,
+                    words,
+                    pipeline,
+                });
+            });
+        }
     }
 
     /// The pipeline of a module, created on first use.

@@ -286,21 +286,7 @@ fn dispatch(
             "this kernel needs 64-bit indexing, and the device lacks shaderInt64",
         ));
     }
-    // Few iterations (a row per iteration, each running a long sequential
-    // loop, as the block Mandelbrot does): small work groups spread them
-    // over more compute units instead of packing them into a couple, so one
-    // kernel finishes sooner and kernels of other queues find idle units.
-    // Aim at ~1024 groups; never below a warp (32).
-    let wg = vector_length.unwrap_or_else(|| {
-        if kernel.shape == compiler::Shape::Flat && kernel.reductions.is_empty() {
-            (total / 1024).next_power_of_two().clamp(
-                32.min(spec.workgroup_size as u64),
-                spec.workgroup_size as u64,
-            ) as u32
-        } else {
-            spec.workgroup_size
-        }
-    });
+    let wg = work_group_size(kernel, &spec, vector_length, total);
     if wg > limits.max_compute_work_group_invocations || wg > limits.max_compute_work_group_size[0]
     {
         return Err(launch_error(
@@ -412,6 +398,30 @@ fn dispatch(
         out.push(compiler::reduce_partials(r.op, r.ty, &bytes));
     }
     Ok(out)
+}
+
+/// The work-group size of a launch of `total` iterations.
+pub fn work_group_size(
+    kernel: &compiler::Kernel,
+    spec: &compiler::Spec,
+    vector_length: Option<u32>,
+    total: u64,
+) -> u32 {
+    // Few iterations (a row per iteration, each running a long sequential
+    // loop, as the block Mandelbrot does): small work groups spread them
+    // over more compute units instead of packing them into a couple, so one
+    // kernel finishes sooner and kernels of other queues find idle units.
+    // Aim at ~1024 groups; never below a warp (32).
+    vector_length.unwrap_or_else(|| {
+        if kernel.shape == compiler::Shape::Flat && kernel.reductions.is_empty() {
+            (total / 1024).next_power_of_two().clamp(
+                32.min(spec.workgroup_size as u64),
+                spec.workgroup_size as u64,
+            ) as u32
+        } else {
+            spec.workgroup_size
+        }
+    })
 }
 
 /// Work groups of a kernel with reductions: enough to fill a large GPU,

@@ -29,12 +29,13 @@ pub mod trace;
 /// shared example needs).
 pub const DEFAULT_LOOP_BUDGET: u32 = 1 << 31;
 
-use crate::interp::construct::{Backend, CConstruct, EnvRef, PresentRow, QueueId};
+use crate::interp::construct::{Backend, CConstruct, DeviceCode, EnvRef, PresentRow, QueueId};
 use crate::interp::present::{Env, Fault, Table};
 use crate::interp::value::{Flow, Frame, R};
 use crate::interp::Ctx;
 use lang::{Diag, Span};
 use std::cell::RefCell;
+use std::rc::Rc;
 use stdlib::Array;
 use storage::VkStorage;
 use vk_runtime::{AdapterInfo, DeviceType, Instance, InstanceOptions};
@@ -183,6 +184,47 @@ impl VulkanBackend {
 impl Backend for VulkanBackend {
     fn name(&self) -> &'static str {
         "vulkan"
+    }
+    /// Compile the program's kernels for the current device on worker
+    /// threads while the host starts running it: the first launch of each
+    /// usually finds its pipeline ready (or waits only for the rest of its
+    /// compile), and a script's kernels compile side by side instead of one
+    /// after another at their first launches. The guess of the launch's
+    /// specialisation (32-bit indexing, the work-group size of its constant
+    /// trip count, else the device's default) is right for most kernels; a
+    /// wrong one costs what compiling at the launch always cost.
+    fn prefetch(&self, kernels: &[Rc<DeviceCode>], cx: &Ctx) {
+        if kernels.is_empty() {
+            return;
+        }
+        let mut t = self.table.borrow_mut();
+        let Ok((d, options)) = t.store.dev_and_kernels(cx.device) else {
+            return; // the launch reports why the device cannot be used
+        };
+        let spec = d.spec(options);
+        let jobs = kernels
+            .iter()
+            .filter_map(|code| {
+                let kernel = code.kernel.as_ref().ok()?;
+                let key = *code.fingerprint.get_or_init(|| kernel.fingerprint());
+                let layout =
+                    compiler::ArgLayout::new(kernel, spec.index_width, spec.max_push_constants);
+                Some(device::PrefetchJob {
+                    key,
+                    kernel: kernel.clone(),
+                    spec,
+                    wg: launch::work_group_size(
+                        kernel,
+                        &spec,
+                        kernel.vector_length,
+                        code.total_hint.unwrap_or(u64::MAX),
+                    ),
+                    bindings: layout.num_bindings(kernel) + u32::from(spec.uses_fault_buffer()),
+                    push_bytes: layout.push_constant_bytes(),
+                })
+            })
+            .collect();
+        d.prefetch(jobs);
     }
     fn num_devices(&self) -> usize {
         self.infos.len()

@@ -109,6 +109,9 @@ impl VkStorage {
                     for (q, v, at) in d.submits.drain(..) {
                         t.submit(i, q, v, at);
                     }
+                    for (name, ahead, start, end) in d.compiles.drain(..) {
+                        t.compile(i, &name, ahead, start, end);
+                    }
                 }
                 d.observe()?;
             }

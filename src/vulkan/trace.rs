@@ -73,6 +73,23 @@ impl TraceLog {
         });
     }
 
+    /// A kernel's compile (SPIR-V and pipeline), on the `compile` track:
+    /// ahead of its launch on a worker thread, or at the launch.
+    pub fn compile(&mut self, dev: usize, name: &str, ahead: bool, start: Instant, end: Instant) {
+        let ts = self.us_of(start);
+        self.events.push(Event {
+            name: format!(
+                "compile {name} on device {dev} {}",
+                if ahead { "ahead" } else { "at launch" }
+            ),
+            cat: "compile",
+            pid: 0,
+            tid: "compile".into(),
+            ts_us: ts,
+            dur_us: Some((self.us_of(end) - ts).max(0.0)),
+        });
+    }
+
     /// A batch submitted on a queue (an instant on the host track).
     pub fn submit(&mut self, dev: usize, queue: QueueId, value: u64, at: Instant) {
         let ts = self.us_of(at);
