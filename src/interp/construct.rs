@@ -556,13 +556,115 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
     if cond && (waits.is_some() || c.kind == DK::Wait) {
         let qs = waits.unwrap_or_default();
         let join = (queue != QueueId::Sync).then_some(queue);
-        b.wait(cx, (!qs.is_empty()).then_some(&qs[..]), join, c.span)?;
+        let which = (!qs.is_empty()).then_some(&qs[..]);
+        b.wait(cx, which, join, c.span)?;
+        if join.is_none() {
+            land(fr, cx, which);
+        }
     }
     let r = construct_on(c, cond, queue, fr, cx);
     // Later data operations (a whole-array `sum` of present data) are synchronous.
     b.begin(cx, QueueId::Sync, c.span, &[])?;
     cx.async_pending = b.has_pending();
     r
+}
+
+/// The result of an `async` reduction, pending until the host waits for
+/// its queue (OpenACC: the reduction variable is defined after the wait).
+pub struct Deferred {
+    pub dev: usize,
+    pub queue: QueueId,
+    /// Call depth of the frame that owns the variable.
+    pub depth: usize,
+    pub slot: usize,
+    pub op: ReductionOp,
+    pub ty: Scalar,
+    pub name: Rc<str>,
+    /// The construct.
+    pub span: Span,
+    /// Reads the reduced value once the queue's work is done.
+    pub value: Box<dyn FnOnce() -> lang::Value>,
+}
+
+/// An error if the variable in `slot` of the running frame waits for an
+/// `async` reduction: reading or writing it before the wait races with the
+/// device.
+pub fn deferred_race(cx: &Ctx, slot: usize, write: bool, span: Span) -> R<()> {
+    let Some(d) = cx
+        .deferred
+        .iter()
+        .find(|d| d.slot == slot && d.depth == cx.depth)
+    else {
+        return Ok(());
+    };
+    let verb = if write { "writes" } else { "reads" };
+    let wait = match d.queue {
+        QueueId::Async(n) if n >= 0 => format!("wait({n});"),
+        _ => "wait;".to_string(),
+    };
+    Err(Box::new(
+        lang::Diag::error(
+            "accl::race::host",
+            format!(
+                "the host {verb} `{}` while the async reduction on {} of device {} that computes it is pending",
+                d.name, d.queue, d.dev
+            ),
+            span,
+            format!("host {}", if write { "write" } else { "read" }),
+        )
+        .with_label(d.span, format!("reduction into `{}` on {}", d.name, d.queue))
+        .with_help(format!(
+            "its value lands when the host waits for the queue: add `{wait}` (or `wait;`) before this access"
+        )),
+    ))
+}
+
+/// After the host waited for `queues` of the current device (None: all of
+/// them): the pending reductions of those queues land in their variables,
+/// in the order they were launched.
+pub fn land(fr: &mut Frame, cx: &mut Ctx, queues: Option<&[i64]>) {
+    if cx.deferred.is_empty() {
+        return;
+    }
+    let (dev, depth) = (cx.device, cx.depth);
+    let (now, later): (Vec<Deferred>, Vec<Deferred>) =
+        std::mem::take(&mut cx.deferred).into_iter().partition(|d| {
+            d.dev == dev
+                && d.depth == depth
+                && match (queues, d.queue) {
+                    (None, _) => true,
+                    (Some(qs), QueueId::Async(n)) => qs.contains(&n),
+                    (Some(_), QueueId::Sync) => true,
+                }
+        });
+    cx.deferred = later;
+    for d in now {
+        let outer = bits_to_value(d.ty, fr.s[d.slot]);
+        fr.s[d.slot] = value_to_bits(combine(d.op, outer, (d.value)()), d.ty);
+    }
+}
+
+/// At the end of an input: the host waits for the queues of reductions
+/// still pending, and they land.
+pub fn land_at_end(fr: &mut Frame, cx: &mut Ctx) -> R<()> {
+    while let Some(d) = cx.deferred.first() {
+        let (dev, queue, span) = (d.dev, d.queue, d.span);
+        let here = cx.device;
+        cx.device = dev;
+        let n = match queue {
+            QueueId::Async(n) => n,
+            QueueId::Sync => -1,
+        };
+        let b = cx.backend.clone();
+        let r = b.wait(cx, Some(&[n]), None, span);
+        if r.is_ok() {
+            land(fr, cx, Some(&[n]));
+        }
+        cx.device = here;
+        cx.deferred.retain(|d| !(d.dev == dev && d.queue == queue));
+        r?;
+    }
+    Ok(())
 }
 
 /// The value of `async(e)` or of a queue in `wait(e..)`.

@@ -201,7 +201,7 @@ impl Compiler<'_> {
     pub fn ix(&self, e: ExprH) -> Ix {
         let t = self.scalar_ty(e).unwrap_or(Scalar::I64);
         if let Expr::Local(l) = &self.body.exprs[e] {
-            if t.is_int() {
+            if t.is_int() && !self.watched.contains(&l.index()) {
                 return Ix::Local(l.index(), t);
             }
         }
@@ -225,7 +225,7 @@ impl Compiler<'_> {
     pub fn opnd<T: Sc>(&self, e: ExprH) -> Opnd<T> {
         match &self.body.exprs[e] {
             Expr::Const(v) => Opnd::Const(T::from_slot(value_to_bits(*v, T::SCALAR))),
-            Expr::Local(l) => Opnd::Local(l.index()),
+            Expr::Local(l) if !self.watched.contains(&l.index()) => Opnd::Local(l.index()),
             Expr::Index(a, ix)
                 if ix.len() == 1 && matches!(self.body.exprs[*a], Expr::Local(_)) =>
             {
@@ -261,6 +261,14 @@ impl Compiler<'_> {
             Expr::Local(l) => {
                 let slot = l.index();
                 match ty {
+                    Type::Scalar(s) if self.watched.contains(&slot) => {
+                        per_scalar!(s, T => T::wrap(Box::new(move |fr, cx| {
+                            if !cx.deferred.is_empty() {
+                                super::construct::deferred_race(cx, slot, false, span)?;
+                            }
+                            Ok(T::from_slot(fr.s[slot]))
+                        })))
+                    }
                     Type::Scalar(s) => {
                         per_scalar!(s, T => T::wrap(Box::new(move |fr, _| Ok(T::from_slot(fr.s[slot])))))
                     }
@@ -449,6 +457,12 @@ impl Compiler<'_> {
                 None => Err(error::internal(span, "function not compiled")),
             };
             cx.depth -= 1;
+            // Reductions into the callee's locals that it never waited
+            // for: the variables are gone, and so are their results.
+            if !cx.deferred.is_empty() {
+                let depth = cx.depth;
+                cx.deferred.retain(|d| d.depth <= depth);
+            }
             r?;
             Ok(nf)
         };

@@ -42,6 +42,58 @@ pub struct Compiler<'a> {
     pub builtins: &'a Builtins,
     /// The device code of every compute construct compiled so far.
     pub kernels: &'a RefCell<Vec<Rc<construct::DeviceCode>>>,
+    /// Locals that an `async` compute construct of this body reduces into:
+    /// host reads and writes of them are checked against the pending
+    /// reduction ([`construct::deferred_race`]); other locals cost nothing.
+    pub watched: std::collections::HashSet<usize>,
+}
+
+impl<'a> Compiler<'a> {
+    fn new(
+        prog: &'a hir::Program,
+        body: &'a hir::Body,
+        builtins: &'a Builtins,
+        kernels: &'a RefCell<Vec<Rc<construct::DeviceCode>>>,
+    ) -> Compiler<'a> {
+        let mut watched = std::collections::HashSet::new();
+        async_reduction_slots(&body.block, &mut watched);
+        Compiler {
+            prog,
+            body,
+            builtins,
+            kernels,
+            watched,
+        }
+    }
+}
+
+/// The locals `async` compute constructs of host code `b` reduce into.
+fn async_reduction_slots(b: &hir::Block, out: &mut std::collections::HashSet<usize>) {
+    use hir::{DirectiveKind as DK, StmtKind as S};
+    for s in b {
+        match &s.kind {
+            S::If { then, els, .. } => {
+                async_reduction_slots(then, out);
+                async_reduction_slots(els, out);
+            }
+            S::While { body, .. } => async_reduction_slots(body, out),
+            S::For(f) => async_reduction_slots(&f.body, out),
+            S::Block(b) => async_reduction_slots(b, out),
+            S::Construct(c) => match c.kind {
+                DK::Parallel | DK::ParallelLoop => {
+                    if c.clauses.async_.is_some() {
+                        out.extend(c.clauses.reductions.iter().map(|r| r.var.index()));
+                    }
+                }
+                _ => {
+                    if let hir::ConstructBody::Block(b) = &c.body {
+                        async_reduction_slots(b, out);
+                    }
+                }
+            },
+            _ => {}
+        }
+    }
 }
 
 /// A compiled user function.
@@ -68,24 +120,14 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Compiled {
         .functions
         .iter()
         .map(|(_, f)| {
-            let c = Compiler {
-                prog,
-                body: &f.body,
-                builtins,
-                kernels: &kernels,
-            };
+            let c = Compiler::new(prog, &f.body, builtins, &kernels);
             CFn {
                 name: f.name.clone(),
                 body: c.block(&f.body.block),
             }
         })
         .collect();
-    let c = Compiler {
-        prog,
-        body: &prog.main,
-        builtins,
-        kernels: &kernels,
-    };
+    let c = Compiler::new(prog, &prog.main, builtins, &kernels);
     let main = c.block(&prog.main.block);
     let tail = prog.tail.map(|t| c.expr(t));
     Compiled {
@@ -134,6 +176,9 @@ pub struct Ctx {
     /// Async device work may be pending: host array accesses ask the
     /// backend whether they race with it ([`Ctx::host_access`]).
     pub async_pending: bool,
+    /// Results of `async` reductions not yet waited for: each lands in its
+    /// variable when the host waits for its queue.
+    pub deferred: Vec<construct::Deferred>,
     /// The text being run (for source lines in traces).
     pub source: Option<Rc<str>>,
 }
@@ -160,6 +205,7 @@ impl Default for Ctx {
             present: present::PresentTable::default(),
             clock0: Instant::now(),
             async_pending: false,
+            deferred: Vec::new(),
             source: None,
         }
     }
@@ -341,10 +387,14 @@ pub fn run(c: &Compiled, frame: &mut Frame, cx: &mut Ctx) -> Result<Option<RtVal
     cx.reset_check();
     let backend = cx.backend.clone();
     backend.set_wait_limits(cx.wait_limits());
-    let r = stmt::run_block(&c.main, frame, cx).and_then(|_| match &c.tail {
-        Some(t) => Ok(Some(t.eval(frame, cx)?)),
-        None => Ok(None),
-    });
+    cx.deferred.clear();
+    let r = stmt::run_block(&c.main, frame, cx)
+        .and_then(|_| construct::land_at_end(frame, cx))
+        .and_then(|_| match &c.tail {
+            Some(t) => Ok(Some(t.eval(frame, cx)?)),
+            None => Ok(None),
+        });
+    cx.deferred.clear();
     // Waits outside a running input (the embedder reading an array, the
     // engine's drop) are not bounded by this input's limits.
     backend.set_wait_limits(WaitLimits::default());

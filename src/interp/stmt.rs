@@ -36,6 +36,32 @@ impl Compiler<'_> {
     }
 
     pub fn stmt(&self, s: &Stmt) -> St {
+        let st = self.stmt_unchecked(s);
+        // A write of a variable an async reduction is computing races
+        // with it (reads are checked where they happen).
+        let written = match &s.kind {
+            StmtKind::Assign {
+                place: Place::Local(l),
+                ..
+            } => Some(l.index()),
+            StmtKind::Let { local, .. } => Some(local.index()),
+            _ => None,
+        };
+        if let Some(slot) = written {
+            if self.watched.contains(&slot) {
+                let span = s.span;
+                return Box::new(move |fr, cx| {
+                    if !cx.deferred.is_empty() {
+                        super::construct::deferred_race(cx, slot, true, span)?;
+                    }
+                    st(fr, cx)
+                });
+            }
+        }
+        st
+    }
+
+    fn stmt_unchecked(&self, s: &Stmt) -> St {
         let span = s.span;
         match &s.kind {
             StmtKind::Let { local, init } => {

@@ -189,6 +189,8 @@ pub struct DevState {
     /// A reduction whose wait was stopped (time limit, progress callback)
     /// may still write `partials`: the next reduction takes a fresh buffer.
     partials_busy: bool,
+    /// Partials buffers of async reductions, for reuse once read.
+    async_partials: Rc<std::cell::RefCell<Vec<Buffer>>>,
     /// Kernels being compiled ahead of their first launch, by (fingerprint,
     /// specialisation): the launch waits for its own ([`DevState::module`]).
     prefetching: HashMap<(u64, Spec), std::sync::mpsc::Receiver<Prefetched>>,
@@ -295,6 +297,7 @@ impl DevState {
             fault_buf: None,
             partials: None,
             partials_busy: false,
+            async_partials: Rc::default(),
             idle_submits: Vec::new(),
             prefetching: HashMap::new(),
             device,
@@ -793,6 +796,23 @@ impl DevState {
         }
         self.partials_busy = true;
         Ok(self.partials.clone().expect("made above"))
+    }
+
+    /// A partials buffer of at least `bytes` for an async reduction, which
+    /// its reader gives back ([`DevState::partials_pool`]) once read.
+    pub fn async_partials(&mut self, bytes: u64) -> Result<Buffer, Fault> {
+        let mut pool = self.async_partials.borrow_mut();
+        if let Some(i) = pool.iter().position(|b| b.size() >= bytes) {
+            return Ok(pool.swap_remove(i));
+        }
+        drop(pool);
+        let size = bytes.max(4096).next_power_of_two();
+        Buffer::new_mapped(&self.device, size, "accl async partials").map_err(Fault::from)
+    }
+
+    /// Where read async partials buffers go back to.
+    pub fn partials_pool(&self) -> Rc<std::cell::RefCell<Vec<Buffer>>> {
+        self.async_partials.clone()
     }
 
     /// The partials a reduction kernel wrote at `offset`, after its queue

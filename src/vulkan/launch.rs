@@ -236,11 +236,31 @@ pub fn launch(
         );
     }
     // Reductions: fold the partials in group order, then into the outer
-    // value (OpenACC: the reduction variable's original value takes part).
-    for (rp, v) in kernel.reductions.iter().zip(r?) {
-        let slot = rp.host.index();
-        let outer = bits_to_value(rp.ty, fr.s[slot]);
-        fr.s[slot] = value_to_bits(combine(rp.op, outer, v), rp.ty);
+    // value (OpenACC: the reduction variable's original value takes part);
+    // an async one when the host waits for its queue.
+    match r? {
+        Reduced::Now(values) => {
+            for (rp, v) in kernel.reductions.iter().zip(values) {
+                let slot = rp.host.index();
+                let outer = bits_to_value(rp.ty, fr.s[slot]);
+                fr.s[slot] = value_to_bits(combine(rp.op, outer, v), rp.ty);
+            }
+        }
+        Reduced::Later(readers) => {
+            for (rp, value) in kernel.reductions.iter().zip(readers) {
+                cx.deferred.push(crate::interp::construct::Deferred {
+                    dev,
+                    queue,
+                    depth: cx.depth,
+                    slot: rp.host.index(),
+                    op: rp.op,
+                    ty: rp.ty,
+                    name: rp.name.as_str().into(),
+                    span: c.span,
+                    value,
+                });
+            }
+        }
     }
     Ok(Flow::Next)
 }
@@ -257,7 +277,7 @@ fn dispatch(
     params: Vec<Value>,
     levels: Vec<(i128, i128)>,
     (vector_length, num_gangs): (Option<u32>, Option<u64>),
-) -> R<Vec<Value>> {
+) -> R<Reduced> {
     let queue = table.store.queue;
     let (d, kernels) = table
         .store
@@ -304,11 +324,13 @@ fn dispatch(
         .encode(kernel, &args, wg, max_groups(kernel, &limits))
         .map_err(Box::new)?;
     if launch.groups[0] == 0 {
-        return Ok(kernel
-            .reductions
-            .iter()
-            .map(|r| compiler::reduce_partials(r.op, r.ty, &[]))
-            .collect());
+        return Ok(Reduced::Now(
+            kernel
+                .reductions
+                .iter()
+                .map(|r| compiler::reduce_partials(r.op, r.ty, &[]))
+                .collect(),
+        ));
     }
     let pipeline = d
         .pipeline(
@@ -345,8 +367,13 @@ fn dispatch(
         ranges.push((end, size.max(4)));
         end = (end + size.max(4)).div_ceil(align) * align;
     }
+    // An async reduction does not wait: its partials get a buffer of their
+    // own (from a pool), read when the host waits for the queue.
+    let later = queue != QueueId::Sync && !spec.checks;
     let partials = if ranges.is_empty() {
         None
+    } else if later {
+        Some(d.async_partials(end).map_err(|f| launch_fault(c.span, f))?)
     } else {
         Some(d.partials(end).map_err(|f| launch_fault(c.span, f))?)
     };
@@ -378,15 +405,38 @@ fn dispatch(
     q.set_label(label);
     q.dispatch(&pipeline, &bindings, push, launch.groups)
         .map_err(fail)?;
-    // An async kernel returns at once, unless its reductions are needed
-    // now (the host folds the partials: such a construct waits for its
-    // queue), or check mode must report its faults at the construct.
-    if partials.is_none() && !spec.checks {
+    // An async kernel returns at once (its reductions land when the host
+    // waits for the queue), unless check mode must report its faults at
+    // the construct; a synchronous one waits.
+    if (partials.is_none() || later) && !spec.checks {
         d.settle(queue)
     } else {
         d.wait_queue(queue)
     }
     .map_err(|f| launch_fault(c.span, f))?;
+    if let (true, Some(buf)) = (later, partials) {
+        let groups = launch.groups[0] as usize;
+        let slot = std::rc::Rc::new(Pooled {
+            buf,
+            pool: d.partials_pool(),
+            read: std::cell::Cell::new(false),
+        });
+        let readers = kernel
+            .reductions
+            .iter()
+            .zip(&ranges)
+            .map(|(r, &(offset, _))| {
+                let (op, ty, slot) = (r.op, r.ty, slot.clone());
+                Box::new(move || {
+                    let mut bytes = vec![0u8; groups * compiler::abi::partial_size(ty)];
+                    slot.buf.read_mapped_at(offset, &mut bytes);
+                    slot.read.set(true);
+                    compiler::reduce_partials(op, ty, &bytes)
+                }) as Box<dyn FnOnce() -> Value>
+            })
+            .collect();
+        return Ok(Reduced::Later(readers));
+    }
     let mut out = Vec::with_capacity(ranges.len());
     let mut bytes = Vec::new();
     for (r, &(offset, _)) in kernel.reductions.iter().zip(&ranges) {
@@ -397,7 +447,34 @@ fn dispatch(
         d.partials_read(offset, &mut bytes);
         out.push(compiler::reduce_partials(r.op, r.ty, &bytes));
     }
-    Ok(out)
+    Ok(Reduced::Now(out))
+}
+
+/// The partials buffer of an async reduction: back to the device's pool
+/// once its readers are done, if they read it (the host waited for the
+/// kernel). One never read may still be written by its kernel: it is let
+/// go (the queue keeps it alive until the kernel is done), not reused.
+struct Pooled {
+    buf: Buffer,
+    pool: std::rc::Rc<std::cell::RefCell<Vec<Buffer>>>,
+    read: std::cell::Cell<bool>,
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        if self.read.get() {
+            if let Ok(mut p) = self.pool.try_borrow_mut() {
+                p.push(self.buf.clone());
+            }
+        }
+    }
+}
+
+/// A launch's reduction results: folded now, or read when the host waits
+/// for the queue of an async launch.
+enum Reduced {
+    Now(Vec<Value>),
+    Later(Vec<Box<dyn FnOnce() -> Value>>),
 }
 
 /// The work-group size of a launch of `total` iterations.
