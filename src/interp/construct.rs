@@ -241,6 +241,17 @@ pub trait Backend {
     fn has_pending(&self) -> bool {
         false
     }
+    /// Submit async work held back behind running work on queues that are
+    /// now idle; whether some is still held back. The interpreter asks
+    /// every few thousand operations while it is.
+    fn submit_idle(&self) -> bool {
+        false
+    }
+    /// Whether async work is recorded and not submitted (cheap: no driver
+    /// call).
+    fn holds_async_work(&self) -> bool {
+        false
+    }
     /// Start recording a timeline trace.
     fn start_trace(&self) -> Result<(), String> {
         Err(format!(
@@ -566,6 +577,9 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
     // Later data operations (a whole-array `sum` of present data) are synchronous.
     b.begin(cx, QueueId::Sync, c.span, &[])?;
     cx.async_pending = b.has_pending();
+    if queue != QueueId::Sync {
+        cx.set_held(b.holds_async_work());
+    }
     r
 }
 

@@ -179,6 +179,10 @@ pub struct Ctx {
     /// Results of `async` reductions not yet waited for: each lands in its
     /// variable when the host waits for its queue.
     pub deferred: Vec<construct::Deferred>,
+    /// Async work is held back behind running work: the limit check asks
+    /// the backend to submit it once its queue is idle
+    /// ([`construct::Backend::submit_idle`]).
+    pub held: bool,
     /// The text being run (for source lines in traces).
     pub source: Option<Rc<str>>,
 }
@@ -206,6 +210,7 @@ impl Default for Ctx {
             clock0: Instant::now(),
             async_pending: false,
             deferred: Vec::new(),
+            held: false,
             source: None,
         }
     }
@@ -260,8 +265,19 @@ impl Ctx {
         Ok(())
     }
 
+    /// Note whether async work is held back (see [`Ctx::held`]).
+    pub fn set_held(&mut self, held: bool) {
+        if held != self.held {
+            self.held = held;
+            self.reset_check();
+        }
+    }
+
     #[cold]
     fn check_limits(&mut self, span: Span) -> R<()> {
+        if self.held {
+            self.held = self.backend.clone().submit_idle();
+        }
         if self.max_ops != 0 && self.ops > self.max_ops {
             return Err(error::op_limit(span, self.max_ops));
         }
@@ -299,6 +315,10 @@ impl Ctx {
     /// Recompute when the next limit check is due.
     pub fn reset_check(&mut self) {
         let mut next = u64::MAX;
+        if self.held {
+            // A driver query every few thousand operations (tens of us).
+            next = next.min(self.ops + 4096);
+        }
         if self.max_ops != 0 {
             next = next.min(self.max_ops + 1);
         }

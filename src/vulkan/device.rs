@@ -564,6 +564,34 @@ impl DevState {
         }
     }
 
+    /// Whether an async queue has recorded work not yet submitted.
+    pub fn holds_async_work(&self) -> bool {
+        self.queues
+            .iter()
+            .any(|(id, q)| *id != QueueId::Sync && q.pending_ops() > 0)
+    }
+
+    /// Submit the recorded work of every async queue that has none running
+    /// (held back while earlier work ran: [`DevState::settle`]); whether
+    /// work is still held back behind running work.
+    pub fn submit_idle(&mut self) -> Result<bool, Fault> {
+        let mut held = false;
+        let ids: Vec<QueueId> = self
+            .queues
+            .iter()
+            .filter(|(id, q)| *id != QueueId::Sync && q.pending_ops() > 0)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            if self.queue(id)?.idle().map_err(|e| self.fault(e))? {
+                self.submit(id)?;
+            } else {
+                held = true;
+            }
+        }
+        Ok(held)
+    }
+
     /// Submit the open batch of `id`, and device-side waits registered on
     /// it even with nothing recorded; the value it signals (the last one
     /// when nothing was submitted).
@@ -1410,14 +1438,27 @@ mod submission {
             d.queue(id).unwrap().fill(&buf, 0, 64, 99).unwrap();
             d.settle(id).unwrap();
             assert_eq!(d.queue(id).unwrap().submitted_value(), 2);
+            // Work held back behind running work goes out once the queue is
+            // idle, when the interpreter asks (`submit_idle`).
+            d.queue(id).unwrap().fill(&buf, 0, 64, 7).unwrap();
+            d.settle(id).unwrap();
+            assert_eq!(d.queue(id).unwrap().pending_ops(), 1);
+            assert!(d.submit_idle().unwrap(), "still held behind the event");
+            assert_eq!(d.queue(id).unwrap().pending_ops(), 1);
+            ev.set().unwrap();
+            while !d.queue(id).unwrap().idle().unwrap() {
+                std::hint::spin_loop();
+            }
+            assert!(!d.submit_idle().unwrap());
+            assert_eq!(d.queue(id).unwrap().pending_ops(), 0);
+            assert_eq!(d.queue(id).unwrap().submitted_value(), 3);
             // Once the held work ran, the next operation goes out at once
             // (after the gap that keeps a stream of launches batched).
-            ev.set().unwrap();
             d.wait_queue(id).unwrap();
             std::thread::sleep(IDLE_SUBMIT_GAP);
             d.queue(id).unwrap().fill(&buf, 0, 64, 5).unwrap();
             d.settle(id).unwrap();
-            assert_eq!(d.queue(id).unwrap().submitted_value(), 3);
+            assert_eq!(d.queue(id).unwrap().submitted_value(), 4);
             d.wait_queue(id).unwrap();
         });
         if let Err(m) = r {

@@ -449,6 +449,23 @@ impl Backend for VulkanBackend {
     fn has_pending(&self) -> bool {
         !self.table.borrow().store.tracker.is_empty()
     }
+    fn holds_async_work(&self) -> bool {
+        let Ok(t) = self.table.try_borrow() else {
+            return true;
+        };
+        t.store.devs.iter().flatten().any(|d| d.holds_async_work())
+    }
+    fn submit_idle(&self) -> bool {
+        let Ok(mut t) = self.table.try_borrow_mut() else {
+            return true;
+        };
+        let mut held = false;
+        for d in t.store.devs.iter_mut().flatten() {
+            // A failure here (a lost device) is reported by the next wait.
+            held |= d.submit_idle().unwrap_or(false);
+        }
+        held
+    }
     fn validation_messages(&self) -> Vec<String> {
         self.table
             .borrow()
