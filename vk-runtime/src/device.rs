@@ -79,6 +79,11 @@ pub(crate) struct DeviceShared {
     /// Importing host memory (VK_EXT_external_memory_host), where the
     /// device has it.
     pub(crate) host_import: Option<HostImport>,
+    /// Binding a kernel's buffers by pushing them into the command buffer
+    /// (VK_KHR_push_descriptor), where the device has it: no descriptor set
+    /// is allocated and written per dispatch. With the most bindings one
+    /// push may carry.
+    pub(crate) push_descriptor: Option<(ash::khr::push_descriptor::Device, u32)>,
     /// Dropped after `Drop::drop` has destroyed the device.
     pub(crate) instance: Arc<InstanceShared>,
 }
@@ -204,6 +209,13 @@ impl Device {
         if host_import {
             ext_ptrs.push(ash::ext::external_memory_host::NAME.as_ptr());
         }
+        // `ACCL_PUSH_DESCRIPTORS=0` keeps descriptor sets (for measuring,
+        // and so the tests cover both ways of binding).
+        let push_descriptor = has_ext(&info, ash::khr::push_descriptor::NAME)
+            && std::env::var_os("ACCL_PUSH_DESCRIPTORS").is_none_or(|v| v != "0");
+        if push_descriptor {
+            ext_ptrs.push(ash::khr::push_descriptor::NAME.as_ptr());
+        }
         if has_ext(&info, ash::khr::portability_subset::NAME) {
             ext_ptrs.push(ash::khr::portability_subset::NAME.as_ptr());
         }
@@ -308,6 +320,16 @@ impl Device {
                 memory: unsafe { raw_instance.get_physical_device_memory_properties(physical) },
             }
         });
+        let push_descriptor = push_descriptor.then(|| {
+            let mut p = vk::PhysicalDevicePushDescriptorPropertiesKHR::default();
+            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p);
+            // SAFETY: `physical` belongs to this instance; `p2` chains only `p`.
+            unsafe { raw_instance.get_physical_device_properties2(physical, &mut p2) };
+            (
+                ash::khr::push_descriptor::Device::new(raw_instance, &raw),
+                p.max_push_descriptors,
+            )
+        });
         let enabled = AdapterFeatures {
             timeline_semaphore: true,
             ..avail
@@ -323,6 +345,7 @@ impl Device {
                 families: families.iter().map(|q| q.index).collect(),
                 pipeline_cache: RwLock::new(cache),
                 host_import,
+                push_descriptor,
                 instance: instance.shared.clone(),
             }),
         })
@@ -334,6 +357,12 @@ impl Device {
     }
 
     /// Whether host memory can be imported ([`crate::HostBuffer`]).
+    /// Whether kernels' buffers are pushed into the command buffer
+    /// (VK_KHR_push_descriptor) rather than bound through descriptor sets.
+    pub fn pushes_descriptors(&self) -> bool {
+        self.shared.push_descriptor.is_some()
+    }
+
     pub fn imports_host_memory(&self) -> bool {
         self.shared.host_import.is_some()
     }

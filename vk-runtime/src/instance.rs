@@ -722,9 +722,10 @@ impl fmt::Display for AdapterInfo {
         )?;
         writeln!(
             f,
-            "    host memory import (direct copies) {}, copy engines {}",
+            "    host memory import (direct copies) {}, copy engines {}, push descriptors {}",
             yes(self.has_extension("VK_EXT_external_memory_host")),
-            yes(self.queue_families.iter().any(|q| q.is_transfer_only()))
+            yes(self.queue_families.iter().any(|q| q.is_transfer_only())),
+            yes(self.has_extension("VK_KHR_push_descriptor"))
         )?;
         write!(
             f,

@@ -28,6 +28,8 @@ pub struct PipelineInner {
     pub(crate) set_layout: vk::DescriptorSetLayout,
     pub(crate) num_storage_buffers: u32,
     pub(crate) push_constant_bytes: u32,
+    /// Its buffers are pushed (VK_KHR_push_descriptor), not bound as a set.
+    pub(crate) push_descriptors: bool,
     pub(crate) entry: String,
     pub(crate) device: Arc<DeviceShared>,
 }
@@ -101,13 +103,17 @@ impl ComputePipeline {
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
             })
             .collect();
-        let set_layout = unsafe {
-            d.create_descriptor_set_layout(
-                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
-                None,
-            )
+        let push_descriptors = num_storage_buffers > 0
+            && shared
+                .push_descriptor
+                .as_ref()
+                .is_some_and(|(_, max)| num_storage_buffers <= *max);
+        let mut set_info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
+        if push_descriptors {
+            set_info = set_info.flags(vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR);
         }
-        .map_err(vkerr("vkCreateDescriptorSetLayout"))?;
+        let set_layout = unsafe { d.create_descriptor_set_layout(&set_info, None) }
+            .map_err(vkerr("vkCreateDescriptorSetLayout"))?;
 
         // From here on, a partially built pipeline is destroyed by Drop.
         let mut inner = PipelineInner {
@@ -116,6 +122,7 @@ impl ComputePipeline {
             set_layout,
             num_storage_buffers,
             push_constant_bytes,
+            push_descriptors,
             entry: entry.to_string(),
             device: shared.clone(),
         };

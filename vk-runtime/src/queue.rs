@@ -647,7 +647,11 @@ impl Queue {
             return Ok(());
         }
 
-        let set = self.allocate_set(p.set_layout, p.num_storage_buffers)?;
+        let set = if p.push_descriptors {
+            vk::DescriptorSet::null()
+        } else {
+            self.allocate_set(p.set_layout, p.num_storage_buffers)?
+        };
         let d = self.device.shared.raw.clone();
         let infos: Vec<_> = bindings
             .iter()
@@ -670,14 +674,28 @@ impl Queue {
                     .buffer_info(info)
             })
             .collect();
-        if !writes.is_empty() {
+        if !writes.is_empty() && !p.push_descriptors {
             unsafe { d.update_descriptor_sets(&writes, &[]) };
         }
         let label = format!("dispatch {}", p.entry);
         let (cmd, query) = self.begin_op(&label)?;
         unsafe {
             d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, p.raw);
-            if p.num_storage_buffers > 0 {
+            if p.push_descriptors {
+                let (fns, _) = self
+                    .device
+                    .shared
+                    .push_descriptor
+                    .as_ref()
+                    .expect("a pipeline pushes descriptors only where the device can");
+                fns.cmd_push_descriptor_set(
+                    cmd,
+                    vk::PipelineBindPoint::COMPUTE,
+                    p.layout,
+                    0,
+                    &writes,
+                );
+            } else if p.num_storage_buffers > 0 {
                 d.cmd_bind_descriptor_sets(
                     cmd,
                     vk::PipelineBindPoint::COMPUTE,
