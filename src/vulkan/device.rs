@@ -1275,6 +1275,18 @@ impl Drop for DevState {
         // Pending device-to-host copies still land: no data is lost when a
         // program ends without a final `wait`.
         let _ = self.wait_all();
+        // Kernels still compiling ahead on worker threads: their pipelines
+        // join the cache, and no worker is left inside the driver while
+        // the device (or the process) goes away.
+        for (_, rx) in std::mem::take(&mut self.prefetching) {
+            if let Ok(Prefetched {
+                pipeline: Some((_, Ok(_))),
+                ..
+            }) = rx.recv()
+            {
+                self.cache_dirty = true;
+            }
+        }
         if let (Some(f), true) = (&self.cache_file, self.cache_dirty) {
             if let Some(dir) = f.parent() {
                 let _ = std::fs::create_dir_all(dir);
