@@ -321,7 +321,7 @@ fn dispatch(
     d.last_module = Some(words.clone());
     let layout = ArgLayout::new(kernel, spec.index_width, spec.max_push_constants);
     let launch = layout
-        .encode(kernel, &args, wg, max_groups(kernel, &limits))
+        .encode(kernel, &args, wg, max_groups(kernel, &spec, &limits))
         .map_err(Box::new)?;
     if launch.groups[0] == 0 {
         return Ok(Reduced::Now(
@@ -507,9 +507,17 @@ pub fn work_group_size(
 /// device, so the same input reduces in the same order every run.
 const REDUCTION_GROUPS: u32 = 1024;
 
-fn max_groups(kernel: &compiler::Kernel, limits: &vk_runtime::AdapterLimits) -> u32 {
+fn max_groups(
+    kernel: &compiler::Kernel,
+    spec: &compiler::Spec,
+    limits: &vk_runtime::AdapterLimits,
+) -> u32 {
     let max = limits.max_compute_work_group_count[0];
-    if kernel.reductions.is_empty() {
+    // A kernel with workgroup copies of atomically updated arrays: as few
+    // groups as for a reduction, so each folds its copy after many
+    // iterations (one iteration per invocation made the fold cost as much
+    // as the atomics it saved).
+    if kernel.reductions.is_empty() && !compiler::spirv::privatises_atomics(kernel, spec) {
         max
     } else {
         max.min(REDUCTION_GROUPS)

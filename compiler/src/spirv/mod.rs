@@ -53,6 +53,7 @@
 //!   (no `SignedZeroInfNanPreserve` execution mode is requested).
 
 mod checks;
+mod private;
 pub mod types;
 
 use crate::abi::{ArgLayout, ArgLocation, FieldKind, FieldTy, IndexWidth};
@@ -68,6 +69,13 @@ use rspirv::spirv::{
     GlslStd450Op as GLOp, LoopControl, MemoryModel, SelectionControl, StorageClass, Word,
 };
 use types::{Module, Ty};
+
+/// Whether the module of `k` under `spec` keeps workgroup copies of arrays
+/// updated by atomics (`private`): its launch should then give each
+/// workgroup many iterations, so the copy's setup and fold are paid rarely.
+pub fn privatises_atomics(k: &Kernel, spec: &Spec) -> bool {
+    private::candidates(k, spec).iter().any(Option::is_some)
+}
 
 /// Write a validated kernel as a SPIR-V module for `spec`.
 pub fn write(kernel: Validated<'_>, spec: &Spec) -> Result<Vec<u32>, Diag> {
@@ -206,6 +214,8 @@ struct Writer<'k> {
     fault_var: Option<Word>,
     count_var: Option<Word>,
     cut_vars: Option<(Word, Word)>,
+    /// Arrays whose atomics go to a workgroup copy ([`private`]), by index.
+    private: Vec<Option<private::Private>>,
     // Per function being written.
     locals: Vec<Word>,
     loops: Vec<LoopTargets>,
@@ -248,6 +258,7 @@ impl<'k> Writer<'k> {
             fault_var: None,
             count_var: None,
             cut_vars: None,
+            private: vec![None; k.arrays.len()],
             locals: Vec::new(),
             loops: Vec::new(),
             cur_label: 0,
@@ -567,6 +578,7 @@ impl<'k> Writer<'k> {
         if k.shape != Shape::Flat {
             spv(self.m.b.store(it, start, None, []));
         }
+        self.private_begin();
 
         // Reduction copies start at the identity; a region folds each gang's
         // copy into `acc` (one per workgroup).
@@ -643,6 +655,7 @@ impl<'k> Writer<'k> {
         spv(self.m.b.branch(header));
         self.label(merge);
         self.gang_index = None;
+        self.private_end();
 
         // One partial per workgroup and reduction.
         for (r, red) in k.reductions.iter().enumerate() {
@@ -1108,6 +1121,14 @@ impl<'k> Writer<'k> {
         value: ExprH,
         whole: lang::Span,
     ) -> Result<Word, Diag> {
+        if let Some(p) = self.private[array.index()] {
+            let lin = self.element_index(f, array, index)?;
+            let x = self.expr(f, value)?;
+            return self.private_update(p, array, op, lin, x, |w| {
+                let ptr = w.element_ptr(array, lin);
+                w.atomic_at(ptr, array, op, x)
+            });
+        }
         let (ptr, ok) = self.element_at(f, array, index, whole)?;
         let x = self.expr(f, value)?;
         let Some(ok) = ok else {
@@ -1526,6 +1547,27 @@ impl<'k> Writer<'k> {
     }
 
     fn element(&mut self, f: &Function, array: ArrayH, index: &[ExprH]) -> Result<Word, Diag> {
+        let lin = self.element_index(f, array, index)?;
+        Ok(self.element_ptr(array, lin))
+    }
+
+    /// The pointer to element `lin` (from [`Writer::element_index`]).
+    fn element_ptr(&mut self, array: ArrayH, lin: Word) -> Word {
+        let a = array.index();
+        let et = self.m.ty(self.views[a]);
+        let p = self.m.ptr(StorageClass::StorageBuffer, et);
+        let zero = self.m.u32c(0);
+        spv(self.m.b.access_chain(p, None, self.buffers[a], [zero, lin]))
+    }
+
+    /// The element's index in the array's buffer (row-major, less the
+    /// section's base), in the index type.
+    fn element_index(
+        &mut self,
+        f: &Function,
+        array: ArrayH,
+        index: &[ExprH],
+    ) -> Result<Word, Diag> {
         let a = array.index();
         let idx_w = self.m.ty(self.idx);
         let mut lin = None;
@@ -1545,16 +1587,7 @@ impl<'k> Writer<'k> {
             return Err(ice(self.k.span, "an element without indices"));
         };
         let base = self.load_arg(FieldKind::Base(a))?;
-        let lin = spv(self.m.b.i_sub(idx_w, None, lin, base));
-        let et = self.m.ty(self.views[a]);
-        let p = self.m.ptr(StorageClass::StorageBuffer, et);
-        let zero = self.m.u32c(0);
-        Ok(spv(self.m.b.access_chain(
-            p,
-            None,
-            self.buffers[a],
-            [zero, lin],
-        )))
+        Ok(spv(self.m.b.i_sub(idx_w, None, lin, base)))
     }
 
     fn expr(&mut self, f: &Function, h: ExprH) -> Result<Word, Diag> {
