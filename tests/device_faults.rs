@@ -380,7 +380,7 @@ fn a_kernel_needing_a_missing_feature_is_refused_at_compile_time() {
 /// (the time spent is mostly device waits). Whether the limit strikes in a
 /// wait or between kernels, the input must stop with the limit's error.
 /// (The wait itself, stopped on work that is held back until the test lets
-/// it go, is tested in `src/vulkan/device.rs`.)
+/// it go, is tested in `src/vulkan/device_tests.rs`.)
 const ENDLESS_CHAIN: &str = "while true {
     parallel loop for i in 0..4096 {
         let x = s[i];

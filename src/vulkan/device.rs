@@ -20,6 +20,8 @@
 //! after the queue's work, before its later operations on the same rows
 //! ([`DevState::order_after_copies`]), and before a host wait or a join.
 
+pub use super::prefetch::PrefetchJob;
+use super::prefetch::Prefetched;
 use crate::interp::construct::QueueId;
 use crate::interp::present::Fault;
 use crate::interp::WaitLimits;
@@ -103,27 +105,6 @@ enum CopyEngines {
     Forced,
 }
 
-/// A kernel to compile ahead of its first launch.
-pub struct PrefetchJob {
-    pub key: u64,
-    pub kernel: compiler::Kernel,
-    pub spec: Spec,
-    /// The work-group size its launch will most likely use, with the
-    /// pipeline's binding count and push-constant bytes.
-    pub wg: u32,
-    pub bindings: u32,
-    pub push_bytes: u32,
-}
-
-/// What a prefetch worker made of one job.
-struct Prefetched {
-    /// When the worker started and finished this job.
-    took: (std::time::Instant, std::time::Instant),
-    words: Result<Arc<Vec<u32>>, lang::Diag>,
-    /// The pipeline for the job's work-group size.
-    pipeline: Option<(u32, Result<ComputePipeline, vk_runtime::VkError>)>,
-}
-
 pub struct DevState {
     // Field order is drop order: work and buffers before the device.
     /// The synchronous queue first, then async queues in order of first use.
@@ -193,7 +174,7 @@ pub struct DevState {
     async_partials: Rc<std::cell::RefCell<Vec<Buffer>>>,
     /// Kernels being compiled ahead of their first launch, by (fingerprint,
     /// specialisation): the launch waits for its own ([`DevState::module`]).
-    prefetching: HashMap<(u64, Spec), std::sync::mpsc::Receiver<Prefetched>>,
+    pub(super) prefetching: HashMap<(u64, Spec), std::sync::mpsc::Receiver<Prefetched>>,
     /// When each async queue was last looked at for being idle.
     idle_submits: Vec<(QueueId, std::time::Instant)>,
     pub device: Device,
@@ -388,59 +369,6 @@ impl DevState {
         }
         validate_module(kernel, &words)?;
         Ok(words)
-    }
-
-    /// Start compiling `jobs` on worker threads (as many as the machine
-    /// has cores, at most one per job): SPIR-V, then the pipeline. Jobs
-    /// whose module is already here or on its way are skipped.
-    pub fn prefetch(&mut self, jobs: Vec<PrefetchJob>) {
-        let mut work = Vec::new();
-        for j in jobs {
-            if self.modules.contains(j.key, &j.kernel, &j.spec)
-                || self.prefetching.contains_key(&(j.key, j.spec))
-            {
-                continue;
-            }
-            let (tx, rx) = std::sync::mpsc::channel();
-            self.prefetching.insert((j.key, j.spec), rx);
-            work.push((j, tx));
-        }
-        let jobs = work;
-        if jobs.is_empty() {
-            return;
-        }
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(jobs.len());
-        let queue = Arc::new(std::sync::Mutex::new(jobs));
-        for _ in 0..workers {
-            let queue = queue.clone();
-            let device = self.device.clone();
-            std::thread::spawn(move || loop {
-                let next = queue.lock().ok().and_then(|mut q| q.pop());
-                let Some((j, tx)) = next else { break };
-                let start = std::time::Instant::now();
-                let words = compiler::compile(&j.kernel, &j.spec).map(Arc::new);
-                let pipeline = words.as_ref().ok().map(|w| {
-                    let p = ComputePipeline::new(
-                        &device,
-                        w,
-                        "main",
-                        j.bindings,
-                        j.push_bytes,
-                        &[(0, j.wg)],
-                    );
-                    (j.wg, p)
-                });
-                // The launch may never come (its receiver is gone): fine.
-                let took = (start, std::time::Instant::now());
-                let _ = tx.send(Prefetched {
-                    took,
-                    words,
-                    pipeline,
-                });
-            });
-        }
     }
 
     /// The pipeline of a module, created on first use.
@@ -1351,130 +1279,5 @@ fn write_host(array: &Array, offset: usize, src: &[u8]) {
 }
 
 #[cfg(test)]
-mod tests {
-    //! Limits of host waits, against device work held back by a host-set
-    //! event: work that cannot finish until the test lets it, however fast
-    //! the device is.
-    use super::*;
-    use crate::interp::WaitStop;
-    use std::time::{Duration, Instant};
-    use vk_runtime::HostEvent;
-
-    /// Queue `async(1)` of device 0 blocked on an event, with a kernel-free
-    /// fill behind it; `body` gets the device state and the event, which it
-    /// must set before returning.
-    fn held(body: impl FnOnce(&mut DevState, &HostEvent)) {
-        let r = vk_runtime::testing::with_validation("accl wait limits", |instance| {
-            let mut d = DevState::open(instance, 0).expect("device 0");
-            let id = QueueId::Async(1);
-            let ev = HostEvent::new(&d.device).unwrap();
-            let buf = Buffer::new(&d.device, 64, "held").unwrap();
-            let q = d.queue(id).unwrap();
-            q.wait_host_event(&ev).unwrap();
-            q.fill(&buf, 0, 64, 7).unwrap();
-            body(&mut d, &ev);
-            d.limits = WaitLimits::default();
-            d.wait_queue(id)
-                .expect("the work ends once the event is set");
-        });
-        if let Err(m) = r {
-            panic!("validation messages:\n{}", m.join("\n"));
-        }
-    }
-
-    #[test]
-    fn a_time_limit_stops_a_host_wait_on_work_that_cannot_finish() {
-        held(|d, ev| {
-            let limit = Duration::from_millis(20);
-            d.limits.deadline = Some((Instant::now() + limit, limit));
-            let r = d.wait_queue(QueueId::Async(1));
-            assert!(
-                matches!(r, Err(Fault::Stopped(WaitStop::TimeLimit(t))) if t == limit),
-                "{r:?}"
-            );
-            // The work is still pending: a second wait stops the same way.
-            let r = d.wait_queue(QueueId::Async(1));
-            assert!(matches!(r, Err(Fault::Stopped(_))), "{r:?}");
-            ev.set().unwrap();
-        });
-    }
-
-    #[test]
-    fn the_progress_callback_stops_a_host_wait_and_sees_each_slice() {
-        held(|d, ev| {
-            let calls = Rc::new(Cell::new(0u32));
-            let c = calls.clone();
-            let f: crate::interp::Progress = Rc::new(std::cell::RefCell::new(move |_| {
-                c.set(c.get() + 1);
-                c.get() < 3
-            }));
-            d.limits.progress = Some(f);
-            let r = d.wait_queue(QueueId::Async(1));
-            assert!(matches!(r, Err(Fault::Stopped(WaitStop::Aborted))), "{r:?}");
-            assert_eq!(calls.get(), 3, "asked once per slice until it said stop");
-            ev.set().unwrap();
-        });
-    }
-}
-
-#[cfg(test)]
-mod submission {
-    //! When async work is submitted: at once when its queue is idle, in
-    //! batches while the queue's earlier work runs (held back here by a
-    //! host-set event, so "running" does not depend on the device's speed).
-    use super::*;
-    use vk_runtime::HostEvent;
-
-    #[test]
-    fn async_work_goes_out_at_once_on_an_idle_queue_and_in_batches_behind_running_work() {
-        let r = vk_runtime::testing::with_validation("accl submission", |instance| {
-            let mut d = DevState::open(instance, 0).expect("device 0");
-            let id = QueueId::Async(1);
-            let buf = Buffer::new(&d.device, 64, "b").unwrap();
-            let ev = HostEvent::new(&d.device).unwrap();
-            // Idle queue: the first operation is submitted when recorded.
-            let q = d.queue(id).unwrap();
-            q.wait_host_event(&ev).unwrap();
-            q.fill(&buf, 0, 64, 1).unwrap();
-            d.settle(id).unwrap();
-            assert_eq!(d.queue(id).unwrap().submitted_value(), 1);
-            assert_eq!(d.queue(id).unwrap().pending_ops(), 0);
-            // Behind held work: recorded, not submitted, until the batch is
-            // large.
-            for k in 0..BATCH_OPS - 1 {
-                d.queue(id).unwrap().fill(&buf, 0, 64, k).unwrap();
-                d.settle(id).unwrap();
-            }
-            assert_eq!(d.queue(id).unwrap().submitted_value(), 1);
-            assert_eq!(d.queue(id).unwrap().pending_ops(), BATCH_OPS - 1);
-            d.queue(id).unwrap().fill(&buf, 0, 64, 99).unwrap();
-            d.settle(id).unwrap();
-            assert_eq!(d.queue(id).unwrap().submitted_value(), 2);
-            // Work held back behind running work goes out once the queue is
-            // idle, when the interpreter asks (`submit_idle`).
-            d.queue(id).unwrap().fill(&buf, 0, 64, 7).unwrap();
-            d.settle(id).unwrap();
-            assert_eq!(d.queue(id).unwrap().pending_ops(), 1);
-            assert!(d.submit_idle().unwrap(), "still held behind the event");
-            assert_eq!(d.queue(id).unwrap().pending_ops(), 1);
-            ev.set().unwrap();
-            while !d.queue(id).unwrap().idle().unwrap() {
-                std::hint::spin_loop();
-            }
-            assert!(!d.submit_idle().unwrap());
-            assert_eq!(d.queue(id).unwrap().pending_ops(), 0);
-            assert_eq!(d.queue(id).unwrap().submitted_value(), 3);
-            // Once the held work ran, the next operation goes out at once
-            // (after the gap that keeps a stream of launches batched).
-            d.wait_queue(id).unwrap();
-            std::thread::sleep(IDLE_SUBMIT_GAP);
-            d.queue(id).unwrap().fill(&buf, 0, 64, 5).unwrap();
-            d.settle(id).unwrap();
-            assert_eq!(d.queue(id).unwrap().submitted_value(), 4);
-            d.wait_queue(id).unwrap();
-        });
-        if let Err(m) = r {
-            panic!("validation messages:\n{}", m.join("\n"));
-        }
-    }
-}
+#[path = "device_tests.rs"]
+mod tests;

@@ -6,7 +6,9 @@
 //! * [`device`]: an opened device (queues and their copy-engine companions,
 //!   direct and staged transfers, modules and pipelines by kernel
 //!   fingerprint, on-disk pipeline cache);
-//! * [`launch`]: one kernel launch.
+//! * [`launch`]: one kernel launch;
+//! * `prefetch`: kernels compiled on worker threads ahead of their first
+//!   launch.
 //!
 //! The construct flow (data clauses, reference counts, errors) is the one
 //! the host reference uses (`interp::construct::run_construct`); this
@@ -20,6 +22,7 @@
 pub mod checks;
 pub mod device;
 pub mod launch;
+mod prefetch;
 pub mod race;
 pub mod storage;
 pub mod trace;

@@ -1,0 +1,130 @@
+//! Unit tests of the device state against device work held back by
+//! host-set events (`vk_runtime::HostEvent`): "still running" then does not
+//! depend on how fast the device is.
+
+mod limits {
+    //! Limits of host waits, against device work held back by a host-set
+    //! event: work that cannot finish until the test lets it, however fast
+    //! the device is.
+    use super::super::*;
+    use crate::interp::WaitStop;
+    use std::time::{Duration, Instant};
+    use vk_runtime::HostEvent;
+
+    /// Queue `async(1)` of device 0 blocked on an event, with a kernel-free
+    /// fill behind it; `body` gets the device state and the event, which it
+    /// must set before returning.
+    fn held(body: impl FnOnce(&mut DevState, &HostEvent)) {
+        let r = vk_runtime::testing::with_validation("accl wait limits", |instance| {
+            let mut d = DevState::open(instance, 0).expect("device 0");
+            let id = QueueId::Async(1);
+            let ev = HostEvent::new(&d.device).unwrap();
+            let buf = Buffer::new(&d.device, 64, "held").unwrap();
+            let q = d.queue(id).unwrap();
+            q.wait_host_event(&ev).unwrap();
+            q.fill(&buf, 0, 64, 7).unwrap();
+            body(&mut d, &ev);
+            d.limits = WaitLimits::default();
+            d.wait_queue(id)
+                .expect("the work ends once the event is set");
+        });
+        if let Err(m) = r {
+            panic!("validation messages:\n{}", m.join("\n"));
+        }
+    }
+
+    #[test]
+    fn a_time_limit_stops_a_host_wait_on_work_that_cannot_finish() {
+        held(|d, ev| {
+            let limit = Duration::from_millis(20);
+            d.limits.deadline = Some((Instant::now() + limit, limit));
+            let r = d.wait_queue(QueueId::Async(1));
+            assert!(
+                matches!(r, Err(Fault::Stopped(WaitStop::TimeLimit(t))) if t == limit),
+                "{r:?}"
+            );
+            // The work is still pending: a second wait stops the same way.
+            let r = d.wait_queue(QueueId::Async(1));
+            assert!(matches!(r, Err(Fault::Stopped(_))), "{r:?}");
+            ev.set().unwrap();
+        });
+    }
+
+    #[test]
+    fn the_progress_callback_stops_a_host_wait_and_sees_each_slice() {
+        held(|d, ev| {
+            let calls = Rc::new(Cell::new(0u32));
+            let c = calls.clone();
+            let f: crate::interp::Progress = Rc::new(std::cell::RefCell::new(move |_| {
+                c.set(c.get() + 1);
+                c.get() < 3
+            }));
+            d.limits.progress = Some(f);
+            let r = d.wait_queue(QueueId::Async(1));
+            assert!(matches!(r, Err(Fault::Stopped(WaitStop::Aborted))), "{r:?}");
+            assert_eq!(calls.get(), 3, "asked once per slice until it said stop");
+            ev.set().unwrap();
+        });
+    }
+}
+
+mod submission {
+    //! When async work is submitted: at once when its queue is idle, in
+    //! batches while the queue's earlier work runs (held back here by a
+    //! host-set event, so "running" does not depend on the device's speed).
+    use super::super::*;
+    use vk_runtime::HostEvent;
+
+    #[test]
+    fn async_work_goes_out_at_once_on_an_idle_queue_and_in_batches_behind_running_work() {
+        let r = vk_runtime::testing::with_validation("accl submission", |instance| {
+            let mut d = DevState::open(instance, 0).expect("device 0");
+            let id = QueueId::Async(1);
+            let buf = Buffer::new(&d.device, 64, "b").unwrap();
+            let ev = HostEvent::new(&d.device).unwrap();
+            // Idle queue: the first operation is submitted when recorded.
+            let q = d.queue(id).unwrap();
+            q.wait_host_event(&ev).unwrap();
+            q.fill(&buf, 0, 64, 1).unwrap();
+            d.settle(id).unwrap();
+            assert_eq!(d.queue(id).unwrap().submitted_value(), 1);
+            assert_eq!(d.queue(id).unwrap().pending_ops(), 0);
+            // Behind held work: recorded, not submitted, until the batch is
+            // large.
+            for k in 0..BATCH_OPS - 1 {
+                d.queue(id).unwrap().fill(&buf, 0, 64, k).unwrap();
+                d.settle(id).unwrap();
+            }
+            assert_eq!(d.queue(id).unwrap().submitted_value(), 1);
+            assert_eq!(d.queue(id).unwrap().pending_ops(), BATCH_OPS - 1);
+            d.queue(id).unwrap().fill(&buf, 0, 64, 99).unwrap();
+            d.settle(id).unwrap();
+            assert_eq!(d.queue(id).unwrap().submitted_value(), 2);
+            // Work held back behind running work goes out once the queue is
+            // idle, when the interpreter asks (`submit_idle`).
+            d.queue(id).unwrap().fill(&buf, 0, 64, 7).unwrap();
+            d.settle(id).unwrap();
+            assert_eq!(d.queue(id).unwrap().pending_ops(), 1);
+            assert!(d.submit_idle().unwrap(), "still held behind the event");
+            assert_eq!(d.queue(id).unwrap().pending_ops(), 1);
+            ev.set().unwrap();
+            while !d.queue(id).unwrap().idle().unwrap() {
+                std::hint::spin_loop();
+            }
+            assert!(!d.submit_idle().unwrap());
+            assert_eq!(d.queue(id).unwrap().pending_ops(), 0);
+            assert_eq!(d.queue(id).unwrap().submitted_value(), 3);
+            // Once the held work ran, the next operation goes out at once
+            // (after the gap that keeps a stream of launches batched).
+            d.wait_queue(id).unwrap();
+            std::thread::sleep(IDLE_SUBMIT_GAP);
+            d.queue(id).unwrap().fill(&buf, 0, 64, 5).unwrap();
+            d.settle(id).unwrap();
+            assert_eq!(d.queue(id).unwrap().submitted_value(), 4);
+            d.wait_queue(id).unwrap();
+        });
+        if let Err(m) = r {
+            panic!("validation messages:\n{}", m.join("\n"));
+        }
+    }
+}

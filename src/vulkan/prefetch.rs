@@ -1,0 +1,85 @@
+//! Kernels compiled ahead of their first launch: when an input is compiled,
+//! its kernels' SPIR-V and pipelines are built for the current device on
+//! worker threads ([`DevState::prefetch`]); a launch takes its own result
+//! in [`DevState::module`].
+
+use super::device::DevState;
+use compiler::Spec;
+use std::sync::Arc;
+use vk_runtime::ComputePipeline;
+
+/// A kernel to compile ahead of its first launch.
+pub struct PrefetchJob {
+    pub key: u64,
+    pub kernel: compiler::Kernel,
+    pub spec: Spec,
+    /// The work-group size its launch will most likely use, with the
+    /// pipeline's binding count and push-constant bytes.
+    pub wg: u32,
+    pub bindings: u32,
+    pub push_bytes: u32,
+}
+
+/// What a prefetch worker made of one job.
+pub(super) struct Prefetched {
+    /// When the worker started and finished this job.
+    pub(super) took: (std::time::Instant, std::time::Instant),
+    pub(super) words: Result<Arc<Vec<u32>>, lang::Diag>,
+    /// The pipeline for the job's work-group size.
+    pub(super) pipeline: Option<(u32, Result<ComputePipeline, vk_runtime::VkError>)>,
+}
+
+impl DevState {
+    /// Start compiling `jobs` on worker threads (as many as the machine
+    /// has cores, at most one per job): SPIR-V, then the pipeline. Jobs
+    /// whose module is already here or on its way are skipped.
+    pub fn prefetch(&mut self, jobs: Vec<PrefetchJob>) {
+        let mut work = Vec::new();
+        for j in jobs {
+            if self.modules.contains(j.key, &j.kernel, &j.spec)
+                || self.prefetching.contains_key(&(j.key, j.spec))
+            {
+                continue;
+            }
+            let (tx, rx) = std::sync::mpsc::channel();
+            self.prefetching.insert((j.key, j.spec), rx);
+            work.push((j, tx));
+        }
+        let jobs = work;
+        if jobs.is_empty() {
+            return;
+        }
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(jobs.len());
+        let queue = Arc::new(std::sync::Mutex::new(jobs));
+        for _ in 0..workers {
+            let queue = queue.clone();
+            let device = self.device.clone();
+            std::thread::spawn(move || loop {
+                let next = queue.lock().ok().and_then(|mut q| q.pop());
+                let Some((j, tx)) = next else { break };
+                let start = std::time::Instant::now();
+                let words = compiler::compile(&j.kernel, &j.spec).map(Arc::new);
+                let pipeline = words.as_ref().ok().map(|w| {
+                    let p = ComputePipeline::new(
+                        &device,
+                        w,
+                        "main",
+                        j.bindings,
+                        j.push_bytes,
+                        &[(0, j.wg)],
+                    );
+                    (j.wg, p)
+                });
+                // The launch may never come (its receiver is gone): fine.
+                let took = (start, std::time::Instant::now());
+                let _ = tx.send(Prefetched {
+                    took,
+                    words,
+                    pipeline,
+                });
+            });
+        }
+    }
+}
