@@ -461,7 +461,7 @@ impl DevState {
     /// After recording on `id`: a synchronous queue waits for the work; an
     /// async one submits its batch at once when none of its work is running
     /// (the device would sit idle: host work after an `async` construct
-    /// overlaps it) and it was not looked at in the last [`IDLE_SUBMIT_GAP`],
+    /// overlaps it) and it was not looked at in the last `IDLE_SUBMIT_GAP`,
     /// else once the batch is large. A stream of tiny kernels thus goes out
     /// in batches (a submission per kernel cost 7 us of host time per
     /// kernel on an H200, against 2.4 us batched).
