@@ -162,16 +162,9 @@ pub struct DevState {
     /// The fault buffer every kernel with checks or a budget binds (made
     /// on first use; host-visible, so reading it needs no copy).
     fault_buf: Option<Buffer>,
-    /// Where reduction kernels write their per-group partials: one
-    /// persistent host-visible buffer, grown as needed, read by the host
-    /// straight from its mapping once the kernel's queue is waited for (no
-    /// allocation and no copy on the launch path).
-    partials: Option<Buffer>,
-    /// A reduction whose wait was stopped (time limit, progress callback)
-    /// may still write `partials`: the next reduction takes a fresh buffer.
-    partials_busy: bool,
-    /// Partials buffers of async reductions, for reuse once read.
-    async_partials: Rc<std::cell::RefCell<Vec<Buffer>>>,
+    /// Host-visible buffers where reduction kernels write their per-group
+    /// partials, for reuse once the host has read them.
+    partials: Rc<std::cell::RefCell<Vec<Buffer>>>,
     /// Kernels being compiled ahead of their first launch, by (fingerprint,
     /// specialisation): the launch waits for its own ([`DevState::module`]).
     pub(super) prefetching: HashMap<(u64, Spec), std::sync::mpsc::Receiver<Prefetched>>,
@@ -276,9 +269,7 @@ impl DevState {
             lost: None,
             used: Rc::new(Cell::new(0)),
             fault_buf: None,
-            partials: None,
-            partials_busy: false,
-            async_partials: Rc::default(),
+            partials: Rc::default(),
             idle_submits: Vec::new(),
             prefetching: HashMap::new(),
             device,
@@ -739,45 +730,22 @@ impl DevState {
         Ok(self.fault_buf.clone().expect("made above"))
     }
 
-    /// The partials buffer for a reduction kernel that needs `bytes`
-    /// (marked busy until [`DevState::partials_read`]).
+    /// A partials buffer of at least `bytes` for a reduction kernel, from
+    /// the pool when one fits; its reader gives it back
+    /// ([`DevState::partials_pool`]) once read.
     pub fn partials(&mut self, bytes: u64) -> Result<Buffer, Fault> {
-        let fits = self.partials.as_ref().is_some_and(|b| b.size() >= bytes);
-        if !fits || self.partials_busy {
-            // A kernel still writing the old buffer keeps it alive (its
-            // batch holds it); this one gets its own.
-            let size = bytes.max(4096).next_power_of_two();
-            self.partials =
-                Some(Buffer::new_mapped(&self.device, size, "accl partials").map_err(Fault::from)?);
-        }
-        self.partials_busy = true;
-        Ok(self.partials.clone().expect("made above"))
-    }
-
-    /// A partials buffer of at least `bytes` for an async reduction, which
-    /// its reader gives back ([`DevState::partials_pool`]) once read.
-    pub fn async_partials(&mut self, bytes: u64) -> Result<Buffer, Fault> {
-        let mut pool = self.async_partials.borrow_mut();
+        let mut pool = self.partials.borrow_mut();
         if let Some(i) = pool.iter().position(|b| b.size() >= bytes) {
             return Ok(pool.swap_remove(i));
         }
         drop(pool);
         let size = bytes.max(4096).next_power_of_two();
-        Buffer::new_mapped(&self.device, size, "accl async partials").map_err(Fault::from)
+        Buffer::new_mapped(&self.device, size, "accl partials").map_err(Fault::from)
     }
 
-    /// Where read async partials buffers go back to.
+    /// Where read partials buffers go back to.
     pub fn partials_pool(&self) -> Rc<std::cell::RefCell<Vec<Buffer>>> {
-        self.async_partials.clone()
-    }
-
-    /// The partials a reduction kernel wrote at `offset`, after its queue
-    /// was waited for; the buffer is free for the next reduction.
-    pub fn partials_read(&mut self, offset: u64, out: &mut [u8]) {
-        if let Some(b) = &self.partials {
-            b.read_mapped_at(offset, out);
-        }
-        self.partials_busy = false;
+        self.partials.clone()
     }
 
     /// The fault a finished kernel recorded, if any; the record is cleared.

@@ -358,7 +358,8 @@ fn dispatch(
         }
     };
     // One partial per work group and reduction, each in its own aligned
-    // range of the device's persistent partials buffer.
+    // range of a pooled host-visible buffer, read in place once the queue
+    // is waited for (no allocation and no copy on the launch path).
     let align = limits.min_storage_buffer_offset_alignment.max(4);
     let mut ranges = Vec::with_capacity(kernel.reductions.len());
     let mut end = 0u64;
@@ -367,13 +368,8 @@ fn dispatch(
         ranges.push((end, size.max(4)));
         end = (end + size.max(4)).div_ceil(align) * align;
     }
-    // An async reduction does not wait: its partials get a buffer of their
-    // own (from a pool), read when the host waits for the queue.
-    let later = queue != QueueId::Sync && !spec.checks;
     let partials = if ranges.is_empty() {
         None
-    } else if later {
-        Some(d.async_partials(end).map_err(|f| launch_fault(c.span, f))?)
     } else {
         Some(d.partials(end).map_err(|f| launch_fault(c.span, f))?)
     };
@@ -408,52 +404,48 @@ fn dispatch(
     // An async kernel returns at once (its reductions land when the host
     // waits for the queue), unless check mode must report its faults at
     // the construct; a synchronous one waits.
-    if (partials.is_none() || later) && !spec.checks {
+    let later = queue != QueueId::Sync && !spec.checks;
+    if later {
         d.settle(queue)
     } else {
         d.wait_queue(queue)
     }
     .map_err(|f| launch_fault(c.span, f))?;
-    if let (true, Some(buf)) = (later, partials) {
-        let groups = launch.groups[0] as usize;
-        let slot = std::rc::Rc::new(Pooled {
-            buf,
-            pool: d.partials_pool(),
-            read: std::cell::Cell::new(false),
-        });
-        let readers = kernel
-            .reductions
-            .iter()
-            .zip(&ranges)
-            .map(|(r, &(offset, _))| {
-                let (op, ty, slot) = (r.op, r.ty, slot.clone());
-                Box::new(move || {
-                    let mut bytes = vec![0u8; groups * compiler::abi::partial_size(ty)];
-                    slot.buf.read_mapped_at(offset, &mut bytes);
-                    slot.read.set(true);
-                    compiler::reduce_partials(op, ty, &bytes)
-                }) as Box<dyn FnOnce() -> Value>
-            })
-            .collect();
-        return Ok(Reduced::Later(readers));
-    }
-    let mut out = Vec::with_capacity(ranges.len());
-    let mut bytes = Vec::new();
-    for (r, &(offset, _)) in kernel.reductions.iter().zip(&ranges) {
-        bytes.resize(
-            launch.groups[0] as usize * compiler::abi::partial_size(r.ty),
-            0,
-        );
-        d.partials_read(offset, &mut bytes);
-        out.push(compiler::reduce_partials(r.op, r.ty, &bytes));
-    }
-    Ok(Reduced::Now(out))
+    let Some(buf) = partials else {
+        return Ok(Reduced::Now(Vec::new()));
+    };
+    let groups = launch.groups[0] as usize;
+    let slot = std::rc::Rc::new(Pooled {
+        buf,
+        pool: d.partials_pool(),
+        read: std::cell::Cell::new(false),
+    });
+    let readers = kernel
+        .reductions
+        .iter()
+        .zip(&ranges)
+        .map(|(r, &(offset, _))| {
+            let (op, ty, slot) = (r.op, r.ty, slot.clone());
+            Box::new(move || {
+                let mut bytes = vec![0u8; groups * compiler::abi::partial_size(ty)];
+                slot.buf.read_mapped_at(offset, &mut bytes);
+                slot.read.set(true);
+                compiler::reduce_partials(op, ty, &bytes)
+            }) as Box<dyn FnOnce() -> Value>
+        })
+        .collect::<Vec<_>>();
+    Ok(if later {
+        Reduced::Later(readers)
+    } else {
+        Reduced::Now(readers.into_iter().map(|read| read()).collect())
+    })
 }
 
-/// The partials buffer of an async reduction: back to the device's pool
-/// once its readers are done, if they read it (the host waited for the
-/// kernel). One never read may still be written by its kernel: it is let
-/// go (the queue keeps it alive until the kernel is done), not reused.
+/// The partials buffer of a reduction: back to the device's pool once its
+/// readers are done, if they read it (the host waited for the kernel). One
+/// never read (an async result dropped with its variable, a wait stopped by
+/// a limit) may still be written by its kernel: it is let go (the queue
+/// keeps it alive until the kernel is done), not reused.
 struct Pooled {
     buf: Buffer,
     pool: std::rc::Rc<std::cell::RefCell<Vec<Buffer>>>,
