@@ -587,7 +587,8 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
 /// its queue (OpenACC: the reduction variable is defined after the wait).
 pub struct Deferred {
     pub dev: usize,
-    pub queue: QueueId,
+    /// The async queue number (`-1`: the queue of `async` alone).
+    pub queue: i64,
     /// Call depth of the frame that owns the variable.
     pub depth: usize,
     pub slot: usize,
@@ -613,20 +614,21 @@ pub fn deferred_race(cx: &Ctx, slot: usize, write: bool, span: Span) -> R<()> {
     };
     let verb = if write { "writes" } else { "reads" };
     let wait = match d.queue {
-        QueueId::Async(n) if n >= 0 => format!("wait({n});"),
-        _ => "wait;".to_string(),
+        -1 => "wait;".to_string(),
+        n => format!("wait({n});"),
     };
+    let queue = QueueId::Async(d.queue);
     Err(Box::new(
         lang::Diag::error(
             "accl::race::host",
             format!(
-                "the host {verb} `{}` while the async reduction on {} of device {} that computes it is pending",
-                d.name, d.queue, d.dev
+                "the host {verb} `{}` while the async reduction on {queue} of device {} that computes it is pending",
+                d.name, d.dev
             ),
             span,
             format!("host {}", if write { "write" } else { "read" }),
         )
-        .with_label(d.span, format!("reduction into `{}` on {}", d.name, d.queue))
+        .with_label(d.span, format!("reduction into `{}` on {queue}", d.name))
         .with_help(format!(
             "its value lands when the host waits for the queue: add `{wait}` (or `wait;`) before this access"
         )),
@@ -643,13 +645,7 @@ pub fn land(fr: &mut Frame, cx: &mut Ctx, queues: Option<&[i64]>) {
     let (dev, depth) = (cx.device, cx.depth);
     let (now, later): (Vec<Deferred>, Vec<Deferred>) =
         std::mem::take(&mut cx.deferred).into_iter().partition(|d| {
-            d.dev == dev
-                && d.depth == depth
-                && match (queues, d.queue) {
-                    (None, _) => true,
-                    (Some(qs), QueueId::Async(n)) => qs.contains(&n),
-                    (Some(_), QueueId::Sync) => true,
-                }
+            d.dev == dev && d.depth == depth && queues.is_none_or(|qs| qs.contains(&d.queue))
         });
     cx.deferred = later;
     for d in now {
@@ -665,14 +661,10 @@ pub fn land_at_end(fr: &mut Frame, cx: &mut Ctx) -> R<()> {
         let (dev, queue, span) = (d.dev, d.queue, d.span);
         let here = cx.device;
         cx.device = dev;
-        let n = match queue {
-            QueueId::Async(n) => n,
-            QueueId::Sync => -1,
-        };
         let b = cx.backend.clone();
-        let r = b.wait(cx, Some(&[n]), None, span);
+        let r = b.wait(cx, Some(&[queue]), None, span);
         if r.is_ok() {
-            land(fr, cx, Some(&[n]));
+            land(fr, cx, Some(&[queue]));
         }
         cx.device = here;
         cx.deferred.retain(|d| !(d.dev == dev && d.queue == queue));

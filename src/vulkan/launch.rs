@@ -247,6 +247,9 @@ pub fn launch(
             }
         }
         Reduced::Later(readers) => {
+            let QueueId::Async(queue) = queue else {
+                return Err(error::internal(c.span, "a deferred synchronous reduction"));
+            };
             for (rp, value) in kernel.reductions.iter().zip(readers) {
                 cx.deferred.push(crate::interp::construct::Deferred {
                     dev,
