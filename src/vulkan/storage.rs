@@ -156,8 +156,20 @@ impl VkStorage {
         }
     }
 
-    /// After an async operation: remember what it touches until it completes.
+    /// After an async operation: remember what it touches until it
+    /// completes, at the timeline value that covers it now that it is
+    /// recorded (`guard`'s `value` only says it is async). That is not
+    /// always the batch that was open before: the operation may have been
+    /// submitted with it, or gone to the queue's copy-engine companion,
+    /// which follows the queue's submitted work; waits and joins of the
+    /// value cover it either way.
     pub fn record(&mut self, dev: usize, value: Option<u64>, acc: Access, what: &'static str) {
+        let queue = self.queue;
+        let value = value.map(|v| {
+            self.dev(dev)
+                .and_then(|d| d.recorded_value(queue))
+                .unwrap_or(v)
+        });
         if let Some(v) = value {
             self.tracker
                 .record(dev, self.queue, v, acc, self.span, what);
@@ -312,13 +324,6 @@ impl Storage for VkStorage {
             d.upload(queue, &sec.buffer, off, host, a, b - a)
                 .map_err(EnvError::Device)?;
         }
-        // A copy that went to the queue's copy-engine companion is not in
-        // the queue's open batch: it follows the queue's submitted work,
-        // and waits and joins of that value cover it.
-        let value = match value {
-            Some(_) => Some(d.recorded_value(queue).map_err(EnvError::Device)?),
-            None => None,
-        };
         self.record(dev, value, acc, what);
         Ok(())
     }
