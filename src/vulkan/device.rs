@@ -474,9 +474,7 @@ impl DevState {
                     // more than batching saves.
                     self.idle_submits.retain(|(q, _)| *q != id);
                     self.idle_submits.push((id, now));
-                    if self.queue(id)?.idle().map_err(|e| self.fault(e))? {
-                        self.submit(id)?;
-                    }
+                    self.submit_if_idle(id)?;
                 }
                 Ok(())
             }
@@ -502,13 +500,19 @@ impl DevState {
             .map(|(id, _)| *id)
             .collect();
         for id in ids {
-            if self.queue(id)?.idle().map_err(|e| self.fault(e))? {
-                self.submit(id)?;
-            } else {
-                held = true;
-            }
+            held |= !self.submit_if_idle(id)?;
         }
         Ok(held)
+    }
+
+    /// Submit what `id` has recorded if none of its work is running;
+    /// whether it was idle.
+    fn submit_if_idle(&mut self, id: QueueId) -> Result<bool, Fault> {
+        let idle = self.queue(id)?.idle().map_err(|e| self.fault(e))?;
+        if idle {
+            self.submit(id)?;
+        }
+        Ok(idle)
     }
 
     /// Submit the open batch of `id`, and device-side waits registered on
