@@ -24,10 +24,7 @@ fn ok(r: &common::Run) {
 
 /// Names and tracks of the device events of a traced run of `src`.
 fn traced(src: &str) -> Vec<(String, String)> {
-    let v = common::trace_of(src);
-    v["traceEvents"]
-        .as_array()
-        .unwrap()
+    common::trace_events(src)
         .iter()
         .filter(|x| x["pid"].as_u64().is_some_and(|p| p > 0) && x["ph"] == "X")
         .map(|x| {

@@ -316,13 +316,8 @@ fn large_copies_go_straight_between_device_and_host_arrays() {
     let (_, dev) = same_as_host(src, Floats::Exact);
     ok(&dev);
 
-    let v = common::trace_of(src);
-    let names: Vec<&str> = v["traceEvents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|x| x["name"].as_str())
-        .collect();
+    let events = common::trace_events(src);
+    let names: Vec<&str> = events.iter().filter_map(|x| x["name"].as_str()).collect();
     let count = |n: &str| names.iter().filter(|&&x| x == n).count();
     // The four blocks, the whole `img` (synchronous) and `flags` and
     // `small` (staged); `src` up twice.

@@ -17,10 +17,7 @@ const THREE: &str = "
 
 /// The compile events of a traced run of `src`: (name, duration in us).
 fn compiles(src: &str) -> Vec<(String, f64)> {
-    let v = common::trace_of(src);
-    v["traceEvents"]
-        .as_array()
-        .unwrap()
+    common::trace_events(src)
         .iter()
         .filter(|x| x["cat"] == "compile")
         .map(|x| {

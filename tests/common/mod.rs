@@ -52,6 +52,15 @@ pub fn trace_of(src: &str) -> serde_json::Value {
     serde_json::from_str(&json).unwrap()
 }
 
+/// The events of the Chrome trace of a device run of `src` (see
+/// [`trace_of`]).
+pub fn trace_events(src: &str) -> Vec<serde_json::Value> {
+    match trace_of(src)["traceEvents"].take() {
+        serde_json::Value::Array(v) => v,
+        other => panic!("a trace without an event list: {other}"),
+    }
+}
+
 /// Run `src` on the device (`true`) or the host reference.
 pub fn run(src: &str, device: bool) -> Run {
     run_on(src, device, None)
