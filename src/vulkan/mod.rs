@@ -210,6 +210,9 @@ impl Backend for VulkanBackend {
             .filter_map(|code| {
                 let kernel = code.kernel.as_ref().ok()?;
                 let key = *code.fingerprint.get_or_init(|| kernel.fingerprint());
+                if d.has_module(key, kernel, &spec) {
+                    return None;
+                }
                 let layout =
                     compiler::ArgLayout::new(kernel, spec.index_width, spec.max_push_constants);
                 Some(device::PrefetchJob {

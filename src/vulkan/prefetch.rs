@@ -30,22 +30,24 @@ pub(super) struct Prefetched {
 }
 
 impl DevState {
-    /// Start compiling `jobs` on worker threads (as many as the machine
-    /// has cores, at most one per job): SPIR-V, then the pipeline. Jobs
-    /// whose module is already here or on its way are skipped.
+    /// Whether the module of `kernel` under `spec` is here or on its way
+    /// (so a repeated input costs no job, nor a copy of its kernel).
+    pub fn has_module(&self, key: u64, kernel: &compiler::Kernel, spec: &Spec) -> bool {
+        self.modules.contains(key, kernel, spec) || self.prefetching.contains_key(&(key, *spec))
+    }
+
+    /// Start compiling `jobs` (none of which [`DevState::has_module`]) on
+    /// worker threads, as many as the machine has cores and at most one per
+    /// job: SPIR-V, then the pipeline.
     pub fn prefetch(&mut self, jobs: Vec<PrefetchJob>) {
-        let mut work = Vec::new();
-        for j in jobs {
-            if self.modules.contains(j.key, &j.kernel, &j.spec)
-                || self.prefetching.contains_key(&(j.key, j.spec))
-            {
-                continue;
-            }
-            let (tx, rx) = std::sync::mpsc::channel();
-            self.prefetching.insert((j.key, j.spec), rx);
-            work.push((j, tx));
-        }
-        let jobs = work;
+        let jobs: Vec<_> = jobs
+            .into_iter()
+            .map(|j| {
+                let (tx, rx) = std::sync::mpsc::channel();
+                self.prefetching.insert((j.key, j.spec), rx);
+                (j, tx)
+            })
+            .collect();
         if jobs.is_empty() {
             return;
         }
