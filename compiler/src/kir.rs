@@ -79,6 +79,9 @@ pub struct Kernel {
     pub reduction_locals: Vec<LocalH>,
     /// `num_gangs(e)` (a host expression of the construct's body).
     pub num_gangs_expr: Option<hir::ExprH>,
+    /// Some array gets a workgroup copy for its atomics (outside check
+    /// mode; `crate::spirv::privatises_atomics`), decided once when lowered.
+    pub private_atomics: bool,
 }
 
 impl Kernel {

@@ -264,8 +264,10 @@ pub fn lower(
         reductions,
         reduction_locals,
         num_gangs_expr: c.num_gangs,
+        private_atomics: false,
     };
     kernel.features = features_of(&kernel);
+    kernel.private_atomics = crate::spirv::private_atomics(&kernel);
     Ok(kernel)
 }
 

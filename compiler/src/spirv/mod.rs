@@ -70,11 +70,18 @@ use rspirv::spirv::{
 };
 use types::{Module, Ty};
 
+/// Whether some array of `k` qualifies for a workgroup copy of its atomics
+/// (`private`), outside check mode. Lowering records it in the kernel.
+pub fn private_atomics(k: &Kernel) -> bool {
+    private::candidates(k, false).iter().any(Option::is_some)
+}
+
 /// Whether the module of `k` under `spec` keeps workgroup copies of arrays
-/// updated by atomics (`private`): its launch should then give each
-/// workgroup many iterations, so the copy's setup and fold are paid rarely.
+/// updated by atomics: its launch should then give each workgroup many
+/// iterations, so the copy's setup and fold are paid rarely. (No walk of the
+/// kernel: this is on the launch path.)
 pub fn privatises_atomics(k: &Kernel, spec: &Spec) -> bool {
-    private::candidates(k, spec).iter().any(Option::is_some)
+    k.private_atomics && !spec.checks
 }
 
 /// Write a validated kernel as a SPIR-V module for `spec`.

@@ -19,7 +19,6 @@
 use super::types::Ty;
 use super::{spv, Writer};
 use crate::kir::{ArrayH, AtomicKind, Block, Expr, Kernel, Shape, StmtKind};
-use crate::Spec;
 use lang::Scalar;
 use rspirv::spirv::{LoopControl, SelectionControl, StorageClass, Word};
 
@@ -79,9 +78,10 @@ pub struct Private {
 }
 
 /// Which arrays of `k` qualify (by array index): see the module docs.
-pub fn candidates(k: &Kernel, spec: &Spec) -> Vec<Option<Fold>> {
+/// `checks`: bounds-check mode, which keeps the plain path.
+pub fn candidates(k: &Kernel, checks: bool) -> Vec<Option<Fold>> {
     let mut out = vec![None; k.arrays.len()];
-    if k.shape != Shape::Flat || spec.checks || !uniform_exit(&k.entry.body) {
+    if k.shape != Shape::Flat || checks || !uniform_exit(&k.entry.body) {
         return out;
     }
     let mut picked = 0;
@@ -174,7 +174,7 @@ impl Writer<'_> {
     /// Before the grid-stride loop: each privatised array's copy, started
     /// at the identity by the workgroup, then a barrier.
     pub(super) fn private_begin(&mut self) {
-        let folds = candidates(self.k, self.spec);
+        let folds = candidates(self.k, self.spec.checks);
         if folds.iter().all(Option::is_none) {
             return;
         }
