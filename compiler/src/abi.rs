@@ -49,12 +49,18 @@
 //! * `Flat`: each invocation runs a grid-stride loop
 //!   `for it = gid.x; it < total; it += num_workgroups.x * wg_size`, and
 //!   splits `it` row-major over the levels (innermost fastest); groups =
-//!   `ceil(total / wg_size)`;
+//!   `ceil(total / wg_size)`. Coarsened ([`crate::spirv::coarsening`] `u`),
+//!   a trip runs `it, it + L, .., it + (u - 1) L` (`L` = lanes) and steps by
+//!   `u L`; groups = `ceil(total / (wg_size u))`;
 //! * `Seq` (`parallel loop seq`): invocation 0 of group 0 runs every
 //!   iteration in order; groups = 1 (0 when `total` is 0);
 //! * `Gang` (a `parallel loop` with a `loop vector` inside): each workgroup
 //!   runs `for g = group; g < total; g += num_workgroups.x` and `g` is split
-//!   over the levels; groups = `total`;
+//!   over the levels; groups = `total`. With teams
+//!   ([`crate::spirv::teams`]: `T` gangs of `vector_length` lanes in one
+//!   workgroup), team `t` of group `g` takes `g * T + t, + groups * T, ..`
+//!   and groups = `ceil(total / T)` (`gangs_per_group` of
+//!   [`ArgLayout::encode`]);
 //! * `Region` (`parallel { .. }`): as `Gang` with no levels and
 //!   `total = num_gangs` (1 without the clause); groups = `num_gangs`.
 //!
@@ -237,6 +243,7 @@ impl ArgLayout {
         args: &LaunchArgs,
         workgroup_size: u32,
         max_groups_x: u32,
+        per_invocation: PerInvocation,
     ) -> Result<Launch, Diag> {
         let err = |msg: String| {
             Diag::error(
@@ -326,19 +333,46 @@ impl ArgLayout {
             at.copy_from_slice(&word.to_le_bytes()[..f.size as usize]);
         }
         let wg = workgroup_size.max(1) as u64;
-        let wanted = match kernel.shape {
-            Shape::Flat => total.div_ceil(wg),
-            Shape::Seq => total.min(1),
-            Shape::Gang | Shape::Region => total,
-        };
-        let groups = wanted
-            .min(num_gangs.unwrap_or(u64::MAX))
-            .min(max_groups_x.max(1) as u64) as u32;
+        let per = per_invocation.teams_per_group.max(1) as u64;
+        let trip = wg * per_invocation.coarsening.max(1) as u64;
+        let gangs = num_gangs.unwrap_or(u64::MAX);
+        let groups = match kernel.shape {
+            Shape::Flat => total.div_ceil(trip).min(gangs),
+            Shape::Seq => total.min(1).min(gangs),
+            Shape::Gang | Shape::Region => total.min(gangs).div_ceil(per),
+        }
+        .min(max_groups_x.max(1) as u64) as u32;
         Ok(Launch {
             bytes,
             groups: [groups, 1, 1],
             total,
         })
+    }
+}
+
+/// How a launch's work-group count follows from its iterations, besides
+/// the work-group size: teams of a gang kernel per workgroup
+/// ([`crate::spirv::teams`]), iterations of a flat kernel per trip of its
+/// grid-stride loop ([`crate::spirv::coarsening`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerInvocation {
+    pub teams_per_group: u32,
+    pub coarsening: u32,
+}
+
+impl PerInvocation {
+    /// One gang per workgroup, one iteration per trip.
+    pub const ONE: PerInvocation = PerInvocation {
+        teams_per_group: 1,
+        coarsening: 1,
+    };
+
+    /// What the module of `kernel` for `spec` does.
+    pub fn of(kernel: &Kernel, spec: &crate::Spec) -> PerInvocation {
+        PerInvocation {
+            teams_per_group: crate::spirv::teams(kernel, spec).map_or(1, |t| t.per_group),
+            coarsening: crate::spirv::coarsening(kernel, spec),
+        }
     }
 }
 

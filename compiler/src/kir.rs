@@ -65,6 +65,10 @@ pub struct Kernel {
     pub entry: Function,
     /// `vector_length(n)` when `n` is a constant (the default work-group size).
     pub vector_length: Option<u32>,
+    /// `num_workers(n)` when `n` is a constant: a gang's workers, each a
+    /// team of `vector_length` lanes taking gang iterations of its own
+    /// ([`crate::spirv::teams`]).
+    pub num_workers: Option<u32>,
     /// `vector_length(e)` with a run-time `e` (a host expression of the
     /// construct's body; the runtime evaluates it and specialises).
     pub vector_length_expr: Option<hir::ExprH>,

@@ -42,7 +42,10 @@ pub mod spirv;
 pub mod unroll;
 pub mod validate;
 
-pub use abi::{reduce_partials, ArgLayout, ArgLocation, ArrayArgs, IndexWidth, Launch, LaunchArgs};
+pub use abi::{
+    reduce_partials, ArgLayout, ArgLocation, ArrayArgs, IndexWidth, Launch, LaunchArgs,
+    PerInvocation,
+};
 pub use kir::{Features, Kernel, ReductionParam, Shape};
 pub use lower::lower;
 pub use validate::{validate, Validated};
@@ -80,6 +83,15 @@ pub struct Spec {
     /// off. With the fault buffer bound (checks or a budget), a loop left
     /// other than by its own exit (a driver's iteration cap) is recorded too.
     pub loop_budget: u32,
+    /// Lanes of a subgroup when the device has subgroup shuffles in compute
+    /// (a power of two), else 0. With it, a gang of at most that many vector
+    /// lanes lives in one subgroup ([`spirv::teams`]).
+    pub subgroup_size: u32,
+    /// `maxComputeWorkGroupInvocations` (and the x size limit), whichever is less.
+    pub max_workgroup_size: u32,
+    /// Iterations per trip of a flat kernel's grid-stride loop where its
+    /// body allows it ([`spirv::coarsening`]); 1 leaves the loop alone.
+    pub coarsen: u8,
 }
 
 impl Spec {
@@ -110,6 +122,9 @@ impl Default for Spec {
             unroll: 1,
             checks: false,
             loop_budget: 0,
+            subgroup_size: 0,
+            max_workgroup_size: 1024,
+            coarsen: 1,
         }
     }
 }

@@ -248,6 +248,23 @@ pub fn lower(
         },
     };
 
+    // A run-time `num_workers(e)` is evaluated by the host (for its
+    // effects) and otherwise left to the device's default.
+    let num_workers = match c.num_workers.map(|e| (e, &body.exprs[e])) {
+        Some((e, hir::Expr::Const(v))) => match v.as_i128() {
+            Some(n) if (1..=1024).contains(&n) => Some(n as u32),
+            _ => {
+                return Err(Diag::error(
+                    "accl::compile::num_workers",
+                    format!("`num_workers({v})` must be between 1 and 1024"),
+                    body.span(e),
+                    "out of range",
+                ))
+            }
+        },
+        _ => None,
+    };
+
     let mut kernel = Kernel {
         name: format!("kernel_{}", construct.id),
         id: construct.id,
@@ -258,6 +275,7 @@ pub fn lower(
         functions: lw.functions,
         entry,
         vector_length,
+        num_workers,
         vector_length_expr,
         features: Features::default(),
         shape,

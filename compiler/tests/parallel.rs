@@ -572,7 +572,9 @@ fn encode_groups_by_shape() {
             levels: src.bounds(&k),
             num_gangs: gangs,
         };
-        let l = layout.encode(&k, &args, 64, max).unwrap();
+        let l = layout
+            .encode(&k, &args, 64, max, compiler::PerInvocation::ONE)
+            .unwrap();
         assert_eq!((l.groups[0], l.total), (groups, total), "{shape:?}");
     }
     // A region without num_gangs is one gang; num_gangs caps a gang loop.
@@ -587,9 +589,17 @@ fn encode_groups_by_shape() {
         levels: vec![],
         num_gangs: None,
     };
-    assert_eq!(layout.encode(&k, &args, 64, 100).unwrap().groups[0], 1);
+    assert_eq!(
+        layout
+            .encode(&k, &args, 64, 100, compiler::PerInvocation::ONE)
+            .unwrap()
+            .groups[0],
+        1
+    );
     args.num_gangs = Some(0);
-    assert!(layout.encode(&k, &args, 64, 100).is_err());
+    assert!(layout
+        .encode(&k, &args, 64, 100, compiler::PerInvocation::ONE)
+        .is_err());
 }
 
 /// `loop seq reduction` inside a flat `parallel loop`, and `private`.

@@ -303,20 +303,44 @@ fn run(
              vals[k] = 0.5;
          }}"
     ))?;
-    let t = median(b.kernel_ns(
-        "parallel loop gang vector_length(32) present(rowptr, cols, vals, v, out) for i in 0..nr {
-             let s = 0.0f32;
+    // The three steps of the classic OpenACC SpMV tuning: a row per lane,
+    // a row per gang of 32 vector lanes, a row per worker of 32 lanes.
+    let body = "let s = 0.0f32;
              loop vector reduction(+: s) for k in rowptr[i]..rowptr[i + 1] {
                  s += vals[k] * v[cols[k]];
              }
-             out[i] = s;
-         }",
-    )?);
-    println!(
-        "spmv (CSR)        {r} rows, 16 nnz/row: {:8.2} GFLOP/s, {:.3} ms",
-        2.0 * (r * 16) as f64 / t,
-        t / 1e6
-    );
+             out[i] = s;";
+    let steps = [
+        (
+            "flat",
+            "parallel loop present(rowptr, cols, vals, v, out) for i in 0..nr {
+                 let s = 0.0f32;
+                 for k in rowptr[i]..rowptr[i + 1] { s += vals[k] * v[cols[k]]; }
+                 out[i] = s;
+             }"
+            .to_string(),
+        ),
+        (
+            "gang vector(32)",
+            format!(
+                "parallel loop gang vector_length(32) present(rowptr, cols, vals, v, out) for i in 0..nr {{ {body} }}"
+            ),
+        ),
+        (
+            "+ worker(32)",
+            format!(
+                "parallel loop gang worker vector_length(32) num_workers(32) present(rowptr, cols, vals, v, out) for i in 0..nr {{ {body} }}"
+            ),
+        ),
+    ];
+    for (name, src) in steps {
+        let t = median(b.kernel_ns(&src)?);
+        println!(
+            "spmv {name:<16} {r} rows, 16 nnz/row: {:8.2} GFLOP/s, {:.3} ms",
+            2.0 * (r * 16) as f64 / t,
+            t / 1e6
+        );
+    }
     b.eval("exit data delete(rowptr, cols, vals, out, v);")?;
     let msgs = b.e.take_validation_messages();
     if !msgs.is_empty() {

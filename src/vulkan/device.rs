@@ -307,11 +307,31 @@ impl DevState {
                 &o.disabled,
             ),
             max_push_constants: l.max_push_constants_size.min(128),
+            subgroup_size: if ["basic", "shuffle"]
+                .iter()
+                .all(|op| f.subgroup_operations.contains(op))
+                && l.subgroup_size.is_power_of_two()
+                && !o.disabled.iter().any(|d| d == "subgroups")
+            {
+                l.subgroup_size
+            } else {
+                0
+            },
+            max_workgroup_size: l
+                .max_compute_work_group_invocations
+                .min(l.max_compute_work_group_size[0]),
             // llvmpipe leaves every loop after 65,535 iterations in total
             // per SIMD group (`compiler::unroll`); unrolling divides that.
             // Elsewhere, with the watchdog on, 4: it counts one back-edge per
             // unrolled body, which on an H200 brought its cost on a tight
             // loop (the Mandelbrot kernel) from 1.31x down to 1.10x.
+            // Several iterations per trip of a flat loop keep more loads in
+            // flight on a GPU; a CPU driver gains nothing from it.
+            coarsen: if info.device_type == vk_runtime::DeviceType::Cpu {
+                1
+            } else {
+                4
+            },
             unroll: if info.driver.contains("llvmpipe") || info.name.contains("llvmpipe") {
                 8
             } else if o.loop_budget != 0 {

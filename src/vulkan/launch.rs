@@ -324,7 +324,13 @@ fn dispatch(
     d.last_module = Some(words.clone());
     let layout = ArgLayout::new(kernel, spec.index_width, spec.max_push_constants);
     let launch = layout
-        .encode(kernel, &args, wg, max_groups(kernel, &spec, &limits))
+        .encode(
+            kernel,
+            &args,
+            wg,
+            max_groups(kernel, &spec, &limits),
+            compiler::PerInvocation::of(kernel, &spec),
+        )
         .map_err(Box::new)?;
     if launch.groups[0] == 0 {
         return Ok(Reduced::Now(
@@ -484,6 +490,9 @@ pub fn work_group_size(
     // over more compute units instead of packing them into a couple, so one
     // kernel finishes sooner and kernels of other queues find idle units.
     // Aim at ~1024 groups; never below a warp (32).
+    if let Some(t) = compiler::spirv::teams(kernel, spec) {
+        return t.workgroup_size();
+    }
     vector_length.unwrap_or_else(|| {
         if kernel.shape == compiler::Shape::Flat && kernel.reductions.is_empty() {
             (total / 1024).next_power_of_two().clamp(

@@ -438,9 +438,10 @@ impl Backend for VulkanBackend {
         self.table.borrow_mut().store.kernels.loop_budget = n;
     }
     fn disable_feature(&self, name: &str) -> Result<(), String> {
-        if compiler::Features::default().without(name).is_none() {
+        // `subgroups`: no subgroup operations (gangs are whole workgroups).
+        if name != "subgroups" && compiler::Features::default().without(name).is_none() {
             return Err(format!(
-                "`{name}` is not a device feature accl uses (those are: {})",
+                "`{name}` is not a device feature accl uses (those are: {}, subgroups)",
                 compiler::Features::default()
             ));
         }

@@ -73,10 +73,30 @@ pub fn run_devices(src: &str, devices: &str) -> Run {
 }
 
 fn run_on(src: &str, device: bool, devices: Option<&str>) -> Run {
+    run_configured(src, device, devices, |_| {})
+}
+
+/// Run `src` on the device with the device features named treated as
+/// missing (`Engine::disable_device_feature`).
+pub fn run_without(src: &str, features: &[&str]) -> Run {
+    run_configured(src, true, None, |e| {
+        for f in features {
+            e.disable_device_feature(f).unwrap();
+        }
+    })
+}
+
+fn run_configured(
+    src: &str,
+    device: bool,
+    devices: Option<&str>,
+    configure: impl FnOnce(&mut Engine),
+) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let out = Rc::new(RefCell::new(String::new()));
     let o = out.clone();
     let mut e = engine_on(device, devices);
+    configure(&mut e);
     e.set_fs_access(Some(dir.path().to_path_buf()));
     e.set_print(move |s| o.borrow_mut().push_str(s));
     let result = e.eval_source("test.accl", src).map(|_| ());
@@ -127,6 +147,22 @@ pub fn same_as_host(src: &str, floats: Floats) -> (Run, Run) {
         compare_var(&host.engine, &dev.engine, &name, ty, floats);
     }
     (host, dev)
+}
+
+/// Require the same values of the variables `names` in two finished runs,
+/// floats as `floats` says.
+pub fn same_values(a: &Run, b: &Run, names: &[&str], floats: Floats) {
+    a.result
+        .as_ref()
+        .unwrap_or_else(|e| panic!("{}", e.render(100)));
+    b.result
+        .as_ref()
+        .unwrap_or_else(|e| panic!("{}", e.render(100)));
+    for (name, ty) in a.engine.variables() {
+        if names.contains(&name.as_str()) {
+            compare_var(&a.engine, &b.engine, &name, ty, floats);
+        }
+    }
 }
 
 fn close(a: f64, b: f64, tol: f64) -> bool {

@@ -53,13 +53,16 @@
 //!   (no `SignedZeroInfNanPreserve` execution mode is requested).
 
 mod checks;
+mod coarsen;
 mod private;
+mod teams;
 pub mod types;
 
 use crate::abi::{ArgLayout, ArgLocation, FieldKind, FieldTy, IndexWidth};
 use crate::kir::*;
 use crate::validate::Validated;
 use crate::Spec;
+pub use coarsen::coarsening;
 use lang::hir::{BinOp, UnOp};
 use lang::{Diag, Scalar, Span, Value};
 use rspirv::binary::Assemble;
@@ -68,6 +71,7 @@ use rspirv::spirv::{
     AddressingModel, BuiltIn, Decoration, ExecutionMode, ExecutionModel, FunctionControl,
     GlslStd450Op as GLOp, LoopControl, MemoryModel, SelectionControl, StorageClass, Word,
 };
+pub use teams::{teams, Teams};
 use types::{Module, Ty};
 
 /// Whether some array of `k` qualifies for a workgroup copy of its atomics
@@ -213,6 +217,15 @@ struct Writer<'k> {
     wgid_var: Option<Word>,
     /// Workgroup scratch arrays (`wg_size` elements) by element type.
     scratch: Vec<(Ty, Word)>,
+    /// Scalar built-in inputs made on first use ([`teams`]).
+    scalar_builtins: Vec<(BuiltIn, Word)>,
+    /// A gang's lanes in one subgroup ([`teams`]).
+    teams: Option<Teams>,
+    /// Element stores held back until every copy of a coarsened trip has
+    /// loaded ([`coarsening`]): pointer and value.
+    deferred: Option<Vec<(Word, Word)>>,
+    /// Whether gang-redundant stores and `loop vector` need barriers.
+    gang_barriers: bool,
     /// Globals made after the module scope (for the interface list).
     late_globals: Vec<(Word, StorageClass)>,
     /// The gang number (index type) inside a gang loop.
@@ -260,6 +273,10 @@ impl<'k> Writer<'k> {
             lid_var: None,
             wgid_var: None,
             scratch: Vec::new(),
+            scalar_builtins: Vec::new(),
+            teams: teams(k, spec),
+            deferred: None,
+            gang_barriers: k.shape != Shape::Gang || teams::gang_shares_memory(k),
             late_globals: Vec::new(),
             gang_index: None,
             fault_var: None,
@@ -411,11 +428,11 @@ impl<'k> Writer<'k> {
 
         // Work-group size: specialisation constant 0, the x of WorkgroupSize.
         let u32t = self.m.ty(Ty::U32);
-        let default = self
-            .k
-            .vector_length
-            .unwrap_or(self.spec.workgroup_size)
-            .max(1);
+        let default = match self.teams {
+            Some(t) => t.workgroup_size(),
+            None => self.k.vector_length.unwrap_or(self.spec.workgroup_size),
+        }
+        .max(1);
         self.wg_size = self.m.b.spec_constant_bit32(u32t, default);
         self.m
             .b
@@ -575,11 +592,27 @@ impl<'k> Writer<'k> {
                 let n = spv(self.m.b.load(uvec3, None, self.nwg, None, []));
                 let nx = spv(self.m.b.composite_extract(u32t, None, n, [0]));
                 let g = self.group_id();
-                (
-                    self.int_cast(g, Ty::U32, self.idx),
-                    self.int_cast(nx, Ty::U32, self.idx),
-                    total,
-                )
+                match self.teams {
+                    // Team `t` of group `g` takes gang iterations
+                    // `g * T + t, + groups * T, ..`.
+                    Some(t) => {
+                        let per = self.m.u32c(t.per_group);
+                        let team = self.team_index(t);
+                        let base = spv(self.m.b.i_mul(u32t, None, g, per));
+                        let first = spv(self.m.b.i_add(u32t, None, base, team));
+                        let stride = spv(self.m.b.i_mul(u32t, None, nx, per));
+                        (
+                            self.int_cast(first, Ty::U32, self.idx),
+                            self.int_cast(stride, Ty::U32, self.idx),
+                            total,
+                        )
+                    }
+                    None => (
+                        self.int_cast(g, Ty::U32, self.idx),
+                        self.int_cast(nx, Ty::U32, self.idx),
+                        total,
+                    ),
+                }
             }
         };
         if k.shape != Shape::Flat {
@@ -638,9 +671,14 @@ impl<'k> Writer<'k> {
             });
         }
         let vars: Vec<_> = k.levels.iter().map(|l| (l.var, l.ty)).collect();
-        self.split_index(rest, &vars, &los, &counts);
+        let coarse = coarsening(k, self.spec);
         self.loops.push((merge, cont, None));
-        self.block(&k.entry, &k.entry.body)?;
+        if coarse > 1 {
+            self.coarse_trip(coarse, rest, stride, total, los[0])?;
+        } else {
+            self.split_index(rest, &vars, &los, &counts);
+            self.block(&k.entry, &k.entry.body)?;
+        }
         self.loops.pop();
         if !self.terminated {
             spv(self.m.b.branch(cont));
@@ -657,7 +695,13 @@ impl<'k> Writer<'k> {
             }
         }
         let cur = spv(self.m.b.load(idx_w, None, it, None, []));
-        let next = spv(self.m.b.i_add(idx_w, None, cur, stride));
+        let step = if coarse > 1 {
+            let u = self.int_const(self.idx, coarse as i64);
+            spv(self.m.b.i_mul(idx_w, None, stride, u))
+        } else {
+            stride
+        };
+        let next = spv(self.m.b.i_add(idx_w, None, cur, step));
         spv(self.m.b.store(it, next, None, []));
         spv(self.m.b.branch(header));
         self.label(merge);
@@ -672,11 +716,12 @@ impl<'k> Writer<'k> {
                 .copied()
                 .unwrap_or(self.locals[k.reduction_locals[r].index()]);
             let v = spv(self.m.b.load(t, None, src, None, []));
-            // Gang copies are uniform; invocation copies fold in a tree.
-            let v = if gangs {
-                v
-            } else {
-                self.wg_reduce(v, red.op, red.ty)
+            // Gang copies are uniform; teams fold in team order;
+            // invocation copies fold in a tree.
+            let v = match self.teams {
+                Some(t) => self.teams_fold(t, v, red.op, red.ty),
+                None if gangs => v,
+                None => self.wg_reduce(v, red.op, red.ty),
             };
             let lid = self.local_id();
             let z = self.m.u32c(0);
@@ -714,11 +759,11 @@ impl<'k> Writer<'k> {
         self.m
             .b
             .entry_point(ExecutionModel::GLCompute, main, "main", interface);
-        let default = self
-            .k
-            .vector_length
-            .unwrap_or(self.spec.workgroup_size)
-            .max(1);
+        let default = match self.teams {
+            Some(t) => t.workgroup_size(),
+            None => self.k.vector_length.unwrap_or(self.spec.workgroup_size),
+        }
+        .max(1);
         self.m
             .b
             .execution_mode(main, ExecutionMode::LocalSize, [default, 1, 1]);
@@ -809,10 +854,23 @@ impl<'k> Writer<'k> {
         self.builtin_x(BuiltIn::WorkgroupId)
     }
 
+    /// The barrier of gang-redundant code and `loop vector`: the team's
+    /// subgroup ([`teams`]) or the workgroup; none in a gang loop whose
+    /// lanes share no memory ([`teams::gang_shares_memory`]).
+    fn barrier(&mut self) {
+        if !self.gang_barriers {
+            return;
+        }
+        match self.teams {
+            Some(_) => self.subgroup_barrier(),
+            None => self.wg_barrier(),
+        }
+    }
+
     /// `OpControlBarrier` Workgroup/Workgroup, AcquireRelease over workgroup
     /// and uniform (storage buffer) memory: every invocation of the group
     /// arrives, and their earlier writes are visible to the later reads.
-    fn barrier(&mut self) {
+    fn wg_barrier(&mut self) {
         let wg = self.m.u32c(2);
         let sem = self.m.u32c(0x8 | 0x40 | 0x100);
         spv(self.m.b.control_barrier(wg, wg, sem));
@@ -930,7 +988,7 @@ impl<'k> Writer<'k> {
         let enc = self.encode_partial(v, s);
         let mine = spv(self.m.b.access_chain(pst, None, arr, [lid]));
         spv(self.m.b.store(mine, enc, None, []));
-        self.barrier();
+        self.wg_barrier();
         let sv = self.fvar(Ty::U32, "stride");
         let one = self.m.u32c(1);
         spv(self.m.b.store(sv, one, None, []));
@@ -965,7 +1023,7 @@ impl<'k> Writer<'k> {
         let c = self.encode_partial(c, s);
         spv(self.m.b.store(pa, c, None, []));
         self.end_if(m);
-        self.barrier();
+        self.wg_barrier();
         spv(self.m.b.branch(cont));
         self.label(cont);
         let sc = spv(self.m.b.load(u32t, None, sv, None, []));
@@ -977,7 +1035,7 @@ impl<'k> Writer<'k> {
         let p0 = spv(self.m.b.access_chain(pst, None, arr, [zero]));
         let r = spv(self.m.b.load(stw, None, p0, None, []));
         // Nobody may overwrite the scratch before everyone has read slot 0.
-        self.barrier();
+        self.wg_barrier();
         self.decode_partial(r, s)
     }
 
@@ -1054,9 +1112,12 @@ impl<'k> Writer<'k> {
             let id = self.constant(lang::value::identity(r.op, ty));
             spv(self.m.b.store(self.locals[r.private.index()], id, None, []));
         }
-        let lid = self.local_id();
+        let (lid, wg) = match self.teams {
+            Some(t) => (self.team_lane(t), self.m.u32c(t.lanes)),
+            None => (self.local_id(), self.wg_size),
+        };
         let lid = self.int_cast(lid, Ty::U32, self.idx);
-        let wg = self.int_cast(self.wg_size, Ty::U32, self.idx);
+        let wg = self.int_cast(wg, Ty::U32, self.idx);
         let (start, stride) = if v.gangs {
             let Some(g) = self.gang_index else {
                 return Err(ice(self.k.span, "a gang loop outside the gang loop"));
@@ -1106,7 +1167,10 @@ impl<'k> Writer<'k> {
                 .m
                 .b
                 .load(tw, None, self.locals[r.private.index()], None, []));
-            let folded = self.wg_reduce(p, r.op, ty);
+            let folded = match self.teams {
+                Some(t) => self.team_reduce(t, p, r.op, ty),
+                None => self.wg_reduce(p, r.op, ty),
+            };
             let t = spv(self
                 .m
                 .b
@@ -1346,13 +1410,14 @@ impl<'k> Writer<'k> {
                     }
                     _ => v,
                 };
-                match ok {
-                    Some(ok) => {
+                match (ok, &mut self.deferred) {
+                    (Some(ok), _) => {
                         let m = self.begin_if(ok);
                         spv(self.m.b.store(ptr, v, None, []));
                         self.end_if(m);
                     }
-                    None => spv(self.m.b.store(ptr, v, None, [])),
+                    (None, Some(later)) => later.push((ptr, v)),
+                    (None, None) => spv(self.m.b.store(ptr, v, None, [])),
                 }
             }
             StmtKind::Eval(e) => {
@@ -1667,7 +1732,10 @@ impl<'k> Writer<'k> {
                 let bv = self.expr(f, *b)?;
                 self.combine(*op, s, av, bv)
             }
-            Expr::InvocationIndex => self.local_id(),
+            Expr::InvocationIndex => match self.teams {
+                Some(t) => self.team_lane(t),
+                None => self.local_id(),
+            },
             Expr::Atomic {
                 array,
                 index,

@@ -205,7 +205,7 @@ impl Writer<'_> {
             });
             self.private[a] = Some(Private { fold, var, len, on });
         }
-        self.barrier();
+        self.wg_barrier();
     }
 
     /// After the grid-stride loop: a barrier, then every element of a copy
@@ -214,7 +214,7 @@ impl Writer<'_> {
         if self.private.iter().all(Option::is_none) {
             return;
         }
-        self.barrier();
+        self.wg_barrier();
         let u32t = self.m.ty(Ty::U32);
         let bool_t = self.m.ty(Ty::Bool);
         let privs: Vec<(usize, Private)> = self

@@ -236,10 +236,20 @@ pub fn run_capped(
         levels,
         num_gangs,
     };
-    let wg = k.vector_length.unwrap_or(spec.workgroup_size);
+    let teams = compiler::spirv::teams(k, spec);
+    let wg = match teams {
+        Some(t) => t.workgroup_size(),
+        None => k.vector_length.unwrap_or(spec.workgroup_size),
+    };
     let max_groups = max_groups.unwrap_or(dev.info().limits.max_compute_work_group_count[0]);
     let launch = layout
-        .encode(k, &args, wg, max_groups)
+        .encode(
+            k,
+            &args,
+            wg,
+            max_groups,
+            compiler::PerInvocation::of(k, spec),
+        )
         .unwrap_or_else(|d| panic!("{d:#?}"));
     let pipe = ComputePipeline::new(
         dev,

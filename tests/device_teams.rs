@@ -1,0 +1,240 @@
+//! Gangs as teams of one subgroup (`vector_length` up to the subgroup size,
+//! `num_workers` teams per workgroup): every reduction operator and type of
+//! `loop vector` against the host reference, and bit for bit against the
+//! same kernels with subgroups turned off (whole-workgroup gangs, folding
+//! through workgroup memory), which fold in the same tree order.
+//!
+//! lavapipe's subgroups have 8 lanes (asserted below), so the cases cover
+//! a team filling a subgroup, several teams per subgroup, one lane per
+//! team, a worker count that is not a multiple of the teams per subgroup,
+//! and a vector length past the subgroup (no teams).
+
+mod common;
+
+use common::{run, run_without, same_as_host, same_values, Floats};
+
+/// The reductions of one type's `loop vector`: `(operator, update of acc<n>)`.
+type Reductions = &'static [(&'static str, &'static str)];
+
+/// `(type, its reductions, value of element k)`.
+const TYPES: &[(&str, Reductions, &str)] = &[
+    (
+        "i32",
+        &[
+            ("+", "acc0 += x[k];"),
+            ("*", "acc1 *= x[k];"),
+            ("max", "acc2 = max(acc2, x[k]);"),
+            ("min", "acc3 = min(acc3, x[k]);"),
+            ("&", "acc4 = acc4 & x[k];"),
+            ("|", "acc5 = acc5 | x[k];"),
+            ("^", "acc6 = acc6 ^ x[k];"),
+        ],
+        "(k * 7919 % 201 - 100) as i32",
+    ),
+    (
+        "u32",
+        &[
+            ("+", "acc0 += x[k];"),
+            ("*", "acc1 *= x[k];"),
+            ("max", "acc2 = max(acc2, x[k]);"),
+            ("min", "acc3 = min(acc3, x[k]);"),
+            ("&", "acc4 = acc4 & x[k];"),
+            ("|", "acc5 = acc5 | x[k];"),
+            ("^", "acc6 = acc6 ^ x[k];"),
+        ],
+        "(k as u32) * 2654435761u32",
+    ),
+    (
+        "i64",
+        &[
+            ("+", "acc0 += x[k];"),
+            ("*", "acc1 *= x[k];"),
+            ("max", "acc2 = max(acc2, x[k]);"),
+            ("min", "acc3 = min(acc3, x[k]);"),
+            ("&", "acc4 = acc4 & x[k];"),
+            ("|", "acc5 = acc5 | x[k];"),
+            ("^", "acc6 = acc6 ^ x[k];"),
+        ],
+        "(k as i64) * 1000000007 - 5000000000",
+    ),
+    (
+        "u8",
+        &[
+            ("+", "acc0 += x[k];"),
+            ("*", "acc1 *= x[k];"),
+            ("max", "acc2 = max(acc2, x[k]);"),
+            ("min", "acc3 = min(acc3, x[k]);"),
+            ("^", "acc4 = acc4 ^ x[k];"),
+        ],
+        "(k * 37 + 1) as u8",
+    ),
+    (
+        "f32",
+        &[
+            ("+", "acc0 += x[k];"),
+            ("*", "acc1 *= x[k];"),
+            ("max", "acc2 = max(acc2, x[k]);"),
+            ("min", "acc3 = min(acc3, x[k]);"),
+        ],
+        "1.0f32 + ((k % 97) as f32 - 48.0) * 0.013",
+    ),
+    (
+        "f64",
+        &[
+            ("+", "acc0 += x[k];"),
+            ("*", "acc1 *= x[k];"),
+            ("max", "acc2 = max(acc2, x[k]);"),
+            ("min", "acc3 = min(acc3, x[k]);"),
+        ],
+        "1.0 + ((k % 89) as f64 - 44.0) * 0.017",
+    ),
+    (
+        "bool",
+        &[
+            ("&&", "acc0 = acc0 && x[k];"),
+            ("||", "acc1 = acc1 || x[k];"),
+        ],
+        "k % 5 != 0",
+    ),
+];
+
+/// Clauses of the gang loops (see the module doc).
+const SHAPES: &[&str] = &[
+    "gang worker vector_length(8) num_workers(4)",
+    "gang vector_length(4)",
+    "gang worker vector_length(2) num_workers(3)",
+    "gang vector_length(1)",
+    "gang worker num_workers(2)",
+    "gang worker vector_length(16) num_workers(2)",
+];
+
+const ROWS: usize = 300;
+
+/// One gang loop per type: row `i` reduces its elements `i * 12 ..
+/// i * 12 + i % 13` (0 to 12 of them) with every operator, starting from
+/// element `i * 12 + 5` (so the fold is combined with a value that is not
+/// the identity), and adds its row sum into a construct reduction.
+fn script(clauses: &str) -> String {
+    let mut s = format!("let rows = {ROWS}; let n = rows * 12 + 16;\n");
+    for (t, (ty, reds, value)) in TYPES.iter().enumerate() {
+        s += &format!("let x{t} = zeros({ty}, n);\nfor k in 0..n {{ x{t}[k] = {value}; }}\n");
+        for r in 0..reds.len() {
+            s += &format!("let out{t}_{r} = zeros({ty}, rows);\n");
+        }
+        let total = if *ty == "bool" {
+            ""
+        } else {
+            "reduction(+: tot) "
+        };
+        if !total.is_empty() {
+            s += &format!("let tot{t}: {ty} = x{t}[3];\n");
+        }
+        let x = format!("x{t}");
+        let mut body = String::new();
+        let mut clause = String::new();
+        let mut stores = String::new();
+        for (r, (op, _)) in reds.iter().enumerate() {
+            body += &format!("let acc{r} = {x}[i * 12 + 5];\n");
+            clause += &format!("reduction({op}: acc{r}) ");
+            stores += &format!("out{t}_{r}[i] = acc{r};\n");
+        }
+        let updates: String = reds
+            .iter()
+            .map(|(_, u)| u.replace("x[", &format!("{x}[")))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let total_update = if total.is_empty() {
+            String::new()
+        } else {
+            format!("tot{t} += acc0;")
+        };
+        s += &format!(
+            "parallel loop {clauses} {} for i in 0..rows {{
+                 {body}
+                 loop vector {clause} for k in i * 12..i * 12 + i % 13 {{ {updates} }}
+                 {stores} {total_update}
+             }}\n",
+            if total.is_empty() {
+                String::new()
+            } else {
+                format!("reduction(+: tot{t})")
+            }
+        );
+    }
+    s
+}
+
+/// The arrays written by the `loop vector` reductions.
+fn outputs() -> Vec<String> {
+    TYPES
+        .iter()
+        .enumerate()
+        .flat_map(|(t, (_, reds, _))| (0..reds.len()).map(move |r| format!("out{t}_{r}")))
+        .collect()
+}
+
+#[test]
+fn lavapipe_subgroups_have_eight_lanes() {
+    // The shapes above are chosen around this size.
+    let i = vk_runtime::Instance::new(&vk_runtime::InstanceOptions::default()).unwrap();
+    let a = &i.adapters().unwrap()[0];
+    assert_eq!(a.limits.subgroup_size, 8, "{}", a.name);
+    assert!(a.features.subgroup_operations.contains(&"shuffle"));
+}
+
+#[test]
+fn every_reduction_operator_and_type_matches_the_host() {
+    for clauses in SHAPES {
+        let src = script(clauses);
+        // Float sums and products fold in another order than a loop.
+        let (host, _) = same_as_host(&src, Floats::Within(1e-5));
+        host.result.unwrap();
+    }
+}
+
+#[test]
+fn teams_fold_like_workgroups_bit_for_bit() {
+    let names = outputs();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    // Without subgroups, `num_workers` alone leaves the default vector
+    // length (more lanes, another tree).
+    for clauses in SHAPES.iter().filter(|c| c.contains("vector_length")) {
+        eprintln!("{clauses}");
+        let src = script(clauses);
+        let teams = run(&src, true);
+        let groups = run_without(&src, &["subgroups"]);
+        same_values(&teams, &groups, &names, Floats::Exact);
+    }
+}
+
+#[test]
+fn gang_redundant_stores_are_seen_by_the_team() {
+    // Lane 0 stores in gang-redundant code; the team reads it back in its
+    // `loop vector` (a subgroup barrier in between), rows of other teams
+    // of the same subgroup running at the same time.
+    same_as_host(
+        "let rows = 500; let a = zeros(i32, rows * 8); let b = zeros(i32, rows * 8);
+         parallel loop gang worker vector_length(4) num_workers(8) for i in 0..rows {
+             a[i * 8] = i * 3;
+             loop vector for k in 1..8 { a[i * 8 + k] = a[i * 8] + k; }
+             let s = 0;
+             loop vector reduction(+: s) for k in 0..8 { s += a[i * 8 + k]; }
+             b[i * 8] = s;
+             loop vector for k in 1..8 { b[i * 8 + k] = b[i * 8] - k; }
+         }",
+        Floats::Exact,
+    );
+}
+
+#[test]
+fn num_gangs_caps_teams_and_every_row_is_done() {
+    same_as_host(
+        "let rows = 1000; let y = zeros(i64, rows); let hits = zeros(i32, rows); let t: i64 = 7;
+         parallel loop gang worker vector_length(8) num_workers(4) num_gangs(5) reduction(+: t) for i in 0..rows {
+             let s: i64 = 0;
+             loop vector reduction(+: s) for k in 0..i % 37 { s += (k * i) as i64; }
+             y[i] = s; hits[i] += 1; t += s;
+         }",
+        Floats::Exact,
+    );
+}
