@@ -57,10 +57,11 @@
 //! * `Gang` (a `parallel loop` with a `loop vector` inside): each workgroup
 //!   runs `for g = group; g < total; g += num_workgroups.x` and `g` is split
 //!   over the levels; groups = `total`. With teams
-//!   ([`crate::spirv::teams`]: `T` gangs of `vector_length` lanes in one
-//!   workgroup), team `t` of group `g` takes `g * T + t, + groups * T, ..`
-//!   and groups = `ceil(total / T)` (`gangs_per_group` of
-//!   [`ArgLayout::encode`]);
+//!   ([`crate::spirv::teams`]: `T` teams of `vector_length` lanes in one
+//!   workgroup, `w` per gang), team `t` of group `g` takes `g * T + t, +
+//!   groups * T, ..` (`j` of those at once when jammed, see
+//!   [`PerInvocation`]) and groups = `ceil(min(total, num_gangs * w) / (T
+//!   j))`;
 //! * `Region` (`parallel { .. }`): as `Gang` with no levels and
 //!   `total = num_gangs` (1 without the clause); groups = `num_gangs`.
 //!
@@ -339,7 +340,9 @@ impl ArgLayout {
         let groups = match kernel.shape {
             Shape::Flat => total.div_ceil(trip).min(gangs),
             Shape::Seq => total.min(1).min(gangs),
-            Shape::Gang | Shape::Region => total.min(gangs).div_ceil(per),
+            Shape::Gang | Shape::Region => total
+                .min(gangs.saturating_mul(per_invocation.teams_per_gang.max(1) as u64))
+                .div_ceil(per * per_invocation.coarsening.max(1) as u64),
         }
         .min(max_groups_x.max(1) as u64) as u32;
         Ok(Launch {
@@ -356,6 +359,8 @@ impl ArgLayout {
 /// grid-stride loop ([`crate::spirv::coarsening`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PerInvocation {
+    /// Teams per gang: `num_gangs(g)` allows `g` times this many.
+    pub teams_per_gang: u32,
     pub teams_per_group: u32,
     pub coarsening: u32,
 }
@@ -363,14 +368,17 @@ pub struct PerInvocation {
 impl PerInvocation {
     /// One gang per workgroup, one iteration per trip.
     pub const ONE: PerInvocation = PerInvocation {
+        teams_per_gang: 1,
         teams_per_group: 1,
         coarsening: 1,
     };
 
     /// What the module of `kernel` for `spec` does.
     pub fn of(kernel: &Kernel, spec: &crate::Spec) -> PerInvocation {
+        let teams = crate::spirv::teams(kernel, spec);
         PerInvocation {
-            teams_per_group: crate::spirv::teams(kernel, spec).map_or(1, |t| t.per_group),
+            teams_per_gang: teams.map_or(1, |t| t.per_gang),
+            teams_per_group: teams.map_or(1, |t| t.per_group),
             coarsening: crate::spirv::coarsening(kernel, spec),
         }
     }

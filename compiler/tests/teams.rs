@@ -30,16 +30,22 @@ fn spmv(clauses: &str) -> compiler::Kernel {
 
 #[test]
 fn teams_follow_vector_length_workers_and_the_subgroup() {
-    let t = |lanes, per_group| Some(Teams { lanes, per_group });
+    let t = |lanes, per_gang, per_group| {
+        Some(Teams {
+            lanes,
+            per_gang,
+            per_group,
+        })
+    };
+    // Teams are packed 256 lanes to a workgroup, whatever the workers.
     let cases = [
-        ("vector_length(32) num_workers(32)", 32, t(32, 32)),
-        ("vector_length(32)", 32, t(32, 8)),
-        ("num_workers(4)", 32, t(32, 4)),
-        // Workers rounded up to whole subgroups.
-        ("vector_length(8) num_workers(3)", 32, t(8, 4)),
-        ("vector_length(8) num_workers(3)", 8, t(8, 3)),
-        // Capped at 1024 invocations.
-        ("vector_length(32) num_workers(64)", 32, t(32, 32)),
+        ("vector_length(32) num_workers(32)", 32, t(32, 32, 8)),
+        ("vector_length(32)", 32, t(32, 1, 8)),
+        ("num_workers(4)", 32, t(32, 4, 8)),
+        ("vector_length(8) num_workers(3)", 32, t(8, 3, 32)),
+        ("vector_length(8) num_workers(3)", 8, t(8, 3, 32)),
+        ("vector_length(1)", 8, t(1, 1, 256)),
+        ("vector_length(32) num_workers(64)", 32, t(32, 64, 8)),
         // Past the subgroup, not a power of two, no subgroups, no clause.
         ("vector_length(64) num_workers(4)", 32, None),
         ("vector_length(24)", 32, None),
@@ -53,11 +59,14 @@ fn teams_follow_vector_length_workers_and_the_subgroup() {
 
 #[test]
 fn teams_reduce_by_shuffles_and_keep_barriers_only_for_shared_arrays() {
-    let words = compiler::compile(&spmv("vector_length(32) num_workers(8)"), &spec(32)).unwrap();
-    let dis = compiler::disassemble(&words);
+    let k = spmv("vector_length(32) num_workers(8)");
+    // Four rows side by side per team, each folded in 5 shuffle steps, and
+    // the same four one after the other for the last trip.
+    assert_eq!(compiler::spirv::coarsening(&k, &spec(32)), 4);
+    let dis = compiler::disassemble(&compiler::compile(&k, &spec(32)).unwrap());
     assert_eq!(
         dis.matches("OpGroupNonUniformShuffleXor").count(),
-        5,
+        2 * 4 * 5,
         "{dis}"
     );
     // Nothing is read that the gang writes: no barrier at all.
@@ -73,6 +82,10 @@ fn teams_reduce_by_shuffles_and_keep_barriers_only_for_shared_arrays() {
          }",
     )
     .kernel(0);
+    // Lanes pass values through `a`: one row at a time.
+    assert_eq!(compiler::spirv::coarsening(&k, &spec(32)), 1);
+    // Lanes pass values through `a`: one row at a time.
+    assert_eq!(compiler::spirv::coarsening(&k, &spec(32)), 1);
     let dis = compiler::disassemble(&compiler::compile(&k, &spec(32)).unwrap());
     assert!(dis.contains("OpControlBarrier"), "{dis}");
     for l in dis.lines().filter(|l| l.contains("OpControlBarrier")) {

@@ -28,8 +28,12 @@ use rspirv::spirv::{SelectionControl, Word};
 
 use super::types::Ty;
 
-/// Iterations per trip of `k`'s grid-stride loop under `spec` (1: none).
+/// Iterations per trip of `k`'s grid-stride loop under `spec` (1: none);
+/// for a gang loop, gang iterations per trip of a team (`super::jam`).
 pub fn coarsening(k: &Kernel, spec: &Spec) -> u32 {
+    if k.shape == Shape::Gang {
+        return super::jam::jam(k, spec);
+    }
     if spec.coarsen <= 1
         || k.shape != Shape::Flat
         || k.levels.len() != 1

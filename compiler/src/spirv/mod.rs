@@ -54,6 +54,7 @@
 
 mod checks;
 mod coarsen;
+mod jam;
 mod private;
 mod teams;
 pub mod types;
@@ -673,8 +674,10 @@ impl<'k> Writer<'k> {
         let vars: Vec<_> = k.levels.iter().map(|l| (l.var, l.ty)).collect();
         let coarse = coarsening(k, self.spec);
         self.loops.push((merge, cont, None));
-        if coarse > 1 {
+        if coarse > 1 && k.shape == Shape::Flat {
             self.coarse_trip(coarse, rest, stride, total, los[0])?;
+        } else if coarse > 1 {
+            self.jam_trip(coarse, rest, stride, total, &los, &counts)?;
         } else {
             self.split_index(rest, &vars, &los, &counts);
             self.block(&k.entry, &k.entry.body)?;
@@ -1074,49 +1077,16 @@ impl<'k> Writer<'k> {
         self.barrier();
         let idx_w = self.m.ty(self.idx);
         let bool_t = self.m.ty(Ty::Bool);
-        let mut los = Vec::new();
-        let mut counts = Vec::new();
-        let mut total = None;
-        for l in &v.levels {
-            let rt = Ty::reg(l.ty);
-            let lo = self.expr(f, l.lo)?;
-            let hi = self.expr(f, l.hi)?;
-            let bm = &mut self.m.b;
-            let nonempty = match (l.inclusive, l.ty.is_signed_int()) {
-                (false, true) => spv(bm.s_less_than(bool_t, None, lo, hi)),
-                (false, false) => spv(bm.u_less_than(bool_t, None, lo, hi)),
-                (true, true) => spv(bm.s_less_than_equal(bool_t, None, lo, hi)),
-                (true, false) => spv(bm.u_less_than_equal(bool_t, None, lo, hi)),
-            };
-            let lo_i = self.int_cast(lo, rt, self.idx);
-            let hi_i = self.int_cast(hi, rt, self.idx);
-            let mut diff = spv(self.m.b.i_sub(idx_w, None, hi_i, lo_i));
-            if l.inclusive {
-                let one = self.int_const(self.idx, 1);
-                diff = spv(self.m.b.i_add(idx_w, None, diff, one));
-            }
-            let zero = self.int_const(self.idx, 0);
-            let count = spv(self.m.b.select(idx_w, None, nonempty, diff, zero));
-            total = Some(match total {
-                None => count,
-                Some(t) => spv(self.m.b.i_mul(idx_w, None, t, count)),
-            });
-            los.push(lo);
-            counts.push(count);
-        }
-        let Some(total) = total else {
-            return Err(ice(self.k.span, "a vector loop without levels"));
-        };
-        for r in &v.reductions {
-            let ty = f.locals[r.private].ty;
-            let id = self.constant(lang::value::identity(r.op, ty));
-            spv(self.m.b.store(self.locals[r.private.index()], id, None, []));
-        }
-        let (lid, wg) = match self.teams {
-            Some(t) => (self.team_lane(t), self.m.u32c(t.lanes)),
-            None => (self.local_id(), self.wg_size),
+        let (los, counts, total) = self.vector_bounds(f, v)?;
+        let lid = match self.teams {
+            Some(t) => self.team_lane(t),
+            None => self.local_id(),
         };
         let lid = self.int_cast(lid, Ty::U32, self.idx);
+        let wg = match self.teams {
+            Some(t) => self.m.u32c(t.lanes),
+            None => self.wg_size,
+        };
         let wg = self.int_cast(wg, Ty::U32, self.idx);
         let (start, stride) = if v.gangs {
             let Some(g) = self.gang_index else {
@@ -1160,6 +1130,65 @@ impl<'k> Writer<'k> {
         spv(self.m.b.store(kv, next, None, []));
         spv(self.m.b.branch(header));
         self.label(merge);
+        self.vector_fold(f, v);
+        self.barrier();
+        Ok(())
+    }
+
+    /// A `loop vector`'s bounds (evaluated by every lane alike): each
+    /// level's lower bound and trip count, and the total; its reduction
+    /// copies set to the identity.
+    fn vector_bounds(
+        &mut self,
+        f: &Function,
+        v: &VectorLoop,
+    ) -> Result<(Vec<Word>, Vec<Word>, Word), Diag> {
+        let idx_w = self.m.ty(self.idx);
+        let bool_t = self.m.ty(Ty::Bool);
+        let mut los = Vec::new();
+        let mut counts = Vec::new();
+        let mut total = None;
+        for l in &v.levels {
+            let rt = Ty::reg(l.ty);
+            let lo = self.expr(f, l.lo)?;
+            let hi = self.expr(f, l.hi)?;
+            let bm = &mut self.m.b;
+            let nonempty = match (l.inclusive, l.ty.is_signed_int()) {
+                (false, true) => spv(bm.s_less_than(bool_t, None, lo, hi)),
+                (false, false) => spv(bm.u_less_than(bool_t, None, lo, hi)),
+                (true, true) => spv(bm.s_less_than_equal(bool_t, None, lo, hi)),
+                (true, false) => spv(bm.u_less_than_equal(bool_t, None, lo, hi)),
+            };
+            let lo_i = self.int_cast(lo, rt, self.idx);
+            let hi_i = self.int_cast(hi, rt, self.idx);
+            let mut diff = spv(self.m.b.i_sub(idx_w, None, hi_i, lo_i));
+            if l.inclusive {
+                let one = self.int_const(self.idx, 1);
+                diff = spv(self.m.b.i_add(idx_w, None, diff, one));
+            }
+            let zero = self.int_const(self.idx, 0);
+            let count = spv(self.m.b.select(idx_w, None, nonempty, diff, zero));
+            total = Some(match total {
+                None => count,
+                Some(t) => spv(self.m.b.i_mul(idx_w, None, t, count)),
+            });
+            los.push(lo);
+            counts.push(count);
+        }
+        let Some(total) = total else {
+            return Err(ice(self.k.span, "a vector loop without levels"));
+        };
+        for r in &v.reductions {
+            let ty = f.locals[r.private].ty;
+            let id = self.constant(lang::value::identity(r.op, ty));
+            spv(self.m.b.store(self.locals[r.private.index()], id, None, []));
+        }
+        Ok((los, counts, total))
+    }
+
+    /// After a `loop vector`: fold each reduction's lane copies into its
+    /// gang variable.
+    fn vector_fold(&mut self, f: &Function, v: &VectorLoop) {
         for r in &v.reductions {
             let ty = f.locals[r.private].ty;
             let tw = self.m.ty(Ty::reg(ty));
@@ -1178,8 +1207,6 @@ impl<'k> Writer<'k> {
             let c = self.combine(r.op, ty, t, folded);
             spv(self.m.b.store(self.locals[r.target.index()], c, None, []));
         }
-        self.barrier();
-        Ok(())
     }
 
     /// An atomic read-modify-write; the value is the element's old value.
