@@ -187,6 +187,10 @@ pub enum AtomicKind {
     Or,
     Xor,
     Xchg,
+    /// `atomic read`: the element (the value operand is unused).
+    Read,
+    /// `atomic write`: store the value (the expression's value is it).
+    Write,
 }
 
 /// A captured scalar: the host local it comes from, and its type.

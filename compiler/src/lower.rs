@@ -929,10 +929,14 @@ impl Lowerer<'_> {
                         "atomic_min" => AtomicKind::Min,
                         "atomic_max" => AtomicKind::Max,
                         "atomic_xchg" => AtomicKind::Xchg,
+                        "atomic_read" => AtomicKind::Read,
+                        "atomic_write" => AtomicKind::Write,
                         _ => return Err(unsupported(span, &format!("atomics (`{}`)", b.name))),
                     };
-                    let (Some(&place), Some(&value)) = (args.first(), args.get(1)) else {
-                        return Err(internal(span, "an atomic builtin without two arguments"));
+                    // `atomic_read` has no value: the element stands in.
+                    let (Some(&place), Some(&value)) = (args.first(), args.get(1).or(args.first()))
+                    else {
+                        return Err(internal(span, "an atomic builtin without arguments"));
                     };
                     let hir::Expr::Index(array, indices) = &fx.src.exprs[place] else {
                         return Err(unsupported(
@@ -988,8 +992,12 @@ impl Lowerer<'_> {
         for &i in indices {
             index.push(self.expr(fx, i)?);
         }
-        let value = self.expr(fx, value)?;
         let elem = self.arrays[a].elem;
+        let value = if op == AtomicKind::Read {
+            fx.konst(Value::IntLit(0).cast(elem), span)
+        } else {
+            self.expr(fx, value)?
+        };
         let ok_type = matches!(
             elem,
             Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64
@@ -1001,7 +1009,10 @@ impl Lowerer<'_> {
                 &format!("this atomic on `{elem}` elements"),
             ));
         }
-        self.arrays[a].written = true;
+        self.arrays[a].read = true;
+        if op != AtomicKind::Read {
+            self.arrays[a].written = true;
+        }
         Ok(fx.out.add_expr(
             Expr::Atomic {
                 array: a,

@@ -25,7 +25,19 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
         return (Program::default(), diags);
     }
     let mut errors = Vec::new();
-    let toks = lexed.tokens;
+    let mut toks = lexed.tokens;
+    // `read`/`write` are keywords only between `atomic` and a name.
+    for i in 1..toks.len().saturating_sub(1) {
+        if let (Tok::Atomic, Tok::Ident(w), Tok::Ident(_)) =
+            (toks[i - 1].1, toks[i].1, toks[i + 1].1)
+        {
+            match w {
+                "read" => toks[i].1 = Tok::AtomicRead,
+                "write" => toks[i].1 = Tok::AtomicWrite,
+                _ => {}
+            }
+        }
+    }
     let tokens = toks.iter().copied().map(Ok::<_, Diag>);
     let program = match grammar::ProgramParser::new().parse(&mut errors, tokens) {
         Ok(p) => p,

@@ -94,6 +94,11 @@ pub enum Tok<'s> {
     Wait,
     #[token("atomic")]
     Atomic,
+    /// `read` right after `atomic`, before a name (`atomic read v = a[i];`):
+    /// a keyword only there, made by the parser from an identifier.
+    AtomicRead,
+    /// `write` right after `atomic`, before a name (`atomic write a[i] = e;`).
+    AtomicWrite,
     #[token("set")]
     Set,
     // scalar type names
@@ -258,6 +263,8 @@ impl fmt::Display for Tok<'_> {
             Update => "`update`",
             Wait => "`wait`",
             Atomic => "`atomic`",
+            AtomicRead => "`read`",
+            AtomicWrite => "`write`",
             Set => "`set`",
             Bool => "`bool`",
             I32 => "`i32`",

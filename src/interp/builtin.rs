@@ -156,6 +156,9 @@ impl Compiler<'_> {
                         };
                         let mut d = a.data_mut();
                         let old = d.get(off).unwrap_or(Value::I32(0));
+                        if &*name == "atomic_read" {
+                            return Ok(RtVal::Scalar(old));
+                        }
                         let new = match &*name {
                             "atomic_add" => {
                                 super::stmt::atomic_combine(lang::ast::AtomicOp::Add, old, x)

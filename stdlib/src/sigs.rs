@@ -324,6 +324,29 @@ fn atomic_rule(args: &[Type]) -> Result<Sig, String> {
     }
 }
 
+fn atomic_read_rule(args: &[Type]) -> Result<Sig, String> {
+    count(args, 1)?;
+    match args[0] {
+        Type::Scalar(Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64) => {
+            Ok(Sig {
+                params: vec![args[0]],
+                ret: args[0],
+            })
+        }
+        t => Err(format!(
+            "works on i32, u32, i64, f32 and f64 elements, not `{t}`"
+        )),
+    }
+}
+
+fn atomic_write_rule(args: &[Type]) -> Result<Sig, String> {
+    let sig = atomic_rule(args)?;
+    Ok(Sig {
+        ret: Type::Unit,
+        ..sig
+    })
+}
+
 /// The table of every builtin function and constant.
 pub fn builtins() -> Builtins {
     let mut b = Builtins::new();
@@ -366,6 +389,21 @@ pub fn builtins() -> Builtins {
         Pure,
         float3,
     );
+    // Atomics: `atomic read` and `atomic write` are calls of these.
+    b.add(Builtin {
+        name: "atomic_read".to_string(),
+        typing: Typing::Rule(atomic_read_rule),
+        effect: Atomic,
+        synopsis: "atomic_read(a[i]) -> a[i], read atomically (`atomic read v = a[i];`)".into(),
+        place_arg: true,
+    });
+    b.add(Builtin {
+        name: "atomic_write".to_string(),
+        typing: Typing::Rule(atomic_write_rule),
+        effect: Atomic,
+        synopsis: "atomic_write(a[i], v): a[i] = v atomically (`atomic write a[i] = v;`)".into(),
+        place_arg: true,
+    });
     // Atomics (capture forms).
     for f in ["atomic_add", "atomic_min", "atomic_max", "atomic_xchg"] {
         b.add(Builtin {

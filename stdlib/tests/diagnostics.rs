@@ -100,6 +100,10 @@ cases! {
         "let s = 0.0;\nparallel loop reduction(sum: s) for i in 0..10 {\n    s += 1.0;\n}\n";
     syntax_bad_atomic_operator: "accl::parse::bad_atomic_op" =>
         "let h = zeros(i32, 10);\nparallel loop for i in 0..10 {\n    atomic h[i] avg= 1;\n}\n";
+    atomic_read_of_a_scalar: "accl::type::atomic_target" =>
+        "let x = 1;\nlet v = 0;\natomic read v = x;\n";
+    atomic_write_of_a_bool_element: "accl::type::builtin_args" =>
+        "let b = zeros(bool, 4);\natomic write b[0] = true;\n";
 
     // ------------------------------------------------------------ names
     unknown_variable: "accl::name::unknown" =>

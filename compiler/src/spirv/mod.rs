@@ -1272,6 +1272,26 @@ impl<'k> Writer<'k> {
             self.m.add_cap(rspirv::spirv::Capability::Int64Atomics);
         }
         let bool_t = self.m.ty(Ty::Bool);
+        // `atomic read` / `atomic write`: on the element's bits (a float
+        // array with atomics has an integer view, see storage_views).
+        if matches!(op, AtomicKind::Read | AtomicKind::Write) {
+            let vw = self.m.ty(view);
+            if op == AtomicKind::Read {
+                let bits = spv(self.m.b.atomic_load(vw, None, ptr, scope, sem));
+                return Ok(if view == t {
+                    bits
+                } else {
+                    spv(self.m.b.bitcast(tw, None, bits))
+                });
+            }
+            let bits = if view == t {
+                x
+            } else {
+                spv(self.m.b.bitcast(vw, None, x))
+            };
+            spv(self.m.b.atomic_store(ptr, scope, sem, bits));
+            return Ok(x);
+        }
         if elem.is_int() {
             let signed = elem.is_signed_int();
             let bm = &mut self.m.b;
@@ -1286,6 +1306,7 @@ impl<'k> Writer<'k> {
                 AtomicKind::Or => spv(bm.atomic_or(tw, None, ptr, scope, sem, x)),
                 AtomicKind::Xor => spv(bm.atomic_xor(tw, None, ptr, scope, sem, x)),
                 AtomicKind::Xchg => spv(bm.atomic_exchange(tw, None, ptr, scope, sem, x)),
+                AtomicKind::Read | AtomicKind::Write => unreachable!("handled above"),
                 AtomicKind::Mul => {
                     return Ok(self.cas_loop(ptr, t, t, |w, old| spv(w.m.b.i_mul(tw, None, old, x))))
                 }

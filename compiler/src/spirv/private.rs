@@ -48,7 +48,9 @@ impl Fold {
             AtomicKind::And => Fold::And,
             AtomicKind::Or => Fold::Or,
             AtomicKind::Xor => Fold::Xor,
-            AtomicKind::Mul | AtomicKind::Xchg => return None,
+            AtomicKind::Mul | AtomicKind::Xchg | AtomicKind::Read | AtomicKind::Write => {
+                return None
+            }
         })
     }
 

@@ -762,7 +762,11 @@ impl Checker<'_> {
                                 a.span,
                                 "not an array element",
                             )
-                            .with_help(format!("write `{}(a[i], v)`", f.name)),
+                            .with_help(match f.name.as_str() {
+                                "atomic_read" => "write `atomic read v = a[i];`".to_string(),
+                                "atomic_write" => "write `atomic write a[i] = v;`".to_string(),
+                                name => format!("write `{name}(a[i], v)`"),
+                            }),
                         );
                         return self.error_expr(span);
                     }
