@@ -248,6 +248,10 @@ pub struct Clauses {
     /// 1 when absent.
     pub collapse: u32,
     pub reductions: Vec<Reduction>,
+    /// `reduction(op: h)` with `h` an array: its element updates in the
+    /// body were checked to be `h[i] op= v` and became atomic updates, so
+    /// nothing downstream treats `h` specially.
+    pub array_reductions: Vec<Reduction>,
     pub private: Vec<LocalH>,
     pub firstprivate: Vec<LocalH>,
     pub num_gangs: Option<ExprH>,

@@ -287,6 +287,21 @@ fn run(
         h as f64 / t * 1e3,
         t / 1e6
     );
+    // The same counts as an array reduction, and a weighted f32 one.
+    let t = median(b.kernel_ns(
+        "parallel loop present(keys) reduction(+: bins) for i in 0..nh { bins[keys[i]] += 1; }",
+    )?);
+    let tf = median(b.kernel_ns(
+        "let wb = zeros(f32, 256);
+         parallel loop present(keys) reduction(+: wb) for i in 0..nh { wb[keys[i]] += 0.5; }",
+    )?);
+    println!(
+        "array reduction   n = {h}, 256 bins: {:8.1} M elements/s i32, {:.1} f32 ({:.3} / {:.3} ms)",
+        h as f64 / t * 1e3,
+        h as f64 / tf * 1e3,
+        t / 1e6,
+        tf / 1e6
+    );
     b.eval("exit data delete(keys, bins);")?;
 
     // CSR SpMV, 16 non-zeros per row, one gang per row.

@@ -224,8 +224,12 @@ cases! {
         "let f = 1.0f32;\nparallel loop reduction(&: f) for i in 0..8 {\n    f = f * 2.0;\n}\n";
     reduction_logical_and_on_int: "accl::device::reduction_type" =>
         "let i = 1;\nparallel loop reduction(&&: i) for k in 0..8 {\n    i = i * 2;\n}\n";
-    reduction_on_array: "accl::device::reduction_array" =>
-        "let a = zeros(f32, 8);\nparallel loop reduction(+: a) for i in 0..8 {\n    a[i] += 1.0;\n}\n";
+    reduction_on_bool_array: "accl::device::reduction_array" =>
+        "let a = zeros(bool, 8);\nparallel loop reduction(||: a) for i in 0..8 {\n    a[i] = a[i] || i > 3;\n}\n";
+    reduction_array_read: "accl::device::reduction_array_use" =>
+        "let h = zeros(i32, 8);\nlet t = zeros(i32, 8);\nparallel loop reduction(+: h) for i in 0..8 {\n    h[i % 4] += 1;\n    t[i] = h[i];\n}\n";
+    reduction_array_other_operator: "accl::device::reduction_array_update" =>
+        "let h = zeros(f32, 8);\nparallel loop reduction(max: h) for i in 0..8 {\n    h[i % 4] += 1.0;\n}\n";
     atomic_on_scalar: "accl::device::atomic_target" =>
         "let n = 0;\nparallel loop for i in 0..8 {\n    atomic n += 1;\n}\n";
     atomic_on_u8_array: "accl::device::atomic_type" =>

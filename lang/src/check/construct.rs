@@ -240,6 +240,11 @@ impl Checker<'_> {
                 kind_span: d.kind_span,
                 scope_base: self.scopes.len(),
                 writable,
+                reduced_arrays: clauses
+                    .array_reductions
+                    .iter()
+                    .map(|r| (r.var, r.op))
+                    .collect(),
                 loop_base: self.loop_stack.len(),
                 break_base: self.loop_stack.len(),
             });
@@ -628,8 +633,9 @@ impl Checker<'_> {
                 ("reduction", _) => {
                     if let ClauseArgs::Reduction { op, op_span, vars } = &cl.args {
                         for v in vars {
-                            if let Some(l) = self.reduction_var(*op, *op_span, v, d) {
-                                if c.reductions.iter().any(|r| r.var == l) {
+                            if let Some((l, array)) = self.reduction_var(*op, *op_span, v, d) {
+                                let all = c.reductions.iter().chain(&c.array_reductions);
+                                if all.clone().any(|r| r.var == l) {
                                     self.err(Diag::error(
                                         "accl::device::duplicate_reduction",
                                         format!("`{}` is reduced twice", v.name),
@@ -638,11 +644,16 @@ impl Checker<'_> {
                                     ));
                                     ok = false;
                                 } else {
-                                    c.reductions.push(hir::Reduction {
+                                    let r = hir::Reduction {
                                         op: *op,
                                         var: l,
                                         span: v.span,
-                                    });
+                                    };
+                                    if array {
+                                        c.array_reductions.push(r);
+                                    } else {
+                                        c.reductions.push(r);
+                                    }
                                 }
                             } else {
                                 ok = false;
@@ -826,7 +837,7 @@ impl Checker<'_> {
         op_span: Span,
         v: &ast::Ident,
         d: &ast::Directive,
-    ) -> Option<LocalH> {
+    ) -> Option<(LocalH, bool)> {
         let l = match self.lookup(&v.name) {
             Some(Binding::Local(l)) => l,
             Some(Binding::Const(_)) => {
@@ -845,20 +856,36 @@ impl Checker<'_> {
         };
         let ty = self.body.locals[l].ty;
         let ok = match (op, ty) {
-            (_, Type::Array(..)) => {
-                self.err(
-                    Diag::error(
-                        "accl::device::reduction_array",
-                        format!(
-                            "`{}` is an array; reductions are over scalar variables",
-                            v.name
-                        ),
-                        v.span,
-                        "an array",
-                    )
-                    .with_help("reduce into a scalar and store it, or use `atomic` on the element"),
-                );
-                return None;
+            (_, Type::Array(elem, _)) => {
+                // Array reductions become atomic updates of the elements.
+                let ok = match op {
+                    ReductionOp::Add | ReductionOp::Mul | ReductionOp::Max | ReductionOp::Min => {
+                        matches!(
+                            elem,
+                            Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64
+                        )
+                    }
+                    ReductionOp::BitAnd | ReductionOp::BitOr | ReductionOp::BitXor => {
+                        matches!(elem, Scalar::I32 | Scalar::U32 | Scalar::I64)
+                    }
+                    ReductionOp::And | ReductionOp::Or => false,
+                };
+                if !ok {
+                    self.err(
+                        Diag::error(
+                            "accl::device::reduction_array",
+                            format!(
+                                "`{}` is a `{elem}` array: arrays reduce with `+ * max min` on i32, u32, i64, f32 and f64 elements, and `& | ^` on integer ones",
+                                v.name
+                            ),
+                            v.span,
+                            format!("a `{elem}` array"),
+                        )
+                        .with_help("reduce into a scalar per element, or use `atomic` on the element"),
+                    );
+                    return None;
+                }
+                return Some((l, true));
             }
             (ReductionOp::Add | ReductionOp::Mul | ReductionOp::Max | ReductionOp::Min, t) => {
                 t.is_numeric_like()
@@ -895,10 +922,10 @@ impl Checker<'_> {
                 }),
             );
             // Still a reduction variable: writing it is no race.
-            return Some(l);
+            return Some((l, false));
         }
         let _ = d;
-        Some(l)
+        Some((l, false))
     }
 
     fn data_arg(&mut self, kind: DataKind, e: &ast::Expr) -> Option<hir::DataClause> {
@@ -961,6 +988,7 @@ impl Checker<'_> {
         op: ast::AtomicOp,
         op_span: Span,
         value: &ast::Expr,
+        reduced: bool,
     ) -> Option<hir::Stmt> {
         let ast::ExprKind::Index(..) = &target.kind else {
             self.expr(target, None);
@@ -975,7 +1003,10 @@ impl Checker<'_> {
             );
             return None;
         };
-        let (place, ty) = self.place(target, true)?;
+        self.updating_reduced_array = reduced;
+        let place = self.place(target, true);
+        self.updating_reduced_array = false;
+        let (place, ty) = place?;
         let elem = ty.scalar()?;
         let supported = matches!(
             elem,
@@ -1022,5 +1053,89 @@ impl Checker<'_> {
             },
             span: s.span,
         })
+    }
+}
+
+impl Checker<'_> {
+    /// The operator of array `l` when a device frame reduces it.
+    pub(super) fn reduced_array(&self, l: LocalH) -> Option<ReductionOp> {
+        self.dev
+            .iter()
+            .rev()
+            .find_map(|f| f.reduced_arrays.iter().find(|(a, _)| *a == l).map(|r| r.1))
+    }
+
+    /// `h[i] op= v`, `h[i] = h[i] op v` or `h[i] = max(h[i], v)` (`min`) on
+    /// an array `h` the construct reduces with `red`: an atomic update of
+    /// the element (so every lane's contribution lands once, in any order).
+    /// Anything else is an error.
+    pub(super) fn reduced_array_update(
+        &mut self,
+        s: &ast::Stmt,
+        target: &ast::Expr,
+        op: Option<ast::BinOp>,
+        op_span: Span,
+        value: &ast::Expr,
+        (name, red): (&str, ReductionOp),
+    ) -> Option<hir::StmtKind> {
+        use ast::{AtomicOp as A, BinOp as B};
+        let text = |e: &ast::Expr| -> String {
+            self.src[e.span.start as usize..e.span.end as usize]
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect()
+        };
+        let of_bin = |b: B| match b {
+            B::Add => Some((ReductionOp::Add, A::Add)),
+            B::Sub => Some((ReductionOp::Add, A::Sub)),
+            B::Mul => Some((ReductionOp::Mul, A::Mul)),
+            B::BitAnd => Some((ReductionOp::BitAnd, A::And)),
+            B::BitOr => Some((ReductionOp::BitOr, A::Or)),
+            B::BitXor => Some((ReductionOp::BitXor, A::Xor)),
+            _ => None,
+        };
+        let form = match (op, &value.kind) {
+            (Some(b), _) => of_bin(b).map(|o| (o, value)),
+            (None, ast::ExprKind::Binary(b, l, r)) if text(l) == text(target) => {
+                of_bin(*b).map(|o| (o, &**r))
+            }
+            (None, ast::ExprKind::Call(f, args))
+                if args.len() == 2
+                    && matches!(f.name.as_str(), "max" | "min")
+                    && text(&args[0]) == text(target) =>
+            {
+                Some(if f.name == "max" {
+                    ((ReductionOp::Max, A::Max), &args[1])
+                } else {
+                    ((ReductionOp::Min, A::Min), &args[1])
+                })
+            }
+            _ => None,
+        };
+        let Some(((found, aop), v)) = form.filter(|((r, _), _)| *r == red) else {
+            self.err(
+                Diag::error(
+                    "accl::device::reduction_array_update",
+                    format!(
+                        "`{name}` is in a `reduction({}: ..)`: its elements can only be combined with `{}`",
+                        red.symbol(),
+                        red.symbol()
+                    ),
+                    s.span,
+                    "not such an update",
+                )
+                .with_help(match red {
+                    ReductionOp::Max | ReductionOp::Min => format!(
+                        "write `{name}[i] = {}({name}[i], v);`",
+                        red.symbol()
+                    ),
+                    _ => format!("write `{name}[i] {}= v;`", red.symbol()),
+                }),
+            );
+            return None;
+        };
+        let _ = found;
+        self.atomic(s, target, aop, op_span, v, true)
+            .map(|st| st.kind)
     }
 }

@@ -929,6 +929,31 @@ impl Checker<'_> {
     }
 
     pub(super) fn note_array(&mut self, l: LocalH, span: Span, write: bool) {
+        if !self.updating_reduced_array {
+            if let Some(red) = self.reduced_array(l) {
+                let name = self.body.locals[l].name.clone();
+                self.err(
+                    Diag::error(
+                        "accl::device::reduction_array_use",
+                        format!(
+                            "`{name}` is in a `reduction({}: ..)` here: it can only be updated, not read, written or passed on",
+                            red.symbol()
+                        ),
+                        span,
+                        "used here",
+                    )
+                    .with_help({
+                        let update = match red {
+                            crate::ast::ReductionOp::Max | crate::ast::ReductionOp::Min => {
+                                format!("{name}[i] = {0}({name}[i], v)", red.symbol())
+                            }
+                            _ => format!("{name}[i] {}= v", red.symbol()),
+                        };
+                        format!("update its elements with `{update}`, and read `{name}` after the construct")
+                    }),
+                );
+            }
+        }
         if !self.outside_all_frames(l) {
             return;
         }

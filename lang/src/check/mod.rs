@@ -95,6 +95,8 @@ struct DevFrame {
     scope_base: usize,
     /// Reduction and private variables of this frame: may be written.
     writable: Vec<LocalH>,
+    /// Arrays reduced by this frame, with their operator: only updated.
+    reduced_arrays: Vec<(LocalH, ast::ReductionOp)>,
     /// `loop_stack.len()` at entry: `continue` may not leave the frame.
     loop_base: usize,
     /// Like `loop_base`, but counting the construct's own (parallel) loops:
@@ -155,6 +157,8 @@ struct Checker<'b> {
     capture: Option<Capture>,
     /// Checking the body of a top-level function (not the top level).
     in_fn: bool,
+    /// Resolving the target of a reduced array's update (its one allowed use).
+    updating_reduced_array: bool,
     /// Work left for "did you mean" suggestions, shared by all of them
     /// ([`crate::diag::did_you_mean_within`]).
     suggest_budget: usize,
@@ -182,6 +186,7 @@ impl<'b> Checker<'b> {
             dev: Vec::new(),
             capture: None,
             in_fn: false,
+            updating_reduced_array: false,
             suggest_budget: SUGGEST_BUDGET,
         }
     }
@@ -646,7 +651,7 @@ impl<'b> Checker<'b> {
                 op,
                 op_span,
                 value,
-            } => return self.atomic(s, target, *op, *op_span, value),
+            } => return self.atomic(s, target, *op, *op_span, value, false),
             K::Error => return None,
         };
         Some(hir::Stmt { kind, span: s.span })
@@ -796,6 +801,23 @@ impl<'b> Checker<'b> {
         op_span: Span,
         value: &ast::Expr,
     ) -> Option<hir::StmtKind> {
+        if let ast::ExprKind::Index(a, _) = &target.kind {
+            if let ast::ExprKind::Var(name) = &a.kind {
+                if let Some(Binding::Local(l)) = self.lookup(name) {
+                    if let Some(red) = self.reduced_array(l) {
+                        let name = name.clone();
+                        return self.reduced_array_update(
+                            s,
+                            target,
+                            op,
+                            op_span,
+                            value,
+                            (&name, red),
+                        );
+                    }
+                }
+            }
+        }
         let (place, tty) = self.place(target, true)?;
         if tty.is_array() {
             if op.is_some() {
