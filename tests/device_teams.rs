@@ -238,3 +238,31 @@ fn num_gangs_caps_teams_and_every_row_is_done() {
         Floats::Exact,
     );
 }
+
+#[test]
+fn workgroup_folds_through_subgroups_bit_for_bit() {
+    // Workgroups of 2 to 8 subgroups of lavapipe's 8 lanes: flat
+    // construct reductions and a region's `loop vector` reductions fold
+    // by shuffles at two levels, in the same tree as workgroup memory.
+    for v in [16, 32, 64] {
+        let src = format!(
+            "let n = 5000; let x = zeros(f32, n); let y = zeros(f64, n);
+             for i in 0..n {{ x[i] = (i % 97) as f32 * 0.013 - 0.6; y[i] = (i % 89) as f64 * 0.37; }}
+             let s = 0.0f32; let m = 0.0; let k = 0; let p = 1.0f32;
+             parallel loop vector_length({v}) reduction(+: s) reduction(max: m) reduction(^: k) for i in 0..n {{
+                 s += x[i]; m = max(m, y[i] * x[i] as f64); k = k ^ (i * 7);
+             }}
+             let r = zeros(f32, 4);
+             parallel num_gangs(4) vector_length({v}) {{
+                 let t = 0.0f32; let q = 1.0f32;
+                 loop vector reduction(+: t) reduction(*: q) for i in 0..n {{ t += x[i] * x[i]; q *= 1.0f32 + x[i] * 0.001; }}
+                 loop gang for g in 0..4 {{ r[g] = t + q; }}
+             }}"
+        );
+        let (host, _) = same_as_host(&src, Floats::Within(1e-5));
+        host.result.unwrap();
+        let subgroups = run(&src, true);
+        let groups = run_without(&src, &["subgroups"]);
+        same_values(&subgroups, &groups, &["s", "m", "k", "r"], Floats::Exact);
+    }
+}

@@ -981,6 +981,9 @@ impl<'k> Writer<'k> {
     /// work-group size. Every invocation gets the result. Must be reached in
     /// uniform control flow.
     fn wg_reduce(&mut self, v: Word, op: ReductionOp, s: Scalar) -> Word {
+        if let Some(wg) = self.subgroup_foldable_wg() {
+            return self.subgroup_wg_reduce(wg, v, op, s);
+        }
         let st = partial_ty(s);
         let stw = self.m.ty(st);
         let arr = self.scratch(st);

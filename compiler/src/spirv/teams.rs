@@ -281,3 +281,79 @@ pub(super) fn gang_shares_memory(k: &Kernel) -> bool {
     }
     read.iter().zip(&written).any(|(r, w)| *r && *w)
 }
+
+impl Writer<'_> {
+    /// The workgroup size when a workgroup fold can go through subgroups:
+    /// known when the module is written, made of whole subgroups, and at
+    /// most a subgroup of subgroups (so the second level is one shuffle
+    /// fold too).
+    pub(super) fn subgroup_foldable_wg(&self) -> Option<u32> {
+        let s = self.spec.subgroup_size;
+        if s == 0 || self.k.vector_length_expr.is_some() || self.spec.spirv_version < (1, 3) {
+            return None;
+        }
+        // Flat kernels with reductions and gangs launch at this size
+        // (`work_group_size` of the runtime).
+        let wg = self.k.vector_length.unwrap_or(self.spec.workgroup_size);
+        (wg % s == 0 && wg / s <= s && (wg / s).is_power_of_two()).then_some(wg)
+    }
+
+    /// [`Writer::wg_reduce`] through subgroups: each subgroup folds its
+    /// lanes by shuffles, subgroup `i` leaves its value in slot `i`, and
+    /// every subgroup folds the slots by shuffles again. Lane `i` combines
+    /// with lane `i ^ s` at both levels, which is the workgroup tree's
+    /// order (slot `i` takes slot `i + s`) when subgroups are consecutive
+    /// runs of local ids; two barriers instead of one per tree level.
+    /// Every invocation gets the result; reached in uniform control flow.
+    pub(super) fn subgroup_wg_reduce(
+        &mut self,
+        wg: u32,
+        v: Word,
+        op: ReductionOp,
+        s: Scalar,
+    ) -> Word {
+        let sub = self.spec.subgroup_size;
+        let all = Teams {
+            lanes: sub,
+            per_gang: 1,
+            per_group: wg / sub,
+        };
+        let mine = self.team_reduce(all, v, op, s);
+        let st = super::partial_ty(s);
+        let stw = self.m.ty(st);
+        let arr = self.scratch(st);
+        let pst = self.m.ptr(StorageClass::Workgroup, stw);
+        let u32t = self.m.ty(Ty::U32);
+        let bool_t = self.m.ty(Ty::Bool);
+        self.m.add_cap(Capability::GroupNonUniform);
+        let sg = self.builtin_u32(BuiltIn::SubgroupId, "gl_SubgroupID");
+        let inv = self.builtin_u32(
+            BuiltIn::SubgroupLocalInvocationId,
+            "gl_SubgroupInvocationID",
+        );
+        let zero = self.m.u32c(0);
+        let first = spv(self.m.b.i_equal(bool_t, None, inv, zero));
+        let m = self.begin_if(first);
+        let slot = spv(self.m.b.access_chain(pst, None, arr, [sg]));
+        let enc = self.encode_partial(mine, s);
+        spv(self.m.b.store(slot, enc, None, []));
+        self.end_if(m);
+        self.wg_barrier();
+        // Each run of `n` lanes holds the `n` slots in order, so every run
+        // folds the same tree and every lane gets the result.
+        let mask = self.m.u32c(wg / sub - 1);
+        let at = spv(self.m.b.bitwise_and(u32t, None, inv, mask));
+        let p = spv(self.m.b.access_chain(pst, None, arr, [at]));
+        let x = spv(self.m.b.load(stw, None, p, None, []));
+        let x = self.decode_partial(x, s);
+        let slots = Teams {
+            lanes: wg / sub,
+            per_gang: 1,
+            per_group: 1,
+        };
+        let r = self.team_reduce(slots, x, op, s);
+        // Nobody may overwrite the slots before every subgroup has read them.
+        self.wg_barrier();
+        r
+    }
+}
