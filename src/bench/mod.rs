@@ -25,6 +25,8 @@ pub struct Sizes {
     pub hist: u64,
     /// SpMV: rows, 16 non-zeros per row.
     pub spmv_rows: u64,
+    /// `sin(x) + exp(x) + log(x + 1)`: elements (f64, then f32).
+    pub math: u64,
 }
 
 impl Sizes {
@@ -34,6 +36,7 @@ impl Sizes {
         mandel: 8192,
         hist: 1 << 26,
         spmv_rows: 1 << 22,
+        math: 1 << 22,
     };
     pub const CPU: Sizes = Sizes {
         stream: 1 << 22,
@@ -41,6 +44,7 @@ impl Sizes {
         mandel: 512,
         hist: 1 << 22,
         spmv_rows: 1 << 16,
+        math: 1 << 18,
     };
 }
 
@@ -269,6 +273,31 @@ fn run(
         (w * w) as f64 / t * 1e3
     );
     b.eval("exit data delete(img);")?;
+
+    // Transcendentals: f64 (accl's own functions) next to f32 (GLSL.std.450).
+    let nm = z.math;
+    b.eval(&format!(
+        "let nm = {nm}; let xd = zeros(f64, nm); let yd = zeros(f64, nm);
+         let xs = zeros(f32, nm); let ys = zeros(f32, nm);
+         enter data create(xd, yd, xs, ys);
+         parallel loop present(xd, xs) for i in 0..nm {{
+             xd[i] = (i as f64) * (8.0 / nm as f64);
+             xs[i] = xd[i] as f32;
+         }}"
+    ))?;
+    for (t, x, y) in [("f64", "xd", "yd"), ("f32", "xs", "ys")] {
+        let ns = median(b.kernel_ns(&format!(
+            "parallel loop present({x}, {y}) for i in 0..nm {{
+                 {y}[i] = sin({x}[i]) + exp({x}[i]) + log({x}[i] + 1.0);
+             }}"
+        ))?);
+        println!(
+            "sin+exp+log       n = {nm} {t}: {:8.1} M elements/s, {:.3} ms",
+            nm as f64 / ns * 1e3,
+            ns / 1e6
+        );
+    }
+    b.eval("exit data delete(xd, yd, xs, ys);")?;
 
     // Histogram with atomics.
     let h = z.hist;

@@ -116,8 +116,8 @@ pub enum Floats {
     /// Bit for bit.
     Exact,
     /// Relative error at most this (absolute near zero), for results whose
-    /// operations run in another order on the device (reductions) or through
-    /// f32 (f64 transcendentals on devices without them).
+    /// operations run in another order on the device (reductions) or whose
+    /// functions are not correctly rounded there (f32 transcendentals).
     Within(f64),
 }
 

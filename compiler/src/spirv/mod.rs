@@ -42,11 +42,15 @@
 //! loads and stores.
 //!
 //! Where the device differs (documented, not hidden):
-//! * GLSL.std.450 transcendentals (`exp exp2 log log2 sin cos tan asin acos
-//!   atan sinh cosh tanh pow atan2`) exist for 32-bit floats only: on `f64`
-//!   they are computed in `f32` and widened (about 1e-7 relative error);
-//!   precision of the f32 ones is the Vulkan spec's (a few ULP, `pow` and
-//!   `atan2` coarser; `pow(x, y)` is undefined for `x < 0`);
+//! * transcendentals (`exp exp2 log log2 sin cos tan asin acos atan sinh
+//!   cosh tanh pow atan2`): on `f32` they are GLSL.std.450's, whose precision
+//!   is the Vulkan spec's (a few ULP, `pow` and `atan2` coarser; `pow(x, y)`
+//!   is undefined for `x < 0`); GLSL.std.450 has no 64-bit forms, so on `f64`
+//!   they are functions of the writer's own ([`f64math`]: fdlibm's
+//!   algorithms with the host's special cases, `sin cos tan` reduced exactly
+//!   up to `f64::MAX`), about 1 ulp from the exact result and within 2 ulp of
+//!   the host's, provided the driver rounds f64 `+ - * / sqrt` correctly and
+//!   keeps subnormals (lavapipe does);
 //! * `fma` may or may not be fused (Vulkan lets `Fma` round twice);
 //! * float `%` is `OpFRem` (precision is the driver's; exact on lavapipe for
 //!   the tested values); denormals may be flushed and NaN payloads are not kept
@@ -54,6 +58,7 @@
 
 mod checks;
 mod coarsen;
+mod f64math;
 mod jam;
 mod private;
 mod teams;
@@ -125,6 +130,7 @@ pub fn write(kernel: Validated<'_>, spec: &Spec) -> Result<Vec<u32>, Diag> {
     w.module_scope();
     w.functions()?;
     w.entry()?;
+    w.f64_functions();
     w.m.finish_header();
     Ok(w.m.b.module().assemble())
 }
@@ -237,6 +243,8 @@ struct Writer<'k> {
     cut_vars: Option<(Word, Word)>,
     /// Arrays whose atomics go to a workgroup copy ([`private`]), by index.
     private: Vec<Option<private::Private>>,
+    /// The f64 transcendental functions called ([`f64math`]).
+    f64fns: f64math::Fns,
     // Per function being written.
     locals: Vec<Word>,
     loops: Vec<LoopTargets>,
@@ -284,6 +292,7 @@ impl<'k> Writer<'k> {
             count_var: None,
             cut_vars: None,
             private: vec![None; k.arrays.len()],
+            f64fns: f64math::Fns::default(),
             locals: Vec::new(),
             loops: Vec::new(),
             cur_label: 0,
@@ -2147,14 +2156,8 @@ impl<'k> Writer<'k> {
                     _ => GLOp::Atan2,
                 };
                 if t == Ty::F64 {
-                    // 32-bit only in GLSL.std.450: compute in f32, widen back.
-                    let f32t = self.m.ty(Ty::F32);
-                    let narrow: Vec<Word> = a
-                        .iter()
-                        .map(|&x| spv(self.m.b.f_convert(f32t, None, x)))
-                        .collect();
-                    let r = self.glsl(Ty::F32, op, &narrow);
-                    spv(self.m.b.f_convert(tw, None, r))
+                    // 32-bit only in GLSL.std.450: a function of our own.
+                    self.f64_transcendental(m, a)
                 } else {
                     self.glsl(t, op, a)
                 }

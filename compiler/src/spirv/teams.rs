@@ -295,7 +295,7 @@ impl Writer<'_> {
         // Flat kernels with reductions and gangs launch at this size
         // (`work_group_size` of the runtime).
         let wg = self.k.vector_length.unwrap_or(self.spec.workgroup_size);
-        (wg % s == 0 && wg / s <= s && (wg / s).is_power_of_two()).then_some(wg)
+        (wg.is_multiple_of(s) && wg / s <= s && (wg / s).is_power_of_two()).then_some(wg)
     }
 
     /// [`Writer::wg_reduce`] through subgroups: each subgroup folds its
