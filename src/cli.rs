@@ -27,8 +27,19 @@ pub fn check_source_text(name: &str, text: &str) -> (Source, Vec<Diag>) {
     (src, diags)
 }
 
-/// `accl check FILE...`
-pub fn check_files(files: &[impl AsRef<Path>]) -> ExitCode {
+/// The mapping report of `text` ([`crate::explain`]), for a device's
+/// kernel specialisation when given; `None` when the script has errors.
+pub fn explain_text(name: &str, text: &str, spec: Option<&compiler::Spec>) -> Option<String> {
+    let builtins = stdlib::builtins();
+    let prog = lang::check_source(text, &builtins).ok()?.program;
+    Some(crate::explain::report(
+        name, text, 0, &prog, &builtins, spec,
+    ))
+}
+
+/// `accl check FILE...`; with `explain`, the mapping report of each file
+/// that checks.
+pub fn check_files(files: &[impl AsRef<Path>], explain: bool) -> ExitCode {
     let mut errors = 0usize;
     for f in files {
         let f = f.as_ref();
@@ -43,6 +54,11 @@ pub fn check_files(files: &[impl AsRef<Path>]) -> ExitCode {
         let (src, diags) = check_source_text(&f.display().to_string(), &text);
         print_diags(&src, &diags);
         errors += diags.iter().filter(|d| d.is_error()).count();
+        if explain {
+            if let Some(r) = explain_text(&f.display().to_string(), &text, None) {
+                print!("{r}");
+            }
+        }
     }
     if errors > 0 {
         eprintln!("{errors} error{} found", if errors == 1 { "" } else { "s" });
@@ -116,6 +132,8 @@ pub struct RunOptions<'a> {
     /// Write a timeline trace here.
     pub trace: Option<&'a Path>,
     pub kernels: KernelFlags,
+    /// Print the mapping report (for the device) to stderr first.
+    pub explain: bool,
 }
 
 /// `accl run [--host] [--check] [--loop-budget N] [--trace OUT] FILE`: run a
@@ -139,6 +157,16 @@ pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> Ex
         }
     };
     opts.kernels.apply(&mut engine);
+    if opts.explain {
+        let spec = match backend {
+            BackendChoice::Host => None,
+            BackendChoice::Auto => device_spec(0).ok(),
+            BackendChoice::Device(d) => device_spec(d).ok(),
+        };
+        if let Some(r) = explain_text(&file.display().to_string(), &text, spec.as_ref()) {
+            eprint!("{r}");
+        }
+    }
     if trace.is_some() {
         if let Err(m) = engine.start_trace() {
             eprintln!("error: --trace: {m}");

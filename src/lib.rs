@@ -9,6 +9,7 @@
 pub mod bench;
 pub mod cli;
 pub mod engine;
+mod explain;
 pub mod interp;
 pub mod repl;
 pub mod vulkan;

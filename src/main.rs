@@ -22,6 +22,11 @@ struct Cli {
 enum Cmd {
     /// Parse and type-check scripts; print every diagnostic. Exit status 1 if any error.
     Check {
+        /// Also print how each compute construct maps onto gangs, workers
+        /// and vector lanes, its reductions and data, and why an inner
+        /// loop stayed sequential.
+        #[arg(long)]
+        explain: bool,
         /// The .accl files to check.
         #[arg(required = true)]
         files: Vec<PathBuf>,
@@ -35,6 +40,10 @@ enum Cmd {
         /// The device constructs start on (numbered as `accl devices` lists them).
         #[arg(long)]
         device: Option<usize>,
+        /// Print the mapping report of each compute construct (as `accl
+        /// check --explain`, with what the device does) to stderr first.
+        #[arg(long)]
+        explain: bool,
         /// Write a timeline trace of the run (Chrome/Perfetto JSON): a host
         /// track and one track per device queue.
         #[arg(long, value_name = "OUT.json", conflicts_with = "host")]
@@ -137,10 +146,11 @@ fn main() -> ExitCode {
         };
     };
     match cmd {
-        Cmd::Check { files } => accl::cli::check_files(&files),
+        Cmd::Check { files, explain } => accl::cli::check_files(&files, explain),
         Cmd::Run {
             host,
             device,
+            explain,
             trace,
             kernels,
             file,
@@ -154,6 +164,7 @@ fn main() -> ExitCode {
             accl::cli::RunOptions {
                 trace: trace.as_deref(),
                 kernels,
+                explain,
             },
         ),
         Cmd::Devices => accl::cli::list_devices(),

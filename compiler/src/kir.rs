@@ -86,6 +86,9 @@ pub struct Kernel {
     /// Some array gets a workgroup copy for its atomics (outside check
     /// mode; `crate::spirv::privatises_atomics`), decided once when lowered.
     pub private_atomics: bool,
+    /// What the compiler decided about the body's inner loops (vector or
+    /// sequential, and why), for `--explain`.
+    pub notes: Vec<crate::autovec::LoopNote>,
 }
 
 impl Kernel {

@@ -34,6 +34,7 @@
 //! ```
 
 pub mod abi;
+pub mod autovec;
 pub mod collapse;
 pub mod footprint;
 pub mod kir;

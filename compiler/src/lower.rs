@@ -25,6 +25,7 @@
 //! back end never did (strings, whole-array values, `break` out of an
 //! iteration).
 
+use crate::autovec::LoopNote;
 use crate::kir::*;
 use crate::unsupported;
 use lang::arena::Arena;
@@ -41,10 +42,73 @@ pub fn lower(
     construct: &hir::Construct,
     builtins: &Builtins,
 ) -> Result<Kernel, Diag> {
+    match lower_mapped(program, body, construct, builtins, true) {
+        // A body the gang shape refuses (a value only lane 0 computes,
+        // used outside the vector loop) runs as written.
+        Err(_) if mapped_loops(program, body, construct, builtins).0.is_some() => {
+            let mut k = lower_mapped(program, body, construct, builtins, false)?;
+            k.notes = mapped_loops(program, body, construct, builtins)
+                .1
+                .into_iter()
+                .map(|n| LoopNote {
+                    vector: None,
+                    reason: "its gang-redundant code uses a value only one lane computes".into(),
+                    ..n
+                })
+                .collect();
+            Ok(k)
+        }
+        r => r,
+    }
+}
+
+/// The iteration body of a flat `parallel loop` with its parallel inner
+/// loops made vector loops ([`crate::autovec`]), when there are any.
+fn mapped_loops(
+    program: &hir::Program,
+    body: &hir::Body,
+    construct: &hir::Construct,
+    builtins: &Builtins,
+) -> (Option<hir::Block>, Vec<LoopNote>) {
+    let (DirectiveKind::ParallelLoop, hir::ConstructBody::Loops { loops, body: block }) =
+        (construct.kind, &construct.body)
+    else {
+        return (None, Vec::new());
+    };
+    if has_inner_loops(block) {
+        return (None, Vec::new());
+    }
+    let (l, b) = crate::collapse::levels(program, body, construct, loops, block, builtins);
+    if l.len() != loops.len() {
+        return (None, Vec::new()); // collapsed instead
+    }
+    crate::autovec::vectorise(program, body, construct, loops, b, builtins)
+}
+
+fn lower_mapped(
+    program: &hir::Program,
+    body: &hir::Body,
+    construct: &hir::Construct,
+    builtins: &Builtins,
+    map_loops: bool,
+) -> Result<Kernel, Diag> {
     let c = &construct.clauses;
     let auto;
+    let (mapped, notes) = if map_loops {
+        mapped_loops(program, body, construct, builtins)
+    } else {
+        (None, Vec::new())
+    };
     let (shape, loops, block): (Shape, &[hir::LoopHeader], &hir::Block) =
         match (construct.kind, &construct.body) {
+            (DirectiveKind::ParallelLoop, hir::ConstructBody::Loops { loops, .. })
+                if mapped.is_some() =>
+            {
+                let Some(b) = &mapped else {
+                    unreachable!("checked by the guard")
+                };
+                (Shape::Gang, loops, b)
+            }
             (DirectiveKind::ParallelLoop, hir::ConstructBody::Loops { loops, body: block }) => {
                 let shape = if has_inner_loops(block) {
                     Shape::Gang
@@ -265,6 +329,11 @@ pub fn lower(
         _ => None,
     };
 
+    // Mapped loops get a subgroup-sized vector by default.
+    let vector_length = match (&mapped, vector_length, &vector_length_expr) {
+        (Some(_), None, None) => Some(crate::autovec::DEFAULT_VECTOR),
+        _ => vector_length,
+    };
     let mut kernel = Kernel {
         name: format!("kernel_{}", construct.id),
         id: construct.id,
@@ -283,6 +352,7 @@ pub fn lower(
         reduction_locals,
         num_gangs_expr: c.num_gangs,
         private_atomics: false,
+        notes,
     };
     kernel.features = features_of(&kernel);
     kernel.private_atomics = crate::spirv::private_atomics(&kernel);

@@ -105,6 +105,27 @@ impl Engine {
         })
     }
 
+    /// How the compute constructs of `src` would map onto the device (the
+    /// `--explain` report), in the current state, without running it.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.eval("let y = zeros(f32, 8);").unwrap();
+    /// let r = e.explain("parallel loop for i in 0..8 { y[i] = 1.0; }").unwrap();
+    /// assert!(r.contains("one iteration per lane"));
+    /// ```
+    pub fn explain(&self, src: &str) -> Result<String, Error> {
+        let p = self.front_end("<input>", src)?;
+        Ok(crate::explain::report(
+            "<input>",
+            &p.full,
+            p.offset,
+            &p.prog,
+            &self.builtins,
+            None,
+        ))
+    }
+
     /// The type of expression `src` in the current state, without running it.
     ///
     /// ```

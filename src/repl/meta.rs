@@ -57,6 +57,11 @@ pub const COMMANDS: &[Command] = &[
         help: "toggle timing of each input",
     },
     Command {
+        name: ":explain",
+        args: "CODE",
+        help: "how the compute constructs of CODE map onto gangs, workers and vector lanes (not run)",
+    },
+    Command {
         name: ":check",
         args: "on|off",
         help: "bounds-check mode for device kernels (indices, divisors); shows the state without an argument",
@@ -231,6 +236,16 @@ impl Session {
                     self.say(&m)
                 }
             },
+            ":explain" => {
+                if arg.is_empty() {
+                    self.error("usage: `:explain CODE`, e.g. `:explain parallel loop for i in 0..n { y[i] = 0.0; }`");
+                } else {
+                    match self.engine.explain(arg) {
+                        Ok(r) => self.say(r.trim_end()),
+                        Err(e) => self.error(&e.render(100)),
+                    }
+                }
+            }
             ":check" => match arg {
                 "on" | "off" => {
                     self.checks = arg == "on";

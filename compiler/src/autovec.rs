@@ -1,0 +1,436 @@
+//! Automatic vector loops: in a `parallel loop` whose levels are left to
+//! the compiler, an inner `for` loop at the top of the iteration body
+//! that is provably parallel becomes `loop vector` (with the reductions
+//! it carries), so each iteration of the construct is a gang whose lanes
+//! share the inner loop: the shape of Gram-Schmidt's column updates and
+//! of CSR SpMV's row sums, where one lane per outer iteration leaves the
+//! device idle or reads memory in strides.
+//!
+//! The proof is syntactic and conservative; every loop it leaves alone
+//! gets the reason, for `--explain`:
+//! * the construct has no `gang`/`worker`/`vector`/`seq` and no
+//!   `collapse(n)` (explicit levels are obeyed), and no inner `loop`;
+//! * the loop has no `break`, `return`, nested construct or atomic, and
+//!   calls only functions of scalars and pure builtins;
+//! * every local it assigns is declared inside it, or is a reduction: a
+//!   variable of the iteration only ever updated as `s op= e`, `s = s op e`
+//!   or `s = max(s, e)` (`min`) with one operator, and read nowhere else in
+//!   the loop;
+//! * every array it writes is accessed (read and written) only at
+//!   elements whose index has the loop variable itself at one position,
+//!   the same for every access: distinct iterations touch distinct
+//!   elements;
+//! * it is worth it: the loop walks an array's last (contiguous)
+//!   dimension while the outer loop variables do not (so lanes read
+//!   neighbouring elements where one lane per outer iteration would read
+//!   far apart ones), and its trip count is not a constant below 16.
+
+use lang::hir::{self, BinOp, Block, Expr, ExprH, LocalH, Place, ReductionOp, StmtKind};
+use lang::{Builtins, Effect, Span, Type};
+
+/// The vector length of a mapped loop without `vector_length`: a 32-lane
+/// subgroup on NVIDIA GPUs (a team, see `spirv::teams`), a workgroup of
+/// 32 elsewhere.
+pub const DEFAULT_VECTOR: u32 = 32;
+
+/// What the mapper decided about one inner loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopNote {
+    /// The `for` statement.
+    pub span: Span,
+    /// `Some(reductions)`: made a vector loop; `None`: stays sequential.
+    pub vector: Option<Vec<(ReductionOp, String)>>,
+    /// Why it stays sequential (empty when vectorised).
+    pub reason: String,
+}
+
+/// The iteration body with the parallel inner loops of a flat `parallel
+/// loop` made `loop vector` (`None`: none is), and a note per inner loop
+/// at the top of the body (none when the construct's levels are not the
+/// compiler's to choose).
+pub fn vectorise(
+    program: &hir::Program,
+    body: &hir::Body,
+    construct: &hir::Construct,
+    loops: &[hir::LoopHeader],
+    block: &Block,
+    builtins: &Builtins,
+) -> (Option<Block>, Vec<LoopNote>) {
+    let c = &construct.clauses;
+    if c.seq || c.gang || c.worker || c.vector || c.collapse > 1 {
+        let notes = block
+            .iter()
+            .filter(|s| matches!(s.kind, StmtKind::For(_)))
+            .map(|s| LoopNote {
+                span: s.span,
+                vector: None,
+                reason: "the construct sets the levels (`gang`/`worker`/`vector`/`seq`/`collapse`)"
+                    .into(),
+            })
+            .collect();
+        return (None, notes);
+    }
+    let cx = Cx {
+        program,
+        body,
+        builtins,
+    };
+    let outer: Vec<LocalH> = loops.iter().map(|l| l.var).collect();
+    let mut notes = Vec::new();
+    let mut out = Vec::with_capacity(block.len());
+    let mut any = false;
+    for s in block {
+        let StmtKind::For(f) = &s.kind else {
+            out.push(s.clone());
+            continue;
+        };
+        match cx.parallel(f, &outer) {
+            Ok(reductions) => {
+                any = true;
+                notes.push(LoopNote {
+                    span: s.span,
+                    vector: Some(
+                        reductions
+                            .iter()
+                            .map(|r| (r.op, body.locals[r.var].name.clone()))
+                            .collect(),
+                    ),
+                    reason: String::new(),
+                });
+                out.push(hir::Stmt {
+                    kind: StmtKind::Construct(Box::new(hir::Construct {
+                        kind: hir::DirectiveKind::Loop,
+                        id: construct.id,
+                        span: s.span,
+                        kind_span: s.span,
+                        clauses: hir::Clauses {
+                            vector: true,
+                            collapse: 1,
+                            reductions,
+                            ..hir::Clauses::default()
+                        },
+                        body: hir::ConstructBody::Loops {
+                            loops: vec![f.header.clone()],
+                            body: f.body.clone(),
+                        },
+                        captures: hir::Captures::default(),
+                    })),
+                    span: s.span,
+                });
+            }
+            Err(reason) => {
+                notes.push(LoopNote {
+                    span: s.span,
+                    vector: None,
+                    reason,
+                });
+                out.push(s.clone());
+            }
+        }
+    }
+    (any.then_some(out), notes)
+}
+
+struct Cx<'a> {
+    program: &'a hir::Program,
+    body: &'a hir::Body,
+    builtins: &'a Builtins,
+}
+
+/// What a loop body does, gathered in one walk.
+#[derive(Default)]
+struct Walk {
+    /// Locals declared inside (private to an iteration).
+    declared: Vec<LocalH>,
+    /// Array accesses: (array, index list, is a write).
+    accesses: Vec<(LocalH, Vec<ExprH>, bool)>,
+    /// Reduction updates: (variable, operator, span).
+    updates: Vec<(LocalH, ReductionOp, Span)>,
+    /// Locals read (outside the left side of their own update).
+    reads: Vec<LocalH>,
+    /// Locals assigned otherwise than by a reduction update.
+    assigned: Vec<(LocalH, Span)>,
+    /// Why the loop cannot be parallel.
+    refused: Option<String>,
+}
+
+impl Walk {
+    fn refuse(&mut self, why: impl Into<String>) {
+        if self.refused.is_none() {
+            self.refused = Some(why.into());
+        }
+    }
+}
+
+impl Cx<'_> {
+    fn name(&self, l: LocalH) -> &str {
+        &self.body.locals[l].name
+    }
+
+    /// The reductions of `f` when its iterations are parallel, else why not.
+    fn parallel(&self, f: &hir::ForLoop, outer: &[LocalH]) -> Result<Vec<hir::Reduction>, String> {
+        let i = f.header.var;
+        let trip = match (&self.body.exprs[f.header.lo], &self.body.exprs[f.header.hi]) {
+            (Expr::Const(a), Expr::Const(b)) => a
+                .as_i128()
+                .zip(b.as_i128())
+                .map(|(a, b)| b - a + i128::from(f.header.inclusive)),
+            _ => None,
+        };
+        if trip.is_some_and(|t| t < 16) {
+            return Err("a constant trip count below 16: not worth a vector loop".into());
+        }
+        let mut w = Walk::default();
+        w.declared.push(i);
+        self.block(&f.body, 0, &mut w);
+        if let Some(r) = w.refused {
+            return Err(r);
+        }
+        // Scalars: private, or reductions read nowhere else.
+        if let Some((l, _)) = w.assigned.iter().find(|(l, _)| !w.declared.contains(l)) {
+            return Err(format!(
+                "`{}` is assigned in one iteration and used in the next",
+                self.name(*l)
+            ));
+        }
+        let mut reductions: Vec<hir::Reduction> = Vec::new();
+        for &(v, op, span) in &w.updates {
+            if w.declared.contains(&v) {
+                continue;
+            }
+            if w.reads.contains(&v) {
+                return Err(format!(
+                    "`{}` is updated and also read in the loop",
+                    self.name(v)
+                ));
+            }
+            match reductions.iter().find(|r| r.var == v) {
+                Some(r) if r.op != op => {
+                    return Err(format!(
+                        "`{}` is combined with both `{}` and `{}`",
+                        self.name(v),
+                        r.op.symbol(),
+                        op.symbol()
+                    ))
+                }
+                Some(_) => {}
+                None => {
+                    let Type::Scalar(t) = self.body.locals[v].ty else {
+                        return Err(format!("`{}` is not a scalar", self.name(v)));
+                    };
+                    if !crate::lower::reduction_legal(op, t) {
+                        return Err(format!(
+                            "`{}` cannot reduce with `{}`",
+                            self.name(v),
+                            op.symbol()
+                        ));
+                    }
+                    reductions.push(hir::Reduction { op, var: v, span });
+                }
+            }
+        }
+        // Arrays: each written one touched at `[.., i, ..]` only, at one place.
+        let written: Vec<LocalH> = w.accesses.iter().filter(|a| a.2).map(|a| a.0).collect();
+        for &a in &written {
+            let lists: Vec<&Vec<ExprH>> = w
+                .accesses
+                .iter()
+                .filter(|x| x.0 == a)
+                .map(|x| &x.1)
+                .collect();
+            let is_i = |e: ExprH| matches!(self.body.exprs[e], Expr::Local(l) if l == i);
+            let rank = lists[0].len();
+            let separated = (0..rank).any(|d| lists.iter().all(|l| l.len() == rank && is_i(l[d])));
+            if !separated {
+                return Err(format!(
+                    "`{}` is written at elements another iteration may touch",
+                    self.name(a)
+                ));
+            }
+        }
+        // Worth it: the loop variable indexes some array's last dimension,
+        // and no outer loop variable does.
+        let last_uses = |vars: &[LocalH]| {
+            w.accesses
+                .iter()
+                .any(|(_, idx, _)| idx.last().is_some_and(|&e| self.mentions(e, vars)))
+        };
+        if !last_uses(&[i]) {
+            return Err("it does not walk an array's contiguous dimension".into());
+        }
+        if last_uses(outer) {
+            return Err(
+                "the outer loop walks an array's contiguous dimension: one lane per outer iteration reads neighbouring elements"
+                    .into(),
+            );
+        }
+        Ok(reductions)
+    }
+
+    /// Does `e` read one of `vars`?
+    fn mentions(&self, e: ExprH, vars: &[LocalH]) -> bool {
+        match &self.body.exprs[e] {
+            Expr::Local(l) => vars.contains(l),
+            Expr::Unary(_, a) | Expr::Cast(a, _) => self.mentions(*a, vars),
+            Expr::Binary(_, a, b) => self.mentions(*a, vars) || self.mentions(*b, vars),
+            Expr::Index(a, idx) => {
+                self.mentions(*a, vars) || idx.iter().any(|&x| self.mentions(x, vars))
+            }
+            Expr::Call(_, args) | Expr::Builtin(_, args) => {
+                args.iter().any(|&x| self.mentions(x, vars))
+            }
+            Expr::Const(_) | Expr::Str(_) | Expr::TypeArg(_) => false,
+        }
+    }
+
+    /// `s op= e`, `s = s op e` or `s = max(s, e)`: the operator and `e`.
+    fn update(&self, s: LocalH, op: Option<BinOp>, value: ExprH) -> Option<(ReductionOp, ExprH)> {
+        let of = |b: BinOp| match b {
+            BinOp::Add | BinOp::Sub => Some(ReductionOp::Add),
+            BinOp::Mul => Some(ReductionOp::Mul),
+            BinOp::BitAnd => Some(ReductionOp::BitAnd),
+            BinOp::BitOr => Some(ReductionOp::BitOr),
+            BinOp::BitXor => Some(ReductionOp::BitXor),
+            BinOp::And => Some(ReductionOp::And),
+            BinOp::Or => Some(ReductionOp::Or),
+            _ => None,
+        };
+        let is_s = |e: ExprH| matches!(self.body.exprs[e], Expr::Local(l) if l == s);
+        match (op, &self.body.exprs[value]) {
+            (Some(b), _) => of(b).map(|o| (o, value)),
+            // `s - e` reduces as `+`; `e - s` does not.
+            (None, Expr::Binary(b, l, r)) if is_s(*l) => of(*b).map(|o| (o, *r)),
+            (None, Expr::Binary(b, l, r))
+                if is_s(*r) && !matches!(b, BinOp::Sub | BinOp::And | BinOp::Or) =>
+            {
+                of(*b).map(|o| (o, *l))
+            }
+            (None, Expr::Builtin(id, args)) if args.len() == 2 => {
+                let op = match self.builtins.get(*id).name.as_str() {
+                    "max" => ReductionOp::Max,
+                    "min" => ReductionOp::Min,
+                    _ => return None,
+                };
+                if is_s(args[0]) {
+                    Some((op, args[1]))
+                } else if is_s(args[1]) {
+                    Some((op, args[0]))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn block(&self, b: &Block, depth: u32, w: &mut Walk) {
+        for s in b {
+            if w.refused.is_some() {
+                return;
+            }
+            match &s.kind {
+                StmtKind::Let { local, init } => {
+                    self.expr(*init, w);
+                    w.declared.push(*local);
+                }
+                StmtKind::Assign { place, op, value } => match place {
+                    Place::Local(l) => match self.update(*l, *op, *value) {
+                        Some((rop, e)) if !w.declared.contains(l) => {
+                            self.expr(e, w);
+                            w.updates.push((*l, rop, s.span));
+                        }
+                        _ => {
+                            self.expr(*value, w);
+                            if op.is_some() {
+                                w.reads.push(*l);
+                            }
+                            w.assigned.push((*l, s.span));
+                        }
+                    },
+                    Place::Element { array, indices } => {
+                        self.expr(*value, w);
+                        for &i in indices {
+                            self.expr(i, w);
+                        }
+                        match &self.body.exprs[*array] {
+                            Expr::Local(a) => w.accesses.push((*a, indices.clone(), true)),
+                            _ => w.refuse("a write through an array expression"),
+                        }
+                    }
+                },
+                StmtKind::Expr(e) => self.expr(*e, w),
+                StmtKind::If { cond, then, els } => {
+                    self.expr(*cond, w);
+                    self.block(then, depth, w);
+                    self.block(els, depth, w);
+                }
+                StmtKind::While { cond, body } => {
+                    self.expr(*cond, w);
+                    self.block(body, depth + 1, w);
+                }
+                StmtKind::For(f) => {
+                    self.expr(f.header.lo, w);
+                    self.expr(f.header.hi, w);
+                    w.declared.push(f.header.var);
+                    self.block(&f.body, depth + 1, w);
+                }
+                StmtKind::Block(b) => self.block(b, depth, w),
+                // `continue` ends an iteration, of a vector loop too.
+                StmtKind::Continue => {}
+                StmtKind::Break if depth > 0 => {}
+                StmtKind::Break => w.refuse("it has a `break`"),
+                StmtKind::Return(_) => w.refuse("it has a `return`"),
+                StmtKind::Construct(_) => w.refuse("it holds a construct"),
+                StmtKind::Atomic { .. } => w.refuse("it has an atomic update"),
+            }
+        }
+    }
+
+    fn expr(&self, e: ExprH, w: &mut Walk) {
+        if w.refused.is_some() {
+            return;
+        }
+        match &self.body.exprs[e] {
+            Expr::Const(_) => {}
+            Expr::Local(l) => w.reads.push(*l),
+            Expr::Unary(_, a) | Expr::Cast(a, _) => self.expr(*a, w),
+            Expr::Binary(_, a, b) => {
+                self.expr(*a, w);
+                self.expr(*b, w);
+            }
+            Expr::Index(a, idx) => {
+                for &i in idx {
+                    self.expr(i, w);
+                }
+                match &self.body.exprs[*a] {
+                    Expr::Local(l) => w.accesses.push((*l, idx.clone(), false)),
+                    _ => w.refuse("a read through an array expression"),
+                }
+            }
+            Expr::Call(f, args) => {
+                let callee = &self.program.functions[*f];
+                let scalars = callee
+                    .params
+                    .iter()
+                    .all(|p| !matches!(callee.body.locals[*p].ty, Type::Array(..)));
+                if !scalars {
+                    w.refuse("it calls a function that takes arrays");
+                    return;
+                }
+                for &a in args {
+                    self.expr(a, w);
+                }
+            }
+            Expr::Builtin(id, args) => {
+                if self.builtins.get(*id).effect != Effect::Pure {
+                    w.refuse(format!("it calls `{}`", self.builtins.get(*id).name));
+                    return;
+                }
+                for &a in args {
+                    self.expr(a, w);
+                }
+            }
+            Expr::Str(_) | Expr::TypeArg(_) => w.refuse("it uses a string"),
+        }
+    }
+}

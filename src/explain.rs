@@ -1,0 +1,215 @@
+//! The mapping report (`accl check --explain`, `accl run --explain`, the
+//! REPL's `:explain`): per compute construct, how its loops map onto gangs,
+//! workers and vector lanes, the reductions, what data it moves, and for
+//! each inner loop whether it became a vector loop or why it stayed
+//! sequential. With a device's kernel specialisation it also says what
+//! that device does (teams in subgroups, iterations per trip).
+
+use compiler::{Kernel, Shape, Spec};
+use lang::hir;
+use std::fmt::Write;
+
+/// The report for every compute construct of a checked program whose
+/// text starts at byte `from` of `text` (earlier text: declarations a
+/// session keeps in front of its input).
+pub fn report(
+    file: &str,
+    text: &str,
+    from: usize,
+    prog: &hir::Program,
+    builtins: &lang::Builtins,
+    spec: Option<&Spec>,
+) -> String {
+    let line = |at: u32| {
+        let at = (at as usize).clamp(from, text.len());
+        text[from..at].matches('\n').count() + 1
+    };
+    let mut out = String::new();
+    for (body, c) in crate::cli::kernel_constructs(prog) {
+        if (c.span.start as usize) < from {
+            continue;
+        }
+        let _ = writeln!(out, "{file}:{}: {}", line(c.span.start), c.kind.name());
+        match compiler::lower(prog, body, c, builtins) {
+            Ok(k) => construct(&mut out, &line, body, c, &k, spec),
+            Err(d) => {
+                let _ = writeln!(out, "  not compiled: {}", d.message);
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push_str("no compute constructs\n");
+    }
+    out
+}
+
+fn construct(
+    out: &mut String,
+    line: &dyn Fn(u32) -> usize,
+    body: &hir::Body,
+    c: &hir::Construct,
+    k: &Kernel,
+    spec: Option<&Spec>,
+) {
+    let levels: Vec<String> = k
+        .levels
+        .iter()
+        .map(|l| {
+            format!(
+                "`{}` (line {})",
+                k.entry.locals[l.var].name,
+                line(l.span.start)
+            )
+        })
+        .collect();
+    let written_levels = match &c.body {
+        hir::ConstructBody::Loops { loops, .. } => loops.len(),
+        _ => 0,
+    };
+    let vl = match (k.vector_length, &k.vector_length_expr) {
+        (Some(v), _) => format!("vector length {v}"),
+        (None, Some(_)) => "vector length from `vector_length(..)` at launch".into(),
+        (None, None) if k.shape == Shape::Flat => {
+            "vector length 256 (32 to 256 by the iteration count at launch)".into()
+        }
+        (None, None) => "vector length 256".into(),
+    };
+    let _ = match k.shape {
+        Shape::Flat => writeln!(
+            out,
+            "  gang, vector: {} {}, one iteration per lane; {vl}",
+            if levels.len() > 1 { "loops" } else { "loop" },
+            levels.join(", ")
+        ),
+        Shape::Seq => writeln!(
+            out,
+            "  seq: one lane runs loop {} in order",
+            levels.join(", ")
+        ),
+        Shape::Gang => writeln!(
+            out,
+            "  gang{}: {} {}, one iteration per gang; {vl}",
+            if k.num_workers.is_some() {
+                format!(", worker ({} per gang)", k.num_workers.unwrap_or(1))
+            } else {
+                String::new()
+            },
+            if levels.len() > 1 { "loops" } else { "loop" },
+            levels.join(", ")
+        ),
+        Shape::Region => writeln!(
+            out,
+            "  gang-redundant region: `num_gangs` gangs each run the block; {vl}"
+        ),
+    };
+    if k.levels.len() > written_levels && k.shape == Shape::Flat {
+        let _ = writeln!(
+            out,
+            "  collapsed automatically: the inner loops are independent"
+        );
+    }
+    for n in &k.notes {
+        let _ = match &n.vector {
+            Some(reds) if reds.is_empty() => {
+                writeln!(
+                    out,
+                    "  line {}: inner `for`: vector loop",
+                    line(n.span.start)
+                )
+            }
+            Some(reds) => writeln!(
+                out,
+                "  line {}: inner `for`: vector loop, {}",
+                line(n.span.start),
+                reds.iter()
+                    .map(|(op, v)| format!("reduction({}: {v})", op.symbol()))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+            None => writeln!(
+                out,
+                "  line {}: inner `for`: sequential in each lane: {}",
+                line(n.span.start),
+                n.reason
+            ),
+        };
+    }
+    for r in &c.clauses.reductions {
+        let _ = writeln!(
+            out,
+            "  reduction({}: {}): a copy per lane, folded in a fixed tree",
+            r.op.symbol(),
+            body.locals[r.var].name
+        );
+    }
+    for r in &c.clauses.array_reductions {
+        let _ = writeln!(
+            out,
+            "  reduction({}: {}): array, every element update atomic",
+            r.op.symbol(),
+            body.locals[r.var].name
+        );
+    }
+    for a in &c.captures.arrays {
+        let name = &body.locals[a.var].name;
+        let how = match (a.read, a.written) {
+            (true, true) => "read and written",
+            (false, true) => "written",
+            _ => "read",
+        };
+        let clause = c
+            .clauses
+            .data
+            .iter()
+            .find(|d| d.var == a.var)
+            .map(|d| format!("`{}({name})`", d.kind.name()))
+            .unwrap_or_else(|| {
+                let implied = match (a.read, a.written) {
+                    (true, true) => "copy",
+                    (false, true) => "copyout",
+                    _ => "copyin",
+                };
+                format!("present, else `{implied}({name})` for this launch")
+            });
+        let _ = writeln!(out, "  data: `{name}` {how}: {clause}");
+    }
+    for &v in &c.captures.scalars {
+        if !c.clauses.reductions.iter().any(|r| r.var == v) {
+            let _ = writeln!(
+                out,
+                "  data: `{}` firstprivate (copied in)",
+                body.locals[v].name
+            );
+        }
+    }
+    if let Some(spec) = spec {
+        device(out, k, spec);
+    }
+}
+
+/// What the device of `spec` does with `k`.
+fn device(out: &mut String, k: &Kernel, spec: &Spec) {
+    if let Some(t) = compiler::spirv::teams(k, spec) {
+        let _ = writeln!(
+            out,
+            "  on this device: each gang is a team of {} lanes in one {}-lane subgroup, {} teams per workgroup{}",
+            t.lanes,
+            spec.subgroup_size,
+            t.per_group,
+            match compiler::spirv::coarsening(k, spec) {
+                1 => String::new(),
+                j => format!(", {j} gang iterations at a time per team"),
+            }
+        );
+    } else if k.shape == Shape::Flat {
+        match compiler::spirv::coarsening(k, spec) {
+            1 => {}
+            u => {
+                let _ = writeln!(
+                    out,
+                    "  on this device: {u} iterations per lane per trip, stores after the loads"
+                );
+            }
+        }
+    }
+}

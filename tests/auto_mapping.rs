@@ -1,0 +1,161 @@
+//! Loops the compiler maps by itself (inner `for` loops made vector loops,
+//! see `compiler::autovec`) give the host reference's results on the
+//! device; and the `--explain` report of every example, as snapshots.
+
+mod common;
+use common::{same_as_host, Floats};
+
+fn ok(src: &str, floats: Floats) {
+    let (host, dev) = same_as_host(src, floats);
+    for r in [&host.result, &dev.result] {
+        if let Err(e) = r {
+            panic!("failed:\n{}", e.render(100));
+        }
+    }
+}
+
+#[test]
+fn gram_schmidt_as_the_article_writes_it() {
+    // The column update of the execution-model article, unchanged: two
+    // sequential inner loops, the first a sum.
+    ok(
+        "const rows = 70; const cols = 40;
+         let Qt = zeros(f32, cols, rows);
+         let seed: u32 = 7;
+         for j in 0..cols { for i in 0..rows { seed = seed * 1664525 + 1013904223; Qt[j, i] = (seed >> 8) as f32 / 16777216.0; } }
+         for k in 0..cols {
+             let nrm = 0.0;
+             for i in 0..rows { nrm += Qt[k, i] as f64 * Qt[k, i] as f64; }
+             for i in 0..rows { Qt[k, i] = Qt[k, i] / sqrt(nrm) as f32; }
+             parallel loop vector_length(128) for j in k + 1..cols {
+                 let tmp = 0.0;
+                 for i in 0..rows { tmp += Qt[k, i] as f64 * Qt[j, i] as f64; }
+                 for i in 0..rows { Qt[j, i] = Qt[j, i] - tmp as f32 * Qt[k, i]; }
+             }
+         }",
+        Floats::Within(1e-4),
+    );
+}
+
+#[test]
+fn spmv_with_a_sequential_row_loop() {
+    ok(
+        "let nr = 3000; let rowptr = zeros(i32, nr + 1); let cols = zeros(i32, nr * 9);
+         let vals = zeros(f64, nr * 9); let v = zeros(f64, nr); let out = zeros(f64, nr);
+         for i in 0..nr + 1 { rowptr[i] = i * 9 - (i % 4) * (i % 2); }
+         rowptr[nr] = nr * 9;
+         for k in 0..nr * 9 { cols[k] = (k * 7919) % nr; vals[k] = (k % 13) as f64 * 0.5; }
+         for i in 0..nr { v[i] = (i % 17) as f64 - 8.0; }
+         parallel loop for i in 0..nr {
+             let s = 0.0;
+             for k in rowptr[i]..rowptr[i + 1] { s += vals[k] * v[cols[k]]; }
+             out[i] = s;
+         }",
+        Floats::Within(1e-12),
+    );
+}
+
+#[test]
+fn every_recognised_reduction_on_the_device() {
+    ok(
+        "let n = 300; let m = 77; let a = zeros(i32, n, m); let b = zeros(bool, n, m);
+         for r in 0..n { for i in 0..m { a[r, i] = (r * 31 + i * 17) % 103 - 50; b[r, i] = (r + i) % 7 != 0; } }
+         let o = zeros(i64, n, 9); let ob = zeros(bool, n, 2);
+         parallel loop for r in 0..n {
+             let s = 0; let p = 1; let mx = -1000; let mn = 1000; let an = -1; let orr = 0; let x = 0;
+             let all = true; let any = false;
+             for i in 0..m {
+                 s += a[r, i]; p *= a[r, i] % 3 + 2; mx = max(mx, a[r, i]); mn = min(a[r, i], mn);
+                 an &= a[r, i] + 64; orr = orr | a[r, i]; x ^= a[r, i];
+                 all = all && b[r, i]; any = any || !b[r, i];
+             }
+             o[r, 0] = s as i64; o[r, 1] = p as i64; o[r, 2] = mx as i64; o[r, 3] = mn as i64;
+             o[r, 4] = an as i64; o[r, 5] = orr as i64; o[r, 6] = x as i64;
+             ob[r, 0] = all; ob[r, 1] = any;
+         }",
+        Floats::Exact,
+    );
+}
+
+#[test]
+fn a_body_the_gang_shape_refuses_runs_as_written() {
+    // The atomic's old value is used outside the inner loop: only one lane
+    // of a gang would have it, so the construct stays one iteration per lane.
+    ok(
+        "let n = 200; let m = 50; let x = zeros(f32, m); let y = zeros(f32, n); let c = zeros(i32, 1);
+         for i in 0..m { x[i] = i as f32 * 0.5; }
+         parallel loop for r in 0..n {
+             let old = atomic_add(c[0], 1);
+             let s = 0.0f32;
+             for i in 0..m { s += x[i]; }
+             y[r] = s + (old - old) as f32;
+         }",
+        Floats::Within(1e-6),
+    );
+    let report = accl::cli::explain_text(
+        "t.accl",
+        "let n = 200; let m = 50; let x = zeros(f32, m); let y = zeros(f32, n); let c = zeros(i32, 1);
+         parallel loop for r in 0..n {
+             let old = atomic_add(c[0], 1);
+             let s = 0.0f32;
+             for i in 0..m { s += x[i]; }
+             y[r] = s + old as f32;
+         }",
+        None,
+    )
+    .unwrap();
+    assert!(
+        report.contains("a value only one lane computes"),
+        "{report}"
+    );
+}
+
+#[test]
+fn the_explain_report_of_every_example() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "accl"))
+        .collect();
+    files.sort();
+    for f in files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&f).unwrap();
+        let report = accl::cli::explain_text(&name, &text, None)
+            .unwrap_or_else(|| panic!("{name} does not check"));
+        let mut settings = insta::Settings::clone_current();
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_snapshot_suffix(name.trim_end_matches(".accl"));
+        settings.bind(|| insta::assert_snapshot!("explain", report));
+    }
+}
+
+#[test]
+fn the_report_for_a_device_says_what_it_does() {
+    let spec = compiler::Spec {
+        subgroup_size: 32,
+        coarsen: 4,
+        ..compiler::Spec::default()
+    };
+    let report = accl::cli::explain_text(
+        "t.accl",
+        "let n = 1000; let x = zeros(f32, n); let y = zeros(f32, n); let p = zeros(i32, n + 1);
+         parallel loop for i in 0..n { y[i] = 2.0 * x[i] + y[i]; }
+         parallel loop for r in 0..n {
+             let s = 0.0f32;
+             for k in p[r]..p[r + 1] { s += x[k]; }
+             y[r] = s;
+         }",
+        Some(&spec),
+    )
+    .unwrap();
+    assert!(
+        report.contains("4 iterations per lane per trip"),
+        "{report}"
+    );
+    assert!(
+        report.contains("a team of 32 lanes in one 32-lane subgroup, 8 teams per workgroup, 4 gang iterations at a time"),
+        "{report}"
+    );
+}
