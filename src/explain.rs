@@ -29,7 +29,31 @@ pub fn report(
         if (c.span.start as usize) < from {
             continue;
         }
-        let _ = writeln!(out, "{file}:{}: {}", line(c.span.start), c.kind.name());
+        // `kernels` and `serial` are written as other constructs: name
+        // both.
+        let kw = text
+            .get(c.kind_span.start as usize..c.kind_span.end as usize)
+            .unwrap_or_default();
+        let _ = if kw.starts_with("serial") {
+            writeln!(
+                out,
+                "{file}:{}: serial (one gang of one lane)",
+                line(c.span.start)
+            )
+        } else if kw.starts_with("kernels") {
+            writeln!(
+                out,
+                "{file}:{}: {kw}: {}",
+                line(c.span.start),
+                if c.clauses.auto {
+                    "parallel loop auto"
+                } else {
+                    "serial (one gang of one lane)"
+                }
+            )
+        } else {
+            writeln!(out, "{file}:{}: {}", line(c.span.start), c.kind.name())
+        };
         match compiler::lower(prog, body, c, builtins) {
             Ok(k) => construct(&mut out, &line, body, c, &k, spec),
             Err(d) => {
@@ -111,15 +135,11 @@ fn construct(
     for n in &k.notes {
         let _ = match &n.vector {
             Some(reds) if reds.is_empty() => {
-                writeln!(
-                    out,
-                    "  line {}: inner `for`: vector loop",
-                    line(n.span.start)
-                )
+                writeln!(out, "  line {}: `for`: vector loop", line(n.span.start))
             }
             Some(reds) => writeln!(
                 out,
-                "  line {}: inner `for`: vector loop, {}",
+                "  line {}: `for`: vector loop, {}",
                 line(n.span.start),
                 reds.iter()
                     .map(|(op, v)| format!("reduction({}: {v})", op.symbol()))
@@ -128,7 +148,7 @@ fn construct(
             ),
             None => writeln!(
                 out,
-                "  line {}: inner `for`: sequential in each lane: {}",
+                "  line {}: `for`: sequential: {}",
                 line(n.span.start),
                 n.reason
             ),

@@ -159,3 +159,65 @@ fn the_report_for_a_device_says_what_it_does() {
         "{report}"
     );
 }
+
+#[test]
+fn kernels_regions_split_into_parallel_and_serial_parts() {
+    // Parallel loops, recognised reductions (every operator), loops that
+    // must stay in order (a carried dependence, an indirect write, a
+    // scalar carried between iterations), statements between loops, and
+    // `kernels loop`.
+    ok(
+        "let n = 700; let a = zeros(f32, n); let b = zeros(f32, n); let idx = zeros(i32, n); let k = zeros(i32, n);
+         for i in 0..n { a[i] = (i % 37) as f32 * 0.5 - 3.0; idx[i] = (i * 7) % n; k[i] = (i * 13) % 101; }
+         let s = 0.0f32; let p = 1.0f32; let hi = -100.0f32; let lo = 100.0f32;
+         let ia = -1; let io = 0; let ix = 0; let all = true; let any = false;
+         kernels copyin(a, idx, k) copy(b) {
+             for i in 0..n { b[i] = a[i] * 2.0; }
+             for i in 0..n {
+                 s += a[i]; p *= 1.0 + a[i] * 0.0001; hi = max(hi, a[i]); lo = min(a[i], lo);
+                 ia &= k[i] + 128; io = io | k[i]; ix ^= k[i];
+                 all = all && a[i] > -10.0; any = any || a[i] > 10.0;
+             }
+             for i in 1..n { b[i] = b[i - 1] * 0.5 + b[i]; }
+             for i in 0..n { b[idx[i]] = b[idx[i]] + 1.0; }
+             for i in 0..n { let t = 0.0f32; t = a[i]; b[i] = b[i] + t; }
+             let first = a[3] + 1.0;
+             b[0] = first;
+         }
+         kernels loop for i in 0..n { b[i] = b[i] + 1.0; }
+         serial { b[5] = 7.0; }",
+        Floats::Within(1e-4),
+    );
+}
+
+#[test]
+fn kernels_parts_are_explained() {
+    let report = accl::cli::explain_text(
+        "k.accl",
+        "let n = 100; let a = zeros(f32, n); let s = 0.0f32;
+kernels copy(a) {
+    for i in 0..n { a[i] = a[i] * 2.0; }
+    for i in 1..n { a[i] = a[i - 1] + 1.0; }
+    for i in 0..n { s += a[i]; }
+    a[0] = 1.0;
+}",
+        None,
+    )
+    .unwrap();
+    insta::assert_snapshot!("explain_kernels", report);
+}
+
+#[test]
+fn loop_auto_inside_a_gang_runs_parallel_only_when_proven() {
+    ok(
+        "let n = 64; let m = 40; let a = zeros(i64, n, m); let c = zeros(i64, n);
+         for r in 0..n { for i in 0..m { a[r, i] = (r * 7 + i * 3) as i64; } }
+         parallel loop gang vector_length(8) for r in 0..n {
+             let s: i64 = 0;
+             loop auto reduction(+: s) for i in 0..m { s += a[r, i]; }
+             loop auto for i in 1..m { a[r, i] = a[r, i - 1] + a[r, i]; }
+             c[r] = s;
+         }",
+        Floats::Exact,
+    );
+}

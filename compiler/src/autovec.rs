@@ -44,6 +44,42 @@ pub struct LoopNote {
     pub reason: String,
 }
 
+/// Are the iterations of every level of the nest `loops` (around
+/// `block`) independent? `Err` says why not (for `parallel loop auto`).
+pub fn independent_nest(
+    program: &hir::Program,
+    body: &hir::Body,
+    loops: &[hir::LoopHeader],
+    block: &Block,
+    builtins: &Builtins,
+) -> Result<(), String> {
+    let cx = Cx {
+        program,
+        body,
+        builtins,
+    };
+    for d in 0..loops.len() {
+        // Level d with the levels inside it as plain loops.
+        let mut inner = block.clone();
+        for h in loops[d + 1..].iter().rev() {
+            inner = vec![hir::Stmt {
+                kind: StmtKind::For(hir::ForLoop {
+                    header: h.clone(),
+                    body: inner,
+                }),
+                span: h.span,
+            }];
+        }
+        let f = hir::ForLoop {
+            header: loops[d].clone(),
+            body: inner,
+        };
+        cx.proof(&f)
+            .map_err(|why| format!("`{}`: {why}", body.locals[loops[d].var].name))?;
+    }
+    Ok(())
+}
+
 /// The iteration body with the parallel inner loops of a flat `parallel
 /// loop` made `loop vector` (`None`: none is), and a note per inner loop
 /// at the top of the body (none when the construct's levels are not the
@@ -167,7 +203,8 @@ impl Cx<'_> {
         &self.body.locals[l].name
     }
 
-    /// The reductions of `f` when its iterations are parallel, else why not.
+    /// The reductions of `f` when its iterations are parallel and making
+    /// it a vector loop pays, else why not.
     fn parallel(&self, f: &hir::ForLoop, outer: &[LocalH]) -> Result<Vec<hir::Reduction>, String> {
         let i = f.header.var;
         let trip = match (&self.body.exprs[f.header.lo], &self.body.exprs[f.header.hi]) {
@@ -180,6 +217,30 @@ impl Cx<'_> {
         if trip.is_some_and(|t| t < 16) {
             return Err("a constant trip count below 16: not worth a vector loop".into());
         }
+        let (reductions, w) = self.proof(f)?;
+        // Worth it: the loop variable indexes some array's last dimension,
+        // and no outer loop variable does.
+        let last_uses = |vars: &[LocalH]| {
+            w.accesses
+                .iter()
+                .any(|(_, idx, _)| idx.last().is_some_and(|&e| self.mentions(e, vars)))
+        };
+        if !last_uses(&[i]) {
+            return Err("it does not walk an array's contiguous dimension".into());
+        }
+        if last_uses(outer) {
+            return Err(
+                "the outer loop walks an array's contiguous dimension: one lane per outer iteration reads neighbouring elements"
+                    .into(),
+            );
+        }
+        Ok(reductions)
+    }
+
+    /// The reductions of `f` when its iterations are independent (and the
+    /// walk of its body), else why not.
+    fn proof(&self, f: &hir::ForLoop) -> Result<(Vec<hir::Reduction>, Walk), String> {
+        let i = f.header.var;
         let mut w = Walk::default();
         w.declared.push(i);
         self.block(&f.body, 0, &mut w);
@@ -248,23 +309,7 @@ impl Cx<'_> {
                 ));
             }
         }
-        // Worth it: the loop variable indexes some array's last dimension,
-        // and no outer loop variable does.
-        let last_uses = |vars: &[LocalH]| {
-            w.accesses
-                .iter()
-                .any(|(_, idx, _)| idx.last().is_some_and(|&e| self.mentions(e, vars)))
-        };
-        if !last_uses(&[i]) {
-            return Err("it does not walk an array's contiguous dimension".into());
-        }
-        if last_uses(outer) {
-            return Err(
-                "the outer loop walks an array's contiguous dimension: one lane per outer iteration reads neighbouring elements"
-                    .into(),
-            );
-        }
-        Ok(reductions)
+        Ok((reductions, w))
     }
 
     /// Does `e` read one of `vars`?

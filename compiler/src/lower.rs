@@ -62,6 +62,30 @@ pub fn lower(
     }
 }
 
+/// Why a `parallel loop auto` runs its iterations in order on one lane (it
+/// cannot prove them independent), as a note on its loop; `None` when it
+/// is not `auto` or they are independent.
+fn auto_refused(
+    program: &hir::Program,
+    body: &hir::Body,
+    construct: &hir::Construct,
+    builtins: &Builtins,
+) -> Option<LoopNote> {
+    let hir::ConstructBody::Loops { loops, body: block } = &construct.body else {
+        return None;
+    };
+    if !construct.clauses.auto {
+        return None;
+    }
+    crate::autovec::independent_nest(program, body, loops, block, builtins)
+        .err()
+        .map(|why| LoopNote {
+            span: loops[0].span,
+            vector: None,
+            reason: format!("`auto`: in order on one lane, since {why}"),
+        })
+}
+
 /// The iteration body of a flat `parallel loop` with its parallel inner
 /// loops made vector loops ([`crate::autovec`]), when there are any.
 fn mapped_loops(
@@ -75,7 +99,7 @@ fn mapped_loops(
     else {
         return (None, Vec::new());
     };
-    if has_inner_loops(block) {
+    if has_inner_loops(block) || auto_refused(program, body, construct, builtins).is_some() {
         return (None, Vec::new());
     }
     let (l, b) = crate::collapse::levels(program, body, construct, loops, block, builtins);
@@ -94,11 +118,12 @@ fn lower_mapped(
 ) -> Result<Kernel, Diag> {
     let c = &construct.clauses;
     let auto;
-    let (mapped, notes) = if map_loops {
+    let (mapped, mut notes) = if map_loops {
         mapped_loops(program, body, construct, builtins)
     } else {
         (None, Vec::new())
     };
+    let refused = auto_refused(program, body, construct, builtins);
     let (shape, loops, block): (Shape, &[hir::LoopHeader], &hir::Block) =
         match (construct.kind, &construct.body) {
             (DirectiveKind::ParallelLoop, hir::ConstructBody::Loops { loops, .. })
@@ -112,11 +137,12 @@ fn lower_mapped(
             (DirectiveKind::ParallelLoop, hir::ConstructBody::Loops { loops, body: block }) => {
                 let shape = if has_inner_loops(block) {
                     Shape::Gang
-                } else if c.seq {
+                } else if c.seq || refused.is_some() {
                     Shape::Seq
                 } else {
                     Shape::Flat
                 };
+                notes.extend(refused);
                 if shape == Shape::Flat {
                     // Independent inner loops become levels of the nest.
                     let (l, b) =
@@ -1142,7 +1168,17 @@ impl Lowerer<'_> {
             .map(|v| (*v, fx.map.get(v).copied()))
             .collect();
 
-        if cl.seq {
+        let in_order = cl.seq
+            || (cl.auto
+                && crate::autovec::independent_nest(
+                    self.program,
+                    fx.src,
+                    loops,
+                    body,
+                    self.builtins,
+                )
+                .is_err());
+        if in_order {
             // In order: save, identity, the loop nest, combine (as the host).
             let mut saves = Vec::new();
             for &(r, t, ty) in &targets {

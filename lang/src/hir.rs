@@ -245,6 +245,9 @@ pub struct Clauses {
     pub vector: bool,
     pub seq: bool,
     pub independent: bool,
+    /// `auto`: the compiler runs the loop in parallel only when it proves
+    /// the iterations independent (else in order, on one lane).
+    pub auto: bool,
     /// 1 when absent.
     pub collapse: u32,
     pub reductions: Vec<Reduction>,

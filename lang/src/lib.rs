@@ -18,6 +18,7 @@ pub mod token;
 pub mod types;
 pub mod value;
 
+mod kernels;
 pub use builtins::{Builtin, BuiltinId, Builtins, Effect, Sig, Typing};
 pub use check::{check, check_source, Checked, Global};
 pub use diag::{Diag, Source};

@@ -26,6 +26,20 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
     }
     let mut errors = Vec::new();
     let mut toks = lexed.tokens;
+    // `kernels`/`serial` are keywords only where they start a construct.
+    for i in 0..toks.len().saturating_sub(1) {
+        let starts = i == 0 || matches!(toks[i - 1].1, Tok::Semi | Tok::LBrace | Tok::RBrace);
+        if !starts {
+            continue;
+        }
+        match (toks[i].1, toks[i + 1].1) {
+            (Tok::Ident("kernels"), Tok::LBrace | Tok::Loop | Tok::Ident(_)) => {
+                toks[i].1 = Tok::Kernels
+            }
+            (Tok::Ident("serial"), Tok::LBrace | Tok::Ident(_)) => toks[i].1 = Tok::Serial,
+            _ => {}
+        }
+    }
     // `read`/`write` are keywords only between `atomic` and a name.
     for i in 1..toks.len().saturating_sub(1) {
         if let (Tok::Atomic, Tok::Ident(w), Tok::Ident(_)) =

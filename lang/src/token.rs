@@ -99,6 +99,11 @@ pub enum Tok<'s> {
     AtomicRead,
     /// `write` right after `atomic`, before a name (`atomic write a[i] = e;`).
     AtomicWrite,
+    /// `kernels` starting a statement, before `{`, `loop` or a clause: a
+    /// keyword only there, made by the parser from an identifier.
+    Kernels,
+    /// `serial` starting a statement, before `{` or a clause.
+    Serial,
     #[token("set")]
     Set,
     // scalar type names
@@ -265,6 +270,8 @@ impl fmt::Display for Tok<'_> {
             Atomic => "`atomic`",
             AtomicRead => "`read`",
             AtomicWrite => "`write`",
+            Kernels => "`kernels`",
+            Serial => "`serial`",
             Set => "`set`",
             Bool => "`bool`",
             I32 => "`i32`",

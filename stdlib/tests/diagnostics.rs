@@ -224,6 +224,8 @@ cases! {
         "let f = 1.0f32;\nparallel loop reduction(&: f) for i in 0..8 {\n    f = f * 2.0;\n}\n";
     reduction_logical_and_on_int: "accl::device::reduction_type" =>
         "let i = 1;\nparallel loop reduction(&&: i) for k in 0..8 {\n    i = i * 2;\n}\n";
+    auto_with_seq: "accl::device::conflicting_clauses" =>
+        "let a = zeros(f32, 8);\nparallel loop auto seq for i in 0..8 {\n    a[i] = 1.0;\n}\n";
     reduction_on_bool_array: "accl::device::reduction_array" =>
         "let a = zeros(bool, 8);\nparallel loop reduction(||: a) for i in 0..8 {\n    a[i] = a[i] || i > 3;\n}\n";
     reduction_array_read: "accl::device::reduction_array_use" =>

@@ -38,6 +38,7 @@ const CLAUSES: &[(&str, Shape)] = &[
     ("vector", Shape::Flag),
     ("seq", Shape::Flag),
     ("independent", Shape::Flag),
+    ("auto", Shape::Flag),
     ("collapse", Shape::ConstInt),
     ("reduction", Shape::Reduction),
     ("private", Shape::Vars),
@@ -86,6 +87,7 @@ fn allowed(kind: DK) -> Vec<&'static str> {
             "vector",
             "seq",
             "independent",
+            "auto",
             "collapse",
             "reduction",
             "private",
@@ -116,6 +118,7 @@ fn allowed(kind: DK) -> Vec<&'static str> {
             "vector",
             "seq",
             "independent",
+            "auto",
             "collapse",
             "reduction",
             "private",
@@ -456,6 +459,18 @@ impl Checker<'_> {
             ));
             return None;
         }
+        if c.auto && (c.seq || c.independent) {
+            self.err(
+                Diag::error(
+                    "accl::device::conflicting_clauses",
+                    "`auto` cannot be combined with `seq` or `independent`",
+                    d.kind_span,
+                    "conflicting parallelism clauses",
+                )
+                .with_help("`auto` leaves it to the compiler; `seq` and `independent` decide"),
+            );
+            return None;
+        }
         Some(())
     }
 
@@ -587,6 +602,7 @@ impl Checker<'_> {
                 ("vector", _) => c.vector = true,
                 ("seq", _) => c.seq = true,
                 ("independent", _) => c.independent = true,
+                ("auto", _) => c.auto = true,
                 ("finalize", _) => c.finalize = true,
                 ("if_present", _) => c.if_present = true,
                 ("collapse", _) => match self.const_int(&list[0]) {
