@@ -221,3 +221,15 @@ fn loop_auto_inside_a_gang_runs_parallel_only_when_proven() {
         Floats::Exact,
     );
 }
+
+#[test]
+fn default_none_with_every_clause_runs() {
+    ok(
+        "let n = 64; let a = zeros(f32, n); let b = zeros(f32, n);
+         for i in 0..n { a[i] = i as f32; }
+         data copyin(a) {
+             parallel loop default(none) copyout(b) for i in 0..n { b[i] = a[i] * 2.0; }
+         }",
+        Floats::Exact,
+    );
+}

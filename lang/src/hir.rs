@@ -265,6 +265,9 @@ pub struct Clauses {
     pub wait: Option<Vec<ExprH>>,
     pub if_: Option<ExprH>,
     pub default_present: bool,
+    /// `default(none)`: every array the construct uses has a data clause
+    /// on it or on an enclosing `data` construct (checked).
+    pub default_none: bool,
     pub data: Vec<DataClause>,
     pub finalize: bool,
     pub if_present: bool,

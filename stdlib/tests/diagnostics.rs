@@ -196,8 +196,8 @@ cases! {
         "let a = zeros(f32, 8, 8);\nparallel loop collapse(2) for j in 0..8 {\n    for i in 0..j {\n        a[j, i] = 1.0;\n    }\n}\n";
     clause_collapse_not_constant: "accl::device::not_constant" =>
         "let n = 2;\nlet a = zeros(f32, 8, 8);\nparallel loop collapse(n) for j in 0..8 {\n    for i in 0..8 {\n        a[j, i] = 1.0;\n    }\n}\n";
-    clause_default_none: "accl::device::bad_default" =>
-        "let a = zeros(f32, 8);\nparallel loop default(none) for i in 0..8 {\n    a[i] = 0.0;\n}\n";
+    clause_default_shared: "accl::device::bad_default" =>
+        "let a = zeros(f32, 8);\nparallel loop default(shared) for i in 0..8 {\n    a[i] = 0.0;\n}\n";
     clause_scalar_in_data_clause: "accl::device::data_not_array" =>
         "let s = 1.0;\ndata copyin(s) {\n}\n";
     clause_async_float: "accl::type::queue_not_integer" =>
@@ -224,6 +224,8 @@ cases! {
         "let f = 1.0f32;\nparallel loop reduction(&: f) for i in 0..8 {\n    f = f * 2.0;\n}\n";
     reduction_logical_and_on_int: "accl::device::reduction_type" =>
         "let i = 1;\nparallel loop reduction(&&: i) for k in 0..8 {\n    i = i * 2;\n}\n";
+    default_none_without_a_clause: "accl::device::default_none" =>
+        "let a = zeros(f32, 8);\nlet b = zeros(f32, 8);\ndata copyin(a) {\n    parallel loop default(none) copyout(b) for i in 0..8 {\n        b[i] = a[i];\n    }\n    parallel loop default(none) for i in 0..8 {\n        b[i] = a[i];\n    }\n}\n";
     auto_with_seq: "accl::device::conflicting_clauses" =>
         "let a = zeros(f32, 8);\nparallel loop auto seq for i in 0..8 {\n    a[i] = 1.0;\n}\n";
     reduction_on_bool_array: "accl::device::reduction_array" =>

@@ -215,7 +215,7 @@ impl Checker<'_> {
         // A bad clause is reported, but the body is still checked (with the
         // clauses that were understood) so that its errors are found too.
         let (mut clauses, clauses_ok) = self.clauses(d);
-        let ok = clauses_ok && self.required_clauses(d, &clauses).is_some();
+        let mut ok = clauses_ok && self.required_clauses(d, &clauses).is_some();
         let kernel = matches!(d.kind, DK::ParallelLoop | DK::Parallel);
         let id = if kernel {
             self.out.num_kernels += 1;
@@ -252,11 +252,16 @@ impl Checker<'_> {
                 break_base: self.loop_stack.len(),
             });
         }
+        // Arrays with a data clause visible inside (for `default(none)`).
+        let visible = self.data_visible.len();
+        self.data_visible
+            .extend(clauses.data.iter().map(|dc| dc.var));
         let body = match &d.body {
             ast::DirectiveBody::None => hir::ConstructBody::None,
             ast::DirectiveBody::Block(b) => hir::ConstructBody::Block(self.block(b)),
             ast::DirectiveBody::For(f) => self.collapsed_loops(f, clauses.collapse, d),
         };
+        self.data_visible.truncate(visible);
         if frame {
             self.dev.pop();
         }
@@ -273,6 +278,29 @@ impl Checker<'_> {
         };
         if clauses.collapse == 0 {
             clauses.collapse = 1;
+        }
+        if clauses.default_none {
+            for a in &captures.arrays {
+                if clauses.data.iter().any(|dc| dc.var == a.var)
+                    || self.data_visible.contains(&a.var)
+                {
+                    continue;
+                }
+                let name = self.body.locals[a.var].name.clone();
+                self.err(
+                    Diag::error(
+                        "accl::device::default_none",
+                        format!("`{name}` has no data clause, and the construct says `default(none)`"),
+                        a.span,
+                        "used here",
+                    )
+                    .with_label(d.kind_span, "this construct")
+                    .with_help(format!(
+                        "add `copyin({name})`, `copy({name})`, `copyout({name})` or `present({name})` to the construct or an enclosing `data`"
+                    )),
+                );
+                ok = false;
+            }
         }
         if !ok {
             return None;
@@ -630,22 +658,22 @@ impl Checker<'_> {
                 ("num_workers", _) => c.num_workers = Some(self.positive_int_arg(&list[0])),
                 ("vector_length", _) => c.vector_length = Some(self.positive_int_arg(&list[0])),
                 ("device_num", _) => c.device_num = Some(self.int_arg(&list[0])),
-                ("default", _) => {
-                    if matches!(&list[0].kind, ast::ExprKind::Var(v) if v == "present") {
-                        c.default_present = true;
-                    } else {
+                ("default", _) => match &list[0].kind {
+                    ast::ExprKind::Var(v) if v == "present" => c.default_present = true,
+                    ast::ExprKind::Var(v) if v == "none" => c.default_none = true,
+                    _ => {
                         self.err(
                             Diag::error(
                                 "accl::device::bad_default",
-                                "only `default(present)` is supported",
+                                "the default is `default(present)` or `default(none)`",
                                 list[0].span,
                                 "unknown default",
                             )
-                            .with_help("write `default(present)`"),
+                            .with_help("write `default(present)` or `default(none)`"),
                         );
                         ok = false;
                     }
-                }
+                },
                 ("reduction", _) => {
                     if let ClauseArgs::Reduction { op, op_span, vars } = &cl.args {
                         for v in vars {

@@ -159,6 +159,8 @@ struct Checker<'b> {
     in_fn: bool,
     /// Resolving the target of a reduced array's update (its one allowed use).
     updating_reduced_array: bool,
+    /// Arrays named in the data clauses of the constructs being checked.
+    data_visible: Vec<LocalH>,
     /// Work left for "did you mean" suggestions, shared by all of them
     /// ([`crate::diag::did_you_mean_within`]).
     suggest_budget: usize,
@@ -187,6 +189,7 @@ impl<'b> Checker<'b> {
             capture: None,
             in_fn: false,
             updating_reduced_array: false,
+            data_visible: Vec::new(),
             suggest_budget: SUGGEST_BUDGET,
         }
     }
