@@ -126,6 +126,13 @@ fn construct(
             "  gang-redundant region: `num_gangs` gangs each run the block; {vl}"
         ),
     };
+    if let Some((a, b)) = k.tile {
+        let _ = writeln!(
+            out,
+            "  tile({a}, {b}): each workgroup of {} lanes takes {b} x {a} tiles of the nest",
+            a * b
+        );
+    }
     if k.levels.len() > written_levels && k.shape == Shape::Flat {
         let _ = writeln!(
             out,

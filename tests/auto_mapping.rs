@@ -233,3 +233,20 @@ fn default_none_with_every_clause_runs() {
         Floats::Exact,
     );
 }
+
+#[test]
+fn tiled_stencils_match_the_host() {
+    ok(
+        "let n = 301; let m = 203;
+         let A = zeros(f32, n, m); let B = zeros(f32, n, m); let s = 0.0;
+         for i in 0..n { for j in 0..m { A[i, j] = ((i * 7 + j * 3) % 17) as f32; } }
+         parallel loop tile(32, 4) reduction(+: s) for i in 1..n - 1 {
+             for j in 1..m - 1 {
+                 B[i, j] = 0.25 * (A[i - 1, j] + A[i + 1, j] + A[i, j - 1] + A[i, j + 1]);
+                 s += B[i, j] as f64;
+             }
+         }
+         parallel loop tile(8) for i in 0..n { for j in 0..m { A[i, j] = B[i, j] * 2.0; } }",
+        Floats::Within(1e-12),
+    );
+}

@@ -69,6 +69,10 @@ pub struct Kernel {
     /// team of `vector_length` lanes taking gang iterations of its own
     /// ([`crate::spirv::teams`]).
     pub num_workers: Option<u32>,
+    /// `tile(a, b)` on a flat two-level nest: `(a, b)`, `a` lanes along the
+    /// inner loop and `b` along the outer one make a workgroup, which takes
+    /// one tile of the iteration space at a time.
+    pub tile: Option<(u32, u32)>,
     /// `vector_length(e)` with a run-time `e` (a host expression of the
     /// construct's body; the runtime evaluates it and specialises).
     pub vector_length_expr: Option<hir::ExprH>,

@@ -360,6 +360,13 @@ fn lower_mapped(
         (Some(_), None, None) => Some(crate::autovec::DEFAULT_VECTOR),
         _ => vector_length,
     };
+    // `tile(a, b)` on a flat nest: workgroups of a x b tiles; `tile(a)`:
+    // workgroups of a lanes.
+    let (tile, vector_length) = match (shape, c.tile.as_slice(), levels.len()) {
+        (Shape::Flat, &[a, b], 2) => (Some((a, b)), None),
+        (Shape::Flat, &[a], _) => (None, vector_length.or(Some(a))),
+        _ => (None, vector_length),
+    };
     let mut kernel = Kernel {
         name: format!("kernel_{}", construct.id),
         id: construct.id,
@@ -371,6 +378,7 @@ fn lower_mapped(
         entry,
         vector_length,
         num_workers,
+        tile,
         vector_length_expr,
         features: Features::default(),
         shape,

@@ -250,6 +250,8 @@ pub struct Clauses {
     pub auto: bool,
     /// 1 when absent.
     pub collapse: u32,
+    /// `tile(a, b)`: tile sizes, the first for the innermost loop.
+    pub tile: Vec<u32>,
     pub reductions: Vec<Reduction>,
     /// `reduction(op: h)` with `h` an array: its element updates in the
     /// body were checked to be `h[i] op= v` and became atomic updates, so

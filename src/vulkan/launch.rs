@@ -493,6 +493,9 @@ pub fn work_group_size(
     if let Some(t) = compiler::spirv::teams(kernel, spec) {
         return t.workgroup_size();
     }
+    if let Some((a, b)) = kernel.tile {
+        return a * b;
+    }
     vector_length.unwrap_or_else(|| {
         if kernel.shape == compiler::Shape::Flat && kernel.reductions.is_empty() {
             (total / 1024).next_power_of_two().clamp(

@@ -62,6 +62,7 @@ mod f64math;
 mod jam;
 mod private;
 mod teams;
+mod tiles;
 pub mod types;
 
 use crate::abi::{ArgLayout, ArgLocation, FieldKind, FieldTy, IndexWidth};
@@ -233,6 +234,9 @@ struct Writer<'k> {
     deferred: Option<Vec<(Word, Word)>>,
     /// Whether gang-redundant stores and `loop vector` need barriers.
     gang_barriers: bool,
+    /// A tiled loop's tiles along the inner level and the outer level's
+    /// trip count ([`tiles`]).
+    tile_dims: Option<(Word, Word)>,
     /// Globals made after the module scope (for the interface list).
     late_globals: Vec<(Word, StorageClass)>,
     /// The gang number (index type) inside a gang loop.
@@ -286,6 +290,7 @@ impl<'k> Writer<'k> {
             teams: teams(k, spec),
             deferred: None,
             gang_barriers: k.shape != Shape::Gang || teams::gang_shares_memory(k),
+            tile_dims: None,
             late_globals: Vec::new(),
             gang_index: None,
             fault_var: None,
@@ -438,9 +443,10 @@ impl<'k> Writer<'k> {
 
         // Work-group size: specialisation constant 0, the x of WorkgroupSize.
         let u32t = self.m.ty(Ty::U32);
-        let default = match self.teams {
-            Some(t) => t.workgroup_size(),
-            None => self.k.vector_length.unwrap_or(self.spec.workgroup_size),
+        let default = match (self.teams, self.k.tile) {
+            (Some(t), _) => t.workgroup_size(),
+            (None, Some((a, b))) => a * b,
+            (None, None) => self.k.vector_length.unwrap_or(self.spec.workgroup_size),
         }
         .max(1);
         self.wg_size = self.m.b.spec_constant_bit32(u32t, default);
@@ -572,6 +578,7 @@ impl<'k> Writer<'k> {
         let uvec3 = self.m.ty(Ty::UVec3);
         let u32t = self.m.ty(Ty::U32);
         let (start, stride, total) = match k.shape {
+            Shape::Flat if k.tile.is_some() => self.tiles_begin(it)?,
             Shape::Flat => {
                 let g = spv(self.m.b.load(uvec3, None, self.gid, None, []));
                 let gx = spv(self.m.b.composite_extract(u32t, None, g, [0]));
@@ -683,7 +690,9 @@ impl<'k> Writer<'k> {
         let vars: Vec<_> = k.levels.iter().map(|l| (l.var, l.ty)).collect();
         let coarse = coarsening(k, self.spec);
         self.loops.push((merge, cont, None));
-        if coarse > 1 && k.shape == Shape::Flat {
+        if let (Some(t), Shape::Flat) = (k.tile, k.shape) {
+            self.tile_iteration(t, rest, &vars, &los, &counts)?;
+        } else if coarse > 1 && k.shape == Shape::Flat {
             self.coarse_trip(coarse, rest, stride, total, los[0])?;
         } else if coarse > 1 {
             self.jam_trip(coarse, rest, stride, total, &los, &counts)?;
@@ -771,9 +780,10 @@ impl<'k> Writer<'k> {
         self.m
             .b
             .entry_point(ExecutionModel::GLCompute, main, "main", interface);
-        let default = match self.teams {
-            Some(t) => t.workgroup_size(),
-            None => self.k.vector_length.unwrap_or(self.spec.workgroup_size),
+        let default = match (self.teams, self.k.tile) {
+            (Some(t), _) => t.workgroup_size(),
+            (None, Some((a, b))) => a * b,
+            (None, None) => self.k.vector_length.unwrap_or(self.spec.workgroup_size),
         }
         .max(1);
         self.m

@@ -237,9 +237,10 @@ pub fn run_capped(
         num_gangs,
     };
     let teams = compiler::spirv::teams(k, spec);
-    let wg = match teams {
-        Some(t) => t.workgroup_size(),
-        None => k.vector_length.unwrap_or(spec.workgroup_size),
+    let wg = match (teams, k.tile) {
+        (Some(t), _) => t.workgroup_size(),
+        (None, Some((a, b))) => a * b,
+        (None, None) => k.vector_length.unwrap_or(spec.workgroup_size),
     };
     let max_groups = max_groups.unwrap_or(dev.info().limits.max_compute_work_group_count[0]);
     let launch = layout

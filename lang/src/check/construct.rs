@@ -30,6 +30,8 @@ enum Shape {
     ConstInt,
     /// `(present)`.
     Default,
+    /// `(constant integer, ..)`.
+    ConstInts,
 }
 
 const CLAUSES: &[(&str, Shape)] = &[
@@ -40,6 +42,7 @@ const CLAUSES: &[(&str, Shape)] = &[
     ("independent", Shape::Flag),
     ("auto", Shape::Flag),
     ("collapse", Shape::ConstInt),
+    ("tile", Shape::ConstInts),
     ("reduction", Shape::Reduction),
     ("private", Shape::Vars),
     ("firstprivate", Shape::Vars),
@@ -88,6 +91,7 @@ fn allowed(kind: DK) -> Vec<&'static str> {
             "seq",
             "independent",
             "auto",
+            "tile",
             "collapse",
             "reduction",
             "private",
@@ -119,6 +123,7 @@ fn allowed(kind: DK) -> Vec<&'static str> {
             "seq",
             "independent",
             "auto",
+            "tile",
             "collapse",
             "reduction",
             "private",
@@ -603,6 +608,7 @@ impl Checker<'_> {
                     }
                     Shape::ConstInt => format!("write `{name}(n)` with a constant integer"),
                     Shape::Default => "write `default(present)`".to_string(),
+                    Shape::ConstInts => format!("write `{name}(a, b)` with constant integers"),
                 };
                 let label = match &cl.args {
                     ClauseArgs::None => "missing arguments",
@@ -633,6 +639,45 @@ impl Checker<'_> {
                 ("auto", _) => c.auto = true,
                 ("finalize", _) => c.finalize = true,
                 ("if_present", _) => c.if_present = true,
+                ("tile", _) => {
+                    let mut sizes = Vec::new();
+                    for e in list {
+                        match self.const_int(e) {
+                            Some(n) if (1..=1024).contains(&n) => sizes.push(n as u32),
+                            Some(_) => {
+                                self.err(Diag::error(
+                                    "accl::device::tile_value",
+                                    "tile sizes are between 1 and 1024",
+                                    e.span,
+                                    "out of range",
+                                ));
+                                ok = false;
+                            }
+                            None => ok = false,
+                        }
+                    }
+                    if list.len() > 2 {
+                        self.err(
+                            Diag::error(
+                                "accl::device::tile_value",
+                                "`tile` takes one or two sizes",
+                                cl.span,
+                                "more than two loops",
+                            )
+                            .with_help("tile the two innermost loops, or collapse the rest"),
+                        );
+                        ok = false;
+                    } else if sizes.iter().product::<u32>() > 1024 {
+                        self.err(Diag::error(
+                            "accl::device::tile_value",
+                            "a tile has at most 1024 elements (one workgroup)",
+                            cl.span,
+                            "too big a tile",
+                        ));
+                        ok = false;
+                    }
+                    c.tile = sizes;
+                }
                 ("collapse", _) => match self.const_int(&list[0]) {
                     Some(n) if (1..=8).contains(&n) => c.collapse = n as u32,
                     Some(_) => {
@@ -773,6 +818,19 @@ impl Checker<'_> {
                 ));
                 ok = false;
             }
+        }
+        if !c.tile.is_empty() {
+            if c.collapse > 1 {
+                self.err(Diag::error(
+                    "accl::device::conflicting_clauses",
+                    "`tile` and `collapse` cannot both be given",
+                    d.kind_span,
+                    "both on this construct",
+                ));
+                ok = false;
+            }
+            // The tiled loops are the construct's nest.
+            c.collapse = c.tile.len() as u32;
         }
         (c, ok)
     }
