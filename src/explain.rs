@@ -126,6 +126,41 @@ fn construct(
             "  gang-redundant region: `num_gangs` gangs each run the block; {vl}"
         ),
     };
+    fn caches(
+        b: &compiler::kir::Block,
+        out: &mut Vec<(compiler::kir::ArrayH, u32, bool)>,
+        top: bool,
+    ) {
+        use compiler::kir::StmtKind as S;
+        for s in b {
+            match &s.kind {
+                S::Cache { array, count, .. } => out.push((*array, *count, top)),
+                S::If { then, els, .. } => {
+                    caches(then, out, false);
+                    caches(els, out, false);
+                }
+                S::Loop { body, .. } => caches(body, out, false),
+                S::VectorLoop(v) => caches(&v.body, out, false),
+                _ => {}
+            }
+        }
+    }
+    let mut found = Vec::new();
+    caches(&k.entry.body, &mut found, true);
+    for (a, n, top) in found {
+        let name = &k.arrays[a].name;
+        let _ = if top && k.shape == Shape::Gang && !k.arrays[a].written {
+            writeln!(
+                out,
+                "  cache(`{name}`, {n} elements): copied to workgroup memory for each gang iteration"
+            )
+        } else {
+            writeln!(
+                out,
+                "  cache(`{name}`, {n} elements): ignored (only a gang loop's iteration body caches, and only arrays the kernel does not write)"
+            )
+        };
+    }
     if let Some((a, b)) = k.tile {
         let _ = writeln!(
             out,

@@ -250,3 +250,30 @@ fn tiled_stencils_match_the_host() {
         Floats::Within(1e-12),
     );
 }
+
+#[test]
+fn cached_sections_read_like_the_array() {
+    // A gang caches the window of `x` its rows read (workgroup memory);
+    // reads outside the section, a flat loop's cache (ignored) and a cache
+    // of an array the kernel writes (ignored) give the same results too.
+    ok(
+        "const w = 5; let n = 2000;
+         let x = zeros(f32, n + 2 * w); let y = zeros(f32, n); let z = zeros(f32, n); let v = zeros(f32, n + 64);
+         for i in 0..n + 2 * w { x[i] = ((i * 37) % 101) as f32 * 0.1; }
+         parallel loop gang vector_length(64) for r in 0..n / 16 {
+             cache(x[r * 16:16 + 2 * w]);
+             loop vector for k in 0..16 {
+                 let i = r * 16 + k;
+                 let s = 0.0f32;
+                 for d in 0..2 * w + 1 { s += x[i + d]; }
+                 y[i] = s + x[(i * 7) % n];
+             }
+         }
+         parallel loop for i in 0..n { cache(x[i:3]); z[i] = x[i] + x[i + 1] + x[i + 9]; }
+         parallel loop gang vector_length(32) for r in 0..n / 32 {
+             cache(v[r * 32:32]);
+             loop vector for k in 0..32 { v[r * 32 + k] = x[r * 32 + k] * 2.0; }
+         }",
+        Floats::Within(1e-6),
+    );
+}

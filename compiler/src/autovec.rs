@@ -427,6 +427,7 @@ impl Cx<'_> {
                 StmtKind::Return(_) => w.refuse("it has a `return`"),
                 StmtKind::Construct(_) => w.refuse("it holds a construct"),
                 StmtKind::Atomic { .. } => w.refuse("it has an atomic update"),
+                StmtKind::Cache { lo, .. } => self.expr(*lo, w),
             }
         }
     }

@@ -243,6 +243,7 @@ impl Cx<'_> {
                 | StmtKind::Return(_)
                 | StmtKind::Construct(_)
                 | StmtKind::Atomic { .. } => w.refused = true,
+                StmtKind::Cache { lo, .. } => self.expr(*lo, w),
             }
         }
     }

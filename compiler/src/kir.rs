@@ -303,6 +303,14 @@ pub enum StmtKind {
     /// buffer memory); only in uniform control flow of a gang.
     Barrier,
     VectorLoop(Box<VectorLoop>),
+    /// `cache(a[lo:count])`: a hint; in a gang that is a whole workgroup,
+    /// at the top of its iteration, the section goes to workgroup memory
+    /// and the iteration's loads of it read from there.
+    Cache {
+        array: ArrayH,
+        lo: ExprH,
+        count: u32,
+    },
 }
 
 #[derive(Debug, Clone)]

@@ -820,6 +820,19 @@ impl Lowerer<'_> {
                     "device constructs nested inside a kernel",
                 ));
             }
+            K::Cache { array, lo, count } => {
+                if let Some(Binding::Array(a)) = fx.map.get(array).copied() {
+                    let lo = self.expr(fx, *lo)?;
+                    out.push(Fx::stmt(
+                        StmtKind::Cache {
+                            array: a,
+                            lo,
+                            count: *count,
+                        },
+                        span,
+                    ));
+                }
+            }
             K::Atomic { place, op, value } => {
                 let hir::Place::Element { array, indices } = place else {
                     return Err(unsupported(span, "`atomic` on a scalar variable"));

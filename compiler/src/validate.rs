@@ -341,6 +341,10 @@ impl V<'_> {
                 want(e(*value)? == t, "an element store of another type")
             }
             StmtKind::Eval(h) => e(*h).map(|_| ()),
+            StmtKind::Cache { array, lo, .. } => {
+                want(array.index() < self.k.arrays.len(), "a cache of no array")?;
+                want(e(*lo)?.is_int(), "a cache bound that is not an integer")
+            }
             StmtKind::If { cond, then, els } => {
                 want(e(*cond)? == Scalar::Bool, "a condition that is not bool")?;
                 self.block(cx, then)?;

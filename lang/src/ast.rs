@@ -74,6 +74,8 @@ pub enum StmtKind {
     Block(Block),
     Fn(FnDecl),
     Directive(Directive),
+    /// `cache(a[lo:n], ..);` at the top of a loop body in a compute construct.
+    Cache(Vec<Expr>),
     /// `atomic target op= value;` (`max=`/`min=` are written `max =`).
     Atomic {
         target: Expr,

@@ -109,6 +109,13 @@ pub enum StmtKind {
     Return(Option<ExprH>),
     Block(Block),
     Construct(Box<Construct>),
+    /// `cache(a[lo:count])`: a hint that the enclosing gang reads this
+    /// section of a 1-D array often (`count` a constant).
+    Cache {
+        array: LocalH,
+        lo: ExprH,
+        count: u32,
+    },
     /// `atomic a[i] op= v`
     Atomic {
         place: Place,

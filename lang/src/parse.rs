@@ -37,6 +37,7 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
                 toks[i].1 = Tok::Kernels
             }
             (Tok::Ident("serial"), Tok::LBrace | Tok::Ident(_)) => toks[i].1 = Tok::Serial,
+            (Tok::Ident("cache"), Tok::LParen) => toks[i].1 = Tok::Cache,
             _ => {}
         }
     }

@@ -104,6 +104,8 @@ pub enum Tok<'s> {
     Kernels,
     /// `serial` starting a statement, before `{` or a clause.
     Serial,
+    /// `cache` starting a statement, before `(`.
+    Cache,
     #[token("set")]
     Set,
     // scalar type names
@@ -272,6 +274,7 @@ impl fmt::Display for Tok<'_> {
             AtomicWrite => "`write`",
             Kernels => "`kernels`",
             Serial => "`serial`",
+            Cache => "`cache`",
             Set => "`set`",
             Bool => "`bool`",
             I32 => "`i32`",

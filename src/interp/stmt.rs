@@ -133,6 +133,8 @@ impl Compiler<'_> {
             }
             StmtKind::For(fl) => self.for_loop(fl),
             StmtKind::Break => Box::new(|_, _| Ok(Flow::Break)),
+            // A hint for the device: nothing to do on the host.
+            StmtKind::Cache { .. } => Box::new(|_, _| Ok(Flow::Next)),
             StmtKind::Continue => Box::new(|_, _| Ok(Flow::Continue)),
             StmtKind::Return(e) => match e {
                 None => Box::new(|_, _| Ok(Flow::Return)),

@@ -226,6 +226,10 @@ cases! {
         "let i = 1;\nparallel loop reduction(&&: i) for k in 0..8 {\n    i = i * 2;\n}\n";
     default_none_without_a_clause: "accl::device::default_none" =>
         "let a = zeros(f32, 8);\nlet b = zeros(f32, 8);\ndata copyin(a) {\n    parallel loop default(none) copyout(b) for i in 0..8 {\n        b[i] = a[i];\n    }\n    parallel loop default(none) for i in 0..8 {\n        b[i] = a[i];\n    }\n}\n";
+    cache_outside_a_construct: "accl::device::cache_outside" =>
+        "let x = zeros(f32, 8);\ncache(x[0:4]);\n";
+    cache_of_a_variable_length: "accl::device::not_constant" =>
+        "let x = zeros(f32, 8);\nlet n = 4;\nparallel loop gang for r in 0..2 {\n    cache(x[r:n]);\n    loop vector for k in 0..4 { x[k] = 1.0; }\n}\n";
     auto_with_seq: "accl::device::conflicting_clauses" =>
         "let a = zeros(f32, 8);\nparallel loop auto seq for i in 0..8 {\n    a[i] = 1.0;\n}\n";
     reduction_on_bool_array: "accl::device::reduction_array" =>

@@ -56,6 +56,7 @@
 //!   the tested values); denormals may be flushed and NaN payloads are not kept
 //!   (no `SignedZeroInfNanPreserve` execution mode is requested).
 
+mod cache;
 mod checks;
 mod coarsen;
 mod f64math;
@@ -237,6 +238,11 @@ struct Writer<'k> {
     /// A tiled loop's tiles along the inner level and the outer level's
     /// trip count ([`tiles`]).
     tile_dims: Option<(Word, Word)>,
+    /// The `cache` statements honoured, the sections in workgroup memory
+    /// for this gang iteration, and their variables ([`cache`]).
+    top_caches: Vec<*const Stmt>,
+    cached: Vec<cache::Cached>,
+    cache_vars: Vec<(ArrayH, u32, Word)>,
     /// Globals made after the module scope (for the interface list).
     late_globals: Vec<(Word, StorageClass)>,
     /// The gang number (index type) inside a gang loop.
@@ -291,6 +297,9 @@ impl<'k> Writer<'k> {
             deferred: None,
             gang_barriers: k.shape != Shape::Gang || teams::gang_shares_memory(k),
             tile_dims: None,
+            top_caches: cache::honoured(k),
+            cached: Vec::new(),
+            cache_vars: Vec::new(),
             late_globals: Vec::new(),
             gang_index: None,
             fault_var: None,
@@ -701,6 +710,8 @@ impl<'k> Writer<'k> {
             self.block(&k.entry, &k.entry.body)?;
         }
         self.loops.pop();
+        // Sections cached by this iteration are not valid past it.
+        self.cached.clear();
         if !self.terminated {
             spv(self.m.b.branch(cont));
         }
@@ -1494,6 +1505,7 @@ impl<'k> Writer<'k> {
                 self.expr(f, *e)?;
             }
             StmtKind::Barrier => self.barrier(),
+            StmtKind::Cache { array, lo, count } => self.cache_stmt(f, s, *array, *lo, *count)?,
             StmtKind::VectorLoop(v) => self.vector_loop(f, v)?,
             StmtKind::If { cond, then, els } => {
                 let c = self.expr(f, *cond)?;
@@ -1744,13 +1756,22 @@ impl<'k> Writer<'k> {
             }
             Expr::Local(l) => spv(self.m.b.load(tw, None, self.locals[l.index()], None, [])),
             Expr::Load { array, index } => {
-                // Out of bounds (check mode), the pointer is to element 0:
-                // the load is harmless and the kernel's results are dropped.
-                let (ptr, _) = self.element_at(f, *array, index, f.exprs.span(h))?;
                 let elem = self.k.arrays[*array].elem;
                 let view = self.views[array.index()];
                 let st = self.m.ty(view);
-                let v = spv(self.m.b.load(st, None, ptr, None, []));
+                let cached = self.cached.iter().find(|c| c.array == *array).copied();
+                let v = match cached {
+                    Some(c) if !self.spec.checks => {
+                        let lin = self.element_index(f, *array, index)?;
+                        self.cached_load(c, lin)
+                    }
+                    _ => {
+                        // Out of bounds (check mode), the pointer is to element 0:
+                        // the load is harmless and the kernel's results are dropped.
+                        let (ptr, _) = self.element_at(f, *array, index, f.exprs.span(h))?;
+                        spv(self.m.b.load(st, None, ptr, None, []))
+                    }
+                };
                 match elem {
                     _ if view != Ty::storage(elem) => spv(self.m.b.bitcast(tw, None, v)),
                     Scalar::U8 | Scalar::Bool => {

@@ -1241,3 +1241,80 @@ impl Checker<'_> {
             .map(|st| st.kind)
     }
 }
+
+/// Elements of one `cache` section at most (16 KiB of workgroup memory at
+/// 4 bytes an element).
+pub const CACHE_MAX: i128 = 4096;
+
+impl Checker<'_> {
+    /// `cache(a[lo:n], ..)`: inside a compute construct, sections of 1-D
+    /// arrays with a constant length.
+    pub(super) fn cache(&mut self, s: &ast::Stmt, sections: &[ast::Expr]) -> Option<hir::Stmt> {
+        if self.dev.is_empty() {
+            self.err(
+                Diag::error(
+                    "accl::device::cache_outside",
+                    "`cache` is only allowed inside a compute construct",
+                    s.span,
+                    "outside `parallel`",
+                )
+                .with_help("put it at the top of a loop body inside `parallel loop`"),
+            );
+            return None;
+        }
+        let mut out = Vec::new();
+        for e in sections {
+            let bad = |me: &mut Self, why: &str| {
+                me.err(
+                    Diag::error("accl::device::cache_section", why.to_string(), e.span, "this section")
+                        .with_help(format!(
+                            "write `cache(a[lo:n])` with `a` a 1-D array and `n` a constant from 1 to {CACHE_MAX}"
+                        )),
+                );
+            };
+            let ast::ExprKind::Section(a, lo, n) = &e.kind else {
+                bad(self, "`cache` takes array sections `a[lo:n]`");
+                continue;
+            };
+            let array = match &a.kind {
+                ast::ExprKind::Var(name) => match self.lookup(name) {
+                    Some(Binding::Local(l)) => l,
+                    _ => {
+                        self.unknown_name(name, a.span);
+                        continue;
+                    }
+                },
+                _ => {
+                    bad(self, "`cache` takes sections of array variables");
+                    continue;
+                }
+            };
+            if !matches!(self.body.locals[array].ty, Type::Array(_, 1)) {
+                bad(self, "`cache` takes sections of 1-D arrays");
+                continue;
+            }
+            self.note_array(array, a.span, false);
+            let count = match self.const_int(n) {
+                Some(c) if (1..=CACHE_MAX).contains(&c) => c as u32,
+                Some(_) => {
+                    bad(self, "the length of a cached section is from 1 to 4096");
+                    continue;
+                }
+                None => continue,
+            };
+            let lo = self.int_arg(lo);
+            out.push(hir::Stmt {
+                kind: hir::StmtKind::Cache { array, lo, count },
+                span: e.span,
+            });
+        }
+        match out.len() {
+            0 => None,
+            1 => out.pop(),
+            _ => Some(hir::Stmt {
+                kind: hir::StmtKind::Block(out),
+                span: s.span,
+            }),
+        }
+    }
+}

@@ -655,6 +655,7 @@ impl<'b> Checker<'b> {
                 op_span,
                 value,
             } => return self.atomic(s, target, *op, *op_span, value, false),
+            K::Cache(sections) => return self.cache(s, sections),
             K::Error => return None,
         };
         Some(hir::Stmt { kind, span: s.span })
