@@ -134,6 +134,8 @@ pub struct RunOptions<'a> {
     pub kernels: KernelFlags,
     /// Print the mapping report (for the device) to stderr first.
     pub explain: bool,
+    /// Print where the time went to stderr at exit.
+    pub time: bool,
 }
 
 /// `accl run [--host] [--check] [--loop-budget N] [--trace OUT] FILE`: run a
@@ -142,13 +144,32 @@ pub struct RunOptions<'a> {
 /// fails.
 pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> ExitCode {
     let trace = opts.trace;
-    let text = match std::fs::read_to_string(file) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: cannot read {}: {e}", file.display());
-            return ExitCode::FAILURE;
+    // `-`: the script comes from stdin.
+    let text = if file == Path::new("-") {
+        let mut t = String::new();
+        match std::io::Read::read_to_string(&mut std::io::stdin(), &mut t) {
+            Ok(_) => t,
+            Err(e) => {
+                eprintln!("error: cannot read the script from stdin: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: cannot read {}: {e}", file.display());
+                return ExitCode::FAILURE;
+            }
         }
     };
+    // A bad trace path is refused before the run, not after it.
+    if let Some(out) = trace {
+        if let Err(e) = std::fs::write(out, b"") {
+            eprintln!("error: cannot write the trace to {}: {e}", out.display());
+            return ExitCode::FAILURE;
+        }
+    }
     let mut engine = match new_engine(backend) {
         Ok(e) => e,
         Err(m) => {
@@ -167,19 +188,27 @@ pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> Ex
             eprint!("{r}");
         }
     }
-    if trace.is_some() {
+    let traced = trace.is_some() || (opts.time && backend != BackendChoice::Host);
+    if traced {
         if let Err(m) = engine.start_trace() {
             eprintln!("error: --trace: {m}");
             return ExitCode::FAILURE;
         }
     }
+    let started = std::time::Instant::now();
     let r = engine.eval_source(&file.display().to_string(), &text);
-    if let Some(out) = trace {
+    let wall = started.elapsed().as_secs_f64();
+    if traced {
         match engine.stop_trace() {
             Ok(json) => {
-                if let Err(e) = std::fs::write(out, json) {
-                    eprintln!("error: cannot write the trace to {}: {e}", out.display());
-                    return ExitCode::FAILURE;
+                if opts.time {
+                    eprint!("{}", crate::timing::table(&json, wall));
+                }
+                if let Some(out) = trace {
+                    if let Err(e) = std::fs::write(out, json) {
+                        eprintln!("error: cannot write the trace to {}: {e}", out.display());
+                        return ExitCode::FAILURE;
+                    }
                 }
             }
             Err(m) => {
@@ -187,6 +216,11 @@ pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> Ex
                 return ExitCode::FAILURE;
             }
         }
+    } else if opts.time {
+        eprintln!(
+            "wall {:.3} ms (host backend: every construct ran on the host)",
+            wall * 1e3
+        );
     }
     let messages = engine.take_validation_messages();
     for m in &messages {
@@ -196,6 +230,10 @@ pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> Ex
         Ok(_) if messages.is_empty() => ExitCode::SUCCESS,
         Ok(_) => ExitCode::FAILURE,
         Err(e) => {
+            // `exit(code)` ends the run with its status, quietly.
+            if let Some(code) = e.diags.first().and_then(crate::interp::error::exit_code) {
+                return ExitCode::from(code.clamp(0, 255) as u8);
+            }
             print_diags(&e.source, &e.diags);
             ExitCode::FAILURE
         }

@@ -12,6 +12,7 @@ pub mod engine;
 mod explain;
 pub mod interp;
 pub mod repl;
+mod timing;
 pub mod vulkan;
 
 pub use engine::{Engine, Error, Timings};

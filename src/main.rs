@@ -44,6 +44,11 @@ enum Cmd {
         /// check --explain`, with what the device does) to stderr first.
         #[arg(long)]
         explain: bool,
+        /// At exit, print where the time went to stderr: per kernel and per
+        /// copy kind (count, total, mean, share of device time), compile,
+        /// launch and wait time, and the wall time.
+        #[arg(long)]
+        time: bool,
         /// Write a timeline trace of the run (Chrome/Perfetto JSON): a host
         /// track and one track per device queue.
         #[arg(long, value_name = "OUT.json", conflicts_with = "host")]
@@ -151,6 +156,7 @@ fn main() -> ExitCode {
             host,
             device,
             explain,
+            time,
             trace,
             kernels,
             file,
@@ -165,6 +171,7 @@ fn main() -> ExitCode {
                 trace: trace.as_deref(),
                 kernels,
                 explain,
+                time,
             },
         ),
         Cmd::Devices => accl::cli::list_devices(),

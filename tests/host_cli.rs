@@ -62,3 +62,75 @@ fn bench_runs_small() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("iterations/s"));
 }
+
+#[test]
+fn run_reads_stdin_skips_a_shebang_and_exits_with_a_code() {
+    use std::io::Write;
+    let mut child = accl()
+        .args(["run", "--host", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"#!/usr/bin/env -S accl run\nprintln(40 + 2);\nexit(7);\nprintln(0);\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(7));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n");
+}
+
+#[test]
+fn a_bad_trace_path_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.accl");
+    std::fs::write(&f, "println(1);\n").unwrap();
+    let out = accl()
+        .args(["run", "--trace", "/nonexistent-dir/t.json"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    // The script did not run.
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+}
+
+#[test]
+fn run_time_prints_a_table_per_kernel_and_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.accl");
+    std::fs::write(
+        &f,
+        "let x = zeros(f32, 1000); enter data copyin(x);
+parallel loop present(x) for i in 0..1000 { x[i] = i as f32; }
+for r in 0..3 { parallel loop present(x) for i in 0..1000 { x[i] = x[i] * 0.5; } }
+exit data copyout(x);
+",
+    )
+    .unwrap();
+    let out = accl().args(["run", "--time"]).arg(&f).output().unwrap();
+    assert!(out.status.success());
+    // Figures vary from run to run: the snapshot keeps the shape.
+    let err = String::from_utf8_lossy(&out.stderr);
+    let shape: String = err
+        .lines()
+        .map(|l| {
+            let mut s = String::new();
+            let mut last_digit = false;
+            for ch in l.chars() {
+                let digitish = ch.is_ascii_digit() || (last_digit && ch == '.');
+                if digitish && !last_digit {
+                    s.push('N');
+                } else if !digitish {
+                    s.push(ch);
+                }
+                last_digit = digitish;
+            }
+            s.split_whitespace().collect::<Vec<_>>().join(" ") + "\n"
+        })
+        .collect();
+    insta::assert_snapshot!("run_time_table", shape);
+}

@@ -313,7 +313,9 @@ pub fn did_you_mean_within<'a>(
         }
         *budget -= cells;
         let d = edit_distance(name, c);
-        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+        // Ties go to the alphabetically first name: candidates come from
+        // hash maps, and the same input must get the same suggestion.
+        if d <= limit && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
             best = Some((d, c));
         }
     }
@@ -344,6 +346,16 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ties_between_suggestions_go_the_same_way_in_any_order() {
+        // `t1`, `t2`, `t3` are all one edit from `t`: whatever order the
+        // names come in (hash maps), the suggestion is `t1`.
+        for order in [["t1", "t2", "t3"], ["t3", "t1", "t2"], ["t2", "t3", "t1"]] {
+            assert_eq!(did_you_mean("t", order), Some("t1"));
+        }
+        assert_eq!(did_you_mean("cuont", ["coutn", "count"]), Some("count"));
+    }
 
     #[test]
     fn labels_on_huge_lines_are_not_drawn() {

@@ -19,6 +19,15 @@ pub const MAX_EXPR_DEPTH: u32 = 512;
 /// Parse a whole program. Always returns a program (possibly partial, with
 /// `Error` nodes where parsing failed) and every diagnostic found.
 pub fn parse(src: &str) -> (Program, Vec<Diag>) {
+    // A `#!` first line (an executable script) is blanked, keeping offsets.
+    let owned;
+    let src = if let Some(rest) = src.strip_prefix("#!") {
+        let end = rest.find('\n').map_or(src.len(), |i| i + 2);
+        owned = format!("{}{}", " ".repeat(end), &src[end..]);
+        owned.as_str()
+    } else {
+        src
+    };
     let lexed = lexer::lex(src);
     let mut diags = lexed.diags;
     if lexed.fatal {

@@ -361,6 +361,10 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             RtVal::Unit
         }
         "clock" => RtVal::Scalar(Value::F64(cx.clock0.elapsed().as_secs_f64())),
+        "exit" => {
+            let code = scalar(&args[0]).as_i128().unwrap_or(1) as i32;
+            return Err(error::exit(sp(0), code));
+        }
         "write_png" => {
             let path = cx.path(name, string(&args[1]), span)?;
             stdlib::image::write_png(array(&args[0], span)?, &path)

@@ -104,6 +104,32 @@ pub fn recursion(span: Span, limit: usize) -> Box<Diag> {
     )
 }
 
+/// `exit(code)`: not a failure, but it ends the run like one; the code is
+/// [`exit_code`] of the diagnostic.
+pub fn exit(span: Span, code: i32) -> Box<Diag> {
+    Box::new(Diag::error(
+        EXIT,
+        format!("exit({code})"),
+        span,
+        "the script ends here",
+    ))
+}
+
+/// The diagnostic code of [`exit`].
+pub const EXIT: &str = "accl::run::exit";
+
+/// The status of an `exit(code)` diagnostic (`None` for any other).
+pub fn exit_code(d: &Diag) -> Option<i32> {
+    if d.code != EXIT {
+        return None;
+    }
+    d.message
+        .strip_prefix("exit(")?
+        .strip_suffix(')')?
+        .parse()
+        .ok()
+}
+
 pub fn assert_failed(span: Span, msg: Option<&str>) -> Box<Diag> {
     Box::new(Diag::error(
         "accl::run::assert_failed",

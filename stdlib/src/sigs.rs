@@ -491,6 +491,14 @@ pub fn builtins() -> Builtins {
     );
     fixed(
         &mut b,
+        "exit",
+        "exit(code: i32): end the script now, with this exit status",
+        Host,
+        vec![Type::I32],
+        Type::Unit,
+    );
+    fixed(
+        &mut b,
         "clock",
         "clock() -> f64 seconds",
         Io,

@@ -1,0 +1,129 @@
+//! `accl run --time`: at exit, where the time went, from the run's trace
+//! (the same events `--trace` writes): per kernel and per copy kind, the
+//! count, total, mean and share of the device's busy time (device
+//! timestamps), then the compile time, the host time spent launching and
+//! waiting, and the wall time.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+#[derive(Default)]
+struct Row {
+    count: u64,
+    total_us: f64,
+}
+
+fn by_total(m: &BTreeMap<String, Row>) -> Vec<(String, &Row)> {
+    let mut v: Vec<(String, &Row)> = m.iter().map(|(k, r)| (k.clone(), r)).collect();
+    v.sort_by(|a, b| b.1.total_us.total_cmp(&a.1.total_us).then(a.0.cmp(&b.0)));
+    v
+}
+
+/// The table for the Chrome trace `json` of a run that took `wall_s`.
+pub fn table(json: &str, wall_s: f64) -> String {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(json) else {
+        return "time: the trace could not be read\n".into();
+    };
+    let events = v["traceEvents"].as_array().cloned().unwrap_or_default();
+    let mut kernels: BTreeMap<String, Row> = BTreeMap::new();
+    let mut copies: BTreeMap<String, Row> = BTreeMap::new();
+    let mut other: BTreeMap<&'static str, Row> = BTreeMap::new();
+    for e in &events {
+        if e["ph"] != "X" {
+            continue;
+        }
+        let name = e["name"].as_str().unwrap_or("?").to_string();
+        let dur = e["dur"].as_f64().unwrap_or(0.0);
+        let row = match e["cat"].as_str().unwrap_or("") {
+            "kernel" => kernels.entry(name).or_default(),
+            "copy" => copies.entry(name).or_default(),
+            "compile" => other.entry("compile (host, JIT)").or_default(),
+            "launch" => other.entry("launch (host)").or_default(),
+            "wait" => other.entry("wait (host)").or_default(),
+            _ => continue,
+        };
+        row.count += 1;
+        row.total_us += dur;
+    }
+    let busy: f64 = kernels
+        .values()
+        .chain(copies.values())
+        .map(|r| r.total_us)
+        .sum();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<40} {:>7} {:>12} {:>12} {:>7}",
+        "time", "count", "total ms", "mean us", "share"
+    );
+    let section = |out: &mut String, title: &str, rows: Vec<(String, &Row)>, share: bool| {
+        if rows.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "{title}");
+        for (name, r) in rows {
+            let _ = writeln!(
+                out,
+                "  {:<38} {:>7} {:>12.3} {:>12.1} {:>7}",
+                name,
+                r.count,
+                r.total_us / 1e3,
+                r.total_us / r.count.max(1) as f64,
+                if share && busy > 0.0 {
+                    format!("{:.1}%", 100.0 * r.total_us / busy)
+                } else {
+                    String::new()
+                }
+            );
+        }
+    };
+    let k = by_total(&kernels);
+    let c = by_total(&copies);
+    section(&mut out, "kernels (device)", k, true);
+    section(&mut out, "copies (device)", c, true);
+    let o: Vec<(String, &Row)> = other.iter().map(|(k, r)| (k.to_string(), r)).collect();
+    section(&mut out, "host", o, false);
+    let _ = writeln!(
+        out,
+        "device busy {:.3} ms; wall {:.3} ms",
+        busy / 1e3,
+        wall_s * 1e3
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_add_up_per_name_and_kind() {
+        let json = r#"{"traceEvents":[
+            {"name":"kernel_0 line 1","cat":"kernel","ph":"X","dur":300.0},
+            {"name":"kernel_0 line 1","cat":"kernel","ph":"X","dur":100.0},
+            {"name":"kernel_1 line 5","cat":"kernel","ph":"X","dur":500.0},
+            {"name":"upload","cat":"copy","ph":"X","dur":100.0},
+            {"name":"compile kernel_0","cat":"compile","ph":"X","dur":2000.0},
+            {"name":"submit","cat":"submit","ph":"i"}
+        ]}"#;
+        let t = table(json, 0.5);
+        let line = |name: &str| {
+            t.lines()
+                .find(|l| l.trim_start().starts_with(name))
+                .unwrap_or_else(|| panic!("no `{name}` in\n{t}"))
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        // kernel_1 first (largest total); shares of the 1 ms busy time.
+        assert!(
+            t.find("kernel_1").unwrap() < t.find("kernel_0").unwrap(),
+            "{t}"
+        );
+        assert_eq!(line("kernel_0"), "kernel_0 line 1 2 0.400 200.0 40.0%");
+        assert_eq!(line("kernel_1"), "kernel_1 line 5 1 0.500 500.0 50.0%");
+        assert_eq!(line("upload"), "upload 1 0.100 100.0 10.0%");
+        assert_eq!(line("compile"), "compile (host, JIT) 1 2.000 2000.0");
+        assert!(t.contains("device busy 1.000 ms; wall 500.000 ms"), "{t}");
+    }
+}
