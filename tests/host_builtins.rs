@@ -318,3 +318,54 @@ fn constructs_on_the_host() {
         "28"
     );
 }
+
+#[test]
+fn numpy_basics() {
+    let mut e = accl::Engine::new();
+    e.eval(
+        "let r = rand(f64, 42, 1000); let r2 = rand(f64, 42, 1000); let r3 = rand(f32, 7, 10, 10);
+         let same = true; let inside = true;
+         for i in 0..1000 { same = same && r[i] == r2[i]; inside = inside && r[i] >= 0.0 && r[i] < 1.0; }
+         let m = mean(r);
+         let o = ones(i32, 2, 3); let a = arange(f32, 6); let b = reshape(a, 2, 3); let c = astype(b, i32);
+         let d = dot(a, a); let hi = argmax(a); let lo = argmin(a); let mi = mean(o);
+         let w = arange(i32, 5); w[3] = 9; let wa = argmax(w);",
+    )
+    .unwrap();
+    let v = |n: &str| e.get_value(n).unwrap().to_string();
+    assert_eq!(v("same"), "true");
+    assert_eq!(v("inside"), "true");
+    let m: f64 = v("m").parse().unwrap();
+    assert!((m - 0.5).abs() < 0.05, "mean of 1000 uniform values: {m}");
+    assert_eq!(v("d"), "55.0");
+    assert_eq!(v("hi"), "5");
+    assert_eq!(v("lo"), "0");
+    assert_eq!(v("mi"), "1.0");
+    assert_eq!(v("wa"), "3");
+    assert_eq!(e.array("c").unwrap().shape(), &[2, 3]);
+    assert_eq!(e.array("r3").unwrap().shape(), &[10, 10]);
+    // A seed gives the same numbers on every machine.
+    let first = e
+        .array("r")
+        .unwrap()
+        .data()
+        .get(0)
+        .unwrap()
+        .as_f64()
+        .unwrap();
+    assert_eq!(
+        first,
+        stdlib::ops::rand(lang::Scalar::F64, 42, &[1])
+            .unwrap()
+            .data()
+            .get(0)
+            .unwrap()
+            .as_f64()
+            .unwrap()
+    );
+    // Shapes that do not fit are errors with a code.
+    let err = e.eval("let z = reshape(a, 4, 2);").unwrap_err();
+    assert_eq!(err.diags[0].code, "accl::run::bad_reshape");
+    let err = e.eval("let z = dot(a, arange(f32, 3));").unwrap_err();
+    assert_eq!(err.diags[0].code, "accl::run::bad_shape");
+}

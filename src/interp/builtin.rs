@@ -268,8 +268,8 @@ pub fn call_dyn(
     if cx.max_array_bytes != 0 {
         let count = |d: Vec<i128>| d.iter().try_fold(1i128, |a, &x| a.checked_mul(x.max(0)));
         let n = match name {
-            "zeros" => count(dims(1)),
-            "full" => count(dims(2)),
+            "zeros" | "ones" => count(dims(1)),
+            "full" | "rand" => count(dims(2)),
             "linspace" => Some(int(&args[3])),
             "clone" => Some(array(&args[0], span)?.len() as i128),
             _ => None,
@@ -325,6 +325,57 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             )
         }
         "clone" => RtVal::Array(array(&args[0], span)?.deep_clone()),
+        "ones" => RtVal::Array(
+            ops::full(
+                ty_arg(&args[0]),
+                Value::IntLit(1).cast(ty_arg(&args[0])),
+                &dims(1),
+            )
+            .map_err(shape_err)?,
+        ),
+        "rand" => RtVal::Array(
+            ops::rand(ty_arg(&args[0]), int(&args[1]) as u64, &dims(2)).map_err(shape_err)?,
+        ),
+        "astype" => {
+            RtVal::Array(ops::astype(array(&args[0], span)?, ty_arg(&args[1])).map_err(shape_err)?)
+        }
+        "reshape" => {
+            let a = array(&args[0], span)?;
+            match ops::reshape(a, &dims(1)).map_err(shape_err)? {
+                Some(r) => RtVal::Array(r),
+                None => {
+                    return Err(Box::new(lang::Diag::error(
+                        "accl::run::bad_reshape",
+                        format!("cannot reshape {} elements into {:?}", a.len(), dims(1)),
+                        span,
+                        "element counts differ",
+                    )))
+                }
+            }
+        }
+        "mean" => RtVal::Scalar(Value::F64(ops::mean(&reduce_source(
+            array(&args[0], span)?,
+            cx,
+            span,
+        )?))),
+        "dot" => {
+            let (a, b) = (array(&args[0], span)?, array(&args[1], span)?);
+            match ops::dot(&reduce_source(a, cx, span)?, &reduce_source(b, cx, span)?) {
+                Some(v) => RtVal::Scalar(v),
+                None => {
+                    return Err(Box::new(lang::Diag::error(
+                        "accl::run::bad_shape",
+                        format!("`dot` of arrays of {} and {} elements", a.len(), b.len()),
+                        span,
+                        "lengths differ",
+                    )))
+                }
+            }
+        }
+        "argmax" | "argmin" => RtVal::Scalar(Value::I64(ops::arg_extremum(
+            &reduce_source(array(&args[0], span)?, cx, span)?,
+            name == "argmax",
+        ))),
         "len" => RtVal::Scalar(Value::I32(array(&args[0], span)?.len() as i32)),
         "shape" => {
             let a = array(&args[0], span)?;

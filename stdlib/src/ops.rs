@@ -151,3 +151,119 @@ mod tests {
         );
     }
 }
+
+/// `rand(T, seed, dims..)`: uniform values in `[0, 1)` from a splitmix64
+/// stream started at `seed` (the same seed gives the same array on every
+/// machine).
+pub fn rand(t: Scalar, seed: u64, dims: &[i128]) -> Result<Array, ShapeError> {
+    let a = zeros(t, dims)?;
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    {
+        let mut d = a.data_mut();
+        for i in 0..a.len() {
+            // 53 random bits: exact in f64, rounded down in f32 below 1.
+            let u = (next() >> 11) as f64 / (1u64 << 53) as f64;
+            let v = match t {
+                Scalar::F32 => Value::F32((u as f32).min(1.0 - f32::EPSILON / 2.0)),
+                _ => Value::F64(u),
+            };
+            d.set(i, v);
+        }
+    }
+    Ok(a)
+}
+
+/// `mean(a)`: the `f64` average of the elements (NaN for an empty array).
+pub fn mean(a: &Array) -> f64 {
+    let d = a.data();
+    let n = a.len();
+    let s: f64 = (0..n)
+        .map(|i| d.get(i).and_then(|v| v.as_f64()).unwrap_or(0.0))
+        .sum();
+    s / n as f64
+}
+
+/// `dot(a, b)`: the sum of the products of the elements, in order, in the
+/// element type (integers wrap); `None` when the lengths differ.
+pub fn dot(a: &Array, b: &Array) -> Option<Value> {
+    if a.len() != b.len() {
+        return None;
+    }
+    let (da, db) = (a.data(), b.data());
+    let t = a.scalar();
+    let mut acc = Value::zero(t);
+    for i in 0..a.len() {
+        let (x, y) = (da.get(i)?, db.get(i)?);
+        let p = Value::binary(lang::ast::BinOp::Mul, x, y).ok()?;
+        acc = Value::binary(lang::ast::BinOp::Add, acc, p).ok()?;
+    }
+    Some(acc)
+}
+
+/// `argmax(a)` (`max`) or `argmin(a)`: the flat index of the first largest
+/// (smallest) element; NaNs lose to numbers; -1 for an empty array.
+pub fn arg_extremum(a: &Array, max: bool) -> i64 {
+    let d = a.data();
+    let mut best: Option<(usize, f64)> = None;
+    for i in 0..a.len() {
+        let v = d.get(i).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+        let better = match best {
+            None => !v.is_nan(),
+            Some((_, b)) => {
+                if max {
+                    v > b
+                } else {
+                    v < b
+                }
+            }
+        };
+        if better {
+            best = Some((i, v));
+        }
+    }
+    match (best, a.len()) {
+        (Some((i, _)), _) => i as i64,
+        (None, 0) => -1,
+        (None, _) => 0, // all NaN: the first
+    }
+}
+
+/// `astype(a, T)`: a new array of the elements converted as `as` does.
+pub fn astype(a: &Array, t: Scalar) -> Result<Array, ShapeError> {
+    let out = Array::zeros(t, a.shape().to_vec())?;
+    {
+        let (src, mut dst) = (a.data(), out.data_mut());
+        for i in 0..a.len() {
+            if let Some(v) = src.get(i) {
+                dst.set(i, v.cast(t));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `reshape(a, dims..)`: a copy of `a` with another shape of the same
+/// number of elements (row-major order kept); `None` when the counts differ.
+pub fn reshape(a: &Array, dims: &[i128]) -> Result<Option<Array>, ShapeError> {
+    let shape = shape_of(dims, a.scalar())?;
+    if shape.iter().product::<usize>() != a.len() {
+        return Ok(None);
+    }
+    let out = Array::zeros(a.scalar(), shape)?;
+    {
+        let (src, mut dst) = (a.data(), out.data_mut());
+        for i in 0..a.len() {
+            if let Some(v) = src.get(i) {
+                dst.set(i, v);
+            }
+        }
+    }
+    Ok(Some(out))
+}

@@ -185,6 +185,95 @@ fn linspace(args: &[Type]) -> Result<Sig, String> {
     })
 }
 
+fn ones(args: &[Type]) -> Result<Sig, String> {
+    let t = type_arg(args.first())?;
+    if t == Scalar::Bool {
+        return Err("needs a numeric element type".into());
+    }
+    zeros(args)
+}
+
+fn rand_rule(args: &[Type]) -> Result<Sig, String> {
+    let t = type_arg(args.first())?;
+    if !t.is_float() {
+        return Err("needs a float element type (`f32` or `f64`): `rand(f64, seed, n)`".into());
+    }
+    if args.len() < 3 {
+        return Err("needs a type, a seed and 1 to 3 dimensions: `rand(f64, 42, n)`".into());
+    }
+    let mut params = vec![args[0], Type::I64];
+    let d = dims(&args[2..])?;
+    let rank = d.len() as u8;
+    params.extend(d);
+    Ok(Sig {
+        params,
+        ret: Type::Array(t, rank),
+    })
+}
+
+fn mean_rule(args: &[Type]) -> Result<Sig, String> {
+    let (s, _) = any_array(args, 1)?;
+    if !s.is_numeric() {
+        return Err(format!("needs a numeric array, found `{}`", args[0]));
+    }
+    Ok(Sig {
+        params: vec![args[0]],
+        ret: Type::F64,
+    })
+}
+
+fn dot_rule(args: &[Type]) -> Result<Sig, String> {
+    count(args, 2)?;
+    match (args[0], args[1]) {
+        (Type::Array(s, 1), Type::Array(t, 1)) if s == t && s.is_numeric() => Ok(Sig {
+            params: vec![args[0], args[1]],
+            ret: Type::Scalar(s),
+        }),
+        _ => Err(format!(
+            "needs two 1-D numeric arrays of one element type, found `{}` and `{}`",
+            args[0], args[1]
+        )),
+    }
+}
+
+fn arg_rule(args: &[Type]) -> Result<Sig, String> {
+    let (s, _) = any_array(args, 1)?;
+    if !s.is_numeric() {
+        return Err(format!("needs a numeric array, found `{}`", args[0]));
+    }
+    Ok(Sig {
+        params: vec![args[0]],
+        ret: Type::I64,
+    })
+}
+
+fn astype_rule(args: &[Type]) -> Result<Sig, String> {
+    count(args, 2)?;
+    let Type::Array(_, r) = args[0] else {
+        return Err(format!("needs an array first, found `{}`", args[0]));
+    };
+    let t = type_arg(args.get(1))
+        .map_err(|_| "needs an element type second: `astype(a, f64)`".to_string())?;
+    Ok(Sig {
+        params: vec![args[0], args[1]],
+        ret: Type::Array(t, r),
+    })
+}
+
+fn reshape_rule(args: &[Type]) -> Result<Sig, String> {
+    let Some(Type::Array(s, _)) = args.first() else {
+        return Err("needs an array and 1 to 3 dimensions: `reshape(a, rows, cols)`".into());
+    };
+    let d = dims(&args[1..])?;
+    let rank = d.len() as u8;
+    let mut params = vec![args[0]];
+    params.extend(d);
+    Ok(Sig {
+        params,
+        ret: Type::Array(*s, rank),
+    })
+}
+
 fn any_array(args: &[Type], n: usize) -> Result<(Scalar, u8), String> {
     count(args, n)?;
     match args[0] {
@@ -428,6 +517,56 @@ pub fn builtins() -> Builtins {
         "full(T, value, dims..) -> T array filled with value",
         Alloc,
         full,
+    );
+    add(
+        &mut b,
+        "ones",
+        "ones(T, dims..) -> T array of ones",
+        Alloc,
+        ones,
+    );
+    add(
+        &mut b,
+        "rand",
+        "rand(T, seed, dims..) -> f32/f64 array, uniform in [0, 1), the same for the same seed",
+        Alloc,
+        rand_rule,
+    );
+    add(
+        &mut b,
+        "astype",
+        "astype(a, T) -> a copy of a with T elements (converted as `as` does)",
+        Alloc,
+        astype_rule,
+    );
+    add(
+        &mut b,
+        "reshape",
+        "reshape(a, dims..) -> a copy of a with that shape (same number of elements)",
+        Alloc,
+        reshape_rule,
+    );
+    add(&mut b, "mean", "mean(a) -> f64 average", Host, mean_rule);
+    add(
+        &mut b,
+        "dot",
+        "dot(a, b) -> sum of a[i] * b[i] (1-D)",
+        Host,
+        dot_rule,
+    );
+    add(
+        &mut b,
+        "argmax",
+        "argmax(a) -> i64 flat index of the first largest element",
+        Host,
+        arg_rule,
+    );
+    add(
+        &mut b,
+        "argmin",
+        "argmin(a) -> i64 flat index of the first smallest element",
+        Host,
+        arg_rule,
     );
     add(
         &mut b,

@@ -253,12 +253,20 @@ impl Checker<'_> {
         } else {
             "numeric operands"
         };
-        self.err(Diag::error(
+        let mut d = Diag::error(
             "accl::type::bad_operands",
             format!("`{}` cannot be applied to `{at}` and `{bt}`", op.symbol()),
             span,
             format!("`{}` takes {what}", op.symbol()),
-        ));
+        );
+        if at.is_array() || bt.is_array() {
+            // No whole-array arithmetic: show the loop to write.
+            let s = op.symbol();
+            d = d.with_help(format!(
+                "operators work on elements; write the loop, e.g. `let y = zeros(T, len(x)); parallel loop for i in 0..len(x) {{ y[i] = x[i] {s} v; }}`"
+            ));
+        }
+        self.err(d);
     }
 
     /// The result type of `a op b` where both operands have type `t`.
@@ -535,7 +543,8 @@ impl Checker<'_> {
             expect
         };
         let (ha, at) = self.expr(a, down);
-        let down_b = if op.is_shift() {
+        let down_b = if op.is_shift() || at.is_array() {
+            // An array operand is reported once, below (with its loop).
             None
         } else if at.is_literal() {
             down
@@ -564,6 +573,11 @@ impl Checker<'_> {
                 }
                 Type::Error
             }
+        } else if at.is_array() || bt.is_array() {
+            if at != Type::Error && bt != Type::Error {
+                self.bad_operands(op, at, bt, span);
+            }
+            Type::Error
         } else {
             let u = self.unify(ha, at, hb, bt, span, Some(op));
             let at2 = self.body.types[ha.index()];
