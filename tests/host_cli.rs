@@ -134,3 +134,28 @@ exit data copyout(x);
         .collect();
     insta::assert_snapshot!("run_time_table", shape);
 }
+
+#[test]
+fn the_repl_takes_bare_exit_quit_and_help() {
+    use std::io::Write;
+    for (input, want_out, not_out) in [
+        ("println(1);\nhelp\nexit\nprintln(2);\n", ":explain", "2\n"),
+        ("println(1);\nquit;\nprintln(2);\n", "1\n", "2\n"),
+        // A variable named `help` is printed, not the help.
+        ("let help = 41 + 1;\nhelp\n", "42", ":explain"),
+    ] {
+        let mut child = accl()
+            .arg("--host")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{input}: {text}");
+        assert!(text.contains(want_out), "{input}: {text}");
+        assert!(!text.contains(not_out), "{input}: {text}");
+    }
+}

@@ -372,6 +372,7 @@ fn run_piped(mut s: Session, busy: Arc<AtomicBool>) -> ExitCode {
             }
             None => break,
         };
+        let line = bare_command(&s, &line).unwrap_or(line);
         if pending.is_empty() && line.trim_start().starts_with(':') {
             busy.store(true, Ordering::SeqCst);
             let flow = s.meta(&line);
@@ -460,6 +461,11 @@ fn run_tty(mut s: Session, busy: Arc<AtomicBool>) -> ExitCode {
         let prompt = if pending.is_empty() { PROMPT } else { MORE };
         match ed.readline(prompt) {
             Ok(line) => {
+                let line = if pending.is_empty() {
+                    bare_command(&s, &line).unwrap_or(line)
+                } else {
+                    line
+                };
                 if pending.is_empty() && line.trim_start().starts_with(':') {
                     let _ = ed.add_history_entry(line.trim());
                     busy.store(true, Ordering::SeqCst);
@@ -604,4 +610,19 @@ pub(crate) mod tests {
         assert!(n.session.contains(&"twice".to_string()));
         assert!(n.builtins.contains(&"zeros".to_string()));
     }
+}
+
+/// `exit`, `quit` and `help` typed alone (as in Python's REPL) are the
+/// meta commands, unless the session has a variable of that name.
+fn bare_command(s: &Session, line: &str) -> Option<String> {
+    let w = line.trim().trim_end_matches(';').trim();
+    let cmd = match w {
+        "exit" | "quit" => ":quit",
+        "help" => ":help",
+        _ => return None,
+    };
+    if s.engine.variables().iter().any(|(n, _)| n == w) {
+        return None;
+    }
+    Some(cmd.to_string())
 }
