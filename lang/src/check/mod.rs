@@ -11,10 +11,12 @@
 //! recursive? does it print?), so calls from device code are recorded while
 //! bodies are checked and judged at the end ([`device`]).
 
+mod clauses;
+pub use clauses::clause_names;
 mod construct;
-pub use construct::clause_names;
 mod device;
 mod expr;
+mod update;
 
 use crate::arena::Arena;
 use crate::ast;

@@ -1,0 +1,223 @@
+//! `loop` constructs inside a kernel: in order (`seq`, or `auto` without a
+//! proof of independence), or a [`VectorLoop`] over the gang's
+//! invocations, each with its `private` and `reduction` clauses.
+
+use super::{internal, reduction_legal, scalar_of, Binding, Fx, Lowerer};
+use crate::kir::*;
+use crate::unsupported;
+use lang::hir;
+use lang::value::identity;
+use lang::{Diag, Value};
+
+impl Lowerer<'_> {
+    /// A `loop` construct inside a kernel: `seq` runs it in order (every
+    /// invocation that reaches it); otherwise, in gang-redundant code, a
+    /// [`VectorLoop`] spread over the workgroup.
+    pub(super) fn inner_loop(
+        &mut self,
+        fx: &mut Fx,
+        c: &hir::Construct,
+        out: &mut Block,
+    ) -> Result<(), Diag> {
+        let span = c.span;
+        let cl = &c.clauses;
+        let hir::ConstructBody::Loops { loops, body } = &c.body else {
+            return Err(internal(span, "a `loop` without a loop nest"));
+        };
+        // Reduction targets: locals of the enclosing code.
+        let mut targets = Vec::new();
+        for r in &cl.reductions {
+            match fx.map.get(&r.var).copied() {
+                Some(Binding::Local(t)) => {
+                    let ty = fx.out.locals[t].ty;
+                    if !reduction_legal(r.op, ty) {
+                        return Err(internal(
+                            r.span,
+                            "a reduction operator on a type it does not apply to",
+                        ));
+                    }
+                    if fx.vector_locals.as_ref().is_some_and(|v| !v.contains(&t)) {
+                        let name = &fx.src.locals[r.var].name;
+                        return Err(unsupported(
+                            r.span,
+                            &format!("a `loop seq` reduction into `{name}`, which belongs to the gang, inside `loop vector`"),
+                        ));
+                    }
+                    targets.push((r, t, ty));
+                }
+                _ => {
+                    let name = &fx.src.locals[r.var].name;
+                    return Err(unsupported(
+                        r.span,
+                        &format!("a `loop` reduction into `{name}`, a variable of the host that the construct does not reduce"),
+                    )
+                    .with_help(format!("add `reduction(..: {name})` to the `parallel` construct too")));
+                }
+            }
+        }
+        let saved_map: Vec<(hir::LocalH, Option<Binding>)> = cl
+            .private
+            .iter()
+            .chain(cl.reductions.iter().map(|r| &r.var))
+            .map(|v| (*v, fx.map.get(v).copied()))
+            .collect();
+
+        let in_order = cl.seq
+            || (cl.auto
+                && crate::autovec::independent_nest(
+                    self.program,
+                    fx.src,
+                    loops,
+                    body,
+                    self.builtins,
+                )
+                .is_err());
+        if in_order {
+            // In order: save, identity, the loop nest, combine (as the host).
+            let mut saves = Vec::new();
+            for &(r, t, ty) in &targets {
+                let save = fx.local("saved", ty, r.span);
+                let cur = fx.out.add_expr(Expr::Local(t), ty, r.span);
+                out.push(Fx::stmt(
+                    StmtKind::Store {
+                        local: save,
+                        value: cur,
+                    },
+                    r.span,
+                ));
+                let id = fx.konst(identity(r.op, ty), r.span);
+                out.push(Fx::stmt(
+                    StmtKind::Store {
+                        local: t,
+                        value: id,
+                    },
+                    r.span,
+                ));
+                saves.push(save);
+            }
+            for &v in &cl.private {
+                let ty = scalar_of(fx.src.locals[v].ty, span)?;
+                let name = fx.src.locals[v].name.clone();
+                let l = fx.local(&name, ty, span);
+                let z = fx.konst(Value::zero(ty), span);
+                out.push(Fx::stmt(StmtKind::Store { local: l, value: z }, span));
+                fx.map.insert(v, Binding::Local(l));
+            }
+            let mut nest = hir::ForLoop {
+                header: loops[loops.len() - 1].clone(),
+                body: body.clone(),
+            };
+            for h in loops[..loops.len() - 1].iter().rev() {
+                nest = hir::ForLoop {
+                    header: h.clone(),
+                    body: vec![hir::Stmt {
+                        kind: hir::StmtKind::For(nest),
+                        span,
+                    }],
+                };
+            }
+            // `continue` in the body goes to the next iteration: it is a loop.
+            self.for_loop(fx, &nest, span, out)?;
+            for (&(r, t, ty), save) in targets.iter().zip(saves) {
+                let a = fx.out.add_expr(Expr::Local(save), ty, r.span);
+                let b = fx.out.add_expr(Expr::Local(t), ty, r.span);
+                let v = fx.out.add_expr(Expr::Reduce(r.op, a, b), ty, r.span);
+                out.push(Fx::stmt(StmtKind::Store { local: t, value: v }, r.span));
+            }
+        } else {
+            if !fx.redundant {
+                return Err(unsupported(
+                    c.kind_span,
+                    if fx.vector_locals.is_some() {
+                        "a `loop` nested inside `loop vector` (only `loop seq` can be)"
+                    } else {
+                        "a `loop` in this position"
+                    },
+                ));
+            }
+            let gangs = cl.gang;
+            if gangs && self.shape != Shape::Region {
+                return Err(unsupported(
+                    c.kind_span,
+                    "`loop gang` inside `parallel loop` (its iterations already are the gangs)",
+                ));
+            }
+            if gangs && !cl.reductions.is_empty() {
+                return Err(unsupported(
+                    c.kind_span,
+                    "a reduction on `loop gang` inside `parallel { .. }` (it would combine across gangs)",
+                )
+                .with_help("put the reduction on the `parallel` construct, or use `loop vector`"));
+            }
+            // Bounds: evaluated by every invocation (identically) before the loop.
+            let mut levels = Vec::new();
+            let mut level_vars = Vec::new();
+            for h in loops {
+                let ty = scalar_of(fx.src.locals[h.var].ty, h.span)?;
+                let lo = self.expr(fx, h.lo)?;
+                let hi = self.expr(fx, h.hi)?;
+                self.refuse_effects(fx, [&lo, &hi], h.span)?;
+                let name = fx.src.locals[h.var].name.clone();
+                let var = fx.local(&name, ty, h.span);
+                level_vars.push((h.var, var));
+                levels.push(InnerLevel {
+                    var,
+                    ty,
+                    lo,
+                    hi,
+                    inclusive: h.inclusive,
+                });
+            }
+            let was_redundant = std::mem::replace(&mut fx.redundant, false);
+            let was_vector = fx.vector_locals.replace(Vec::new());
+            let was_depth = std::mem::replace(&mut fx.loop_depth, 0);
+            for &(hv, var) in &level_vars {
+                fx.map.insert(hv, Binding::Local(var));
+                if let Some(v) = &mut fx.vector_locals {
+                    v.push(var);
+                }
+            }
+            let mut reductions = Vec::new();
+            for &(r, t, ty) in &targets {
+                let name = fx.src.locals[r.var].name.clone();
+                let private = fx.local(&name, ty, r.span);
+                fx.map.insert(r.var, Binding::Local(private));
+                reductions.push(InnerReduction {
+                    op: r.op,
+                    target: t,
+                    private,
+                });
+            }
+            let mut stmts = Vec::new();
+            for &v in &cl.private {
+                let ty = scalar_of(fx.src.locals[v].ty, span)?;
+                let name = fx.src.locals[v].name.clone();
+                let l = fx.local(&name, ty, span);
+                let z = fx.konst(Value::zero(ty), span);
+                stmts.push(Fx::stmt(StmtKind::Store { local: l, value: z }, span));
+                fx.map.insert(v, Binding::Local(l));
+            }
+            let r = self.block(fx, body);
+            fx.redundant = was_redundant;
+            fx.vector_locals = was_vector;
+            fx.loop_depth = was_depth;
+            stmts.extend(r?);
+            out.push(Fx::stmt(
+                StmtKind::VectorLoop(Box::new(VectorLoop {
+                    levels,
+                    body: stmts,
+                    reductions,
+                    gangs,
+                })),
+                span,
+            ));
+        }
+        for (v, b) in saved_map {
+            match b {
+                Some(b) => fx.map.insert(v, b),
+                None => fx.map.remove(&v),
+            };
+        }
+        Ok(())
+    }
+}

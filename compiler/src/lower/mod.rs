@@ -1,0 +1,558 @@
+//! HIR → KIR: one `parallel loop` or `parallel { .. }` construct to a [`Kernel`].
+//!
+//! The lowering resolves what the HIR leaves to the host: which local is a
+//! captured scalar (a [`Expr::Param`]), which is an array (a binding), which
+//! is private to the iteration (a KIR local). Device functions are lowered
+//! once per distinct tuple of array bindings they are called with (so a
+//! function taking `q: f32[]` called with two different arrays becomes two
+//! SPIR-V functions, each with its buffer fixed) and once only otherwise.
+//!
+//! The kernel's [`Shape`] is chosen here: a `parallel loop` with a non-`seq`
+//! `loop` inside is a gang loop, a region is a `Region`, `parallel loop seq`
+//! is `Seq`, anything else `Flat` (`docs/language.md`, "How compute constructs map onto the device"). In gang-redundant
+//! code (a gang's statements outside `loop vector`) every invocation
+//! computes the same scalars and each effect (an element store, an atomic,
+//! a call of a function that stores) is wrapped in `if invocation == 0 { .. }`
+//! followed by a barrier ("vector-single"); a value only invocation 0 could
+//! compute is refused. Reductions use the host's identities and `combine`
+//! ([`identity`](lang::value::identity), [`combine`], copied from
+//! `src/interp/construct.rs`).
+//!
+//! Still refused with `accl::compile::unsupported`, naming the feature and
+//! pointing at it: a non-`seq` `loop` nested in `loop vector`, `loop gang`
+//! inside `parallel loop`, a reduction on `loop gang` in a region, a
+//! `loop` reduction into a host variable the construct does not reduce,
+//! atomic captures used as values in gang-redundant code, and what the
+//! back end never did (strings, whole-array values, `break` out of an
+//! iteration).
+//!
+//! The parts: this file chooses the shape and lowers the construct's
+//! captures, clauses and loop nest into the kernel's entry. Its private
+//! modules: `stmt` lowers statements (and makes gang-redundant effects
+//! vector-single), `expr` expressions and atomics, `inner` the `loop`
+//! constructs inside a kernel, and `function` device functions.
+
+mod expr;
+mod function;
+mod inner;
+mod stmt;
+
+use crate::autovec::LoopNote;
+use crate::kir::*;
+use lang::arena::Arena;
+use lang::hir::{self, DirectiveKind, FnH};
+use lang::{Builtins, Diag, Scalar, Span, Type, Value};
+use std::collections::HashMap;
+
+/// Lower one `parallel loop` construct of `body` (the body it appears in:
+/// `program.main` or a function's body) to a kernel.
+pub fn lower(
+    program: &hir::Program,
+    body: &hir::Body,
+    construct: &hir::Construct,
+    builtins: &Builtins,
+) -> Result<Kernel, Diag> {
+    match lower_mapped(program, body, construct, builtins, true) {
+        // A body the gang shape refuses (a value only lane 0 computes,
+        // used outside the vector loop) runs as written.
+        Err(_) if mapped_loops(program, body, construct, builtins).0.is_some() => {
+            let mut k = lower_mapped(program, body, construct, builtins, false)?;
+            k.notes = mapped_loops(program, body, construct, builtins)
+                .1
+                .into_iter()
+                .map(|n| LoopNote {
+                    vector: None,
+                    reason: "its gang-redundant code uses a value only one lane computes".into(),
+                    ..n
+                })
+                .collect();
+            Ok(k)
+        }
+        r => r,
+    }
+}
+
+/// Why a `parallel loop auto` runs its iterations in order on one lane (it
+/// cannot prove them independent), as a note on its loop; `None` when it
+/// is not `auto` or they are independent.
+fn auto_refused(
+    program: &hir::Program,
+    body: &hir::Body,
+    construct: &hir::Construct,
+    builtins: &Builtins,
+) -> Option<LoopNote> {
+    let hir::ConstructBody::Loops { loops, body: block } = &construct.body else {
+        return None;
+    };
+    if !construct.clauses.auto {
+        return None;
+    }
+    crate::autovec::independent_nest(program, body, loops, block, builtins)
+        .err()
+        .map(|why| LoopNote {
+            span: loops[0].span,
+            vector: None,
+            reason: format!("`auto`: in order on one lane, since {why}"),
+        })
+}
+
+/// The iteration body of a flat `parallel loop` with its parallel inner
+/// loops made vector loops ([`crate::autovec`]), when there are any.
+fn mapped_loops(
+    program: &hir::Program,
+    body: &hir::Body,
+    construct: &hir::Construct,
+    builtins: &Builtins,
+) -> (Option<hir::Block>, Vec<LoopNote>) {
+    let (DirectiveKind::ParallelLoop, hir::ConstructBody::Loops { loops, body: block }) =
+        (construct.kind, &construct.body)
+    else {
+        return (None, Vec::new());
+    };
+    if has_inner_loops(block) || auto_refused(program, body, construct, builtins).is_some() {
+        return (None, Vec::new());
+    }
+    let (l, b) = crate::collapse::levels(program, body, construct, loops, block, builtins);
+    if l.len() != loops.len() {
+        return (None, Vec::new()); // collapsed instead
+    }
+    crate::autovec::vectorise(program, body, construct, loops, b, builtins)
+}
+
+fn lower_mapped(
+    program: &hir::Program,
+    body: &hir::Body,
+    construct: &hir::Construct,
+    builtins: &Builtins,
+    map_loops: bool,
+) -> Result<Kernel, Diag> {
+    let c = &construct.clauses;
+    let auto;
+    let (mapped, mut notes) = if map_loops {
+        mapped_loops(program, body, construct, builtins)
+    } else {
+        (None, Vec::new())
+    };
+    let refused = auto_refused(program, body, construct, builtins);
+    let (shape, loops, block): (Shape, &[hir::LoopHeader], &hir::Block) =
+        match (construct.kind, &construct.body) {
+            (DirectiveKind::ParallelLoop, hir::ConstructBody::Loops { loops, .. })
+                if mapped.is_some() =>
+            {
+                let Some(b) = &mapped else {
+                    unreachable!("checked by the guard")
+                };
+                (Shape::Gang, loops, b)
+            }
+            (DirectiveKind::ParallelLoop, hir::ConstructBody::Loops { loops, body: block }) => {
+                let shape = if has_inner_loops(block) {
+                    Shape::Gang
+                } else if c.seq || refused.is_some() {
+                    Shape::Seq
+                } else {
+                    Shape::Flat
+                };
+                notes.extend(refused);
+                if shape == Shape::Flat {
+                    // Independent inner loops become levels of the nest.
+                    let (l, b) =
+                        crate::collapse::levels(program, body, construct, loops, block, builtins);
+                    auto = l;
+                    (shape, &auto[..], b)
+                } else {
+                    (shape, loops, block)
+                }
+            }
+            (DirectiveKind::Parallel, hir::ConstructBody::Block(block)) => {
+                (Shape::Region, &[], block)
+            }
+            (DirectiveKind::ParallelLoop | DirectiveKind::Parallel, _) => {
+                return Err(internal(
+                    construct.span,
+                    "a compute construct without its loop nest or block",
+                ))
+            }
+            (k, _) => {
+                return Err(Diag::error(
+                    "accl::compile::not_a_kernel",
+                    format!("`{}` is not a kernel construct", k.name()),
+                    construct.kind_span,
+                    "only `parallel loop` and `parallel` are compiled to kernels",
+                ))
+            }
+        };
+
+    let mut lw = Lowerer {
+        program,
+        builtins,
+        arrays: Arena::new(),
+        functions: Arena::new(),
+        fn_cache: HashMap::new(),
+        fn_effects: HashMap::new(),
+        params: Vec::new(),
+        shape,
+    };
+    let mut fx = Fx::new(format!("kernel_{}", construct.id), body);
+
+    for a in &construct.captures.arrays {
+        let local = &body.locals[a.var];
+        let Type::Array(elem, rank) = local.ty else {
+            return Err(internal(a.span, "an array capture that is not an array"));
+        };
+        let h = lw.arrays.append(
+            ArrayParam {
+                name: local.name.clone(),
+                host: a.var,
+                elem,
+                rank,
+                read: a.read,
+                written: a.written,
+            },
+            a.span,
+        );
+        fx.map.insert(a.var, Binding::Array(h));
+    }
+    let reduced: Vec<hir::LocalH> = c.reductions.iter().map(|r| r.var).collect();
+    let mut scalars: Vec<hir::LocalH> = construct
+        .captures
+        .scalars
+        .iter()
+        .copied()
+        .filter(|v| !reduced.contains(v))
+        .collect();
+    for v in &c.firstprivate {
+        if !scalars.contains(v) {
+            scalars.push(*v);
+        }
+    }
+    for v in scalars {
+        let local = &body.locals[v];
+        let ty = scalar_of(local.ty, construct.span)?;
+        let i = lw.params.len() as u32;
+        lw.params.push(ScalarParam {
+            name: local.name.clone(),
+            host: v,
+            ty,
+        });
+        fx.map.insert(v, Binding::Param(i));
+    }
+
+    // Construct-level reductions: a private copy in an entry local.
+    let mut reductions = Vec::new();
+    let mut reduction_locals = Vec::new();
+    for r in &c.reductions {
+        let local = &body.locals[r.var];
+        let ty = scalar_of(local.ty, r.span)?;
+        if !reduction_legal(r.op, ty) {
+            return Err(internal(
+                r.span,
+                "a reduction operator on a type it does not apply to",
+            ));
+        }
+        let l = fx.out.locals.append(
+            Local {
+                name: local.name.clone(),
+                ty,
+            },
+            r.span,
+        );
+        fx.map.insert(r.var, Binding::Local(l));
+        reductions.push(ReductionParam {
+            name: local.name.clone(),
+            host: r.var,
+            op: r.op,
+            ty,
+        });
+        reduction_locals.push(l);
+    }
+
+    let mut levels = Vec::new();
+    for h in loops {
+        let ty = scalar_of(body.locals[h.var].ty, h.span)?;
+        let var = fx.out.locals.append(
+            Local {
+                name: body.locals[h.var].name.clone(),
+                ty,
+            },
+            h.span,
+        );
+        fx.map.insert(h.var, Binding::Local(var));
+        levels.push(LoopLevel {
+            var,
+            ty,
+            lo: h.lo,
+            hi: h.hi,
+            inclusive: h.inclusive,
+            span: h.span,
+        });
+    }
+
+    // private: a fresh zero per iteration (per gang in a region);
+    // firstprivate: a per-iteration copy.
+    let mut prologue = Vec::new();
+    for (vars, first) in [(&c.private, false), (&c.firstprivate, true)] {
+        for &v in vars {
+            let local = &body.locals[v];
+            let ty = scalar_of(local.ty, construct.span)?;
+            let init = if first {
+                let Some(Binding::Param(i)) = fx.map.get(&v).copied() else {
+                    return Err(internal(
+                        construct.span,
+                        "firstprivate variable without a parameter",
+                    ));
+                };
+                fx.out.add_expr(Expr::Param(i), ty, construct.span)
+            } else {
+                fx.out
+                    .add_expr(Expr::Const(Value::zero(ty)), ty, construct.span)
+            };
+            let l = fx.out.locals.append(
+                Local {
+                    name: local.name.clone(),
+                    ty,
+                },
+                construct.span,
+            );
+            fx.map.insert(v, Binding::Local(l));
+            prologue.push(Stmt {
+                kind: StmtKind::Store {
+                    local: l,
+                    value: init,
+                },
+                span: construct.span,
+            });
+        }
+    }
+
+    fx.redundant = matches!(shape, Shape::Gang | Shape::Region);
+    let mut stmts = lw.block(&mut fx, block)?;
+    prologue.append(&mut stmts);
+    fx.out.body = prologue;
+    let entry = fx.out;
+
+    let (vector_length, vector_length_expr) = match c.vector_length {
+        None => (None, None),
+        Some(e) => match &body.exprs[e] {
+            hir::Expr::Const(v) => match v.as_i128() {
+                Some(n) if (1..=1024).contains(&n) => (Some(n as u32), None),
+                _ => {
+                    return Err(Diag::error(
+                        "accl::compile::vector_length",
+                        format!("`vector_length({v})` must be between 1 and 1024"),
+                        body.span(e),
+                        "out of range",
+                    ))
+                }
+            },
+            _ => (None, Some(e)),
+        },
+    };
+
+    // A run-time `num_workers(e)` is evaluated by the host (for its
+    // effects) and otherwise left to the device's default.
+    let num_workers = match c.num_workers.map(|e| (e, &body.exprs[e])) {
+        Some((e, hir::Expr::Const(v))) => match v.as_i128() {
+            Some(n) if (1..=1024).contains(&n) => Some(n as u32),
+            _ => {
+                return Err(Diag::error(
+                    "accl::compile::num_workers",
+                    format!("`num_workers({v})` must be between 1 and 1024"),
+                    body.span(e),
+                    "out of range",
+                ))
+            }
+        },
+        _ => None,
+    };
+
+    // Mapped loops get a subgroup-sized vector by default.
+    let vector_length = match (&mapped, vector_length, &vector_length_expr) {
+        (Some(_), None, None) => Some(crate::autovec::DEFAULT_VECTOR),
+        _ => vector_length,
+    };
+    // `tile(a, b)` on a flat nest: workgroups of a x b tiles; `tile(a)`:
+    // workgroups of a lanes.
+    let (tile, vector_length) = match (shape, c.tile.as_slice(), levels.len()) {
+        (Shape::Flat, &[a, b], 2) => (Some((a, b)), None),
+        (Shape::Flat, &[a], _) => (None, vector_length.or(Some(a))),
+        _ => (None, vector_length),
+    };
+    let mut kernel = Kernel {
+        name: format!("kernel_{}", construct.id),
+        id: construct.id,
+        span: construct.span,
+        params: lw.params,
+        arrays: lw.arrays,
+        levels,
+        functions: lw.functions,
+        entry,
+        vector_length,
+        num_workers,
+        tile,
+        vector_length_expr,
+        features: Features::default(),
+        shape,
+        reductions,
+        reduction_locals,
+        num_gangs_expr: c.num_gangs,
+        private_atomics: false,
+        notes,
+    };
+    kernel.features = features_of(&kernel);
+    kernel.private_atomics = crate::spirv::private_atomics(&kernel);
+    Ok(kernel)
+}
+
+/// Does a `parallel loop` body hold a `loop` that is not `seq` (so each
+/// iteration is a gang, with that loop spread over its invocations)?
+fn has_inner_loops(b: &hir::Block) -> bool {
+    b.iter().any(|s| match &s.kind {
+        hir::StmtKind::Construct(c) => c.kind == DirectiveKind::Loop && !c.clauses.seq,
+        hir::StmtKind::If { then, els, .. } => has_inner_loops(then) || has_inner_loops(els),
+        hir::StmtKind::While { body, .. } | hir::StmtKind::Block(body) => has_inner_loops(body),
+        hir::StmtKind::For(f) => has_inner_loops(&f.body),
+        _ => false,
+    })
+}
+
+/// The operator/type pairs the checker accepts (`lang::check::clauses`).
+pub fn reduction_legal(op: ReductionOp, t: Scalar) -> bool {
+    use ReductionOp as O;
+    match op {
+        O::Add | O::Mul | O::Max | O::Min => t.is_numeric(),
+        O::BitAnd | O::BitOr | O::BitXor => t.is_int(),
+        O::And | O::Or => t == Scalar::Bool,
+    }
+}
+
+/// Every optional feature the kernel uses (64-bit index arithmetic is added
+/// by the emitter when the [`crate::Spec`] asks for it).
+pub fn features_of(k: &Kernel) -> Features {
+    let mut f = Features::default();
+    for p in &k.params {
+        f.note_scalar(p.ty);
+    }
+    for (_, a) in k.arrays.iter() {
+        f.note_scalar(a.elem);
+        if matches!(a.elem, Scalar::U8 | Scalar::Bool) {
+            f.storage_buffer_8bit = true;
+        }
+    }
+    for l in &k.levels {
+        f.note_scalar(l.ty);
+    }
+    for func in std::iter::once(&k.entry).chain(k.functions.iter().map(|(_, f)| f)) {
+        for t in &func.types {
+            f.note_scalar(*t);
+        }
+        for (_, l) in func.locals.iter() {
+            f.note_scalar(l.ty);
+        }
+        if let Some(r) = func.ret {
+            f.note_scalar(r);
+        }
+        for (_, e) in func.exprs.iter() {
+            if let Expr::Atomic { array, .. } = e {
+                if k.arrays[*array].elem == Scalar::I64 {
+                    f.int64_atomics = true;
+                }
+            }
+        }
+    }
+    f
+}
+
+fn internal(span: Span, what: &str) -> Diag {
+    Diag::error(
+        "accl::compile::internal",
+        format!("internal compiler error: {what}"),
+        span,
+        "while compiling this",
+    )
+}
+
+fn scalar_of(t: Type, span: Span) -> Result<Scalar, Diag> {
+    match t.defaulted() {
+        Type::Scalar(s) => Ok(s),
+        t => Err(internal(span, &format!("expected a scalar, found `{t}`"))),
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Binding {
+    Local(LocalH),
+    Param(u32),
+    Array(ArrayH),
+}
+
+/// Shared state of one kernel's lowering.
+struct Lowerer<'a> {
+    program: &'a hir::Program,
+    builtins: &'a Builtins,
+    arrays: Arena<ArrayParam>,
+    functions: Arena<Function>,
+    fn_cache: HashMap<(FnH, Vec<ArrayH>), FuncH>,
+    /// Whether a lowered function writes memory (stores or atomics).
+    fn_effects: HashMap<FuncH, bool>,
+    params: Vec<ScalarParam>,
+    shape: Shape,
+}
+
+/// One function being lowered: its HIR source and its KIR output.
+struct Fx<'a> {
+    src: &'a hir::Body,
+    out: Function,
+    map: HashMap<hir::LocalH, Binding>,
+    /// Sequential loops around the current statement (0: the kernel level).
+    loop_depth: u32,
+    /// Gang-redundant code (a gang's statements outside `loop vector`):
+    /// every invocation computes the same scalars; stores and atomics are
+    /// done by invocation 0, followed by a barrier.
+    redundant: bool,
+    /// Inside a `loop vector` body: the locals private to its iterations
+    /// (any other local may not be assigned there).
+    vector_locals: Option<Vec<LocalH>>,
+}
+
+impl<'a> Fx<'a> {
+    fn new(name: String, src: &'a hir::Body) -> Fx<'a> {
+        Fx {
+            src,
+            out: Function {
+                name,
+                ..Function::default()
+            },
+            map: HashMap::new(),
+            loop_depth: 0,
+            redundant: false,
+            vector_locals: None,
+        }
+    }
+    fn local(&mut self, name: &str, ty: Scalar, span: Span) -> LocalH {
+        let l = self.out.locals.append(
+            Local {
+                name: name.to_string(),
+                ty,
+            },
+            span,
+        );
+        if let Some(v) = &mut self.vector_locals {
+            v.push(l);
+        }
+        l
+    }
+    fn stmt(kind: StmtKind, span: Span) -> Stmt {
+        Stmt { kind, span }
+    }
+    fn konst(&mut self, v: Value, span: Span) -> ExprH {
+        let Type::Scalar(t) = v.ty() else {
+            unreachable!("konst takes typed values")
+        };
+        self.out.add_expr(Expr::Const(v), t, span)
+    }
+}
+
+pub(crate) fn op_is_compare(op: hir::BinOp) -> bool {
+    use hir::BinOp::*;
+    matches!(op, Eq | Ne | Lt | Le | Gt | Ge)
+}

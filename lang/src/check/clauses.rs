@@ -1,0 +1,751 @@
+//! Clauses of device constructs: every clause name and the arguments it
+//! takes, which construct allows which, and their checking into
+//! [`hir::Clauses`] (integer and constant arguments, `private` variables,
+//! reduction variables, data clauses).
+
+use super::{Binding, Checker};
+use crate::ast::{self, ClauseArgs, DirectiveKind as DK, ReductionOp};
+use crate::diag::{did_you_mean, Diag};
+use crate::hir::{self, AsyncQueue, DataKind, ExprH, LocalH};
+use crate::span::Span;
+use crate::types::{Scalar, Type};
+
+/// Every clause name, and the arguments it takes.
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    /// No parentheses.
+    Flag,
+    /// Optional `(int)`.
+    OptInt,
+    /// `(int)`.
+    Int,
+    /// `(int, ..)` or nothing.
+    OptInts,
+    /// `(bool)`.
+    Bool,
+    /// `(array or section, ..)`.
+    Arrays,
+    /// `(scalar variable, ..)`.
+    Vars,
+    /// `(op: vars)`.
+    Reduction,
+    /// `(constant integer)`.
+    ConstInt,
+    /// `(present)`.
+    Default,
+    /// `(constant integer, ..)`.
+    ConstInts,
+}
+
+const CLAUSES: &[(&str, Shape)] = &[
+    ("gang", Shape::Flag),
+    ("worker", Shape::Flag),
+    ("vector", Shape::Flag),
+    ("seq", Shape::Flag),
+    ("independent", Shape::Flag),
+    ("auto", Shape::Flag),
+    ("collapse", Shape::ConstInt),
+    ("tile", Shape::ConstInts),
+    ("reduction", Shape::Reduction),
+    ("private", Shape::Vars),
+    ("firstprivate", Shape::Vars),
+    ("num_gangs", Shape::Int),
+    ("num_workers", Shape::Int),
+    ("vector_length", Shape::Int),
+    ("async", Shape::OptInt),
+    ("wait", Shape::OptInts),
+    ("if", Shape::Bool),
+    ("default", Shape::Default),
+    ("copy", Shape::Arrays),
+    ("copyin", Shape::Arrays),
+    ("copyout", Shape::Arrays),
+    ("create", Shape::Arrays),
+    ("present", Shape::Arrays),
+    ("no_create", Shape::Arrays),
+    ("delete", Shape::Arrays),
+    ("self", Shape::Arrays),
+    ("host", Shape::Arrays),
+    ("device", Shape::Arrays),
+    ("finalize", Shape::Flag),
+    ("if_present", Shape::Flag),
+    ("device_num", Shape::Int),
+];
+
+/// Every clause name of every construct (for completion in tools).
+pub fn clause_names() -> impl Iterator<Item = &'static str> {
+    CLAUSES.iter().map(|&(name, _)| name)
+}
+
+const DATA: &[&str] = &[
+    "copy",
+    "copyin",
+    "copyout",
+    "create",
+    "present",
+    "no_create",
+];
+
+fn allowed(kind: DK) -> Vec<&'static str> {
+    let mut v: Vec<&str> = match kind {
+        DK::ParallelLoop => vec![
+            "gang",
+            "worker",
+            "vector",
+            "seq",
+            "independent",
+            "auto",
+            "tile",
+            "collapse",
+            "reduction",
+            "private",
+            "firstprivate",
+            "num_gangs",
+            "num_workers",
+            "vector_length",
+            "async",
+            "wait",
+            "if",
+            "default",
+        ],
+        DK::Parallel => vec![
+            "reduction",
+            "private",
+            "firstprivate",
+            "num_gangs",
+            "num_workers",
+            "vector_length",
+            "async",
+            "wait",
+            "if",
+            "default",
+        ],
+        DK::Loop => vec![
+            "gang",
+            "worker",
+            "vector",
+            "seq",
+            "independent",
+            "auto",
+            "tile",
+            "collapse",
+            "reduction",
+            "private",
+        ],
+        DK::Data => vec!["if", "async", "wait", "default"],
+        DK::EnterData => vec!["copyin", "create", "if", "async", "wait"],
+        DK::ExitData => vec!["copyout", "delete", "finalize", "if", "async", "wait"],
+        DK::Update => vec![
+            "self",
+            "host",
+            "device",
+            "if",
+            "if_present",
+            "async",
+            "wait",
+        ],
+        DK::Wait => vec!["async", "if"],
+        DK::Set => vec!["device_num", "if"],
+    };
+    if matches!(kind, DK::ParallelLoop | DK::Parallel | DK::Data) {
+        v.extend_from_slice(DATA);
+    }
+    v
+}
+
+/// Clauses that may appear more than once on one construct.
+fn repeatable(name: &str) -> bool {
+    matches!(
+        name,
+        "reduction"
+            | "private"
+            | "firstprivate"
+            | "copy"
+            | "copyin"
+            | "copyout"
+            | "create"
+            | "present"
+            | "no_create"
+            | "delete"
+            | "self"
+            | "host"
+            | "device"
+    )
+}
+
+impl Checker<'_> {
+    pub(super) fn clauses(&mut self, d: &ast::Directive) -> (hir::Clauses, bool) {
+        let allowed = allowed(d.kind);
+        let mut c = hir::Clauses {
+            collapse: 1,
+            ..hir::Clauses::default()
+        };
+        let mut ok = true;
+        if let Some(args) = &d.wait_args {
+            let qs = self.int_args(args);
+            c.wait = Some(qs);
+        }
+        let mut seen: Vec<(&str, Span)> = Vec::new();
+        let mut arrays_seen: Vec<(LocalH, Span)> = Vec::new();
+        for cl in &d.clauses {
+            let name = cl.name.name.as_str();
+            let Some(&(_, shape)) = CLAUSES.iter().find(|(n, _)| *n == name) else {
+                let mut diag = Diag::error(
+                    "accl::device::unknown_clause",
+                    format!("unknown clause `{name}`"),
+                    cl.name.span,
+                    "not a clause",
+                );
+                if let Some(s) = did_you_mean(name, allowed.iter().copied()) {
+                    diag = diag.with_help(format!("did you mean `{s}`?"));
+                } else {
+                    diag = diag.with_help(format!(
+                        "`{}` takes: {}",
+                        d.kind.name(),
+                        allowed.join(", ")
+                    ));
+                }
+                self.err(diag);
+                ok = false;
+                continue;
+            };
+            if !allowed.contains(&name) {
+                self.err(
+                    Diag::error(
+                        "accl::device::clause_not_allowed",
+                        format!("clause `{name}` is not allowed on `{}`", d.kind.name()),
+                        cl.name.span,
+                        "not valid here",
+                    )
+                    .with_label(d.kind_span, format!("this is {}", d.kind.described()))
+                    .with_help(format!(
+                        "`{}` takes: {}",
+                        d.kind.name(),
+                        allowed.join(", ")
+                    )),
+                );
+                ok = false;
+                continue;
+            }
+            if !repeatable(name) {
+                if let Some((_, prev)) = seen.iter().find(|(n, _)| *n == name) {
+                    self.err(
+                        Diag::error(
+                            "accl::device::duplicate_clause",
+                            format!("clause `{name}` appears twice"),
+                            cl.name.span,
+                            "second time",
+                        )
+                        .with_label(*prev, "first time"),
+                    );
+                    ok = false;
+                    continue;
+                }
+            }
+            seen.push((name, cl.name.span));
+            // Shape of the arguments.
+            let list: &[ast::Expr] = match &cl.args {
+                ClauseArgs::List(v) => v,
+                _ => &[],
+            };
+            let shape_ok = match (&cl.args, shape) {
+                (ClauseArgs::Reduction { .. }, Shape::Reduction) => true,
+                (ClauseArgs::Reduction { .. }, _) | (_, Shape::Reduction) => false,
+                (ClauseArgs::None, Shape::Flag | Shape::OptInt | Shape::OptInts) => true,
+                (ClauseArgs::None, _) => false,
+                (ClauseArgs::List(_), Shape::Flag) => false,
+                (
+                    ClauseArgs::List(v),
+                    Shape::OptInt | Shape::Int | Shape::Bool | Shape::ConstInt | Shape::Default,
+                ) => v.len() == 1,
+                (ClauseArgs::List(v), _) => !v.is_empty(),
+            };
+            if !shape_ok {
+                let usage = match shape {
+                    Shape::Flag => format!("`{name}` takes no arguments"),
+                    Shape::OptInt => format!("write `{name}` or `{name}(queue)`"),
+                    Shape::Int => format!("write `{name}(n)` with one integer"),
+                    Shape::OptInts => format!("write `{name}` or `{name}(q1, q2, ..)`"),
+                    Shape::Bool => format!("write `{name}(condition)`"),
+                    Shape::Arrays => format!("write `{name}(a, b[lo:count], ..)`"),
+                    Shape::Vars => format!("write `{name}(x, y, ..)`"),
+                    Shape::Reduction => {
+                        "write `reduction(op: x, y)` with op one of `+ * max min & | ^ && ||`"
+                            .to_string()
+                    }
+                    Shape::ConstInt => format!("write `{name}(n)` with a constant integer"),
+                    Shape::Default => "write `default(present)`".to_string(),
+                    Shape::ConstInts => format!("write `{name}(a, b)` with constant integers"),
+                };
+                let label = match &cl.args {
+                    ClauseArgs::None => "missing arguments",
+                    ClauseArgs::List(v) if v.is_empty() => "missing arguments",
+                    ClauseArgs::List(v) if v.len() > 1 && shape != Shape::Flag => {
+                        "too many arguments"
+                    }
+                    _ => "unexpected arguments",
+                };
+                self.err(
+                    Diag::error(
+                        "accl::device::clause_arguments",
+                        format!("wrong arguments for clause `{name}`"),
+                        cl.span,
+                        label,
+                    )
+                    .with_help(usage),
+                );
+                ok = false;
+                continue;
+            }
+            match (name, shape) {
+                ("gang", _) => c.gang = true,
+                ("worker", _) => c.worker = true,
+                ("vector", _) => c.vector = true,
+                ("seq", _) => c.seq = true,
+                ("independent", _) => c.independent = true,
+                ("auto", _) => c.auto = true,
+                ("finalize", _) => c.finalize = true,
+                ("if_present", _) => c.if_present = true,
+                ("tile", _) => {
+                    let mut sizes = Vec::new();
+                    for e in list {
+                        match self.const_int(e) {
+                            Some(n) if (1..=1024).contains(&n) => sizes.push(n as u32),
+                            Some(_) => {
+                                self.err(Diag::error(
+                                    "accl::device::tile_value",
+                                    "tile sizes are between 1 and 1024",
+                                    e.span,
+                                    "out of range",
+                                ));
+                                ok = false;
+                            }
+                            None => ok = false,
+                        }
+                    }
+                    if list.len() > 2 {
+                        self.err(
+                            Diag::error(
+                                "accl::device::tile_value",
+                                "`tile` takes one or two sizes",
+                                cl.span,
+                                "more than two loops",
+                            )
+                            .with_help("tile the two innermost loops, or collapse the rest"),
+                        );
+                        ok = false;
+                    } else if sizes.iter().product::<u32>() > 1024 {
+                        self.err(Diag::error(
+                            "accl::device::tile_value",
+                            "a tile has at most 1024 elements (one workgroup)",
+                            cl.span,
+                            "too big a tile",
+                        ));
+                        ok = false;
+                    }
+                    c.tile = sizes;
+                }
+                ("collapse", _) => match self.const_int(&list[0]) {
+                    Some(n) if (1..=8).contains(&n) => c.collapse = n as u32,
+                    Some(_) => {
+                        self.err(Diag::error(
+                            "accl::device::collapse_value",
+                            "`collapse(n)` needs n between 1 and 8",
+                            list[0].span,
+                            "out of range",
+                        ));
+                        ok = false;
+                    }
+                    None => ok = false,
+                },
+                ("async", _) => {
+                    c.async_ = Some(match list.first() {
+                        None => AsyncQueue::Default,
+                        Some(e) => AsyncQueue::Queue(self.int_arg(e)),
+                    })
+                }
+                ("wait", _) => c.wait = Some(self.int_args(list)),
+                ("if", _) => c.if_ = Some(self.cond(&list[0])),
+                ("num_gangs", _) => c.num_gangs = Some(self.positive_int_arg(&list[0])),
+                ("num_workers", _) => c.num_workers = Some(self.positive_int_arg(&list[0])),
+                ("vector_length", _) => c.vector_length = Some(self.positive_int_arg(&list[0])),
+                ("device_num", _) => c.device_num = Some(self.int_arg(&list[0])),
+                ("default", _) => match &list[0].kind {
+                    ast::ExprKind::Var(v) if v == "present" => c.default_present = true,
+                    ast::ExprKind::Var(v) if v == "none" => c.default_none = true,
+                    _ => {
+                        self.err(
+                            Diag::error(
+                                "accl::device::bad_default",
+                                "the default is `default(present)` or `default(none)`",
+                                list[0].span,
+                                "unknown default",
+                            )
+                            .with_help("write `default(present)` or `default(none)`"),
+                        );
+                        ok = false;
+                    }
+                },
+                ("reduction", _) => {
+                    if let ClauseArgs::Reduction { op, op_span, vars } = &cl.args {
+                        for v in vars {
+                            if let Some((l, array)) = self.reduction_var(*op, *op_span, v, d) {
+                                let all = c.reductions.iter().chain(&c.array_reductions);
+                                if all.clone().any(|r| r.var == l) {
+                                    self.err(Diag::error(
+                                        "accl::device::duplicate_reduction",
+                                        format!("`{}` is reduced twice", v.name),
+                                        v.span,
+                                        "already in a reduction clause",
+                                    ));
+                                    ok = false;
+                                } else {
+                                    let r = hir::Reduction {
+                                        op: *op,
+                                        var: l,
+                                        span: v.span,
+                                    };
+                                    if array {
+                                        c.array_reductions.push(r);
+                                    } else {
+                                        c.reductions.push(r);
+                                    }
+                                }
+                            } else {
+                                ok = false;
+                            }
+                        }
+                    }
+                }
+                ("private" | "firstprivate", _) => {
+                    for e in list {
+                        match self.scalar_var(e, name) {
+                            Some(l) => {
+                                if name == "private" {
+                                    c.private.push(l)
+                                } else {
+                                    c.firstprivate.push(l)
+                                }
+                            }
+                            None => ok = false,
+                        }
+                    }
+                }
+                (_, Shape::Arrays) => {
+                    let kind = match name {
+                        "copy" => DataKind::Copy,
+                        "copyin" => DataKind::CopyIn,
+                        "copyout" => DataKind::CopyOut,
+                        "create" => DataKind::Create,
+                        "present" => DataKind::Present,
+                        "no_create" => DataKind::NoCreate,
+                        "delete" => DataKind::Delete,
+                        "device" => DataKind::UpdateDevice,
+                        _ => DataKind::UpdateSelf,
+                    };
+                    for e in list {
+                        match self.data_arg(kind, e) {
+                            Some(dc) => {
+                                if let Some((_, prev)) =
+                                    arrays_seen.iter().find(|(l, _)| *l == dc.var)
+                                {
+                                    let n = self.body.locals[dc.var].name.clone();
+                                    self.err(
+                                        Diag::error(
+                                            "accl::device::duplicate_data",
+                                            format!("`{n}` appears in two data clauses of one construct"),
+                                            e.span,
+                                            "second time",
+                                        )
+                                        .with_label(*prev, "first time")
+                                        .with_help("list each array once per construct"),
+                                    );
+                                    ok = false;
+                                } else {
+                                    arrays_seen.push((dc.var, e.span));
+                                    c.data.push(dc);
+                                }
+                            }
+                            None => ok = false,
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        // A reduction variable cannot also be private.
+        for r in &c.reductions {
+            if c.private.contains(&r.var) || c.firstprivate.contains(&r.var) {
+                let n = self.body.locals[r.var].name.clone();
+                self.err(Diag::error(
+                    "accl::device::reduction_private",
+                    format!("`{n}` is both a reduction variable and private"),
+                    r.span,
+                    "in a reduction",
+                ));
+                ok = false;
+            }
+        }
+        if !c.tile.is_empty() {
+            if c.collapse > 1 {
+                self.err(Diag::error(
+                    "accl::device::conflicting_clauses",
+                    "`tile` and `collapse` cannot both be given",
+                    d.kind_span,
+                    "both on this construct",
+                ));
+                ok = false;
+            }
+            // The tiled loops are the construct's nest.
+            c.collapse = c.tile.len() as u32;
+        }
+        (c, ok)
+    }
+
+    pub(super) fn int_arg(&mut self, e: &ast::Expr) -> ExprH {
+        let (h, t) = self.expr(e, None);
+        let t = self.finalize(h, t);
+        if t != Type::Error && !t.is_int_like() {
+            self.err(
+                Diag::error(
+                    "accl::type::queue_not_integer",
+                    format!("expected an integer, found `{t}`"),
+                    e.span,
+                    "must be an integer",
+                )
+                .with_help("queue numbers, device numbers and sizes are integers"),
+            );
+        }
+        h
+    }
+
+    fn positive_int_arg(&mut self, e: &ast::Expr) -> ExprH {
+        let h = self.int_arg(e);
+        if let hir::Expr::Const(v) = self.body.exprs[h] {
+            if v.as_i128().is_some_and(|v| v <= 0) {
+                self.err(Diag::error(
+                    "accl::device::non_positive",
+                    "this size must be positive",
+                    e.span,
+                    format!("is {v}"),
+                ));
+            }
+        }
+        h
+    }
+
+    fn int_args(&mut self, list: &[ast::Expr]) -> Vec<ExprH> {
+        list.iter().map(|e| self.int_arg(e)).collect()
+    }
+
+    pub(super) fn const_int(&mut self, e: &ast::Expr) -> Option<i128> {
+        let (h, t) = self.expr(e, None);
+        match (&self.body.exprs[h], t.is_int_like()) {
+            (hir::Expr::Const(v), true) => v.as_i128(),
+            _ => {
+                if t != Type::Error {
+                    self.err(Diag::error(
+                        "accl::device::not_constant",
+                        "expected a constant integer",
+                        e.span,
+                        "not a compile-time integer",
+                    ));
+                }
+                None
+            }
+        }
+    }
+
+    fn scalar_var(&mut self, e: &ast::Expr, clause: &str) -> Option<LocalH> {
+        let ast::ExprKind::Var(name) = &e.kind else {
+            self.err(Diag::error(
+                "accl::device::clause_arguments",
+                format!("`{clause}` takes variable names"),
+                e.span,
+                "not a variable name",
+            ));
+            return None;
+        };
+        match self.lookup(name) {
+            Some(Binding::Local(l)) => {
+                if self.body.locals[l].ty.is_array() {
+                    self.err(
+                        Diag::error(
+                            "accl::device::private_array",
+                            format!("`{clause}` takes scalar variables; `{name}` is an array"),
+                            e.span,
+                            "an array",
+                        )
+                        .with_help(
+                            "declare a private array-free temporary inside the loop instead",
+                        ),
+                    );
+                    return None;
+                }
+                Some(l)
+            }
+            Some(Binding::Const(_)) => {
+                self.err(Diag::error(
+                    "accl::device::clause_arguments",
+                    format!("`{name}` is a constant; `{clause}` takes variables"),
+                    e.span,
+                    "a constant",
+                ));
+                None
+            }
+            None => {
+                self.unknown_name(name, e.span);
+                None
+            }
+        }
+    }
+
+    fn reduction_var(
+        &mut self,
+        op: ReductionOp,
+        op_span: Span,
+        v: &ast::Ident,
+        d: &ast::Directive,
+    ) -> Option<(LocalH, bool)> {
+        let l = match self.lookup(&v.name) {
+            Some(Binding::Local(l)) => l,
+            Some(Binding::Const(_)) => {
+                self.err(Diag::error(
+                    "accl::device::reduction_const",
+                    format!("cannot reduce into constant `{}`", v.name),
+                    v.span,
+                    "a constant",
+                ));
+                return None;
+            }
+            None => {
+                self.unknown_name(&v.name, v.span);
+                return None;
+            }
+        };
+        let ty = self.body.locals[l].ty;
+        let ok = match (op, ty) {
+            (_, Type::Array(elem, _)) => {
+                // Array reductions become atomic updates of the elements.
+                let ok = match op {
+                    ReductionOp::Add | ReductionOp::Mul | ReductionOp::Max | ReductionOp::Min => {
+                        matches!(
+                            elem,
+                            Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64
+                        )
+                    }
+                    ReductionOp::BitAnd | ReductionOp::BitOr | ReductionOp::BitXor => {
+                        matches!(elem, Scalar::I32 | Scalar::U32 | Scalar::I64)
+                    }
+                    ReductionOp::And | ReductionOp::Or => false,
+                };
+                if !ok {
+                    self.err(
+                        Diag::error(
+                            "accl::device::reduction_array",
+                            format!(
+                                "`{}` is a `{elem}` array: arrays reduce with `+ * max min` on i32, u32, i64, f32 and f64 elements, and `& | ^` on integer ones",
+                                v.name
+                            ),
+                            v.span,
+                            format!("a `{elem}` array"),
+                        )
+                        .with_help("reduce into a scalar per element, or use `atomic` on the element"),
+                    );
+                    return None;
+                }
+                return Some((l, true));
+            }
+            (ReductionOp::Add | ReductionOp::Mul | ReductionOp::Max | ReductionOp::Min, t) => {
+                t.is_numeric_like()
+            }
+            (ReductionOp::BitAnd | ReductionOp::BitOr | ReductionOp::BitXor, t) => t.is_int_like(),
+            (ReductionOp::And | ReductionOp::Or, t) => t == Type::BOOL,
+        };
+        if !ok {
+            let want = match op {
+                ReductionOp::And | ReductionOp::Or => "a `bool` variable",
+                ReductionOp::BitAnd | ReductionOp::BitOr | ReductionOp::BitXor => {
+                    "an integer variable"
+                }
+                _ => "a numeric variable",
+            };
+            self.err(
+                Diag::error(
+                    "accl::device::reduction_type",
+                    format!(
+                        "reduction `{}` needs {want}, but `{}` is `{ty}`",
+                        op.symbol(),
+                        v.name
+                    ),
+                    v.span,
+                    format!("`{ty}`"),
+                )
+                .with_label(op_span, "operator")
+                .with_help(if ty.is_int_like() {
+                    "integers reduce with `+ * max min & | ^`"
+                } else if ty.is_float_like() {
+                    "floats reduce with `+ * max min`"
+                } else {
+                    "a `bool` reduces with `&& ||`"
+                }),
+            );
+            // Still a reduction variable: writing it is no race.
+            return Some((l, false));
+        }
+        let _ = d;
+        Some((l, false))
+    }
+
+    fn data_arg(&mut self, kind: DataKind, e: &ast::Expr) -> Option<hir::DataClause> {
+        let (var_expr, section) = match &e.kind {
+            ast::ExprKind::Section(a, lo, n) => (&**a, Some((&**lo, &**n))),
+            _ => (e, None),
+        };
+        let ast::ExprKind::Var(name) = &var_expr.kind else {
+            self.err(
+                Diag::error(
+                    "accl::device::data_not_array",
+                    format!("`{}` takes array names or sections", kind.name()),
+                    e.span,
+                    "not an array name",
+                )
+                .with_help("write `a` or `a[lo:count]`"),
+            );
+            return None;
+        };
+        let l = match self.lookup(name) {
+            Some(Binding::Local(l)) => l,
+            _ => {
+                self.unknown_name(name, var_expr.span);
+                return None;
+            }
+        };
+        let ty = self.body.locals[l].ty;
+        if !ty.is_array() {
+            self.err(
+                Diag::error(
+                    "accl::device::data_not_array",
+                    format!("`{name}` is a `{ty}`, not an array"),
+                    var_expr.span,
+                    "a scalar",
+                )
+                .with_help("scalars need no data clause: a kernel reads them as firstprivate"),
+            );
+            return None;
+        }
+        let section = match section {
+            None => None,
+            Some((lo, n)) => {
+                let lo = self.int_arg(lo);
+                let n = self.int_arg(n);
+                Some((lo, n))
+            }
+        };
+        Some(hir::DataClause {
+            kind,
+            var: l,
+            section,
+            span: e.span,
+        })
+    }
+}
