@@ -151,9 +151,15 @@ fn the_repl_takes_bare_exit_quit_and_help() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
         let out = child.wait_with_output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{input}: {text}");
         assert!(text.contains(want_out), "{input}: {text}");
         assert!(!text.contains(not_out), "{input}: {text}");

@@ -444,6 +444,13 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             cx.set_device(int(&args[0]), sp(0))?;
             RtVal::Unit
         }
+        "acc_async_test" | "acc_async_test_all" => {
+            let qs = args.first().map(|q| vec![int(q) as i64]);
+            let b = cx.backend.clone();
+            RtVal::Scalar(Value::Bool(b.async_test(cx, qs.as_deref(), span)?))
+        }
+        // The host runs this, so it is not on a device.
+        "acc_on_device" => RtVal::Scalar(Value::Bool(false)),
         "acc_is_present" => {
             let a = array(&args[0], span)?;
             let (b, dev) = (cx.backend.clone(), cx.device);

@@ -217,6 +217,13 @@ pub trait Backend {
         let _ = (cx, queue, span, names);
         Ok(())
     }
+    /// Has every operation of `queues` (None: every queue of the current
+    /// device) finished? If so, the same as `wait(queues)` (results land
+    /// in host arrays) and `true`; otherwise `false`, without waiting.
+    fn async_test(&self, cx: &mut Ctx, queues: Option<&[i64]>, span: Span) -> R<bool> {
+        self.wait(cx, queues, None, span)?;
+        Ok(true)
+    }
     /// `wait(queues)` (None: every queue of the current device). With
     /// `join` (`wait(..) async(q)`), queue `join` waits on the device
     /// instead of the host.

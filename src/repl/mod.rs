@@ -523,6 +523,21 @@ fn run_tty(mut s: Session, busy: Arc<AtomicBool>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `exit`, `quit` and `help` typed alone (as in Python's REPL) are the
+/// meta commands, unless the session has a variable of that name.
+fn bare_command(s: &Session, line: &str) -> Option<String> {
+    let w = line.trim().trim_end_matches(';').trim();
+    let cmd = match w {
+        "exit" | "quit" => ":quit",
+        "help" => ":help",
+        _ => return None,
+    };
+    if s.engine.variables().iter().any(|(n, _)| n == w) {
+        return None;
+    }
+    Some(cmd.to_string())
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -610,19 +625,4 @@ pub(crate) mod tests {
         assert!(n.session.contains(&"twice".to_string()));
         assert!(n.builtins.contains(&"zeros".to_string()));
     }
-}
-
-/// `exit`, `quit` and `help` typed alone (as in Python's REPL) are the
-/// meta commands, unless the session has a variable of that name.
-fn bare_command(s: &Session, line: &str) -> Option<String> {
-    let w = line.trim().trim_end_matches(';').trim();
-    let cmd = match w {
-        "exit" | "quit" => ":quit",
-        "help" => ":help",
-        _ => return None,
-    };
-    if s.engine.variables().iter().any(|(n, _)| n == w) {
-        return None;
-    }
-    Some(cmd.to_string())
 }

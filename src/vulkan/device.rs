@@ -546,6 +546,17 @@ impl DevState {
     /// submitted. (A wait on a companion copy alone is not submitted: a
     /// host wait covers the copy through `outstanding`, and the next batch
     /// with work carries the device-side wait.)
+    /// Has the device finished everything queue `id` holds (submitting
+    /// what is recorded first)? Does not wait.
+    pub fn queue_finished(&mut self, id: QueueId) -> Result<bool, Fault> {
+        let v = self.flush(id)?;
+        let done = self.queue(id)?.completed_value();
+        match done {
+            Ok(c) => Ok(c >= v),
+            Err(e) => Err(self.fault(e)),
+        }
+    }
+
     fn flush(&mut self, id: QueueId) -> Result<u64, Fault> {
         self.submit_with(id, Queue::submit_work)
     }

@@ -337,6 +337,39 @@ impl Backend for VulkanBackend {
         }
         Ok(())
     }
+    fn async_test(&self, cx: &mut Ctx, queues: Option<&[i64]>, span: Span) -> R<bool> {
+        let done = {
+            let mut t = self.table.borrow_mut();
+            let fail = |f: Fault| {
+                crate::interp::error::fault(span, "the test", &f, |m| {
+                    Box::new(Diag::error("accl::device::wait", m, span, "testing here"))
+                })
+            };
+            let d = t.store.dev(cx.device).map_err(fail)?;
+            let targets: Vec<QueueId> = match queues {
+                Some(qs) => qs.iter().map(|&n| QueueId::Async(n)).collect(),
+                None => d
+                    .queues
+                    .iter()
+                    .map(|(q, _)| *q)
+                    .filter(|q| *q != QueueId::Sync)
+                    .collect(),
+            };
+            let mut done = true;
+            for q in targets {
+                if d.queues.iter().any(|(id, _)| *id == q) && !d.queue_finished(q).map_err(fail)? {
+                    done = false;
+                    break;
+                }
+            }
+            done
+        };
+        // Finished: land the results as `wait` does (nothing to wait for).
+        if done {
+            self.wait(cx, queues, None, span)?;
+        }
+        Ok(done)
+    }
     fn wait(
         &self,
         cx: &mut Ctx,

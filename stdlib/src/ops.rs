@@ -131,27 +131,6 @@ pub fn len(a: &Array) -> usize {
     with_data!(&*a.data(), v => v.len())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn constructors() {
-        let a = arange(Scalar::I32, Value::I32(2), Value::I32(5)).unwrap();
-        assert_eq!(a.to_vec::<i32>().unwrap(), vec![2, 3, 4]);
-        let l = linspace(Scalar::F64, 0.0, 1.0, 5).unwrap();
-        assert_eq!(l.to_vec::<f64>().unwrap(), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
-        let f = full(Scalar::U8, Value::U8(7), &[2, 3]).unwrap();
-        assert_eq!(f.shape(), &[2, 3]);
-        assert_eq!(sum(&f), Value::U8(42));
-        assert!(zeros(Scalar::F32, &[-1]).is_err());
-        assert_eq!(
-            extremum(&zeros(Scalar::F32, &[0]).unwrap(), true),
-            Value::F32(f32::NEG_INFINITY)
-        );
-    }
-}
-
 /// `rand(T, seed, dims..)`: uniform values in `[0, 1)` from a splitmix64
 /// stream started at `seed` (the same seed gives the same array on every
 /// machine).
@@ -266,4 +245,25 @@ pub fn reshape(a: &Array, dims: &[i128]) -> Result<Option<Array>, ShapeError> {
         }
     }
     Ok(Some(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constructors() {
+        let a = arange(Scalar::I32, Value::I32(2), Value::I32(5)).unwrap();
+        assert_eq!(a.to_vec::<i32>().unwrap(), vec![2, 3, 4]);
+        let l = linspace(Scalar::F64, 0.0, 1.0, 5).unwrap();
+        assert_eq!(l.to_vec::<f64>().unwrap(), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
+        let f = full(Scalar::U8, Value::U8(7), &[2, 3]).unwrap();
+        assert_eq!(f.shape(), &[2, 3]);
+        assert_eq!(sum(&f), Value::U8(42));
+        assert!(zeros(Scalar::F32, &[-1]).is_err());
+        assert_eq!(
+            extremum(&zeros(Scalar::F32, &[0]).unwrap(), true),
+            Value::F32(f32::NEG_INFINITY)
+        );
+    }
 }

@@ -711,6 +711,30 @@ pub fn builtins() -> Builtins {
         Host,
         is_present_rule,
     );
+    fixed(
+        &mut b,
+        "acc_async_test",
+        "acc_async_test(q: i64) -> bool: has all of queue q's work finished? (then as `wait(q)`)",
+        Host,
+        vec![Type::I64],
+        Type::BOOL,
+    );
+    fixed(
+        &mut b,
+        "acc_async_test_all",
+        "acc_async_test_all() -> bool: has every queue's work finished? (then as `wait`)",
+        Host,
+        vec![],
+        Type::BOOL,
+    );
+    fixed(
+        &mut b,
+        "acc_on_device",
+        "acc_on_device() -> bool: true in code running on a Vulkan device",
+        Pure,
+        vec![],
+        Type::BOOL,
+    );
     // Constants.
     macro_rules! consts {
         ($owner:literal, $t:ty, $ctor:path, [$($n:ident),*]) => {
