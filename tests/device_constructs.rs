@@ -363,3 +363,16 @@ fn inner_loops_collapsed_automatically_give_the_host_results() {
          }",
     );
 }
+
+#[test]
+fn len_and_shape_bound_a_constructs_loops() {
+    // The bounds of a construct's own loops run on the host at launch.
+    let (h, _) = same_as_host(
+        "let x = zeros(f32, 10, 7);
+         parallel loop collapse(2) for i in 0..shape(x, 0) { for j in 0..shape(x, 1) { x[i, j] = (i * j) as f32; } }
+         let y = zeros(i32, 12);
+         parallel loop for i in 0..len(y) { y[i] = i * 2; }",
+        Floats::Exact,
+    );
+    h.result.unwrap();
+}

@@ -175,7 +175,11 @@ impl Checker<'_> {
         let mut opened = 0;
         let body;
         loop {
+            // The bounds of a compute construct's own loops are evaluated
+            // by the host at launch: `len(a)`/`shape(a, k)` are fine there.
+            self.host_bounds = matches!(d.kind, DK::ParallelLoop);
             let h = self.loop_header(cur);
+            self.host_bounds = false;
             opened += 1;
             // Collapsed loops must be rectangular: inner bounds may not use
             // outer loop variables.

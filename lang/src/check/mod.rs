@@ -163,6 +163,9 @@ struct Checker<'b> {
     updating_reduced_array: bool,
     /// Arrays named in the data clauses of the constructs being checked.
     data_visible: Vec<LocalH>,
+    /// Checking the bounds of a compute construct's own loops (host
+    /// expressions: `len` and `shape` allowed).
+    host_bounds: bool,
     /// Work left for "did you mean" suggestions, shared by all of them
     /// ([`crate::diag::did_you_mean_within`]).
     suggest_budget: usize,
@@ -192,6 +195,7 @@ impl<'b> Checker<'b> {
             in_fn: false,
             updating_reduced_array: false,
             data_visible: Vec::new(),
+            host_bounds: false,
             suggest_budget: SUGGEST_BUDGET,
         }
     }
