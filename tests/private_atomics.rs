@@ -120,3 +120,24 @@ fn arrays_used_otherwise_keep_the_device_atomics() {
         }
     }
 }
+
+#[test]
+fn f32_sums_maxima_and_minima_are_privatised_too() {
+    let src = "let n = 100000; let keys = zeros(i32, n); let w = zeros(f32, n);
+        for i in 0..n { keys[i] = (((i as u32) * 2654435761u32) >> 26u32) as i32; w[i] = (i % 17) as f32 * 0.25 - 1.0; }
+        let s = zeros(f32, 64); let hi = full(f32, -5.0, 64); let lo = full(f32, 5.0, 64); let d = zeros(f32, 64);
+        parallel loop reduction(+: s) reduction(max: hi) for i in 0..n {
+            s[keys[i]] += 0.5; hi[keys[i]] = max(hi[keys[i]], w[i]);
+        }
+        parallel loop for i in 0..n { atomic lo[keys[i]] min= w[i]; atomic d[keys[i]] -= w[i]; }";
+    // Sums of quarters and halves are exact in f32 in any order here.
+    let (_, dev) = same_as_host(src, Floats::Exact);
+    if let Err(e) = &dev.result {
+        panic!("failed:\n{}", e.render(100));
+    }
+    assert!(privatised(src));
+    // A float `*=` is not privatised (and still right).
+    let mul = "let f = full(f32, 1.0, 4); parallel loop for i in 0..64 { atomic f[i % 4] *= 1.5; }";
+    assert!(!privatised(mul));
+    ok(mul);
+}

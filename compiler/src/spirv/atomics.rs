@@ -90,7 +90,7 @@ impl Writer<'_> {
     }
 
     /// The atomic update of the element at `ptr` with value `x`.
-    fn atomic_at(
+    pub(super) fn atomic_at(
         &mut self,
         ptr: Word,
         array: ArrayH,
@@ -200,10 +200,22 @@ impl Writer<'_> {
         t: Ty,
         f: impl FnOnce(&mut Self, Word) -> Word,
     ) -> Word {
+        self.cas_loop_in(ptr, view, t, 1, f)
+    }
+
+    /// [`Writer::cas_loop`] at memory scope `scope` (1 device, 2 workgroup).
+    pub(super) fn cas_loop_in(
+        &mut self,
+        ptr: Word,
+        view: Ty,
+        t: Ty,
+        scope: u32,
+        f: impl FnOnce(&mut Self, Word) -> Word,
+    ) -> Word {
         let vw = self.m.ty(view);
         let tw = self.m.ty(t);
         let bool_t = self.m.ty(Ty::Bool);
-        let scope = self.m.u32c(1);
+        let scope = self.m.u32c(scope);
         let sem = self.m.u32c(0);
         let first = spv(self.m.b.atomic_load(vw, None, ptr, scope, sem));
         let pre = self.cur_label;

@@ -1,10 +1,13 @@
-//! Privatised atomics: the histogram pattern. In a flat kernel, an integer
-//! array that is only ever updated with atomics of one kind (`+=`/`-=`,
-//! `max=`, `min=`, `&=`, `|=`, `^=`, their results unused) gets a copy per
-//! workgroup in workgroup memory when it is small enough: the workgroup
-//! starts it at the operator's identity, its updates hit that copy
-//! (workgroup-scope atomics, on chip), and at the end every element that
-//! changed is folded into the device array with one device-scope atomic.
+//! Privatised atomics: the histogram pattern. In a flat kernel, an `i32`,
+//! `u32` or `f32` array that is only ever updated with atomics of one kind
+//! (`+=`/`-=`, `max=`, `min=`, and for integers `&=`, `|=`, `^=`, their
+//! results unused) gets a copy per workgroup in workgroup memory when it
+//! is small enough: the workgroup starts it at the operator's identity, its
+//! updates hit that copy (workgroup-scope atomics on chip; for `f32` a
+//! compare-and-swap loop on the element's bits), and at the end every
+//! element that changed is folded into the device array with one
+//! device-scope atomic. (A float copy's sum depends on the order its
+//! updates land in, as the device atomics' does.)
 //! Thousands of invocations hammering a few hundred bins then contend on
 //! chip instead of in the memory system.
 //!
@@ -54,7 +57,17 @@ impl Fold {
         })
     }
 
-    /// The identity's bits for a 32-bit element.
+    /// The identity's bits for a 32-bit element of type `elem`.
+    fn identity_of(self, elem: Scalar) -> u32 {
+        match (elem, self) {
+            (Scalar::F32, Fold::Max) => f32::NEG_INFINITY.to_bits(),
+            (Scalar::F32, Fold::Min) => f32::INFINITY.to_bits(),
+            (Scalar::F32, _) => 0,
+            _ => self.identity(elem == Scalar::I32),
+        }
+    }
+
+    /// The identity's bits for a 32-bit integer element.
     fn identity(self, signed: bool) -> u32 {
         match self {
             Fold::Sum | Fold::Or | Fold::Xor => 0,
@@ -92,7 +105,7 @@ pub fn candidates(k: &Kernel, checks: bool) -> Vec<Option<Fold>> {
         if picked == MAX_ARRAYS {
             break;
         }
-        if !matches!(arr.elem, Scalar::I32 | Scalar::U32) {
+        if !matches!(arr.elem, Scalar::I32 | Scalar::U32 | Scalar::F32) {
             continue;
         }
         // Device functions must not touch it (the copy lives in the entry
@@ -122,6 +135,10 @@ pub fn candidates(k: &Kernel, checks: bool) -> Vec<Option<Fold>> {
                 }
                 _ => {}
             }
+        }
+        // Float copies add, take maxima or minima (compare-and-swap).
+        if arr.elem == Scalar::F32 && !matches!(fold, Some(Fold::Sum | Fold::Max | Fold::Min)) {
+            ok = false;
         }
         // Every atomic must be an update whose old value is not used.
         if ok && atomics > 0 && evaluated_atomics(k, &k.entry.body, ah) == atomics {
@@ -184,7 +201,7 @@ impl Writer<'_> {
         let bool_t = self.m.ty(Ty::Bool);
         for (a, fold) in folds.into_iter().enumerate() {
             let Some(fold) = fold else { continue };
-            let view = self.views[a];
+            let view = self.copy_ty(a);
             let et = self.m.ty(view);
             let cap = self.m.u32c(CAP);
             let arr_t = self.m.b.type_array(et, cap);
@@ -193,8 +210,8 @@ impl Writer<'_> {
             let on = spv(self.m.b.u_less_than_equal(bool_t, None, len, cap));
             let zero = self.m.u32c(0);
             let bound = spv(self.m.b.select(u32t, None, on, len, zero));
-            let signed = self.k.arrays[ArrayH::new(a)].elem == Scalar::I32;
-            let id = self.m.u32c(fold.identity(signed));
+            let elem = self.k.arrays[ArrayH::new(a)].elem;
+            let id = self.m.u32c(fold.identity_of(elem));
             let id = if view == Ty::U32 {
                 id
             } else {
@@ -226,12 +243,13 @@ impl Writer<'_> {
             .filter_map(|(a, p)| p.map(|p| (a, p)))
             .collect();
         for (a, p) in privs {
-            let view = self.views[a];
+            let view = self.copy_ty(a);
             let et = self.m.ty(view);
             let zero = self.m.u32c(0);
             let bound = spv(self.m.b.select(u32t, None, p.on, p.len, zero));
-            let signed = self.k.arrays[ArrayH::new(a)].elem == Scalar::I32;
-            let id_bits = self.m.u32c(p.fold.identity(signed));
+            let elem = self.k.arrays[ArrayH::new(a)].elem;
+            let signed = elem == Scalar::I32;
+            let id_bits = self.m.u32c(p.fold.identity_of(elem));
             let pe = self.m.ptr(StorageClass::Workgroup, et);
             let pg = self.m.ptr(StorageClass::StorageBuffer, et);
             let buf = self.buffers[a];
@@ -245,9 +263,24 @@ impl Writer<'_> {
                 };
                 let changed = spv(w.m.b.i_not_equal(bool_t, None, bits, id_bits));
                 let m = w.begin_if(changed);
-                let z = w.m.u32c(0);
-                let gp = spv(w.m.b.access_chain(pg, None, buf, [z, j]));
-                w.atomic_op(gp, et, p.fold, signed, v, 1);
+                if elem == Scalar::F32 {
+                    // The device array's own float atomic (native or CAS).
+                    let f32t = w.m.ty(Ty::F32);
+                    let x = spv(w.m.b.bitcast(f32t, None, bits));
+                    let ji = w.int_cast(j, Ty::U32, w.idx);
+                    let gp = w.element_ptr(ArrayH::new(a), ji);
+                    let kind = match p.fold {
+                        Fold::Max => AtomicKind::Max,
+                        Fold::Min => AtomicKind::Min,
+                        _ => AtomicKind::Add,
+                    };
+                    // Only a float of this kind is privatised: no error.
+                    let _ = w.atomic_at(gp, ArrayH::new(a), kind, x);
+                } else {
+                    let z = w.m.u32c(0);
+                    let gp = spv(w.m.b.access_chain(pg, None, buf, [z, j]));
+                    w.atomic_op(gp, et, p.fold, signed, v, 1);
+                }
                 w.end_if(m);
             });
         }
@@ -265,10 +298,11 @@ impl Writer<'_> {
         x: Word,
         global: impl FnOnce(&mut Self) -> Result<Word, lang::Diag>,
     ) -> Result<Word, lang::Diag> {
-        let view = self.views[a.index()];
+        let view = self.copy_ty(a.index());
         let et = self.m.ty(view);
         let bool_t = self.m.ty(Ty::Bool);
-        let signed = self.k.arrays[a].elem == Scalar::I32;
+        let elem = self.k.arrays[a].elem;
+        let signed = elem == Scalar::I32;
         let then_l = self.m.b.id();
         let else_l = self.m.b.id();
         let merge = self.m.b.id();
@@ -281,12 +315,41 @@ impl Writer<'_> {
         let j = self.int_cast(lin, self.idx, Ty::U32);
         let pe = self.m.ptr(StorageClass::Workgroup, et);
         let lp = spv(self.m.b.access_chain(pe, None, p.var, [j]));
-        let x = if op == AtomicKind::Sub {
-            spv(self.m.b.s_negate(et, None, x))
+        if elem == Scalar::F32 {
+            let f32t = self.m.ty(Ty::F32);
+            let x = if op == AtomicKind::Sub {
+                spv(self.m.b.f_negate(f32t, None, x))
+            } else {
+                x
+            };
+            let fold = p.fold;
+            self.cas_loop_in(lp, Ty::U32, Ty::F32, 2, |w, old| {
+                let bool_t = w.m.ty(Ty::Bool);
+                let bm = &mut w.m.b;
+                match fold {
+                    Fold::Max | Fold::Min => {
+                        // The host's rule: x wins when greater (less) or
+                        // the old value is NaN.
+                        let better = if fold == Fold::Max {
+                            spv(bm.f_ord_greater_than(bool_t, None, x, old))
+                        } else {
+                            spv(bm.f_ord_less_than(bool_t, None, x, old))
+                        };
+                        let nan = spv(bm.is_nan(bool_t, None, old));
+                        let take = spv(bm.logical_or(bool_t, None, better, nan));
+                        spv(bm.select(f32t, None, take, x, old))
+                    }
+                    _ => spv(bm.f_add(f32t, None, old, x)),
+                }
+            });
         } else {
-            x
-        };
-        self.atomic_op(lp, et, p.fold, signed, x, 2);
+            let x = if op == AtomicKind::Sub {
+                spv(self.m.b.s_negate(et, None, x))
+            } else {
+                x
+            };
+            self.atomic_op(lp, et, p.fold, signed, x, 2);
+        }
         self.end_if(m);
         spv(self.m.b.branch(merge));
         self.label(else_l);
@@ -294,7 +357,21 @@ impl Writer<'_> {
         spv(self.m.b.branch(merge));
         self.label(merge);
         // The old value of an update statement is not used.
-        Ok(self.int_const(Ty::reg(self.k.arrays[a].elem), 0))
+        Ok(if elem == Scalar::F32 {
+            self.float_const(Ty::F32, 0.0)
+        } else {
+            self.int_const(Ty::reg(elem), 0)
+        })
+    }
+
+    /// The element type of array `a`'s workgroup copy: its buffer view,
+    /// or the bits of an `f32` (updated by compare-and-swap).
+    fn copy_ty(&self, a: usize) -> Ty {
+        if self.k.arrays[ArrayH::new(a)].elem == Scalar::F32 {
+            Ty::U32
+        } else {
+            self.views[a]
+        }
     }
 
     /// One integer atomic of `fold` at `ptr` (`scope`: 1 device, 2
