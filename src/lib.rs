@@ -3,19 +3,34 @@
 //!
 //! The stages live in their own crates: `lang` (lexer, parser, checker),
 //! `stdlib` (builtins), `compiler` (kernel IR, SPIR-V), `vk-runtime` (Vulkan).
-//! This crate ties them together: the interpreter ([`interp`]), the
-//! embedding API ([`Engine`]), the command line ([`cli`]).
+//! This crate ties them together: the interpreter, the embedding API
+//! ([`Engine`]) and the command line. The documented surface is the
+//! embedding API: [`Engine`], [`Error`], [`Val`], [`Array`], [`Timings`];
+//! the other modules are public for the `accl` binary, its benches and
+//! tests only.
+//!
+//! ```
+//! let mut e = accl::Engine::new();
+//! e.eval("let x = zeros(f32, 4); parallel loop for i in 0..4 { x[i] = i as f32 * 2.0; }")
+//!     .unwrap();
+//! assert_eq!(e.array("x").unwrap().data().get(3).unwrap().as_f64(), Some(6.0));
+//! ```
 
+#[doc(hidden)]
 pub mod bench;
+#[doc(hidden)]
 pub mod cli;
 pub mod engine;
 mod explain;
+#[doc(hidden)]
 pub mod interp;
+#[doc(hidden)]
 pub mod repl;
 mod timing;
+#[doc(hidden)]
 pub mod vulkan;
 
-pub use engine::{Engine, Error, Timings};
+pub use engine::{Engine, Error, Timings, Val};
 pub use lang;
 pub use stdlib;
 pub use stdlib::Array;

@@ -243,3 +243,34 @@ fn declarations_can_be_replaced() {
     assert!(e.eval("fn f(x: f64) -> f64 { return x; }").is_err());
     assert_eq!(e.eval("g()").unwrap().unwrap().to_string(), "11");
 }
+
+#[test]
+fn errors_are_miette_diagnostics_with_location() {
+    fn run() -> miette::Result<()> {
+        let mut e = Engine::new();
+        e.eval("let a = zeros(f32, 2);\nlet b = a[3];")?;
+        Ok(())
+    }
+    let report = run().unwrap_err();
+    assert_eq!(
+        report.code().unwrap().to_string(),
+        "accl::run::index_out_of_bounds"
+    );
+    // The fancy report quotes the source line.
+    let mut out = String::new();
+    miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+        .render_report(&mut out, report.as_ref())
+        .unwrap();
+    assert!(out.contains("let b = a[3];"), "{out}");
+    // Display: code, message and place; Debug: the plain rendering.
+    let mut e = Engine::new();
+    let err = e.eval("let x = 1;\nlet y = x / 0;").unwrap_err();
+    let shown = err.to_string();
+    assert!(shown.starts_with("accl::"), "{shown}");
+    assert!(shown.ends_with(":2:9"), "{shown}");
+    let debug = format!("{err:?}");
+    assert!(
+        debug.contains("let y = x / 0;") && !debug.contains("Span {"),
+        "{debug}"
+    );
+}

@@ -6,7 +6,23 @@ use std::fmt;
 
 /// One or more diagnostics (parse, type, run-time or API errors) together
 /// with the source text they point into.
-#[derive(Debug, Clone)]
+///
+/// It is a [`miette::Diagnostic`] (the first error's code, labels and help,
+/// with the source attached; the other diagnostics as related ones), so
+/// `fn main() -> miette::Result<()>` can use `?` on engine calls and print
+/// the fancy report. `Display` is `code: message at file:line:col`; `Debug`
+/// is the plain rendering of every diagnostic.
+///
+/// ```
+/// fn run() -> miette::Result<()> {
+///     let mut e = accl::Engine::new();
+///     e.eval("let a = zeros(f32, 2);\nlet b = a[3];")?;
+///     Ok(())
+/// }
+/// let err = run().unwrap_err();
+/// assert_eq!(err.code().unwrap().to_string(), "accl::run::index_out_of_bounds");
+/// ```
+#[derive(Clone)]
 pub struct Error {
     pub diags: Vec<Diag>,
     pub source: Source,
@@ -60,13 +76,66 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The diagnostic the error is about: its first error (else its first).
+    fn first(&self) -> Option<&Diag> {
+        self.diags
+            .iter()
+            .find(|d| d.is_error())
+            .or(self.diags.first())
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.diags.first() {
-            Some(d) => f.write_str(&d.message),
-            None => f.write_str("error"),
+        let Some(d) = self.first() else {
+            return f.write_str("error");
+        };
+        write!(f, "{}: {}", d.code, d.message)?;
+        if let Some((span, _)) = d.labels.first() {
+            let text = &self.source.text;
+            let at = (span.start as usize).min(text.len());
+            let before = &text[..at];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            write!(f, " at {}:{line}:{col}", self.source.name)?;
         }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.render(100).trim_end())
     }
 }
 
 impl std::error::Error for Error {}
+
+impl miette::Diagnostic for Error {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.first().and_then(|d| d.code())
+    }
+    fn severity(&self) -> Option<miette::Severity> {
+        self.first().and_then(|d| d.severity())
+    }
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.first().and_then(|d| d.help())
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        self.first().and_then(|d| d.labels())
+    }
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(&self.source)
+    }
+    fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn miette::Diagnostic> + 'a>> {
+        let first = self.first().map(|d| d as *const Diag);
+        let rest: Vec<&dyn miette::Diagnostic> = self
+            .diags
+            .iter()
+            .filter(|d| Some(*d as *const Diag) != first)
+            .map(|d| d as &dyn miette::Diagnostic)
+            .collect();
+        (!rest.is_empty()).then(|| Box::new(rest.into_iter()) as Box<dyn Iterator<Item = _>>)
+    }
+}
