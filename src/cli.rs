@@ -103,16 +103,17 @@ pub fn new_engine(backend: BackendChoice) -> Result<crate::Engine, String> {
 }
 
 /// How device kernels are compiled (`accl run`, `accl bench device`).
-#[derive(Debug, Clone, Copy, Default, clap::Args)]
+#[derive(Debug, Clone, Copy, Default)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct KernelFlags {
     /// Bounds-check mode: every device array index and integer divisor is
     /// checked; a violation is an error at its source span and the kernel's
     /// results are not copied back (slower; see docs/reliability.md).
-    #[arg(long = "check")]
+    #[cfg_attr(feature = "cli", arg(long = "check"))]
     pub checks: bool,
     /// The loop watchdog: loop iterations one kernel invocation may run
     /// before it is stopped and reported (0: off; default 2^31).
-    #[arg(long, value_name = "N")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub loop_budget: Option<u32>,
 }
 

@@ -24,6 +24,7 @@ pub mod engine;
 mod explain;
 #[doc(hidden)]
 pub mod interp;
+#[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod repl;
 mod timing;
