@@ -16,60 +16,7 @@ fn report(name: &str, w: (u64, usize)) {
     println!("{name}: worst {} ulp (argument #{})", w.0, w.1);
 }
 
-/// The distance in ulps; `u64::MAX` when only one is NaN, or an infinity
-/// or a zero differs in any bit from the other result.
-fn ulps(a: f64, b: f64) -> u64 {
-    if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() {
-            0
-        } else {
-            u64::MAX
-        };
-    }
-    if a.is_infinite() || b.is_infinite() || a == 0.0 || b == 0.0 {
-        return if a.to_bits() == b.to_bits() {
-            0
-        } else {
-            u64::MAX
-        };
-    }
-    let key = |x: f64| {
-        let b = x.to_bits() as i64;
-        if b < 0 {
-            -(b & i64::MAX)
-        } else {
-            b
-        }
-    };
-    key(a).abs_diff(key(b))
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    /// Binary exponent uniform in `lo..=hi`, random mantissa, random sign
-    /// when `signed`.
-    fn logu(&mut self, lo: i32, hi: i32, signed: bool) -> f64 {
-        let r = self.next();
-        let e = lo + (r % (hi - lo + 1) as u64) as i32;
-        let m = 1.0 + (self.next() >> 12) as f64 / 4503599627370496.0;
-        let v = m * 2f64.powi(e);
-        if signed && r >> 63 == 1 {
-            -v
-        } else {
-            v
-        }
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / 9007199254740992.0
-    }
-}
+use compiler::testing::{ulps, Rng};
 
 const EDGES: [f64; 26] = [
     0.0,
@@ -234,7 +181,7 @@ fn log_and_log2() {
         &[4.0, 8.0, 0.25, 1024.0, 1e-320, 3.0, 10.0],
     );
     // Near 1, on both sides.
-    x.extend((0..N / 2).map(|_| 1.0 + (r.unit() - 0.5) * 2f64.powi(-((r.next() % 53) as i32))));
+    x.extend((0..N / 2).map(|_| 1.0 + (r.unit() - 0.5) * 2f64.powi(-((r.bits() % 53) as i32))));
     x.extend((0..N / 4).map(|_| r.unit() * 4.0));
     unary(&["log", "log2"], &x);
 }
@@ -263,9 +210,9 @@ fn sin_cos_tan() {
     // neighbours (n up to 2^40).
     x.extend((0..N / 2).map(|_| r.logu(-3, 25, true)));
     for i in 0..N / 2 {
-        let n = (r.next() % (1u64 << (i % 41))) as f64;
+        let n = (r.bits() % (1u64 << (i % 41))) as f64;
         let c = n * std::f64::consts::FRAC_PI_2;
-        let d = (r.next() % 5) as i64 - 2;
+        let d = (r.bits() % 5) as i64 - 2;
         x.push(f64::from_bits((c.to_bits() as i64 + d) as u64));
     }
     unary(&["sin", "cos", "tan"], &x);
@@ -397,13 +344,13 @@ fn pow_over_bases_and_exponents() {
         // Negative bases with integer exponents (and a few not).
         let a = r.logu(-30, 30, true);
         x.push(a);
-        y.push(if r.next() & 7 == 0 {
+        y.push(if r.bits() & 7 == 0 {
             r.unit() * 10.0
         } else {
             ((r.unit() - 0.5) * 200.0).round()
         });
         // Near 1 with huge exponents.
-        x.push(1.0 + (r.unit() - 0.5) * 2f64.powi(-((r.next() % 52) as i32)));
+        x.push(1.0 + (r.unit() - 0.5) * 2f64.powi(-((r.bits() % 52) as i32)));
         y.push(r.logu(0, 62, true));
     }
     let res = both("r1[i] = pow(x[i], y[i]);", 1, &x, Some(&y));

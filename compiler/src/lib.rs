@@ -40,6 +40,8 @@ pub mod footprint;
 pub mod kir;
 pub mod lower;
 pub mod spirv;
+#[doc(hidden)]
+pub mod testing;
 pub mod unroll;
 pub mod validate;
 

@@ -245,26 +245,7 @@ fn every_cast_pair_matches_rust_as() {
 
 type F1 = fn(f64) -> f64;
 
-/// The distance in ulps of two f64 results (NaNs alike: 0; a NaN and a
-/// number: `u64::MAX`).
-fn ulps(a: f64, b: f64) -> u64 {
-    if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() {
-            0
-        } else {
-            u64::MAX
-        };
-    }
-    let key = |x: f64| {
-        let b = x.to_bits() as i64;
-        if b < 0 {
-            -(b & i64::MAX)
-        } else {
-            b
-        }
-    };
-    key(a).abs_diff(key(b))
-}
+use compiler::testing::ulps;
 
 /// Relative tolerance of the transcendental functions (see the module note).
 fn tol(name: &str) -> f64 {

@@ -346,15 +346,7 @@ impl Backend for VulkanBackend {
                 })
             };
             let d = t.store.dev(cx.device).map_err(fail)?;
-            let targets: Vec<QueueId> = match queues {
-                Some(qs) => qs.iter().map(|&n| QueueId::Async(n)).collect(),
-                None => d
-                    .queues
-                    .iter()
-                    .map(|(q, _)| *q)
-                    .filter(|q| *q != QueueId::Sync)
-                    .collect(),
-            };
+            let targets = target_queues(d, queues);
             let mut done = true;
             for q in targets {
                 if d.queues.iter().any(|(id, _)| *id == q) && !d.queue_finished(q).map_err(fail)? {
@@ -532,15 +524,7 @@ impl VulkanBackend {
             })
         };
         let d = store.dev(dev).map_err(fail)?;
-        let targets: Vec<QueueId> = match queues {
-            Some(qs) => qs.iter().map(|&n| QueueId::Async(n)).collect(),
-            None => d
-                .queues
-                .iter()
-                .map(|(q, _)| *q)
-                .filter(|q| *q != QueueId::Sync)
-                .collect(),
-        };
+        let targets = target_queues(d, queues);
         match join {
             None => {
                 let mut waited = Vec::new();
@@ -577,5 +561,19 @@ impl Drop for VulkanBackend {
         let t = self.table.get_mut();
         t.clear();
         t.store.devs.clear();
+    }
+}
+
+/// The queues `wait(queues)` names on device `d` (None: every async queue
+/// it has used).
+fn target_queues(d: &device::DevState, queues: Option<&[i64]>) -> Vec<QueueId> {
+    match queues {
+        Some(qs) => qs.iter().map(|&n| QueueId::Async(n)).collect(),
+        None => d
+            .queues
+            .iter()
+            .map(|(q, _)| *q)
+            .filter(|q| *q != QueueId::Sync)
+            .collect(),
     }
 }

@@ -10,7 +10,7 @@
 use super::{spv, Writer};
 use crate::kir::{ArrayH, ExprH, Function, Kernel, Shape, Stmt, StmtKind};
 use lang::Diag;
-use rspirv::spirv::{LoopControl, SelectionControl, StorageClass, Word};
+use rspirv::spirv::{SelectionControl, StorageClass, Word};
 
 use super::types::Ty;
 
@@ -95,37 +95,22 @@ impl Writer<'_> {
         // for l = lid; l < count; l += wg: copy[l] = a[lo + l] (in range).
         let len = spv(self.m.b.array_length(u32t, None, self.buffers[a], 0));
         let len = self.int_cast(len, Ty::U32, self.idx);
-        let lv = self.fvar(Ty::U32, "cache_lane");
         let lid = self.local_id();
-        spv(self.m.b.store(lv, lid, None, []));
-        let header = self.m.b.id();
-        let body = self.m.b.id();
-        let cont = self.m.b.id();
-        let merge = self.m.b.id();
-        spv(self.m.b.branch(header));
-        self.label(header);
-        let l = spv(self.m.b.load(u32t, None, lv, None, []));
         let n = self.m.u32c(count);
-        let more = spv(self.m.b.u_less_than(bool_t, None, l, n));
-        spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
-        spv(self.m.b.branch_conditional(more, body, merge, []));
-        self.label(body);
-        let li = self.int_cast(l, Ty::U32, self.idx);
-        let at = spv(self.m.b.i_add(idx_w, None, lo_b, li));
-        let ok = spv(self.m.b.u_less_than(bool_t, None, at, len));
-        let m = self.begin_if(ok);
-        let gp = self.element_ptr(array, at);
-        let v = spv(self.m.b.load(et, None, gp, None, []));
-        let pe = self.m.ptr(StorageClass::Workgroup, et);
-        let sp = spv(self.m.b.access_chain(pe, None, var, [l]));
-        spv(self.m.b.store(sp, v, None, []));
-        self.end_if(m);
-        spv(self.m.b.branch(cont));
-        self.label(cont);
-        let next = spv(self.m.b.i_add(u32t, None, l, self.wg_size));
-        spv(self.m.b.store(lv, next, None, []));
-        spv(self.m.b.branch(header));
-        self.label(merge);
+        let step = self.wg_size;
+        self.counted_loop(Ty::U32, (lid, n, step), false, |w, l| {
+            let li = w.int_cast(l, Ty::U32, w.idx);
+            let at = spv(w.m.b.i_add(idx_w, None, lo_b, li));
+            let ok = spv(w.m.b.u_less_than(bool_t, None, at, len));
+            let m = w.begin_if(ok);
+            let gp = w.element_ptr(array, at);
+            let v = spv(w.m.b.load(et, None, gp, None, []));
+            let pe = w.m.ptr(StorageClass::Workgroup, et);
+            let sp = spv(w.m.b.access_chain(pe, None, var, [l]));
+            spv(w.m.b.store(sp, v, None, []));
+            w.end_if(m);
+            Ok(())
+        })?;
         self.wg_barrier();
         self.cached.retain(|c| c.array != array);
         self.cached.push(Cached {

@@ -88,6 +88,23 @@ fn plain(f: &Function, e: ExprH, stored: &[crate::kir::ArrayH]) -> bool {
 }
 
 impl Writer<'_> {
+    /// The `n` iterations of one trip that starts at `cur` (index type):
+    /// `cur, cur + stride, .., cur + (n - 1) stride`.
+    pub(super) fn trip_iterations(&mut self, n: u32, cur: Word, stride: Word) -> Vec<Word> {
+        let idx_w = self.m.ty(self.idx);
+        (0..n)
+            .map(|c| {
+                if c == 0 {
+                    cur
+                } else {
+                    let k = self.int_const(self.idx, c as i64);
+                    let off = spv(self.m.b.i_mul(idx_w, None, stride, k));
+                    spv(self.m.b.i_add(idx_w, None, cur, off))
+                }
+            })
+            .collect()
+    }
+
     /// The body of one trip of a coarsened flat loop at iteration `cur`
     /// (index type), `lanes` the dispatch's lanes (index type), `total`
     /// the iteration count, `lo` level 0's lower bound.
@@ -100,19 +117,8 @@ impl Writer<'_> {
         lo: Word,
     ) -> Result<(), lang::Diag> {
         let k = self.k;
-        let idx_w = self.m.ty(self.idx);
         let bool_t = self.m.ty(Ty::Bool);
-        let copies: Vec<Word> = (0..u)
-            .map(|c| {
-                if c == 0 {
-                    cur
-                } else {
-                    let n = self.int_const(self.idx, c as i64);
-                    let off = spv(self.m.b.i_mul(idx_w, None, lanes, n));
-                    spv(self.m.b.i_add(idx_w, None, cur, off))
-                }
-            })
-            .collect();
+        let copies = self.trip_iterations(u, cur, lanes);
         let var = (k.levels[0].var, k.levels[0].ty);
         let last = copies[copies.len() - 1];
         let full = spv(self.m.b.u_less_than(bool_t, None, last, total));

@@ -25,7 +25,7 @@ use super::{spv, Writer};
 use crate::kir::{Block, Function, Kernel, StmtKind, VectorLoop};
 use crate::Spec;
 use lang::Diag;
-use rspirv::spirv::{LoopControl, SelectionControl, Word};
+use rspirv::spirv::{SelectionControl, Word};
 
 use super::types::Ty;
 
@@ -86,19 +86,8 @@ impl Writer<'_> {
     ) -> Result<(), Diag> {
         let k = self.k;
         let f = &k.entry;
-        let idx_w = self.m.ty(self.idx);
         let bool_t = self.m.ty(Ty::Bool);
-        let its: Vec<Word> = (0..j)
-            .map(|c| {
-                if c == 0 {
-                    cur
-                } else {
-                    let n = self.int_const(self.idx, c as i64);
-                    let off = spv(self.m.b.i_mul(idx_w, None, stride, n));
-                    spv(self.m.b.i_add(idx_w, None, cur, off))
-                }
-            })
-            .collect();
+        let its = self.trip_iterations(j, cur, stride);
         let vars: Vec<_> = k.levels.iter().map(|l| (l.var, l.ty)).collect();
         let full = spv(self
             .m
@@ -198,57 +187,38 @@ impl Writer<'_> {
         let lane = self.team_lane(t);
         let lane = self.int_cast(lane, Ty::U32, self.idx);
         let lanes = self.int_const(self.idx, t.lanes as i64);
-        let kv = self.fvar(self.idx, "k");
-        spv(self.m.b.store(kv, lane, None, []));
-        let header = self.m.b.id();
-        let body = self.m.b.id();
-        let cont = self.m.b.id();
-        let merge = self.m.b.id();
-        spv(self.m.b.branch(header));
-        self.label(header);
-        let cur = spv(self.m.b.load(idx_w, None, kv, None, []));
-        let more = spv(self.m.b.u_less_than(bool_t, None, cur, longest));
-        spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
-        spv(self.m.b.branch_conditional(more, body, merge, []));
-        self.label(body);
-        let rest = spv(self.m.b.load(idx_w, None, kv, None, []));
         let vars: Vec<_> = v.levels.iter().map(|l| (l.var, l.ty)).collect();
-        self.loops.push((merge, cont, None));
-        // Inside every range (rows of equal length: always), the bodies
-        // follow each other unguarded, so the driver can issue their
-        // loads together; past the shortest, each behind its own test.
-        let all = spv(self.m.b.u_less_than(bool_t, None, rest, shortest));
-        let all_l = self.m.b.id();
-        let some_l = self.m.b.id();
-        let joined = self.m.b.id();
-        spv(self.m.b.selection_merge(joined, SelectionControl::NONE));
-        spv(self.m.b.branch_conditional(all, all_l, some_l, []));
-        self.label(all_l);
-        for (set, (los, counts, _)) in sets.iter().zip(&bounds) {
-            self.locals = set.clone();
-            self.split_index(rest, &vars, los, counts);
-            self.block(f, &v.body)?;
-        }
-        spv(self.m.b.branch(joined));
-        self.label(some_l);
-        for (set, (los, counts, total)) in sets.iter().zip(&bounds) {
-            self.locals = set.clone();
-            let inside = spv(self.m.b.u_less_than(bool_t, None, rest, *total));
-            let m = self.begin_if(inside);
-            self.split_index(rest, &vars, los, counts);
-            self.block(f, &v.body)?;
-            self.end_if(m);
-        }
-        spv(self.m.b.branch(joined));
-        self.label(joined);
-        self.loops.pop();
-        spv(self.m.b.branch(cont));
-        self.label(cont);
-        let cur = spv(self.m.b.load(idx_w, None, kv, None, []));
-        let next = spv(self.m.b.i_add(idx_w, None, cur, lanes));
-        spv(self.m.b.store(kv, next, None, []));
-        spv(self.m.b.branch(header));
-        self.label(merge);
+        self.counted_loop(self.idx, (lane, longest, lanes), true, |w, rest| {
+            // Inside every range (rows of equal length: always), the
+            // bodies follow each other unguarded, so the driver can issue
+            // their loads together; past the shortest, each behind its
+            // own test.
+            let all = spv(w.m.b.u_less_than(bool_t, None, rest, shortest));
+            let all_l = w.m.b.id();
+            let some_l = w.m.b.id();
+            let joined = w.m.b.id();
+            spv(w.m.b.selection_merge(joined, SelectionControl::NONE));
+            spv(w.m.b.branch_conditional(all, all_l, some_l, []));
+            w.label(all_l);
+            for (set, (los, counts, _)) in sets.iter().zip(&bounds) {
+                w.locals = set.clone();
+                w.split_index(rest, &vars, los, counts);
+                w.block(f, &v.body)?;
+            }
+            spv(w.m.b.branch(joined));
+            w.label(some_l);
+            for (set, (los, counts, total)) in sets.iter().zip(&bounds) {
+                w.locals = set.clone();
+                let inside = spv(w.m.b.u_less_than(bool_t, None, rest, *total));
+                let m = w.begin_if(inside);
+                w.split_index(rest, &vars, los, counts);
+                w.block(f, &v.body)?;
+                w.end_if(m);
+            }
+            spv(w.m.b.branch(joined));
+            w.label(joined);
+            Ok(())
+        })?;
         for set in sets {
             self.locals = set.clone();
             self.vector_fold(f, v);

@@ -23,7 +23,7 @@ use super::types::Ty;
 use super::{spv, Writer};
 use crate::kir::{ArrayH, AtomicKind, Block, Expr, Kernel, Shape, StmtKind};
 use lang::Scalar;
-use rspirv::spirv::{LoopControl, SelectionControl, StorageClass, Word};
+use rspirv::spirv::{SelectionControl, StorageClass, Word};
 
 /// Elements of one workgroup copy (16 KiB of `u32`/`i32`).
 pub const CAP: u32 = 4096;
@@ -394,28 +394,12 @@ impl Writer<'_> {
 
     /// `for j = local id; j < bound; j += wg_size { body(j) }` (`u32`).
     fn lanes(&mut self, bound: Word, body: impl FnOnce(&mut Self, Word)) {
-        let u32t = self.m.ty(Ty::U32);
-        let bool_t = self.m.ty(Ty::Bool);
-        let jv = self.fvar(Ty::U32, "lane");
         let lid = self.local_id();
-        spv(self.m.b.store(jv, lid, None, []));
-        let header = self.m.b.id();
-        let body_l = self.m.b.id();
-        let cont = self.m.b.id();
-        let merge = self.m.b.id();
-        spv(self.m.b.branch(header));
-        self.label(header);
-        let j = spv(self.m.b.load(u32t, None, jv, None, []));
-        let more = spv(self.m.b.u_less_than(bool_t, None, j, bound));
-        spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
-        spv(self.m.b.branch_conditional(more, body_l, merge, []));
-        self.label(body_l);
-        body(self, j);
-        spv(self.m.b.branch(cont));
-        self.label(cont);
-        let next = spv(self.m.b.i_add(u32t, None, j, self.wg_size));
-        spv(self.m.b.store(jv, next, None, []));
-        spv(self.m.b.branch(header));
-        self.label(merge);
+        let step = self.wg_size;
+        // The body cannot fail: it only emits instructions.
+        let _ = self.counted_loop(Ty::U32, (lid, bound, step), false, |w, j| {
+            body(w, j);
+            Ok(())
+        });
     }
 }

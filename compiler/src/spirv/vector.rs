@@ -44,7 +44,6 @@ impl Writer<'_> {
     pub(super) fn vector_loop(&mut self, f: &Function, v: &VectorLoop) -> Result<(), Diag> {
         self.barrier();
         let idx_w = self.m.ty(self.idx);
-        let bool_t = self.m.ty(Ty::Bool);
         let (los, counts, total) = self.vector_bounds(f, v)?;
         let lid = match self.teams {
             Some(t) => self.team_lane(t),
@@ -70,34 +69,11 @@ impl Writer<'_> {
         } else {
             (lid, wg)
         };
-        let kv = self.fvar(self.idx, "k");
-        spv(self.m.b.store(kv, start, None, []));
-        let header = self.m.b.id();
-        let body = self.m.b.id();
-        let cont = self.m.b.id();
-        let merge = self.m.b.id();
-        spv(self.m.b.branch(header));
-        self.label(header);
-        let cur = spv(self.m.b.load(idx_w, None, kv, None, []));
-        let more = spv(self.m.b.u_less_than(bool_t, None, cur, total));
-        spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
-        spv(self.m.b.branch_conditional(more, body, merge, []));
-        self.label(body);
-        let rest = spv(self.m.b.load(idx_w, None, kv, None, []));
         let vars: Vec<_> = v.levels.iter().map(|l| (l.var, l.ty)).collect();
-        self.split_index(rest, &vars, &los, &counts);
-        self.loops.push((merge, cont, None));
-        self.block(f, &v.body)?;
-        self.loops.pop();
-        if !self.terminated {
-            spv(self.m.b.branch(cont));
-        }
-        self.label(cont);
-        let cur = spv(self.m.b.load(idx_w, None, kv, None, []));
-        let next = spv(self.m.b.i_add(idx_w, None, cur, stride));
-        spv(self.m.b.store(kv, next, None, []));
-        spv(self.m.b.branch(header));
-        self.label(merge);
+        self.counted_loop(self.idx, (start, total, stride), true, |w, rest| {
+            w.split_index(rest, &vars, &los, &counts);
+            w.block(f, &v.body)
+        })?;
         self.vector_fold(f, v);
         self.barrier();
         Ok(())
@@ -175,5 +151,54 @@ impl Writer<'_> {
             let c = self.combine(r.op, ty, t, folded);
             spv(self.m.b.store(self.locals[r.target.index()], c, None, []));
         }
+    }
+}
+
+impl Writer<'_> {
+    /// `for (v = start; v < bound; v += step) body(v)` as one structured
+    /// loop over a fresh Function variable of integer type `t` (unsigned
+    /// compare). With `frame`, the body's KIR `break`/`continue` leave
+    /// or continue this loop.
+    pub(super) fn counted_loop(
+        &mut self,
+        t: Ty,
+        (start, bound, step): (Word, Word, Word),
+        frame: bool,
+        body: impl FnOnce(&mut Self, Word) -> Result<(), Diag>,
+    ) -> Result<(), Diag> {
+        let tw = self.m.ty(t);
+        let bool_t = self.m.ty(Ty::Bool);
+        let var = self.fvar(t, "i");
+        spv(self.m.b.store(var, start, None, []));
+        let header = self.m.b.id();
+        let body_l = self.m.b.id();
+        let cont = self.m.b.id();
+        let merge = self.m.b.id();
+        spv(self.m.b.branch(header));
+        self.label(header);
+        let cur = spv(self.m.b.load(tw, None, var, None, []));
+        let more = spv(self.m.b.u_less_than(bool_t, None, cur, bound));
+        spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
+        spv(self.m.b.branch_conditional(more, body_l, merge, []));
+        self.label(body_l);
+        let v = spv(self.m.b.load(tw, None, var, None, []));
+        if frame {
+            self.loops.push((merge, cont, None));
+        }
+        let r = body(self, v);
+        if frame {
+            self.loops.pop();
+        }
+        r?;
+        if !self.terminated {
+            spv(self.m.b.branch(cont));
+        }
+        self.label(cont);
+        let cur = spv(self.m.b.load(tw, None, var, None, []));
+        let next = spv(self.m.b.i_add(tw, None, cur, step));
+        spv(self.m.b.store(var, next, None, []));
+        spv(self.m.b.branch(header));
+        self.label(merge);
+        Ok(())
     }
 }

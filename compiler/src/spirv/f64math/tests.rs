@@ -147,59 +147,7 @@ fn eval(f: Fun, args: &[f64]) -> f64 {
     Host.call(f, args)
 }
 
-/// The distance in ulps (0 for two NaNs; `u64::MAX` when only one is NaN,
-/// or infinities or zeros differ in any way).
-pub(crate) fn ulps(a: f64, b: f64) -> u64 {
-    if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() {
-            0
-        } else {
-            u64::MAX
-        };
-    }
-    if a.is_infinite() || b.is_infinite() || a == 0.0 || b == 0.0 {
-        return if a.to_bits() == b.to_bits() {
-            0
-        } else {
-            u64::MAX
-        };
-    }
-    let key = |x: f64| {
-        let b = x.to_bits() as i64;
-        if b < 0 {
-            -(b & i64::MAX)
-        } else {
-            b
-        }
-    };
-    key(a).abs_diff(key(b))
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    /// A double with binary exponent uniform in `lo..=hi` (log-uniform),
-    /// random mantissa and sign.
-    fn logu(&mut self, lo: i32, hi: i32, signed: bool) -> f64 {
-        let r = self.next();
-        let e = lo + (r % (hi - lo + 1) as u64) as i32;
-        let m = 1.0 + (self.next() >> 12) as f64 / 4503599627370496.0;
-        let v = m * 2f64.powi(e);
-        if signed && r >> 63 == 1 {
-            -v
-        } else {
-            v
-        }
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / 9007199254740992.0
-    }
-}
+pub(crate) use crate::testing::{ulps, Rng};
 
 const EDGES: [f64; 24] = [
     0.0,
@@ -301,7 +249,7 @@ fn exp_family() {
 fn log_family() {
     let mut r = Rng(0x2545f4914f6cdd1d);
     let mut xs = inputs(&mut r, -1074, 1023, n());
-    xs.extend((0..n() / 2).map(|_| 1.0 + (r.unit() - 0.5) * 2f64.powi(-((r.next() % 50) as i32))));
+    xs.extend((0..n() / 2).map(|_| 1.0 + (r.unit() - 0.5) * 2f64.powi(-((r.bits() % 50) as i32))));
     xs.extend((0..n() / 4).map(|_| r.unit() * 4.0));
     println!("log {:?}", worst(Fun::Log, f64::ln, &xs, &[]));
     println!("log2 {:?}", worst(Fun::Log2, f64::log2, &xs, &[]));
@@ -314,9 +262,9 @@ fn trig_family() {
     xs.extend((0..n() / 2).map(|_| r.logu(-3, 25, true)));
     // Near multiples of π/2, the nearest doubles and their neighbours.
     for i in 0..n() / 4 {
-        let n = (r.next() % (1 << (i % 40))) as f64;
+        let n = (r.bits() % (1 << (i % 40))) as f64;
         let c = n * std::f64::consts::FRAC_PI_2;
-        let d = (r.next() % 5) as i64 - 2;
+        let d = (r.bits() % 5) as i64 - 2;
         xs.push(f64::from_bits((c.to_bits() as i64 + d) as u64));
     }
     // The hardest double of all for the reduction, and others close to a
@@ -438,7 +386,7 @@ fn pow_cases() {
         let x = r.logu(-30, 30, true);
         let y = ((r.unit() - 0.5) * 200.0).round();
         check(x, y);
-        let x = 1.0 + (r.unit() - 0.5) * 2f64.powi(-((r.next() % 52) as i32));
+        let x = 1.0 + (r.unit() - 0.5) * 2f64.powi(-((r.bits() % 52) as i32));
         let y = r.logu(0, 62, true);
         check(x, y);
     }
