@@ -1,0 +1,348 @@
+//! Moving bytes between host arrays and device buffers: staging buffers
+//! (kept, pooled and spared), imports of host memory for direct copies,
+//! uploads, downloads into host arrays (now or at a queue's completion),
+//! and zero fills.
+
+use super::*;
+
+impl DevState {
+    /// A download staging buffer of at least `len` bytes for an async copy:
+    /// a spare one when one fits (without wasting more than half of it).
+    fn async_staging(&mut self, len: u64) -> Result<StagingBuffer, Fault> {
+        let len = len.max(4);
+        let best = self
+            .spare
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.size() >= len && s.size() / 2 <= len)
+            .min_by_key(|(_, s)| s.size())
+            .map(|(i, _)| i);
+        match best {
+            Some(i) => Ok(self.spare.swap_remove(i)),
+            None => StagingBuffer::new(
+                &self.device,
+                len,
+                StagingKind::Download,
+                "accl async download",
+            )
+            .map_err(Fault::from),
+        }
+    }
+
+    /// Keep the staging buffer of an applied copy for later ones, up to
+    /// [`SPARE_MAX`] bytes in all.
+    pub(super) fn spare_staging(&mut self, st: StagingBuffer) {
+        let kept: u64 = self.spare.iter().map(|s| s.size()).sum();
+        if kept + st.size() <= SPARE_MAX {
+            self.spare.push(st);
+        }
+    }
+
+    /// `array` imported for a direct copy of `len` of its bytes, when
+    /// direct copies are on, the transfer is large enough and the device
+    /// can import it. Imports are kept while their array lives; those of
+    /// arrays the program has dropped go (once no batch records them) at
+    /// the next host wait ([`DevState::observe`]).
+    fn import(&mut self, array: &Array, len: usize) -> Result<Option<HostBuffer>, Fault> {
+        if !self.direct || len < DIRECT_MIN || !self.device.imports_host_memory() {
+            return Ok(None);
+        }
+        if let Some((b, _)) = self.imports.get(&array.id()) {
+            return Ok(Some(b.clone()));
+        }
+        let data = array.data();
+        let bytes = data.bytes();
+        // SAFETY: the elements never move while the array lives
+        // (`stdlib::Array`), and the entry made here holds the array until
+        // no batch records the import. The host does not touch bytes a
+        // pending copy writes or reads: the race tracker refuses it.
+        let b = unsafe {
+            HostBuffer::import(&self.device, bytes.as_ptr(), bytes.len(), "accl host array")
+        }
+        .map_err(|e| self.fault(e))?;
+        drop(data);
+        if let Some(b) = &b {
+            self.imports.insert(array.id(), (b.clone(), array.clone()));
+        }
+        Ok(b)
+    }
+
+    fn staging(&mut self, kind: StagingKind, want: u64) -> Result<&mut StagingBuffer, Fault> {
+        let want = want.clamp(4, STAGING_MAX).div_ceil(4) * 4;
+        let slot = match kind {
+            StagingKind::Upload => &mut self.up,
+            StagingKind::Download => &mut self.down,
+        };
+        if slot.as_ref().is_none_or(|s| s.size() < want) {
+            // The old one may still be used by a pending copy: the queue
+            // keeps it alive until that copy retires.
+            *slot = None;
+            *slot = Some(
+                StagingBuffer::new(&self.device, want, kind, "accl staging")
+                    .map_err(Fault::from)?,
+            );
+        }
+        Ok(slot.as_mut().expect("set above"))
+    }
+
+    /// Copy `len` bytes of `host` from byte `host_offset` into `buf` at
+    /// byte `offset`, on queue `id`. Large copies go straight from the
+    /// host array where the device can import it; otherwise the bytes are
+    /// staged, and an async copy reads the host data now, into a staging
+    /// buffer of its own.
+    pub fn upload(
+        &mut self,
+        id: QueueId,
+        buf: &Buffer,
+        offset: u64,
+        host: &Array,
+        host_offset: usize,
+        len: usize,
+    ) -> Result<(), Fault> {
+        if len == 0 {
+            return Ok(());
+        }
+        if let Some(hb) = self.import(host, len)? {
+            let q = self.queue(id)?;
+            q.set_label("upload direct");
+            q.copy_buffer(
+                &hb,
+                hb.offset() + host_offset as u64,
+                buf,
+                offset,
+                len as u64,
+            )
+            .map_err(Fault::from)?;
+            return self.settle(id);
+        }
+        let data = host.data();
+        let src = &data.bytes()[host_offset..host_offset + len];
+        if let QueueId::Async(_) = id {
+            let mut st = StagingBuffer::new(
+                &self.device,
+                src.len() as u64,
+                StagingKind::Upload,
+                "accl async upload",
+            )
+            .map_err(Fault::from)?;
+            copy_bytes(&mut st.as_mut_slice()[..src.len()], src);
+            drop(data);
+            let q = self.queue(id)?;
+            q.set_label("upload");
+            q.copy_buffer(&st, 0, buf, offset, len as u64)
+                .map_err(Fault::from)?;
+            return self.settle(id);
+        }
+        let mut done = 0usize;
+        while done < src.len() {
+            let st = self.staging(StagingKind::Upload, (src.len() - done) as u64)?;
+            let n = (st.size() as usize).min(src.len() - done);
+            copy_bytes(&mut st.as_mut_slice()[..n], &src[done..done + n]);
+            let size = n as u64;
+            let st = self.up.take().expect("staging exists");
+            let r = self.queue(id).and_then(|q| {
+                q.set_label("upload");
+                q.copy_buffer(&st, 0, buf, offset + done as u64, size)
+                    .map_err(Fault::from)
+            });
+            self.up = Some(st);
+            r?;
+            self.wait_queue(id)?;
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Copy `len` bytes of `buf` from byte `offset` into `host` at byte
+    /// `host_offset`, on queue `id`: at once for the synchronous queue,
+    /// when the host observes the copy's completion for an async one.
+    pub fn download_into(
+        &mut self,
+        id: QueueId,
+        buf: &Buffer,
+        offset: u64,
+        host: &Array,
+        host_offset: usize,
+        len: usize,
+    ) -> Result<(), Fault> {
+        if len == 0 {
+            return Ok(());
+        }
+        // Straight into the host array, except for `bool` arrays (whose
+        // bytes are normalised on the way in).
+        let direct = match host.scalar() {
+            lang::Scalar::Bool => None,
+            _ => self.import(host, len)?,
+        };
+        if let (Some(hb), QueueId::Async(_), true) =
+            (&direct, id, self.copy_engines != CopyEngines::Off)
+        {
+            let v = self.flush(id)?;
+            let ci = self.copy_queue(id)?;
+            let qi = self.queues.iter().position(|(q, _)| *q == id);
+            let (q, c) = (
+                &mut self.queues[qi.expect("submitted above")].1,
+                &mut self.copies[ci].1,
+            );
+            c.wait_on(q, v).map_err(Fault::from)?;
+            c.set_label("download direct");
+            c.copy_buffer(
+                buf,
+                offset,
+                hb,
+                hb.offset() + host_offset as u64,
+                len as u64,
+            )
+            .map_err(Fault::from)?;
+            let cv = c.submit().map_err(Fault::from)?;
+            let rb = (host.row_len() * host.scalar().size()).max(1);
+            self.outstanding.push(Outstanding {
+                queue: id,
+                array: host.id(),
+                lo: host_offset / rb,
+                hi: (host_offset + len).div_ceil(rb),
+                copy: ci,
+                value: cv,
+            });
+            return Ok(());
+        }
+        if let Some(hb) = direct {
+            let q = self.queue(id)?;
+            q.set_label("download direct");
+            q.copy_buffer(
+                buf,
+                offset,
+                &hb,
+                hb.offset() + host_offset as u64,
+                len as u64,
+            )
+            .map_err(Fault::from)?;
+            return match id {
+                // Submitted now, so the copy starts as soon as its queue
+                // gets there; nothing is left for the host to do after it.
+                QueueId::Async(_) => self.submit(id).map(|_| ()),
+                QueueId::Sync => self.wait_queue(id),
+            };
+        }
+        if let QueueId::Async(_) = id {
+            let st = self.async_staging(len as u64)?;
+            let q = self.queue(id)?;
+            q.set_label("download");
+            q.copy_buffer(buf, offset, &st, 0, len as u64)
+                .map_err(Fault::from)?;
+            let value = q.submitted_value() + 1;
+            self.completions.push(Completion {
+                queue: id,
+                value,
+                staging: st,
+                array: host.clone(),
+                offset: host_offset,
+                len,
+            });
+            // A copy to the host ends the batch: submitted now, it can be
+            // observed (and land in the host array) as soon as it is done.
+            return self.submit(id).map(|_| ());
+        }
+        if len as u64 <= STAGING_MAX {
+            // One staging buffer's worth: straight from it into the host
+            // array once the copy is done (nothing is written on failure).
+            self.download_staged(id, buf, offset, len)?;
+            let st = self.down.as_ref().expect("staging exists");
+            write_host(host, host_offset, &st.as_slice()[..len]);
+            return Ok(());
+        }
+        let mut out = vec![0u8; len];
+        self.download(id, buf, offset, &mut out)?;
+        write_host(host, host_offset, &out);
+        Ok(())
+    }
+
+    /// Copy `out.len()` bytes of `buf` from byte `offset` into `out`, after
+    /// the work recorded on queue `id`, and wait for it.
+    pub fn download(
+        &mut self,
+        id: QueueId,
+        buf: &Buffer,
+        offset: u64,
+        out: &mut [u8],
+    ) -> Result<(), Fault> {
+        let mut done = 0usize;
+        while done < out.len() {
+            let n = (self
+                .staging(StagingKind::Download, (out.len() - done) as u64)?
+                .size() as usize)
+                .min(out.len() - done);
+            let st = self.down.take().expect("staging exists");
+            let r = self.queue(id).and_then(|q| {
+                q.set_label("download");
+                q.copy_buffer(buf, offset + done as u64, &st, 0, n as u64)
+                    .map_err(Fault::from)
+            });
+            self.down = Some(st);
+            r?;
+            self.wait_queue(id)?;
+            let st = self.down.as_ref().expect("staging exists");
+            copy_bytes(&mut out[done..done + n], &st.as_slice()[..n]);
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Copy `len` bytes (at most [`STAGING_MAX`]) of `buf` from byte
+    /// `offset` into the download staging buffer, after the work recorded
+    /// on queue `id`, and wait for it.
+    fn download_staged(
+        &mut self,
+        id: QueueId,
+        buf: &Buffer,
+        offset: u64,
+        len: usize,
+    ) -> Result<(), Fault> {
+        self.staging(StagingKind::Download, len as u64)?;
+        let st = self.down.take().expect("staging exists");
+        let r = self.queue(id).and_then(|q| {
+            q.set_label("download");
+            q.copy_buffer(buf, offset, &st, 0, len as u64)
+                .map_err(Fault::from)
+        });
+        self.down = Some(st);
+        r?;
+        self.wait_queue(id)
+    }
+
+    /// Zero a whole buffer on queue `id`.
+    pub fn zero(&mut self, id: QueueId, buf: &Buffer) -> Result<(), Fault> {
+        let q = self.queue(id)?;
+        q.set_label("zero");
+        q.zero(buf, 0, buf.size()).map_err(Fault::from)?;
+        self.settle(id)
+    }
+}
+
+/// Copies of at least this many bytes are split over threads.
+const PAR_COPY: usize = 1 << 20;
+
+/// `dst.copy_from_slice(src)`, on several threads when large: moving bytes
+/// between staging memory and host arrays is the host's share of every
+/// transfer, and one core moves only a few GB/s of it.
+fn copy_bytes(dst: &mut [u8], src: &[u8]) {
+    use rayon::prelude::*;
+    if src.len() < PAR_COPY {
+        dst.copy_from_slice(src);
+        return;
+    }
+    dst.par_chunks_mut(PAR_COPY / 4)
+        .zip(src.par_chunks(PAR_COPY / 4))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// Write `src` into the host array at byte `offset`.
+pub(super) fn write_host(array: &Array, offset: usize, src: &[u8]) {
+    let mut data = array.data_mut();
+    match data.bytes_mut() {
+        Some(b) if offset + src.len() <= b.len() => {
+            copy_bytes(&mut b[offset..offset + src.len()], src)
+        }
+        _ => data.write_bytes(offset, src),
+    }
+}
