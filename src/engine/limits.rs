@@ -122,7 +122,9 @@ impl Engine {
     /// ...) as missing for kernels compiled from now on: a testing aid to
     /// see how a script fares on a smaller device. A kernel that needs it is
     /// then refused at compile time with `accl::compile::missing_feature`,
-    /// naming the feature. Pipelines compiled before are kept.
+    /// naming the feature. `subgroups` turns off subgroup operations
+    /// instead: gangs are then whole workgroups that fold through
+    /// workgroup memory. Pipelines compiled before are kept.
     pub fn disable_device_feature(&mut self, name: &str) -> Result<(), String> {
         self.cx.backend.disable_feature(name)
     }
