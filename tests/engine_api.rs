@@ -274,3 +274,47 @@ fn errors_are_miette_diagnostics_with_location() {
         "{debug}"
     );
 }
+
+#[test]
+fn call_fn_calls_a_script_function_many_times() {
+    use accl::lang::Value;
+    let mut e = Engine::new();
+    e.eval(
+        "fn axpy(a: f32, x: f32[], y: f32[]) { parallel loop for i in 0..len(x) { y[i] = a * x[i] + y[i]; } }
+         fn norm2(x: f32[]) -> f64 { let s = 0.0; for i in 0..len(x) { s += x[i] as f64 * x[i] as f64; } return s; }",
+    )
+    .unwrap();
+    let x = accl::Array::zeros(accl::lang::Scalar::F32, vec![4]).unwrap();
+    let y = accl::Array::zeros(accl::lang::Scalar::F32, vec![4]).unwrap();
+    x.data_mut().fill(Value::F32(1.0));
+    for _ in 0..3 {
+        let r = e
+            .call_fn(
+                "axpy",
+                &[
+                    accl::Val::Scalar(Value::F32(2.0)),
+                    accl::Val::Array(x.clone()),
+                    accl::Val::Array(y.clone()),
+                ],
+            )
+            .unwrap();
+        assert!(r.is_none());
+    }
+    assert_eq!(y.data().get(3), Some(Value::F32(6.0)));
+    let n = e
+        .call_fn("norm2", &[accl::Val::Array(y.clone())])
+        .unwrap()
+        .unwrap();
+    assert_eq!(n.to_string(), "144");
+    // The argument variables do not stay behind.
+    assert!(e.variables().iter().all(|(n, _)| !n.starts_with("__")));
+    // A wrong call is the checker's error, with its code.
+    let err = e
+        .call_fn("norm2", &[accl::Val::Scalar(Value::I32(1))])
+        .unwrap_err();
+    assert!(err.code().starts_with("accl::type::"), "{}", err.code());
+    assert_eq!(
+        e.call_fn("nope", &[]).unwrap_err().code(),
+        "accl::name::unknown_fn"
+    );
+}

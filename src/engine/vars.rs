@@ -2,7 +2,7 @@
 //! typed buffers (`Vec<T>` or a slice copy), never element by element
 //! through a dynamic value.
 
-use super::{Engine, Error, Var};
+use super::{Engine, Error, Val, Var};
 use crate::interp::value::{bits_to_value, value_to_bits};
 use lang::{Type, Value};
 use stdlib::{Array, Elem};
@@ -168,5 +168,86 @@ impl Engine {
     /// ```
     pub fn variables(&self) -> Vec<(String, Type)> {
         self.vars.iter().map(|v| (v.name.clone(), v.ty)).collect()
+    }
+}
+
+/// The prefix of the variables that carry [`Engine::call_fn`]'s arguments.
+const CALL_ARG: &str = "__accl_call_arg";
+
+impl Engine {
+    /// Call the script function `name` (declared by an earlier `eval`)
+    /// with `args` (scalars and arrays; arrays are passed by reference, as
+    /// in the language): its value, or `None` for a function without one.
+    ///
+    /// ```
+    /// use accl::lang::Value;
+    /// let mut e = accl::Engine::new();
+    /// e.eval("fn hyp(a: f64, b: f64) -> f64 { return sqrt(a * a + b * b); }
+    ///         fn fill(x: f32[], v: f32) { for i in 0..len(x) { x[i] = v; } }").unwrap();
+    /// let r = e.call_fn("hyp", &[accl::Val::Scalar(Value::F64(3.0)), accl::Val::Scalar(Value::F64(4.0))]);
+    /// assert_eq!(r.unwrap().unwrap().to_string(), "5");
+    /// let x = accl::Array::zeros(accl::lang::Scalar::F32, vec![3]).unwrap();
+    /// e.call_fn("fill", &[accl::Val::Array(x.clone()), accl::Val::Scalar(Value::F32(2.5))]).unwrap();
+    /// assert_eq!(x.data().get(2), Some(Value::F32(2.5)));
+    /// ```
+    pub fn call_fn(&mut self, name: &str, args: &[Val]) -> Result<Option<Val>, Error> {
+        let mut names = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            let n = format!("{CALL_ARG}{i}");
+            match a {
+                Val::Scalar(v) => {
+                    let Type::Scalar(s) = v.ty() else {
+                        return Err(Error::api(
+                            "accl::api::argument",
+                            format!("argument {i} of `{name}` is an untyped literal"),
+                        ));
+                    };
+                    self.put(Var {
+                        name: n.clone(),
+                        ty: Type::Scalar(s),
+                        bits: value_to_bits(*v, s),
+                        array: None,
+                    });
+                }
+                Val::Array(arr) => self.set_array_handle(&n, arr.clone()),
+                other => {
+                    return Err(Error::api(
+                        "accl::api::argument",
+                        format!("argument {i} of `{name}` cannot be passed ({other})"),
+                    ))
+                }
+            }
+            names.push(n);
+        }
+        let r = self.eval(&format!("{name}({})", names.join(", ")));
+        self.vars.retain(|v| !v.name.starts_with(CALL_ARG));
+        r
+    }
+
+    /// [`Engine::eval`] of an expression of type `T`: its value, or an
+    /// `accl::api::type` error naming the type it has.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// assert_eq!(e.eval_as::<i64>("let n: i64 = 20; n * 2 + 2").unwrap(), 42);
+    /// assert_eq!(e.eval_as::<f32>("1.5f32 * 2.0").unwrap(), 3.0);
+    /// assert_eq!(e.eval_as::<f64>("1 + 1").unwrap_err().code(), "accl::api::type");
+    /// ```
+    pub fn eval_as<T: Elem>(&mut self, src: &str) -> Result<T, Error> {
+        match self.eval(src)? {
+            Some(Val::Scalar(v)) if v.ty() == Type::Scalar(T::SCALAR) => Ok(T::from_value(v)),
+            other => Err(Error::api(
+                "accl::api::type",
+                format!(
+                    "the value is {}, not `{}`",
+                    match other {
+                        Some(Val::Scalar(v)) => format!("`{}`", v.ty()),
+                        Some(v) => format!("`{v}`"),
+                        None => "nothing".to_string(),
+                    },
+                    T::SCALAR
+                ),
+            )),
+        }
     }
 }
