@@ -318,3 +318,42 @@ fn call_fn_calls_a_script_function_many_times() {
         "accl::name::unknown_fn"
     );
 }
+
+#[test]
+fn registered_functions_take_and_return_arrays() {
+    use accl::lang::{Scalar, Type, Value};
+    use accl::Val;
+    let mut e = Engine::new();
+    e.register_val_fn(
+        "ramp",
+        vec![Type::I32],
+        Type::Array(Scalar::F64, 1),
+        std::rc::Rc::new(|v: &[Val]| {
+            let Val::Scalar(Value::I32(n)) = v[0] else {
+                return Err("n".into());
+            };
+            let a = accl::Array::zeros(Scalar::F64, vec![n.max(0) as usize])
+                .map_err(|e| format!("{e:?}"))?;
+            {
+                let mut d = a.data_mut();
+                for i in 0..a.len() {
+                    d.set(i, Value::F64(i as f64 * 0.5));
+                }
+            }
+            Ok(Val::Array(a))
+        }),
+    );
+    e.eval("let r = ramp(5); let s = sum(r);").unwrap();
+    assert_eq!(e.get::<f64>("s"), Some(5.0));
+    // An error of the function is a diagnostic at the call.
+    e.register_val_fn(
+        "fails",
+        vec![Type::Array(Scalar::F64, 1)],
+        Type::Unit,
+        std::rc::Rc::new(|_: &[Val]| Err("no".into())),
+    );
+    assert_eq!(
+        e.eval("fails(r);").unwrap_err().code(),
+        "accl::run::host_function"
+    );
+}

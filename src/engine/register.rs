@@ -2,7 +2,8 @@
 //! arguments (`bool i32 i64 u32 u8 f32 f64`) returning a scalar or `()` is
 //! declared to the checker with that fixed signature and effect `Host` (so
 //! it cannot be called inside a device construct), and called with no
-//! conversion beyond the scalars themselves.
+//! conversion beyond the scalars themselves. [`Engine::register_val_fn`]
+//! takes any values, arrays included, with an explicit signature.
 
 use super::Engine;
 use crate::interp::HostFn;
@@ -107,6 +108,51 @@ impl Engine {
         ret: Type,
         f: HostFn,
     ) -> &mut Self {
+        self.declare_host_fn(name, params, ret);
+        self.cx.host_val_fns.remove(name);
+        self.cx.host_fns.insert(name.to_string(), f);
+        self
+    }
+
+    /// Register a function on any values, arrays included (`Val::Array`
+    /// shares the script's array: writes to it are seen by the script),
+    /// with an explicit signature such as `Type::Array(Scalar::F32, 1)`;
+    /// it returns a `Val` of the `ret` type (`Val::Unit` for `Type::Unit`).
+    ///
+    /// ```
+    /// use accl::lang::{Scalar, Type, Value};
+    /// use accl::Val;
+    /// let mut e = accl::Engine::new();
+    /// // scale(x, k): x[i] *= k in Rust, on the script's own array.
+    /// e.register_val_fn("scale", vec![Type::Array(Scalar::F32, 1), Type::F32], Type::Unit,
+    ///     std::rc::Rc::new(|v: &[Val]| {
+    ///         let (Val::Array(x), Val::Scalar(Value::F32(k))) = (&v[0], &v[1]) else {
+    ///             return Err("bad arguments".into());
+    ///         };
+    ///         let mut d = x.data_mut();
+    ///         for i in 0..x.len() {
+    ///             let Some(Value::F32(a)) = d.get(i) else { continue };
+    ///             d.set(i, Value::F32(a * k));
+    ///         }
+    ///         Ok(Val::Unit)
+    ///     }));
+    /// e.eval("let x = arange(f32, 4); scale(x, 2.0f32);").unwrap();
+    /// assert_eq!(e.get_array::<f32>("x").unwrap().0, vec![0.0, 2.0, 4.0, 6.0]);
+    /// ```
+    pub fn register_val_fn(
+        &mut self,
+        name: &str,
+        params: Vec<Type>,
+        ret: Type,
+        f: crate::interp::HostValFn,
+    ) -> &mut Self {
+        self.declare_host_fn(name, params, ret);
+        self.cx.host_fns.remove(name);
+        self.cx.host_val_fns.insert(name.to_string(), f);
+        self
+    }
+
+    fn declare_host_fn(&mut self, name: &str, params: Vec<Type>, ret: Type) {
         let synopsis = format!(
             "{name}({}) -> {ret}",
             params
@@ -122,7 +168,5 @@ impl Engine {
             synopsis,
             place_arg: false,
         });
-        self.cx.host_fns.insert(name.to_string(), f);
-        self
     }
 }

@@ -255,6 +255,17 @@ pub fn call_dyn(
         };
     }
     let sp = |i: usize| spans.get(i).copied().unwrap_or(span);
+    if let Some(f) = cx.host_val_fns.get(name).cloned() {
+        // The function may read or write the arrays it is given.
+        if cx.async_pending {
+            for (i, a) in args.iter().enumerate() {
+                if let RtVal::Array(a) = a {
+                    cx.host_access(a, None, true, sp(i))?;
+                }
+            }
+        }
+        return f(&args).map_err(|m| error::host_fn(span, name, &m));
+    }
     if cx.async_pending && !matches!(name, "len" | "shape" | "acc_is_present") {
         for (i, a) in args.iter().enumerate() {
             if let RtVal::Array(a) = a {

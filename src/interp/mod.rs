@@ -34,6 +34,8 @@ use value::{CExpr, St};
 
 /// A Rust function registered by the embedder.
 pub type HostFn = Rc<dyn Fn(&[Value]) -> Result<Value, String>>;
+/// An embedder's function on any values (arrays included).
+pub type HostValFn = Rc<dyn Fn(&[RtVal]) -> Result<RtVal, String>>;
 
 /// Compiles the bodies of one program.
 pub struct Compiler<'a> {
@@ -169,6 +171,7 @@ pub struct Ctx {
     /// None when access is off.
     pub fs: Option<PathBuf>,
     pub host_fns: HashMap<String, HostFn>,
+    pub host_val_fns: HashMap<String, HostValFn>,
     pub backend: Rc<dyn Backend>,
     pub device: usize,
     pub present: present::PresentTable,
@@ -204,6 +207,7 @@ impl Default for Ctx {
             out: Box::new(|s| print!("{s}")),
             fs: None,
             host_fns: HashMap::new(),
+            host_val_fns: HashMap::new(),
             backend: Rc::new(HostBackend),
             device: 0,
             present: present::PresentTable::default(),
