@@ -1,0 +1,36 @@
+//! The embedding examples (`examples/embed*.rs`) run and succeed: `cargo
+//! test` builds them next to the test binaries.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn example(name: &str) -> PathBuf {
+    // target/<profile>/deps/<this test> -> target/<profile>/examples/<name>
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap().join("examples");
+    dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+}
+
+#[test]
+fn every_embedding_example_runs() {
+    for (name, says) in [
+        ("embed", ""),
+        ("embed_errors", "accl::run::index_out_of_bounds"),
+        ("embed_call", "y[7] after 10 steps = 66.5"),
+    ] {
+        let path = example(name);
+        assert!(
+            path.exists(),
+            "{} was not built: `cargo test` with no target filter builds the examples (or `cargo build --examples`)",
+            path.display()
+        );
+        let out = Command::new(&path).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{name}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains(says), "{name}: {text}");
+    }
+}
