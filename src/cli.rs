@@ -171,6 +171,13 @@ pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> Ex
             return ExitCode::FAILURE;
         }
     }
+    if backend == BackendChoice::Host && opts.kernels.loop_budget.is_some() {
+        eprintln!(
+            "error: --loop-budget is the device kernels' watchdog, and --host runs every construct on the host"
+        );
+        eprintln!("  help: leave out --loop-budget, or run on a device");
+        return ExitCode::FAILURE;
+    }
     let mut engine = match new_engine(backend) {
         Ok(e) => e,
         Err(m) => {

@@ -165,3 +165,32 @@ fn the_repl_takes_bare_exit_quit_and_help() {
         assert!(!text.contains(not_out), "{input}: {text}");
     }
 }
+
+#[test]
+fn host_runs_refuse_a_loop_budget_and_api_errors_have_no_empty_box() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.accl");
+    std::fs::write(&f, "while true { }\n").unwrap();
+    // Refused up front rather than accepted and then running forever.
+    let out = accl()
+        .args(["run", "--host", "--loop-budget", "10"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--loop-budget"));
+    // A device that cannot be opened: one line with the code, no box.
+    let g = dir.path().join("g.accl");
+    std::fs::write(&g, "println(1);\n").unwrap();
+    let out = accl()
+        .args(["run"])
+        .arg(&g)
+        .env("VK_ICD_FILENAMES", "/nonexistent-icd.json")
+        .env_remove("VK_DRIVER_FILES")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("accl::device::open"), "{err}");
+    assert!(!err.contains("<api>") && !err.contains('╭'), "{err}");
+}

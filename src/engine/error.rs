@@ -57,6 +57,22 @@ impl Error {
     /// assert!(err.render(80).contains("assertion failed: no"));
     /// ```
     pub fn render(&self, width: usize) -> String {
+        // An error of the API itself (opening a device, a bad argument)
+        // has no source to quote: no empty `<api>:1:1` box.
+        if self.source.text.is_empty() {
+            return self
+                .diags
+                .iter()
+                .map(|d| {
+                    let help = d
+                        .help
+                        .as_deref()
+                        .map(|h| format!("\n  help: {h}"))
+                        .unwrap_or_default();
+                    format!("{}: {}{help}\n", d.code, d.message)
+                })
+                .collect();
+        }
         render_plain(&self.source, &self.diags, width)
     }
     /// miette reports (with the source attached), for fancy printing.
