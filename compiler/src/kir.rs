@@ -90,6 +90,9 @@ pub struct Kernel {
     /// Some array gets a workgroup copy for its atomics (outside check
     /// mode; `crate::spirv::privatises_atomics`), decided once when lowered.
     pub private_atomics: bool,
+    /// What the back end asks about the body at every launch, found once
+    /// when lowered ([`crate::spirv::body_facts`]).
+    pub facts: BodyFacts,
     /// What the compiler decided about the body's inner loops (vector or
     /// sequential, and why), for `--explain`.
     pub notes: Vec<crate::autovec::LoopNote>,
@@ -123,6 +126,24 @@ impl Kernel {
         }
         h.finish()
     }
+}
+
+/// Facts about a kernel's body that decide its layout on a device (teams,
+/// unroll and jam, coarsening), walked once when it is lowered: the
+/// launch path asks for them at every launch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct BodyFacts {
+    /// Some array is both read and written (lanes of a gang may pass
+    /// values through memory: barriers are needed).
+    pub shares_memory: bool,
+    /// The entry body is straight-line with no load of an array after a
+    /// store to it (a flat loop may run several iterations per trip).
+    pub straight_line: bool,
+    /// No `break`/`continue`/`return` leaves a gang iteration or a `loop
+    /// vector` (gang iterations may run side by side).
+    pub no_early_exit: bool,
+    /// A `cache` statement at the top of the entry body.
+    pub caches: bool,
 }
 
 /// How a kernel's work maps onto the dispatch.

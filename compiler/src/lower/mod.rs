@@ -52,24 +52,40 @@ pub fn lower(
     construct: &hir::Construct,
     builtins: &Builtins,
 ) -> Result<Kernel, Diag> {
-    match lower_mapped(program, body, construct, builtins, true) {
-        // A body the gang shape refuses (a value only lane 0 computes,
-        // used outside the vector loop) runs as written.
-        Err(_) if mapped_loops(program, body, construct, builtins).0.is_some() => {
-            let mut k = lower_mapped(program, body, construct, builtins, false)?;
-            k.notes = mapped_loops(program, body, construct, builtins)
-                .1
-                .into_iter()
-                .map(|n| LoopNote {
-                    vector: None,
-                    reason: "its gang-redundant code uses a value only one lane computes".into(),
-                    ..n
-                })
-                .collect();
-            Ok(k)
-        }
-        r => r,
+    // The compiler's own decisions, made once: `auto` refused, inner loops
+    // mapped.
+    let refused = auto_refused(program, body, construct, builtins);
+    let (mapped, notes) = if refused.is_some() {
+        (None, Vec::new())
+    } else {
+        mapped_loops(program, body, construct, builtins)
+    };
+    let Some(block) = mapped else {
+        return lower_mapped(program, body, construct, builtins, None, notes, refused);
+    };
+    let r = lower_mapped(
+        program,
+        body,
+        construct,
+        builtins,
+        Some(&block),
+        notes.clone(),
+        refused.clone(),
+    );
+    if r.is_ok() {
+        return r;
     }
+    // A body the gang shape refuses (a value only lane 0 computes, used
+    // outside the vector loop) runs as written.
+    let notes = notes
+        .into_iter()
+        .map(|n| LoopNote {
+            vector: None,
+            reason: "its gang-redundant code uses a value only one lane computes".into(),
+            ..n
+        })
+        .collect();
+    lower_mapped(program, body, construct, builtins, None, notes, refused)
 }
 
 /// Why a `parallel loop auto` runs its iterations in order on one lane (it
@@ -109,7 +125,7 @@ fn mapped_loops(
     else {
         return (None, Vec::new());
     };
-    if has_inner_loops(block) || auto_refused(program, body, construct, builtins).is_some() {
+    if has_inner_loops(block) {
         return (None, Vec::new());
     }
     let (l, b) = crate::collapse::levels(program, body, construct, loops, block, builtins);
@@ -119,27 +135,26 @@ fn mapped_loops(
     crate::autovec::vectorise(program, body, construct, loops, b, builtins)
 }
 
+/// Lower with the compiler's decisions: `mapped`, the body with inner
+/// loops made vector loops; `notes` on them; `refused`, why an `auto`
+/// loop runs in order.
 fn lower_mapped(
     program: &hir::Program,
     body: &hir::Body,
     construct: &hir::Construct,
     builtins: &Builtins,
-    map_loops: bool,
+    mapped: Option<&hir::Block>,
+    mut notes: Vec<LoopNote>,
+    refused: Option<LoopNote>,
 ) -> Result<Kernel, Diag> {
     let c = &construct.clauses;
     let auto;
-    let (mapped, mut notes) = if map_loops {
-        mapped_loops(program, body, construct, builtins)
-    } else {
-        (None, Vec::new())
-    };
-    let refused = auto_refused(program, body, construct, builtins);
     let (shape, loops, block): (Shape, &[hir::LoopHeader], &hir::Block) =
         match (construct.kind, &construct.body) {
             (DirectiveKind::ParallelLoop, hir::ConstructBody::Loops { loops, .. })
                 if mapped.is_some() =>
             {
-                let Some(b) = &mapped else {
+                let Some(b) = mapped else {
                     unreachable!("checked by the guard")
                 };
                 (Shape::Gang, loops, b)
@@ -396,10 +411,12 @@ fn lower_mapped(
         reduction_locals,
         num_gangs_expr: c.num_gangs,
         private_atomics: false,
+        facts: BodyFacts::default(),
         notes,
     };
     kernel.features = features_of(&kernel);
     kernel.private_atomics = crate::spirv::private_atomics(&kernel);
+    kernel.facts = crate::spirv::body_facts(&kernel);
     Ok(kernel)
 }
 

@@ -39,14 +39,14 @@ pub fn coarsening(k: &Kernel, spec: &Spec) -> u32 {
         || k.levels.len() != 1
         || spec.checks
         || k.private_atomics
-        || !straight_line(&k.entry, &k.entry.body)
+        || !k.facts.straight_line
     {
         return 1;
     }
     spec.coarsen as u32
 }
 
-fn straight_line(f: &Function, b: &Block) -> bool {
+pub(super) fn straight_line(f: &Function, b: &Block) -> bool {
     let mut stored = Vec::new();
     for s in b {
         match &s.kind {

@@ -37,7 +37,7 @@ pub(super) fn jam(k: &Kernel, spec: &Spec) -> u32 {
     // Four rows in flight per subgroup, counting the subgroup's teams.
     // (On an H200's SpMV, 2 and 8 were slower than 4.)
     let j = (4 * t.lanes / spec.subgroup_size).max(1);
-    if j == 1 || spec.checks || super::teams::gang_shares_memory(k) || !straight(&k.entry.body) {
+    if j == 1 || spec.checks || k.facts.shares_memory || !k.facts.no_early_exit {
         return 1;
     }
     j
@@ -45,7 +45,7 @@ pub(super) fn jam(k: &Kernel, spec: &Spec) -> u32 {
 
 /// No `break`/`continue`/`return` that leaves the gang iteration or a
 /// `loop vector` (those inside nested sequential loops stay there).
-fn straight(b: &Block) -> bool {
+pub(super) fn straight(b: &Block) -> bool {
     b.iter().all(|s| match &s.kind {
         StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) => false,
         StmtKind::If { then, els, .. } => straight(then) && straight(els),

@@ -101,6 +101,17 @@ use rspirv::spirv::{
 pub use teams::{teams, Teams};
 use types::{Module, Ty};
 
+/// The facts about `k`'s body that its layouts depend on (lowering records
+/// them in the kernel).
+pub fn body_facts(k: &Kernel) -> BodyFacts {
+    BodyFacts {
+        shares_memory: teams::gang_shares_memory(k),
+        straight_line: coarsen::straight_line(&k.entry, &k.entry.body),
+        no_early_exit: jam::straight(&k.entry.body),
+        caches: cache::has_cache(k),
+    }
+}
+
 /// Whether some array of `k` qualifies for a workgroup copy of its atomics
 /// (`private`), outside check mode. Lowering records it in the kernel.
 pub fn private_atomics(k: &Kernel) -> bool {
@@ -273,7 +284,7 @@ impl<'k> Writer<'k> {
             scalar_builtins: Vec::new(),
             teams: teams(k, spec),
             deferred: None,
-            gang_barriers: k.shape != Shape::Gang || teams::gang_shares_memory(k),
+            gang_barriers: k.shape != Shape::Gang || k.facts.shares_memory,
             tile_dims: None,
             top_caches: cache::honoured(k),
             cached: Vec::new(),

@@ -64,7 +64,7 @@ pub fn teams(k: &Kernel, spec: &Spec) -> Option<Teams> {
         || !s.is_power_of_two()
         || spec.spirv_version < (1, 3)
         || k.vector_length_expr.is_some()
-        || super::cache::has_cache(k)
+        || k.facts.caches
     {
         return None;
     }
