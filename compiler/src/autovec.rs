@@ -173,21 +173,46 @@ struct Cx<'a> {
     builtins: &'a Builtins,
 }
 
-/// What a loop body does, gathered in one walk.
+/// What a loop body does, gathered in one walk (also the automatic
+/// collapse's, `crate::collapse`).
 #[derive(Default)]
-struct Walk {
+pub(crate) struct Walk {
     /// Locals declared inside (private to an iteration).
-    declared: Vec<LocalH>,
+    pub declared: Vec<LocalH>,
     /// Array accesses: (array, index list, is a write).
-    accesses: Vec<(LocalH, Vec<ExprH>, bool)>,
-    /// Reduction updates: (variable, operator, span).
-    updates: Vec<(LocalH, ReductionOp, Span)>,
+    pub accesses: Vec<(LocalH, Vec<ExprH>, bool)>,
+    /// Reduction updates of locals declared outside: (variable,
+    /// operator, span).
+    pub updates: Vec<(LocalH, ReductionOp, Span)>,
     /// Locals read (outside the left side of their own update).
-    reads: Vec<LocalH>,
+    pub reads: Vec<LocalH>,
     /// Locals assigned otherwise than by a reduction update.
-    assigned: Vec<(LocalH, Span)>,
+    pub assigned: Vec<(LocalH, Span)>,
+    /// A `continue` of the walked loop itself.
+    pub continues: bool,
     /// Why the loop cannot be parallel.
-    refused: Option<String>,
+    pub refused: Option<String>,
+}
+
+/// The walk of `block`, a loop body whose own locals are `declared`.
+pub(crate) fn walk(
+    program: &hir::Program,
+    body: &hir::Body,
+    builtins: &Builtins,
+    block: &Block,
+    declared: Vec<LocalH>,
+) -> Walk {
+    let cx = Cx {
+        program,
+        body,
+        builtins,
+    };
+    let mut w = Walk {
+        declared,
+        ..Walk::default()
+    };
+    cx.block(block, 0, &mut w);
+    w
 }
 
 impl Walk {
@@ -421,7 +446,7 @@ impl Cx<'_> {
                 }
                 StmtKind::Block(b) => self.block(b, depth, w),
                 // `continue` ends an iteration, of a vector loop too.
-                StmtKind::Continue => {}
+                StmtKind::Continue => w.continues |= depth == 0,
                 StmtKind::Break if depth > 0 => {}
                 StmtKind::Break => w.refuse("it has a `break`"),
                 StmtKind::Return(_) => w.refuse("it has a `return`"),

@@ -29,8 +29,8 @@
 //! The host reference runs the nest as written; results are the same,
 //! element for element, because the iterations are independent.
 
-use lang::hir::{self, Block, Expr, ExprH, LocalH, Place, StmtKind};
-use lang::{Builtins, Effect, Type};
+use lang::hir::{self, Block, Expr, ExprH, LocalH, StmtKind};
+use lang::Builtins;
 
 /// The deepest nest collapsed automatically.
 pub const MAX_LEVELS: usize = 3;
@@ -101,17 +101,6 @@ struct Cx<'a> {
     builtins: &'a Builtins,
 }
 
-/// What the inner body does, gathered in one walk.
-#[derive(Default)]
-struct Walk {
-    /// Locals the body declares (and so may assign).
-    declared: Vec<LocalH>,
-    /// Every array access: (array local, index list, is a write).
-    accesses: Vec<(LocalH, Vec<ExprH>, bool)>,
-    /// Something that rules the collapse out.
-    refused: bool,
-}
-
 impl Cx<'_> {
     /// A bound the host can evaluate at launch: constants and locals from
     /// outside the nest, with arithmetic.
@@ -128,9 +117,14 @@ impl Cx<'_> {
     /// Do distinct values of the `new` loop variables touch distinct
     /// elements, none of which another iteration reads?
     fn independent(&self, block: &Block, new: &[LocalH], vars: &[LocalH]) -> bool {
-        let mut w = Walk::default();
-        self.block(block, 0, &mut w);
-        if w.refused {
+        // Locals of the body only: no assignment of an outer one (not even a
+        // reduction), no `continue` of the collapsed loop.
+        let w = crate::autovec::walk(self.program, self.body, self.builtins, block, Vec::new());
+        if w.refused.is_some()
+            || w.continues
+            || !w.updates.is_empty()
+            || w.assigned.iter().any(|(l, _)| !w.declared.contains(l))
+        {
             return false;
         }
         let written: Vec<LocalH> = w.accesses.iter().filter(|a| a.2).map(|a| a.0).collect();
@@ -186,113 +180,6 @@ impl Cx<'_> {
                 o == p && self.same(*x1, *y1) && self.same(*x2, *y2)
             }
             _ => false,
-        }
-    }
-
-    /// `depth`: loops of the body this statement is inside (a `break` at
-    /// depth 0 would leave the collapsed loop).
-    fn block(&self, b: &Block, depth: u32, w: &mut Walk) {
-        for s in b {
-            if w.refused {
-                return;
-            }
-            match &s.kind {
-                StmtKind::Let { local, init } => {
-                    self.expr(*init, w);
-                    w.declared.push(*local);
-                }
-                StmtKind::Assign { place, value, .. } => {
-                    self.expr(*value, w);
-                    match place {
-                        Place::Local(l) => {
-                            if !w.declared.contains(l) {
-                                w.refused = true;
-                            }
-                        }
-                        Place::Element { array, indices } => {
-                            for &i in indices {
-                                self.expr(i, w);
-                            }
-                            match &self.body.exprs[*array] {
-                                Expr::Local(a) => w.accesses.push((*a, indices.clone(), true)),
-                                _ => w.refused = true,
-                            }
-                        }
-                    }
-                }
-                StmtKind::Expr(e) => self.expr(*e, w),
-                StmtKind::If { cond, then, els } => {
-                    self.expr(*cond, w);
-                    self.block(then, depth, w);
-                    self.block(els, depth, w);
-                }
-                StmtKind::While { cond, body } => {
-                    self.expr(*cond, w);
-                    self.block(body, depth + 1, w);
-                }
-                StmtKind::For(f) => {
-                    self.expr(f.header.lo, w);
-                    self.expr(f.header.hi, w);
-                    w.declared.push(f.header.var);
-                    self.block(&f.body, depth + 1, w);
-                }
-                StmtKind::Block(b) => self.block(b, depth, w),
-                StmtKind::Break | StmtKind::Continue if depth > 0 => {}
-                StmtKind::Break
-                | StmtKind::Continue
-                | StmtKind::Return(_)
-                | StmtKind::Construct(_)
-                | StmtKind::Atomic { .. } => w.refused = true,
-                StmtKind::Cache { lo, .. } => self.expr(*lo, w),
-            }
-        }
-    }
-
-    fn expr(&self, e: ExprH, w: &mut Walk) {
-        if w.refused {
-            return;
-        }
-        match &self.body.exprs[e] {
-            Expr::Const(_) | Expr::Local(_) => {}
-            Expr::Unary(_, a) | Expr::Cast(a, _) => self.expr(*a, w),
-            Expr::Binary(_, a, b) => {
-                self.expr(*a, w);
-                self.expr(*b, w);
-            }
-            Expr::Index(a, idx) => {
-                for &i in idx {
-                    self.expr(i, w);
-                }
-                match &self.body.exprs[*a] {
-                    Expr::Local(l) => w.accesses.push((*l, idx.clone(), false)),
-                    _ => w.refused = true,
-                }
-            }
-            Expr::Call(f, args) => {
-                // A device function of scalars cannot reach an array.
-                let callee = &self.program.functions[*f];
-                let scalars = callee
-                    .params
-                    .iter()
-                    .all(|p| !matches!(callee.body.locals[*p].ty, Type::Array(..)));
-                if !scalars {
-                    w.refused = true;
-                    return;
-                }
-                for &a in args {
-                    self.expr(a, w);
-                }
-            }
-            Expr::Builtin(id, args) => {
-                if self.builtins.get(*id).effect != Effect::Pure {
-                    w.refused = true;
-                    return;
-                }
-                for &a in args {
-                    self.expr(a, w);
-                }
-            }
-            Expr::Str(_) | Expr::TypeArg(_) => w.refused = true,
         }
     }
 }
