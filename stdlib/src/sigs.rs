@@ -212,14 +212,7 @@ fn rand_rule(args: &[Type]) -> Result<Sig, String> {
 }
 
 fn mean_rule(args: &[Type]) -> Result<Sig, String> {
-    let (s, _) = any_array(args, 1)?;
-    if !s.is_numeric() {
-        return Err(format!("needs a numeric array, found `{}`", args[0]));
-    }
-    Ok(Sig {
-        params: vec![args[0]],
-        ret: Type::F64,
-    })
+    numeric_array_to(args, |_| Type::F64)
 }
 
 fn dot_rule(args: &[Type]) -> Result<Sig, String> {
@@ -237,14 +230,7 @@ fn dot_rule(args: &[Type]) -> Result<Sig, String> {
 }
 
 fn arg_rule(args: &[Type]) -> Result<Sig, String> {
-    let (s, _) = any_array(args, 1)?;
-    if !s.is_numeric() {
-        return Err(format!("needs a numeric array, found `{}`", args[0]));
-    }
-    Ok(Sig {
-        params: vec![args[0]],
-        ret: Type::I64,
-    })
+    numeric_array_to(args, |_| Type::I64)
 }
 
 fn astype_rule(args: &[Type]) -> Result<Sig, String> {
@@ -312,13 +298,18 @@ fn shape_rule(args: &[Type]) -> Result<Sig, String> {
 }
 
 fn reduce_rule(args: &[Type]) -> Result<Sig, String> {
+    numeric_array_to(args, Type::Scalar)
+}
+
+/// One numeric array in, `ret(element type)` out.
+fn numeric_array_to(args: &[Type], ret: impl Fn(Scalar) -> Type) -> Result<Sig, String> {
     let (s, _) = any_array(args, 1)?;
     if !s.is_numeric() {
         return Err(format!("needs a numeric array, found `{}`", args[0]));
     }
     Ok(Sig {
         params: vec![args[0]],
-        ret: Type::Scalar(s),
+        ret: ret(s),
     })
 }
 
