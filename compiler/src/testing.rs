@@ -59,3 +59,34 @@ impl Rng {
         (self.bits() >> 11) as f64 / 9007199254740992.0
     }
 }
+
+/// Bases and exponents where `pow` has special cases or is hard to get
+/// right (signed zeros, infinities, NaN, odd integers past 2^53 and 2^32,
+/// values next to 1, subnormals).
+pub const POW_SPECIALS: [f64; 25] = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    -0.5,
+    2.0,
+    -2.0,
+    3.0,
+    -3.0,
+    1.5,
+    -1.5,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    f64::NAN,
+    1e300,
+    -1e300,
+    1e-300,
+    5e-324,
+    -5e-324,
+    9007199254740993.0,
+    4294967297.0,
+    -4294967297.0,
+    1.0000000000000002,
+    0.9999999999999999,
+];
