@@ -168,6 +168,10 @@ pub struct DevState {
     /// Kernels being compiled ahead of their first launch, by (fingerprint,
     /// specialisation): the launch waits for its own ([`DevState::module`]).
     pub(super) prefetching: HashMap<(u64, Spec), std::sync::mpsc::Receiver<Prefetched>>,
+    /// The prefetch worker threads not yet joined: none may outlive the
+    /// device state (a worker inside the driver while the device or the
+    /// process goes away can crash it).
+    pub(super) workers: Vec<std::thread::JoinHandle<()>>,
     /// When each async queue was last looked at for being idle.
     idle_submits: Vec<(QueueId, std::time::Instant)>,
     pub device: Device,
@@ -272,6 +276,7 @@ impl DevState {
             partials: Rc::default(),
             idle_submits: Vec::new(),
             prefetching: HashMap::new(),
+            workers: Vec::new(),
             device,
         })
     }
@@ -905,6 +910,9 @@ impl Drop for DevState {
             {
                 self.cache_dirty = true;
             }
+        }
+        for w in std::mem::take(&mut self.workers) {
+            let _ = w.join();
         }
         if let (Some(f), true) = (&self.cache_file, self.cache_dirty) {
             if let Some(dir) = f.parent() {

@@ -55,10 +55,11 @@ impl DevState {
             .map_or(1, |n| n.get())
             .min(jobs.len());
         let queue = Arc::new(std::sync::Mutex::new(jobs));
+        self.workers.retain(|w| !w.is_finished());
         for _ in 0..workers {
             let queue = queue.clone();
             let device = self.device.clone();
-            std::thread::spawn(move || loop {
+            let worker = std::thread::spawn(move || loop {
                 let next = queue.lock().ok().and_then(|mut q| q.pop());
                 let Some((j, tx)) = next else { break };
                 let start = std::time::Instant::now();
@@ -82,6 +83,7 @@ impl DevState {
                     pipeline,
                 });
             });
+            self.workers.push(worker);
         }
     }
 }

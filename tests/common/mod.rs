@@ -21,13 +21,41 @@ fn engine(device: bool) -> Engine {
     engine_on(device, None)
 }
 
+/// Sets the environment every engine of this test binary runs with, once,
+/// before the first engine opens: `setenv` in one test thread while another
+/// is inside the Vulkan loader or driver (which call `getenv`) is undefined
+/// behaviour and can crash the process. `extra` holds the settings special
+/// to one binary; every test of that binary must pass the same ones, before
+/// it makes an engine.
+pub fn set_env_once(extra: &'static [(&'static str, &'static str)]) {
+    static SET: std::sync::OnceLock<&'static [(&'static str, &'static str)]> =
+        std::sync::OnceLock::new();
+    let first = SET.get_or_init(|| {
+        let base = [
+            // Validation on for every device engine of the tests ...
+            ("ACCL_VALIDATION", "1"),
+            // ... and `spirv-val` on every module the backend generates.
+            ("ACCL_SPIRV_VAL", "1"),
+            // Pipeline caches of test runs stay out of the user's cache.
+            ("ACCL_CACHE_DIR", "off"),
+        ];
+        for (k, v) in base.iter().chain(extra) {
+            // `scripts/test` exports the base settings: then nothing is set.
+            if std::env::var_os(k).is_none_or(|now| now != *v) {
+                std::env::set_var(k, v);
+            }
+        }
+        extra
+    });
+    assert!(
+        extra.is_empty() || *first == extra,
+        "this test binary's environment was set up with {first:?}, not {extra:?}: \
+         set the same settings first in every test"
+    );
+}
+
 fn engine_on(device: bool, devices: Option<&str>) -> Engine {
-    // Validation on for every device engine of the tests.
-    std::env::set_var("ACCL_VALIDATION", "1");
-    // ... and `spirv-val` on every module the backend generates.
-    std::env::set_var("ACCL_SPIRV_VAL", "1");
-    // Pipeline caches of test runs stay out of the user's cache directory.
-    std::env::set_var("ACCL_CACHE_DIR", "off");
+    set_env_once(&[]);
     if device {
         Engine::vulkan_devices(devices, 0)
             .unwrap_or_else(|e| panic!("no Vulkan device: {}", e.render(100)))
