@@ -35,6 +35,7 @@ macro_rules! exact {
 
 exact!(
     async_join,
+    column_halo,
     histogram,
     mandelbrot,
     mandelbrot_async,

@@ -59,6 +59,7 @@ macro_rules! examples {
 
 examples!(
     async_join,
+    column_halo,
     gram_schmidt,
     histogram,
     jacobi,

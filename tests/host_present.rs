@@ -3,8 +3,12 @@
 //! no_create and implicit copies. The host keeps a separate device copy, so
 //! transfers (or their absence) are visible.
 
-use accl::interp::present::{Env, EnvError, Find, PresentTable, Section};
+use accl::interp::present::{Env, EnvError, Find, PresentTable, Region, Section};
 use accl::Array;
+
+fn rows(lo: usize, hi: usize) -> Region {
+    Region::rows(lo, hi)
+}
 
 fn eval(e: &mut accl::Engine, src: &str) -> String {
     match e.eval(src) {
@@ -21,43 +25,41 @@ fn code(src: &str) -> &'static str {
 fn reference_counts_directly() {
     let a = Array::from_vec(vec![1.0f32; 10], vec![10]).unwrap();
     let mut t = PresentTable::default();
-    t.attach(0, &a, 0, 10, true, false).unwrap();
-    t.attach(0, &a, 0, 10, true, false).unwrap();
-    t.attach(0, &a, 2, 4, true, true).unwrap(); // inside: only a count
+    t.attach(0, &a, &rows(0, 10), true, false).unwrap();
+    t.attach(0, &a, &rows(0, 10), true, false).unwrap();
+    t.attach(0, &a, &rows(2, 4), true, true).unwrap(); // inside: only a count
     assert_eq!(
         t.sections(0, &a),
         vec![Section {
-            lo: 0,
-            hi: 10,
+            bx: rows(0, 10),
             structured: 1,
             dynamic: 2
         }]
     );
     assert!(t.is_present(0, &a));
     assert!(!t.is_present(1, &a), "another device has its own table");
-    t.detach(0, &a, 0, 10, true, false, false).unwrap();
-    t.detach(0, &a, 0, 10, false, true, false).unwrap();
+    t.detach(0, &a, &rows(0, 10), true, false, false).unwrap();
+    t.detach(0, &a, &rows(0, 10), false, true, false).unwrap();
     assert_eq!(
         t.sections(0, &a),
         vec![Section {
-            lo: 0,
-            hi: 10,
+            bx: rows(0, 10),
             structured: 0,
             dynamic: 1
         }]
     );
-    t.detach(0, &a, 0, 10, true, false, false).unwrap();
+    t.detach(0, &a, &rows(0, 10), true, false, false).unwrap();
     assert!(t.sections(0, &a).is_empty());
     // Counts never go below zero; exit of absent data is a no-op.
-    t.detach(0, &a, 0, 10, true, false, false).unwrap();
-    t.attach(0, &a, 0, 5, false, false).unwrap();
-    assert_eq!(t.find(0, &a, 3, 8), Find::Partial(0, 5));
+    t.detach(0, &a, &rows(0, 10), true, false, false).unwrap();
+    t.attach(0, &a, &rows(0, 5), false, false).unwrap();
+    assert_eq!(t.find(0, &a, &rows(3, 8)), Find::Partial(rows(0, 5)));
     assert_eq!(
-        t.attach(0, &a, 3, 8, true, false),
-        Err(EnvError::Partial(0, 5))
+        t.attach(0, &a, &rows(3, 8), true, false),
+        Err(EnvError::Partial(rows(0, 5)))
     );
-    assert_eq!(t.find(0, &a, 5, 10), Find::Absent);
-    assert_eq!(t.find(0, &a, 1, 2), Find::Inside(0));
+    assert_eq!(t.find(0, &a, &rows(5, 10)), Find::Absent);
+    assert_eq!(t.find(0, &a, &rows(1, 2)), Find::Inside(0));
 }
 
 #[test]

@@ -287,11 +287,45 @@ pub enum ExprKind {
     Binary(BinOp, Box<Expr>, Box<Expr>),
     Cast(Box<Expr>, TypeExpr),
     Index(Box<Expr>, Vec<Expr>),
-    /// `a[lo:count]`, only valid in data clauses and `update`.
-    Section(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `a[lo:count, ..]` (one axis per entry, leading axis first; fewer
+    /// axes than the rank leave the trailing ones whole), only valid in
+    /// data clauses, `update` and `cache`.
+    Section(Box<Expr>, Vec<SectionAxis>),
     Call(Ident, Vec<Expr>),
     /// An expression that failed to parse (already reported).
     Error,
+}
+
+/// One axis of an array section.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SectionAxis {
+    /// `lo:count`.
+    Range(Expr, Expr),
+    /// `:`, the whole axis.
+    All(Span),
+    /// A plain index among section axes (`a[i, 0:4]`): not an axis a
+    /// section can have (the checker says so).
+    Index(Expr),
+}
+
+impl SectionAxis {
+    /// The expressions of this axis.
+    pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
+        let (a, b) = match self {
+            SectionAxis::Range(lo, n) => (Some(lo), Some(n)),
+            SectionAxis::Index(i) => (Some(i), None),
+            SectionAxis::All(_) => (None, None),
+        };
+        a.into_iter().chain(b)
+    }
+
+    pub fn span(&self) -> Span {
+        match self {
+            SectionAxis::Range(lo, n) => lo.span.to(n.span),
+            SectionAxis::Index(i) => i.span,
+            SectionAxis::All(s) => *s,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -370,7 +404,11 @@ impl Expr {
             ExprKind::Unary(_, e) | ExprKind::Cast(e, _) => child(e),
             ExprKind::Binary(_, a, b) => child(a).max(child(b)),
             ExprKind::Index(a, ix) => ix.iter().map(child).fold(child(a), u32::max),
-            ExprKind::Section(a, b, c) => child(a).max(child(b)).max(child(c)),
+            ExprKind::Section(a, axes) => axes
+                .iter()
+                .flat_map(SectionAxis::exprs)
+                .map(child)
+                .fold(child(a), u32::max),
             ExprKind::Call(_, args) => args.iter().map(child).max().unwrap_or(0),
             _ => 0,
         };

@@ -221,12 +221,15 @@ impl DataKind {
     }
 }
 
-/// An array (or a section `a[lo:count]` of its leading axis) in a data clause.
+/// An array, or a section of it, in a data clause.
 #[derive(Debug, Clone)]
 pub struct DataClause {
     pub kind: DataKind,
     pub var: LocalH,
-    pub section: Option<(ExprH, ExprH)>,
+    /// The section's axes, leading axis first: `Some((lo, count))` for
+    /// `lo:count`, `None` for `:` (the whole axis). Axes past the list are
+    /// whole; an empty list is the whole array.
+    pub section: Vec<Option<(ExprH, ExprH)>>,
     pub span: Span,
 }
 

@@ -298,10 +298,11 @@ impl Walk {
                 self.expr(a);
                 ix.iter().for_each(|x| self.expr(x));
             }
-            ExprKind::Section(a, b, c) => {
+            ExprKind::Section(a, axes) => {
                 self.expr(a);
-                self.expr(b);
-                self.expr(c);
+                axes.iter()
+                    .flat_map(|x| x.exprs())
+                    .for_each(|x| self.expr(x));
             }
             ExprKind::Call(_, args) => args.iter().for_each(|x| self.expr(x)),
             _ => {}

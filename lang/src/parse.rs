@@ -288,6 +288,29 @@ pub(crate) fn mk(errors: &mut Vec<Diag>, kind: ExprKind, l: usize, r: usize) -> 
     e
 }
 
+/// `a[..]`: an index when every subscript is a plain expression, else a
+/// section.
+pub(crate) fn subscript(
+    errors: &mut Vec<Diag>,
+    a: Expr,
+    ix: Vec<SectionAxis>,
+    l: usize,
+    r: usize,
+) -> Expr {
+    if ix.iter().all(|x| matches!(x, SectionAxis::Index(_))) {
+        let ix = ix
+            .into_iter()
+            .filter_map(|x| match x {
+                SectionAxis::Index(e) => Some(e),
+                _ => None,
+            })
+            .collect();
+        mk(errors, ExprKind::Index(Box::new(a), ix), l, r)
+    } else {
+        mk(errors, ExprKind::Section(Box::new(a), ix), l, r)
+    }
+}
+
 pub(crate) fn bin(errors: &mut Vec<Diag>, op: BinOp, a: Expr, b: Expr, l: usize, r: usize) -> Expr {
     mk(errors, ExprKind::Binary(op, Box::new(a), Box::new(b)), l, r)
 }

@@ -12,26 +12,18 @@
 //! compute construct on the host arrays themselves, with no data movement,
 //! whatever the backend.
 
-use super::error;
+pub use super::data::CData;
+use super::data::{enter_implicit, enter_structured, exit_structured, standalone};
 use super::expr::Ix;
-use super::present::{Env, EnvError, Find, PresentTable};
+use super::present::{Env, PresentTable};
 use super::stmt::{counter_bits, run_block};
 use super::value::{bits_to_value, value_to_bits, CExpr, Ex, Flow, Frame, St, R};
 use super::{Compiler, Ctx};
-use lang::hir::{self, ConstructBody, DataKind, DirectiveKind as DK};
+use lang::hir::{self, ConstructBody, DirectiveKind as DK};
 use lang::value::{combine, identity};
 use lang::{ast::ReductionOp, Scalar, Span};
 use std::rc::Rc;
 use stdlib::Array;
-
-/// A data clause, compiled.
-pub struct CData {
-    pub kind: DataKind,
-    pub slot: usize,
-    pub name: String,
-    pub section: Option<(Ix, Ix)>,
-    pub span: Span,
-}
 
 pub struct CLoop {
     pub var: usize,
@@ -306,6 +298,9 @@ pub struct PresentRow {
     /// Rows `lo..hi` of the leading axis.
     pub lo: usize,
     pub hi: usize,
+    /// The ranges of the other axes (all of them) when the section is a
+    /// box that cuts one; empty when they are whole.
+    pub inner: Vec<(usize, usize)>,
     /// Extent of the leading axis.
     pub rows: usize,
     pub structured: u32,
@@ -341,30 +336,6 @@ impl Backend for HostBackend {
             fr.a[s] = a;
         }
         r
-    }
-}
-
-/// Evaluate a clause's rows `lo..hi` on array `a`.
-fn rows(d: &CData, a: &Array, fr: &mut Frame, cx: &mut Ctx) -> R<(usize, usize)> {
-    let n = a.shape()[0];
-    match &d.section {
-        None => Ok((0, n)),
-        Some((lo, cnt)) => {
-            let l = lo.get(fr, cx)? as i128;
-            let c = cnt.get(fr, cx)? as i128;
-            if l < 0 || c < 0 || l + c > n as i128 {
-                return Err(error::bad_section(d.span, &d.name, l, c, n));
-            }
-            Ok((l as usize, (l + c) as usize))
-        }
-    }
-}
-
-fn section_text(d: &CData, lo: usize, hi: usize, n: usize) -> String {
-    if d.section.is_none() && lo == 0 && hi == n {
-        String::new()
-    } else {
-        format!("[{lo}:{}]", hi - lo)
     }
 }
 
@@ -438,107 +409,6 @@ fn nest(
         i += 1;
     }
     Ok(Flow::Next)
-}
-
-/// One entry of the present table that a structured construct must undo.
-struct Undo {
-    array: Array,
-    lo: usize,
-    hi: usize,
-    copyout: bool,
-}
-
-fn array_of(fr: &Frame, slot: usize) -> R<Array> {
-    fr.a.get(slot)
-        .and_then(|a| a.clone())
-        .ok_or_else(error::uninit)
-}
-
-fn env_error(
-    d: &CData,
-    lo: usize,
-    hi: usize,
-    dev: usize,
-) -> impl Fn(EnvError) -> Box<lang::Diag> + '_ {
-    move |e| match e {
-        EnvError::Partial(l, h) => error::partially_present(d.span, &d.name, (lo, hi), (l, h), dev),
-        EnvError::Device(m) => error::device(d.span, &d.name, &m),
-        EnvError::Race(d) => d,
-    }
-}
-
-/// Enter the structured data clauses of a `data` or compute construct.
-fn enter_structured(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx, undo: &mut Vec<Undo>) -> R<()> {
-    let dev = cx.device;
-    let b = cx.backend.clone();
-    for d in &c.data {
-        let a = array_of(fr, d.slot)?;
-        let (lo, hi) = rows(d, &a, fr, cx)?;
-        let n = a.shape()[0];
-        let fail = env_error(d, lo, hi, dev);
-        match d.kind {
-            DataKind::Copy | DataKind::CopyIn | DataKind::CopyOut | DataKind::Create => {
-                let copyin = matches!(d.kind, DataKind::Copy | DataKind::CopyIn);
-                b.env(cx)
-                    .attach(dev, &a, lo, hi, copyin, true)
-                    .map_err(&fail)?;
-                undo.push(Undo {
-                    array: a,
-                    lo,
-                    hi,
-                    copyout: matches!(d.kind, DataKind::Copy | DataKind::CopyOut),
-                });
-            }
-            DataKind::Present | DataKind::NoCreate => {
-                let found = b.env(cx).find(dev, &a, lo, hi);
-                match found {
-                    Find::Partial(l, h) => return Err(fail(EnvError::Partial(l, h))),
-                    Find::Absent if d.kind == DataKind::Present => {
-                        return Err(error::not_present(
-                            d.span,
-                            &d.name,
-                            &section_text(d, lo, hi, n),
-                            dev,
-                            "`present` needs it on the device",
-                        ))
-                    }
-                    Find::Absent => {}
-                    Find::Inside(_) => {
-                        b.env(cx)
-                            .attach(dev, &a, lo, hi, false, true)
-                            .map_err(&fail)?;
-                        undo.push(Undo {
-                            array: a,
-                            lo,
-                            hi,
-                            copyout: false,
-                        });
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-/// Leave the structured data clauses (in reverse). When `ok`, copies back;
-/// the first copy-back failure is returned after every entry is released.
-fn exit_structured(cx: &mut Ctx, undo: Vec<Undo>, ok: bool, span: Span) -> R<()> {
-    let dev = cx.device;
-    let b = cx.backend.clone();
-    let mut first = Ok(());
-    for u in undo.into_iter().rev() {
-        let r = b
-            .env(cx)
-            .detach(dev, &u.array, u.lo, u.hi, u.copyout && ok, true, false);
-        match (r, first.is_ok()) {
-            (Err(EnvError::Device(m)), true) => first = Err(error::device(span, "an array", &m)),
-            (Err(EnvError::Race(d)), true) => first = Err(d),
-            _ => {}
-        }
-    }
-    first
 }
 
 /// Run a construct: the flow every backend shares.
@@ -744,51 +614,7 @@ fn construct_on(
             Ok(f)
         }
         _ if !cond => Ok(Flow::Next),
-        DK::EnterData | DK::ExitData | DK::Update => {
-            let dev = cx.device;
-            for d in &c.data {
-                let a = array_of(fr, d.slot)?;
-                let (lo, hi) = rows(d, &a, fr, cx)?;
-                let fail = env_error(d, lo, hi, dev);
-                match d.kind {
-                    DataKind::CopyIn | DataKind::Create => b
-                        .env(cx)
-                        .attach(dev, &a, lo, hi, d.kind == DataKind::CopyIn, false)
-                        .map_err(fail)?,
-                    DataKind::CopyOut | DataKind::Delete => b
-                        .env(cx)
-                        .detach(
-                            dev,
-                            &a,
-                            lo,
-                            hi,
-                            d.kind == DataKind::CopyOut,
-                            false,
-                            c.finalize,
-                        )
-                        .map_err(fail)?,
-                    DataKind::UpdateSelf | DataKind::UpdateDevice => {
-                        let present = b
-                            .env(cx)
-                            .update(dev, &a, lo, hi, d.kind == DataKind::UpdateSelf)
-                            .map_err(fail)?;
-                        if !present && !c.if_present {
-                            let n = a.shape()[0];
-                            return Err(error::not_present(
-                                d.span,
-                                &d.name,
-                                &section_text(d, lo, hi, n),
-                                dev,
-                                "`update` needs it on the device",
-                            )
-                            .with_help_boxed("add `if_present` to skip absent data"));
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            Ok(Flow::Next)
-        }
+        DK::EnterData | DK::ExitData | DK::Update => standalone(c, fr, cx),
         DK::Wait => Ok(Flow::Next),
         DK::Set => {
             if let Some(d) = &c.device_num {
@@ -800,57 +626,13 @@ fn construct_on(
     }
 }
 
-trait WithHelp {
-    fn with_help_boxed(self, h: &str) -> Self;
-}
-impl WithHelp for Box<lang::Diag> {
-    fn with_help_boxed(mut self, h: &str) -> Self {
-        self.help = Some(h.to_string());
-        self
-    }
-}
-
 /// A compute construct whose `if` held: data clauses, implicit copies, then
 /// the backend's launch.
 fn kernel(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
-    let dev = cx.device;
     let b = cx.backend.clone();
     let mut undo = Vec::new();
-    let r = (|| {
-        enter_structured(c, fr, cx, &mut undo)?;
-        for (slot, name, span) in &c.implicit {
-            let a = array_of(fr, *slot)?;
-            if b.env(cx).has_any(dev, &a) {
-                continue;
-            }
-            if c.default_present {
-                return Err(error::not_present(
-                    *span,
-                    name,
-                    "",
-                    dev,
-                    "`default(present)` needs it on the device",
-                ));
-            }
-            let n = a.shape()[0];
-            b.env(cx)
-                .attach(dev, &a, 0, n, true, true)
-                .map_err(|e| match e {
-                    EnvError::Partial(l, h) => {
-                        error::partially_present(*span, name, (0, n), (l, h), dev)
-                    }
-                    EnvError::Device(m) => error::device(*span, name, &m),
-                    EnvError::Race(d) => d,
-                })?;
-            undo.push(Undo {
-                array: a,
-                lo: 0,
-                hi: n,
-                copyout: true,
-            });
-        }
-        Ok(())
-    })();
+    let r =
+        enter_structured(c, fr, cx, &mut undo).and_then(|_| enter_implicit(c, fr, cx, &mut undo));
     if let Err(e) = r {
         let _ = exit_structured(cx, undo, false, c.span);
         return Err(e);
@@ -888,7 +670,11 @@ impl Compiler<'_> {
                 kind: d.kind,
                 slot: d.var.index(),
                 name: name(d.var),
-                section: d.section.map(|(lo, n)| (self.ix(lo), self.ix(n))),
+                section: d
+                    .section
+                    .iter()
+                    .map(|a| a.map(|(lo, n)| (self.ix(lo), self.ix(n))))
+                    .collect(),
                 span: d.span,
             })
             .collect();

@@ -1,6 +1,7 @@
 //! Run-time diagnostics (codes `accl::run::*`), each with the span of the
 //! failing expression.
 
+use super::region::Region;
 use lang::{Diag, Span};
 
 pub fn internal(span: Span, what: &str) -> Box<Diag> {
@@ -219,35 +220,85 @@ pub fn not_present(span: Span, name: &str, section: &str, dev: usize, why: &str)
 pub fn partially_present(
     span: Span,
     name: &str,
-    want: (usize, usize),
-    have: (usize, usize),
+    want: &Region,
+    have: &Region,
+    shape: &[usize],
     dev: usize,
 ) -> Box<Diag> {
+    let label = if want.is_rows() && have.is_rows() {
+        format!(
+            "rows {}..{} overlap the present rows {}..{} without lying inside them",
+            want.lo, want.hi, have.lo, have.hi
+        )
+    } else {
+        format!(
+            "elements {} overlap the present box {} without lying inside it",
+            want.range_text(shape),
+            have.range_text(shape)
+        )
+    };
     Box::new(
         Diag::error(
             "accl::run::partially_present",
             format!(
-                "`{name}[{}:{}]` is partially present on device {dev}",
-                want.0,
-                want.1 - want.0
+                "`{name}{}` is partially present on device {dev}",
+                want.clause_text(shape)
             ),
             span,
-            format!(
-                "rows {}..{} overlap the present rows {}..{} without lying inside them",
-                want.0, want.1, have.0, have.1
-            ),
+            label,
         )
         .with_help("a section must lie inside the present data, or not overlap it at all"),
     )
 }
 
-pub fn bad_section(span: Span, name: &str, lo: i128, n: i128, rows: usize) -> Box<Diag> {
-    Box::new(Diag::error(
-        "accl::run::bad_section",
-        format!("section `{name}[{lo}:{n}]` is outside the array's {rows} rows"),
-        span,
-        "this section",
-    ))
+/// A section with an axis `k` outside the array: `written` holds each
+/// written axis's `(lo, count)`, None for `:`.
+pub fn bad_section(
+    span: Span,
+    name: &str,
+    written: &[Option<(i128, i128)>],
+    k: usize,
+    shape: &[usize],
+) -> Box<Diag> {
+    let rows = shape.first().copied().unwrap_or(0);
+    if let [Some((lo, n))] = written {
+        return Box::new(Diag::error(
+            "accl::run::bad_section",
+            format!("section `{name}[{lo}:{n}]` is outside the array's {rows} rows"),
+            span,
+            "this section",
+        ));
+    }
+    let text: Vec<String> = written
+        .iter()
+        .map(|a| match a {
+            Some((lo, n)) => format!("{lo}:{n}"),
+            None => ":".to_string(),
+        })
+        .collect();
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let dim = shape.get(k).copied().unwrap_or(0);
+    let label = match written.get(k).copied().flatten() {
+        Some((lo, n)) if lo < 0 || n < 0 => format!("axis {k}: `{lo}:{n}` is negative"),
+        Some((lo, n)) => format!(
+            "axis {k}: `{lo}:{n}` ends at {}, past its {dim} elements",
+            lo + n
+        ),
+        None => format!("axis {k}"),
+    };
+    Box::new(
+        Diag::error(
+            "accl::run::bad_section",
+            format!(
+                "section `{name}[{}]` is outside the array's shape [{}]",
+                text.join(", "),
+                dims.join(", ")
+            ),
+            span,
+            label,
+        )
+        .with_help("each axis `lo:count` needs 0 <= lo and lo + count <= the axis's extent"),
+    )
 }
 
 /// A data operation the device could not carry out (too large, out of

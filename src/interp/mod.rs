@@ -11,13 +11,16 @@
 //!
 //! Modules, one per concept: [`value`] (frames, the scalar trait),
 //! [`expr`], [`stmt`], [`builtin`], [`construct`] (device constructs and the
-//! [`Backend`] trait), [`present`] (the present table), [`error`].
+//! [`Backend`] trait), [`data`] (data clauses), [`present`] (the present
+//! table) and [`region`] (the boxes it holds), [`error`].
 
 pub mod builtin;
 pub mod construct;
+pub mod data;
 pub mod error;
 pub mod expr;
 pub mod present;
+pub mod region;
 pub mod stmt;
 pub mod value;
 

@@ -1,6 +1,6 @@
 //! The present table: per (device, host array) the present
-//! sections, each with a structured and a dynamic reference count, and the
-//! device storage behind them.
+//! sections (boxes, [`Region`]), each with a structured and a dynamic
+//! reference count, and the device storage behind them.
 //!
 //! The bookkeeping ([`Table`]) is shared by every backend, so the host
 //! reference and the Vulkan backend count, find and refuse sections alike;
@@ -13,35 +13,43 @@
 //! transfers are real copies of those rows, and a kernel run on the host
 //! reads and writes the device copy. So a program that forgets an `update`
 //! gets on the host the stale values it would get on a GPU
-//! (`examples/sections.accl` checks this). Sections are ranges of rows of
-//! the leading axis, `lo..hi`.
+//! (`examples/sections.accl` checks this).
+//!
+//! A section is a box: per axis a range `lo..hi`. A box is present when it
+//! lies inside one present box, and "partially present" (an error) when
+//! it overlaps one without lying inside it. Device storage of a box holds
+//! whole rows of its leading-axis range (so kernels address every box as
+//! they address a row section, through the base offset of its first row),
+//! but transfers move only the box's elements: one contiguous run for a row
+//! section (whole trailing axes), one run per row or block otherwise
+//! ([`Region::runs`]).
 
+pub use super::region::Region;
 use std::collections::HashMap;
 use stdlib::Array;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Section {
-    pub lo: usize,
-    pub hi: usize,
+    pub bx: Region,
     pub structured: u32,
     pub dynamic: u32,
 }
 
 /// Where a section stands against the present data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Find {
     Absent,
     /// Inside the present section with this index.
     Inside(usize),
-    /// Overlapping present rows `lo..hi` without lying inside them.
-    Partial(usize, usize),
+    /// Overlapping this present box without lying inside it.
+    Partial(Region),
 }
 
 /// Why a data operation failed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EnvError {
-    /// The section overlaps present rows `lo..hi` without lying inside them.
-    Partial(usize, usize),
+    /// The section overlaps this present box without lying inside it.
+    Partial(Region),
     /// The device could not do it (out of memory, too large, device lost).
     Device(Fault),
     /// It would race with pending async work (a complete diagnostic).
@@ -51,7 +59,10 @@ pub enum EnvError {
 impl EnvError {
     pub fn message(&self) -> String {
         match self {
-            EnvError::Partial(l, h) => format!("rows {l}..{h} are partially present"),
+            EnvError::Partial(r) if r.is_rows() => {
+                format!("{} are partially present", r.describe())
+            }
+            EnvError::Partial(r) => format!("{} is partially present", r.describe()),
             EnvError::Device(f) => f.to_string(),
             EnvError::Race(d) => d.message.clone(),
         }
@@ -118,18 +129,18 @@ pub trait Storage {
     /// Per present section state.
     type Sec;
     fn new_array(&mut self, dev: usize, host: &Array) -> Result<Self::Arr, EnvError>;
-    /// Storage for rows `lo..hi`, filled from the host when `copyin`.
+    /// Storage for box `r` (whole rows of its leading-axis range at least),
+    /// the box's elements filled from the host when `copyin`.
     fn new_section(
         &mut self,
         dev: usize,
         arr: &mut Self::Arr,
         host: &Array,
-        lo: usize,
-        hi: usize,
+        r: &Region,
         copyin: bool,
     ) -> Result<Self::Sec, EnvError>;
-    /// Copy rows `lo..hi` (inside section `sec`, which starts at row
-    /// `sec_lo`) to the host (`to_host`) or to the device.
+    /// Copy the elements of box `r` (inside section `sec`, whose storage
+    /// starts at row `sec_lo`) to the host (`to_host`) or to the device.
     #[allow(clippy::too_many_arguments)]
     fn transfer(
         &mut self,
@@ -138,8 +149,7 @@ pub trait Storage {
         sec: &Self::Sec,
         sec_lo: usize,
         host: &Array,
-        lo: usize,
-        hi: usize,
+        r: &Region,
         to_host: bool,
     ) -> Result<(), EnvError>;
     /// Rows `lo..hi` of `host` are about to be freed on `dev` (after a copy
@@ -195,7 +205,7 @@ impl<S: Storage> Table<S> {
     pub fn sections(&self, dev: usize, a: &Array) -> Vec<Section> {
         self.maps
             .get(&(dev, a.id()))
-            .map(|m| m.sections.iter().map(|(s, _)| *s).collect())
+            .map(|m| m.sections.iter().map(|(s, _)| s.clone()).collect())
             .unwrap_or_default()
     }
 
@@ -207,25 +217,22 @@ impl<S: Storage> Table<S> {
 
 /// The data operations the construct flow needs, whatever the storage.
 pub trait Env {
-    fn find(&self, dev: usize, a: &Array, lo: usize, hi: usize) -> Find;
+    fn find(&self, dev: usize, a: &Array, r: &Region) -> Find;
     fn has_any(&self, dev: usize, a: &Array) -> bool;
     fn is_present(&self, dev: usize, a: &Array) -> bool;
     fn attach(
         &mut self,
         dev: usize,
         a: &Array,
-        lo: usize,
-        hi: usize,
+        r: &Region,
         copyin: bool,
         structured: bool,
     ) -> Result<(), EnvError>;
-    #[allow(clippy::too_many_arguments)]
     fn detach(
         &mut self,
         dev: usize,
         a: &Array,
-        lo: usize,
-        hi: usize,
+        r: &Region,
         copyout: bool,
         structured: bool,
         finalize: bool,
@@ -234,8 +241,7 @@ pub trait Env {
         &mut self,
         dev: usize,
         a: &Array,
-        lo: usize,
-        hi: usize,
+        r: &Region,
         to_host: bool,
     ) -> Result<bool, EnvError>;
     /// A new host array holding the device's values of `a` where present
@@ -245,19 +251,16 @@ pub trait Env {
 }
 
 impl<S: Storage> Env for Table<S> {
-    fn find(&self, dev: usize, a: &Array, lo: usize, hi: usize) -> Find {
+    fn find(&self, dev: usize, a: &Array, r: &Region) -> Find {
         let Some(m) = self.maps.get(&(dev, a.id())) else {
             return Find::Absent;
         };
-        if let Some(i) = m
-            .sections
-            .iter()
-            .position(|(s, _)| s.lo <= lo && hi <= s.hi)
-        {
+        let shape = a.shape();
+        if let Some(i) = m.sections.iter().position(|(s, _)| s.bx.contains(r, shape)) {
             return Find::Inside(i);
         }
-        match m.sections.iter().find(|(s, _)| s.lo < hi && lo < s.hi) {
-            Some((s, _)) => Find::Partial(s.lo, s.hi),
+        match m.sections.iter().find(|(s, _)| s.bx.overlaps(r, shape)) {
+            Some((s, _)) => Find::Partial(s.bx.clone()),
             None => Find::Absent,
         }
     }
@@ -267,36 +270,29 @@ impl<S: Storage> Env for Table<S> {
         self.maps.contains_key(&(dev, a.id()))
     }
 
-    /// Is every row of `a` present on `dev` (`acc_is_present`)?
+    /// Is every element of `a` present on `dev` (`acc_is_present`)? The
+    /// present sections together may cover it.
     fn is_present(&self, dev: usize, a: &Array) -> bool {
         let Some(m) = self.maps.get(&(dev, a.id())) else {
             return false;
         };
-        let rows = a.shape()[0];
-        let mut covered = vec![false; rows];
-        for (s, _) in &m.sections {
-            covered[s.lo.min(rows)..s.hi.min(rows)]
-                .iter_mut()
-                .for_each(|c| *c = true);
-        }
-        covered.iter().all(|&c| c)
+        super::region::covers(m.sections.iter().map(|(s, _)| &s.bx), a.shape())
     }
 
     /// `copy/copyin/copyout/create` (and `present`/`no_create` of present
-    /// data): bump the count of the section holding `lo..hi`, or make it
-    /// present (copying the rows in when `copyin`).
+    /// data): bump the count of the section holding box `r`, or make it
+    /// present (copying its elements in when `copyin`).
     fn attach(
         &mut self,
         dev: usize,
         a: &Array,
-        lo: usize,
-        hi: usize,
+        r: &Region,
         copyin: bool,
         structured: bool,
     ) -> Result<(), EnvError> {
         let key = (dev, a.id());
-        let i = match self.find(dev, a, lo, hi) {
-            Find::Partial(l, h) => return Err(EnvError::Partial(l, h)),
+        let i = match self.find(dev, a, r) {
+            Find::Partial(p) => return Err(EnvError::Partial(p)),
             Find::Inside(i) => i,
             Find::Absent => {
                 if !self.maps.contains_key(&key) {
@@ -311,7 +307,7 @@ impl<S: Storage> Env for Table<S> {
                     );
                 }
                 let m = self.maps.get_mut(&key).expect("inserted above");
-                let sec = match self.store.new_section(dev, &mut m.arr, a, lo, hi, copyin) {
+                let sec = match self.store.new_section(dev, &mut m.arr, a, r, copyin) {
                     Ok(s) => s,
                     Err(e) => {
                         if m.sections.is_empty() {
@@ -322,8 +318,7 @@ impl<S: Storage> Env for Table<S> {
                 };
                 m.sections.push((
                     Section {
-                        lo,
-                        hi,
+                        bx: r.clone(),
                         structured: 0,
                         dynamic: 0,
                     },
@@ -344,21 +339,19 @@ impl<S: Storage> Env for Table<S> {
     }
 
     /// The end of a data clause: decrement (or with `finalize` zero the
-    /// dynamic count); when both counts are zero, copy the section's rows
-    /// back (`copyout`) and free it. Absent data: a no-op.
-    #[allow(clippy::too_many_arguments)]
+    /// dynamic count); when both counts are zero, copy the section's
+    /// elements back (`copyout`) and free it. Absent data: a no-op.
     fn detach(
         &mut self,
         dev: usize,
         a: &Array,
-        lo: usize,
-        hi: usize,
+        r: &Region,
         copyout: bool,
         structured: bool,
         finalize: bool,
     ) -> Result<(), EnvError> {
-        let i = match self.find(dev, a, lo, hi) {
-            Find::Partial(l, h) => return Err(EnvError::Partial(l, h)),
+        let i = match self.find(dev, a, r) {
+            Find::Partial(p) => return Err(EnvError::Partial(p)),
             Find::Absent => return Ok(()),
             Find::Inside(i) => i,
         };
@@ -367,7 +360,7 @@ impl<S: Storage> Env for Table<S> {
             return Ok(());
         };
         let s = &mut m.sections[i].0;
-        let before = *s;
+        let before = (s.structured, s.dynamic);
         if structured {
             s.structured = s.structured.saturating_sub(1);
         } else if finalize {
@@ -376,12 +369,14 @@ impl<S: Storage> Env for Table<S> {
             s.dynamic = s.dynamic.saturating_sub(1);
         }
         if s.structured == 0 && s.dynamic == 0 {
-            let (lo, hi) = (s.lo, s.hi);
+            let (lo, hi) = (s.bx.lo, s.bx.hi);
             if let Err(e) = self.store.release(dev, &m.host, lo, hi, copyout) {
-                m.sections[i].0 = before;
+                let s = &mut m.sections[i].0;
+                (s.structured, s.dynamic) = before;
                 return Err(e);
             }
         }
+        let s = &m.sections[i].0;
         let mut result = Ok(());
         if s.structured == 0 && s.dynamic == 0 {
             let (s, sec) = m.sections.remove(i);
@@ -390,7 +385,7 @@ impl<S: Storage> Env for Table<S> {
                 // copy is gone either way, and the error says so.
                 result = self
                     .store
-                    .transfer(dev, &m.arr, &sec, s.lo, &m.host, s.lo, s.hi, true);
+                    .transfer(dev, &m.arr, &sec, s.bx.lo, &m.host, &s.bx, true);
             }
             drop(sec);
             if m.sections.is_empty() {
@@ -400,24 +395,23 @@ impl<S: Storage> Env for Table<S> {
         result
     }
 
-    /// `update self` (`to_host`) or `update device` of rows `lo..hi`;
+    /// `update self` (`to_host`) or `update device` of box `r`;
     /// Ok(false) when absent.
     fn update(
         &mut self,
         dev: usize,
         a: &Array,
-        lo: usize,
-        hi: usize,
+        r: &Region,
         to_host: bool,
     ) -> Result<bool, EnvError> {
-        match self.find(dev, a, lo, hi) {
-            Find::Partial(l, h) => Err(EnvError::Partial(l, h)),
+        match self.find(dev, a, r) {
+            Find::Partial(p) => Err(EnvError::Partial(p)),
             Find::Absent => Ok(false),
             Find::Inside(i) => {
                 if let Some(m) = self.maps.get(&(dev, a.id())) {
                     let (s, sec) = &m.sections[i];
                     self.store
-                        .transfer(dev, &m.arr, sec, s.lo, &m.host, lo, hi, to_host)?;
+                        .transfer(dev, &m.arr, sec, s.bx.lo, &m.host, r, to_host)?;
                 }
                 Ok(true)
             }
@@ -435,15 +429,18 @@ impl<S: Storage> Env for Table<S> {
                     .map(move |(s, _)| super::construct::PresentRow {
                         device,
                         array,
-                        lo: s.lo,
-                        hi: s.hi,
+                        lo: s.bx.lo,
+                        hi: s.bx.hi,
+                        inner: s.bx.inner.clone(),
                         rows: m.host.shape()[0],
                         structured: s.structured,
                         dynamic: s.dynamic,
                     })
             })
             .collect();
-        v.sort_by_key(|r| (r.device, r.array, r.lo));
+        v.sort_by(|a, b| {
+            (a.device, a.array, a.lo, &a.inner).cmp(&(b.device, b.array, b.lo, &b.inner))
+        });
         v
     }
 
@@ -455,7 +452,7 @@ impl<S: Storage> Env for Table<S> {
             .map_err(|e| Fault::Failed(e.to_string()))?;
         for (s, sec) in &m.sections {
             self.store
-                .transfer(dev, &m.arr, sec, s.lo, &out, s.lo, s.hi, true)
+                .transfer(dev, &m.arr, sec, s.bx.lo, &out, &s.bx, true)
                 .map_err(|e| match e {
                     EnvError::Device(f) => f,
                     e => Fault::Failed(e.message()),
@@ -479,6 +476,24 @@ fn copy_rows(from: &Array, to: &Array, lo: usize, hi: usize) {
     }
 }
 
+/// Copy the elements of box `r` between two arrays of one shape: a row
+/// section in one piece, any other box run by run.
+fn copy_region(from: &Array, to: &Array, r: &Region) {
+    if r.is_rows() {
+        return copy_rows(from, to, r.lo, r.hi);
+    }
+    let size = from.scalar().size();
+    let src = from.data();
+    let bytes = src.bytes();
+    let mut dst = to.data_mut();
+    for (start, len) in r.runs(from.shape()) {
+        let (a, b) = (start * size, (start + len) * size);
+        if let Some(run) = bytes.get(a..b) {
+            dst.write_bytes(a, run);
+        }
+    }
+}
+
 impl Storage for HostStorage {
     type Arr = Array;
     type Sec = ();
@@ -493,12 +508,11 @@ impl Storage for HostStorage {
         _dev: usize,
         arr: &mut Array,
         host: &Array,
-        lo: usize,
-        hi: usize,
+        r: &Region,
         copyin: bool,
     ) -> Result<(), EnvError> {
         if copyin {
-            copy_rows(host, arr, lo, hi);
+            copy_region(host, arr, r);
         }
         Ok(())
     }
@@ -509,14 +523,13 @@ impl Storage for HostStorage {
         _sec: &(),
         _sec_lo: usize,
         host: &Array,
-        lo: usize,
-        hi: usize,
+        r: &Region,
         to_host: bool,
     ) -> Result<(), EnvError> {
         if to_host {
-            copy_rows(arr, host, lo, hi);
+            copy_region(arr, host, r);
         } else {
-            copy_rows(host, arr, lo, hi);
+            copy_region(host, arr, r);
         }
         Ok(())
     }

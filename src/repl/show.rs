@@ -61,10 +61,17 @@ pub fn value(v: &Val, st: Style) -> String {
     }
 }
 
-/// One present section: `device 0, rows 2..6 of 8 (structured 0, dynamic 1)`.
+/// One present section: `device 0, rows 2..6 of 8 (structured 0, dynamic 1)`;
+/// a box that cuts other axes: `device 0, box [0..8, 2..3] (..)`.
 pub fn section(p: &PresentEntry) -> String {
     let r = &p.row;
-    let rows = if r.lo == 0 && r.hi == r.rows {
+    let rows = if !r.inner.is_empty() {
+        let axes: Vec<String> = std::iter::once((r.lo, r.hi))
+            .chain(r.inner.iter().copied())
+            .map(|(l, h)| format!("{l}..{h}"))
+            .collect();
+        format!("box [{}]", axes.join(", "))
+    } else if r.lo == 0 && r.hi == r.rows {
         format!("all {} rows", r.rows)
     } else {
         format!("rows {}..{} of {}", r.lo, r.hi, r.rows)
@@ -157,7 +164,13 @@ pub fn present(e: &Engine) -> String {
         } else {
             p.names.join(" = ")
         };
-        let section = if r.lo == 0 && r.hi == r.rows {
+        let section = if !r.inner.is_empty() {
+            let axes: Vec<String> = std::iter::once((r.lo, r.hi))
+                .chain(r.inner.iter().copied())
+                .map(|(l, h)| format!("{l}:{}", h.saturating_sub(l)))
+                .collect();
+            format!("[{}] of {}", axes.join(", "), r.rows)
+        } else if r.lo == 0 && r.hi == r.rows {
             format!("[0:{}] (whole)", r.rows)
         } else {
             format!("[{}:{}] of {}", r.lo, r.hi - r.lo, r.rows)
@@ -263,6 +276,16 @@ mod tests {
         assert!(p.starts_with("device  array  section"), "{p}");
         assert!(p.contains("0       a      [2:4] of 8"), "{p}");
         assert!(p.contains("0       m      [0:4] (whole)"), "{p}");
+        // A box that cuts a trailing axis.
+        e.eval("let b = zeros(i32, 3, 5); enter data copyin(b[:, 1:2]);")
+            .unwrap();
+        let p = present(&e);
+        assert!(p.contains("0       b      [0:3, 1:2] of 3"), "{p}");
+        let v = vars(&e, PLAIN);
+        assert!(
+            v.contains("present: device 0, box [0..3, 1..3] (structured 0, dynamic 1)"),
+            "{v}"
+        );
     }
 
     #[test]

@@ -55,6 +55,9 @@ pub struct Completion {
     /// Byte offset in the host array, and bytes copied.
     offset: usize,
     len: usize,
+    /// For a strided copy, where each staged piece goes in the host array
+    /// (`offset` and `len` then unused); empty for a contiguous one.
+    pieces: Vec<strided::Piece>,
 }
 
 /// The largest staging buffer kept (bigger transfers go in chunks).
@@ -816,7 +819,11 @@ impl DevState {
             .partition(reached);
         self.completions = rest;
         for c in ready {
-            write_host(&c.array, c.offset, &c.staging.as_slice()[..c.len]);
+            if c.pieces.is_empty() {
+                write_host(&c.array, c.offset, &c.staging.as_slice()[..c.len]);
+            } else {
+                strided::scatter(&c.array, &c.pieces, c.staging.as_slice());
+            }
             self.spare_staging(c.staging);
         }
         Ok(done)
@@ -949,6 +956,7 @@ fn without_all(f: Features, names: &[String]) -> Features {
     names.iter().fold(f, |f, n| f.without(n).unwrap_or(f))
 }
 
+mod strided;
 mod transfer;
 use transfer::write_host;
 

@@ -7,7 +7,7 @@ use super::race::{Access, Mode};
 use super::storage::VkStorage;
 use crate::interp::construct::{CConstruct, QueueId};
 use crate::interp::error;
-use crate::interp::present::{Env, Fault, Table};
+use crate::interp::present::{Env, Fault, Region, Table};
 use crate::interp::value::{bits_to_value, value_to_bits, Flow, Frame, R};
 use crate::interp::Ctx;
 use compiler::{ArgLayout, ArgLocation, ArrayArgs, IndexWidth, LaunchArgs};
@@ -100,8 +100,9 @@ pub fn launch(
     // borrowed: a host expression may itself ask the table).
     let mut named = Vec::new();
     for d in &c.data {
-        if let Some((lo, n)) = &d.section {
-            named.push((d.slot, lo.get(fr, cx)?, n.get(fr, cx)?));
+        if !d.section.is_empty() {
+            let a = crate::interp::data::array_of(fr, d.slot)?;
+            named.push((d.slot, crate::interp::data::region(d, &a, fr, cx)?));
         }
     }
     let mut table = cell.borrow_mut();
@@ -118,7 +119,7 @@ pub fn launch(
         let rows = a.shape()[0];
         if !table.has_any(dev, &a) {
             table
-                .attach(dev, &a, 0, rows, true, true)
+                .attach(dev, &a, &Region::whole(a.shape()), true, true)
                 .map_err(|e| launch_error(c.span, format!("`{}`: {e:?}", ap.name)))?;
             temps.push(Temp {
                 array: a.clone(),
@@ -133,11 +134,8 @@ pub fn launch(
                 // Several sections: the one a data clause of this construct names.
                 let pick = named
                     .iter()
-                    .find(|(slot, _, _)| *slot == ap.host.index())
-                    .and_then(|&(_, lo, n)| {
-                        many.iter()
-                            .find(|(s, _)| s.lo as i64 <= lo && lo + n <= s.hi as i64)
-                    });
+                    .find(|(slot, _)| *slot == ap.host.index())
+                    .and_then(|(_, r)| many.iter().find(|(s, _)| s.bx.contains(r, a.shape())));
                 match pick {
                     Some(p) => p,
                     None => {
@@ -153,18 +151,19 @@ pub fn launch(
                 }
             }
         };
-        let base = (s.lo * a.row_len()) as u64;
+        let (s_lo, s_hi) = (s.bx.lo, s.bx.hi);
+        let base = (s_lo * a.row_len()) as u64;
         if track {
             // The rows the kernel may touch: its outer loop's range shifted
             // by the leading index offsets, else the whole bound section.
-            let (mut lo, mut hi) = (s.lo, s.hi);
+            let (mut lo, mut hi) = (s_lo, s_hi);
             if let (Some(Some((min, max))), Some(&(l0, h0))) = (offsets.get(i), levels.first()) {
                 let inclusive = c.loops.first().is_some_and(|l| l.inclusive);
                 let end = if inclusive { h0 + 1 } else { h0 };
                 let (a_lo, a_hi) = (l0 + *min as i128, end + *max as i128);
                 if a_lo < a_hi {
-                    lo = a_lo.clamp(s.lo as i128, s.hi as i128) as usize;
-                    hi = a_hi.clamp(s.lo as i128, s.hi as i128) as usize;
+                    lo = a_lo.clamp(s_lo as i128, s_hi as i128) as usize;
+                    hi = a_hi.clamp(s_lo as i128, s_hi as i128) as usize;
                 }
             }
             touched.push(Access {
@@ -228,8 +227,7 @@ pub fn launch(
         let _ = table.detach(
             dev,
             &t.array,
-            0,
-            t.rows,
+            &Region::rows(0, t.rows),
             t.written && r.is_ok(),
             true,
             false,

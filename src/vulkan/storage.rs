@@ -1,7 +1,9 @@
 //! Device storage of the present table: one Vulkan storage buffer per
-//! present section, holding only that section's rows (kernels index it
-//! through a base offset, `compiler::abi`), filled and read back through a
-//! persistent host-visible staging buffer.
+//! present section, holding only the rows of its leading-axis range
+//! (kernels index it through a base offset, `compiler::abi`), filled and
+//! read back through a persistent host-visible staging buffer. A row
+//! section moves in one piece; any other box moves only its elements, one
+//! copy region per contiguous run (`device/strided.rs`).
 //!
 //! Devices are opened on first use, so a script that never leaves device 0
 //! pays for one `VkDevice` only.
@@ -9,7 +11,7 @@
 use super::device::DevState;
 use super::race::{Access, Mode, Tracker};
 use crate::interp::construct::QueueId;
-use crate::interp::present::{EnvError, Fault, Storage};
+use crate::interp::present::{EnvError, Fault, Region, Storage};
 use lang::Span;
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -181,6 +183,14 @@ fn row_bytes(host: &Array) -> u64 {
     (host.row_len() * host.scalar().size()) as u64
 }
 
+/// The contiguous runs of box `r` of `host` in bytes: `(offset, length)`.
+fn byte_runs(host: &Array, r: &Region) -> Vec<(usize, usize)> {
+    let size = host.scalar().size();
+    r.runs(host.shape())
+        .map(|(start, n)| (start * size, n * size))
+        .collect()
+}
+
 impl Storage for VkStorage {
     type Arr = ();
     type Sec = SecBuf;
@@ -194,10 +204,10 @@ impl Storage for VkStorage {
         dev: usize,
         _arr: &mut (),
         host: &Array,
-        lo: usize,
-        hi: usize,
+        r: &Region,
         copyin: bool,
     ) -> Result<SecBuf, EnvError> {
+        let (lo, hi) = (r.lo, r.hi);
         let acc = Access {
             array: host.id(),
             name: self.name(host),
@@ -275,10 +285,22 @@ impl Storage for VkStorage {
                 bytes: size,
             },
         };
-        if copyin {
+        if copyin && r.is_rows() {
             let (a, b) = ((lo as u64 * rb) as usize, (hi as u64 * rb) as usize);
             d.upload(queue, &sec.buffer, 0, host, a, b - a)
                 .map_err(EnvError::Device)?;
+        } else if copyin {
+            // The rows outside the box read as zeros, as the host
+            // reference's device copy does before anything is copied in.
+            d.zero(queue, &sec.buffer).map_err(EnvError::Device)?;
+            d.upload_runs(
+                queue,
+                &sec.buffer,
+                lo * rb as usize,
+                host,
+                &byte_runs(host, r),
+            )
+            .map_err(EnvError::Device)?;
         } else {
             // `create` storage reads as zeros, as the host reference's does.
             d.zero(queue, &sec.buffer).map_err(EnvError::Device)?;
@@ -294,10 +316,10 @@ impl Storage for VkStorage {
         sec: &SecBuf,
         sec_lo: usize,
         host: &Array,
-        lo: usize,
-        hi: usize,
+        r: &Region,
         to_host: bool,
     ) -> Result<(), EnvError> {
+        let (lo, hi) = (r.lo, r.hi);
         let acc = Access {
             array: host.id(),
             name: self.name(host),
@@ -315,6 +337,17 @@ impl Storage for VkStorage {
         let queue = self.queue;
         let d = self.dev(dev).map_err(EnvError::Device)?;
         let rb = sec.row_bytes;
+        if !r.is_rows() {
+            let (base, runs) = (sec_lo * rb as usize, byte_runs(host, r));
+            if to_host {
+                d.download_runs(queue, &sec.buffer, base, host, &runs)
+            } else {
+                d.upload_runs(queue, &sec.buffer, base, host, &runs)
+            }
+            .map_err(EnvError::Device)?;
+            self.record(dev, value, acc, what);
+            return Ok(());
+        }
         let off = (lo - sec_lo) as u64 * rb;
         let (a, b) = ((lo as u64 * rb) as usize, (hi as u64 * rb) as usize);
         if to_host {

@@ -60,4 +60,4 @@ pub use instance::{
 };
 pub use memory::{Buffer, GpuBuffer, HostBuffer, StagingBuffer, StagingKind};
 pub use pipeline::ComputePipeline;
-pub use queue::{BufferBinding, OpTiming, Queue, QueueStats, MAX_IN_FLIGHT};
+pub use queue::{BufferBinding, CopyRegion, OpTiming, Queue, QueueStats, MAX_IN_FLIGHT};

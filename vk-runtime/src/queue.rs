@@ -43,6 +43,9 @@ use crate::error::{vkerr, Result, VkError};
 use crate::memory::{Buffer, BufferInner, GpuBuffer};
 use crate::pipeline::{ComputePipeline, PipelineInner};
 
+mod regions;
+pub use regions::CopyRegion;
+
 /// Most batches a queue keeps in flight before `submit` waits for the oldest.
 pub const MAX_IN_FLIGHT: usize = 16;
 const POOL_SETS: u32 = 64;

@@ -4,8 +4,8 @@ mod common;
 
 use common::*;
 use vk_runtime::{
-    Buffer, BufferBinding, ComputePipeline, Device, GpuBuffer, HostBuffer, Queue, StagingBuffer,
-    StagingKind, VkError,
+    Buffer, BufferBinding, ComputePipeline, CopyRegion, Device, GpuBuffer, HostBuffer, Queue,
+    StagingBuffer, StagingKind, VkError,
 };
 
 #[test]
@@ -29,6 +29,64 @@ fn staging_round_trip_1_mib() {
         assert_eq!(&got[96..2096], &data[1000..3000]);
         assert_eq!(u32s(&got[0..16]), vec![0xdead_beef; 4]);
         assert!(got[4000..].iter().all(|&b| b == 0));
+    });
+}
+
+#[test]
+fn strided_copies_move_only_their_regions() {
+    with_validation(|instance| {
+        let dev = device(instance);
+        let mut q = Queue::new(&dev, 0).unwrap();
+        let data = Rng(0x2545_f491_4f6c_dd1d).bytes(4096);
+        let buf = upload(&mut q, &data);
+        let other = Buffer::new(&dev, 4096, "other").unwrap();
+        q.zero(&other, 0, 4096).unwrap();
+        // A column of 4-byte elements of 16 rows of 256 bytes, and an odd
+        // region; an empty one records nothing.
+        let mut regions: Vec<CopyRegion> = (0..16)
+            .map(|r| CopyRegion {
+                src_offset: r * 256 + 12,
+                dst_offset: r * 256 + 12,
+                size: 4,
+            })
+            .collect();
+        regions.push(CopyRegion {
+            src_offset: 1,
+            dst_offset: 4001,
+            size: 3,
+        });
+        regions.push(CopyRegion {
+            src_offset: 0,
+            dst_offset: 0,
+            size: 0,
+        });
+        q.copy_regions(&buf, &other, &regions).unwrap();
+        q.finish().unwrap();
+        let got = download(&mut q, &other);
+        for (i, b) in got.iter().enumerate() {
+            let want = if i % 256 >= 12 && i % 256 < 16 {
+                data[i]
+            } else if (4001..4004).contains(&i) {
+                data[i - 4000]
+            } else {
+                0
+            };
+            assert_eq!(*b, want, "byte {i}");
+        }
+        // Out of range, and one buffer as both ends, are refused.
+        let past = [CopyRegion {
+            src_offset: 4090,
+            dst_offset: 0,
+            size: 8,
+        }];
+        assert!(matches!(
+            q.copy_regions(&buf, &other, &past),
+            Err(VkError::Usage { .. })
+        ));
+        assert!(matches!(
+            q.copy_regions(&buf, &buf, &regions[..1]),
+            Err(VkError::Usage { .. })
+        ));
     });
 }
 

@@ -698,7 +698,7 @@ impl Checker<'_> {
 
     fn data_arg(&mut self, kind: DataKind, e: &ast::Expr) -> Option<hir::DataClause> {
         let (var_expr, section) = match &e.kind {
-            ast::ExprKind::Section(a, lo, n) => (&**a, Some((&**lo, &**n))),
+            ast::ExprKind::Section(a, axes) => (&**a, Some(axes)),
             _ => (e, None),
         };
         let ast::ExprKind::Var(name) = &var_expr.kind else {
@@ -734,12 +734,8 @@ impl Checker<'_> {
             return None;
         }
         let section = match section {
-            None => None,
-            Some((lo, n)) => {
-                let lo = self.int_arg(lo);
-                let n = self.int_arg(n);
-                Some((lo, n))
-            }
+            None => Vec::new(),
+            Some(axes) => self.section_axes(name, ty, axes, e.span)?,
         };
         Some(hir::DataClause {
             kind,

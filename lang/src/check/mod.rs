@@ -16,6 +16,7 @@ pub use clauses::clause_names;
 mod construct;
 mod device;
 mod expr;
+mod sections;
 mod update;
 
 use crate::arena::Arena;

@@ -199,9 +199,18 @@ impl Checker<'_> {
                         )),
                 );
             };
-            let ast::ExprKind::Section(a, lo, n) = &e.kind else {
-                bad(self, "`cache` takes array sections `a[lo:n]`");
-                continue;
+            let (a, lo, n) = match &e.kind {
+                ast::ExprKind::Section(a, axes) => match axes.as_slice() {
+                    [ast::SectionAxis::Range(lo, n)] => (a, lo, n),
+                    _ => {
+                        bad(self, "`cache` takes sections `a[lo:n]` of one axis");
+                        continue;
+                    }
+                },
+                _ => {
+                    bad(self, "`cache` takes array sections `a[lo:n]`");
+                    continue;
+                }
             };
             let array = match &a.kind {
                 ast::ExprKind::Var(name) => match self.lookup(name) {

@@ -8,7 +8,7 @@ use super::*;
 impl DevState {
     /// A download staging buffer of at least `len` bytes for an async copy:
     /// a spare one when one fits (without wasting more than half of it).
-    fn async_staging(&mut self, len: u64) -> Result<StagingBuffer, Fault> {
+    pub(super) fn async_staging(&mut self, len: u64) -> Result<StagingBuffer, Fault> {
         let len = len.max(4);
         let best = self
             .spare
@@ -43,7 +43,11 @@ impl DevState {
     /// can import it. Imports are kept while their array lives; those of
     /// arrays the program has dropped go (once no batch records them) at
     /// the next host wait ([`DevState::observe`]).
-    fn import(&mut self, array: &Array, len: usize) -> Result<Option<HostBuffer>, Fault> {
+    pub(super) fn import(
+        &mut self,
+        array: &Array,
+        len: usize,
+    ) -> Result<Option<HostBuffer>, Fault> {
         if !self.direct || len < DIRECT_MIN || !self.device.imports_host_memory() {
             return Ok(None);
         }
@@ -67,7 +71,11 @@ impl DevState {
         Ok(b)
     }
 
-    fn staging(&mut self, kind: StagingKind, want: u64) -> Result<&mut StagingBuffer, Fault> {
+    pub(super) fn staging(
+        &mut self,
+        kind: StagingKind,
+        want: u64,
+    ) -> Result<&mut StagingBuffer, Fault> {
         let want = want.clamp(4, STAGING_MAX).div_ceil(4) * 4;
         let slot = match kind {
             StagingKind::Upload => &mut self.up,
@@ -238,6 +246,7 @@ impl DevState {
                 array: host.clone(),
                 offset: host_offset,
                 len,
+                pieces: Vec::new(),
             });
             // A copy to the host ends the batch: submitted now, it can be
             // observed (and land in the host array) as soon as it is done.

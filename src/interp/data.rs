@@ -1,0 +1,248 @@
+//! Data clauses at run time: evaluating a clause's section into a box
+//! ([`Region`]), entering and leaving the structured clauses of a `data`
+//! or compute construct, the implicit copies of a kernel's arrays, and the
+//! standalone `enter data` / `exit data` / `update` directives. Every
+//! backend shares this flow through its present table ([`super::present`]).
+
+use super::construct::CConstruct;
+use super::error;
+use super::expr::Ix;
+use super::present::{EnvError, Find, Region};
+use super::value::{Flow, Frame, R};
+use super::Ctx;
+use lang::hir::DataKind;
+use lang::Span;
+use stdlib::Array;
+
+/// A data clause, compiled.
+pub struct CData {
+    pub kind: DataKind,
+    pub slot: usize,
+    pub name: String,
+    /// Per written axis, `lo:count` or `:` (None); empty for the whole
+    /// array ([`lang::hir::DataClause::section`]).
+    pub section: Vec<Option<(Ix, Ix)>>,
+    pub span: Span,
+}
+
+/// Evaluate a clause's box on array `a`: each written axis's `lo:count`
+/// (which must lie inside the axis), whole axes elsewhere.
+pub fn region(d: &CData, a: &Array, fr: &mut Frame, cx: &mut Ctx) -> R<Region> {
+    let shape = a.shape();
+    if d.section.is_empty() {
+        return Ok(Region::whole(shape));
+    }
+    let mut axes = Vec::with_capacity(d.section.len());
+    let mut written = Vec::with_capacity(d.section.len());
+    let mut bad = None;
+    for (k, axis) in d.section.iter().enumerate() {
+        let dim = shape.get(k).copied().unwrap_or(0);
+        match axis {
+            None => {
+                axes.push((0, dim));
+                written.push(None);
+            }
+            Some((lo, n)) => {
+                let l = lo.get(fr, cx)? as i128;
+                let c = n.get(fr, cx)? as i128;
+                written.push(Some((l, c)));
+                if l < 0 || c < 0 || l + c > dim as i128 {
+                    bad.get_or_insert(k);
+                    axes.push((0, 0));
+                } else {
+                    axes.push((l as usize, (l + c) as usize));
+                }
+            }
+        }
+    }
+    if let Some(k) = bad {
+        return Err(error::bad_section(d.span, &d.name, &written, k, shape));
+    }
+    Ok(Region::new(shape, &axes))
+}
+
+/// The section as a diagnostic names it after the array: `""` for a clause
+/// naming the whole array, else `[lo:count, ..]`.
+pub fn section_text(d: &CData, r: &Region, shape: &[usize]) -> String {
+    if d.section.is_empty() && *r == Region::whole(shape) {
+        String::new()
+    } else {
+        r.clause_text(shape)
+    }
+}
+
+/// One entry of the present table that a structured construct must undo.
+pub struct Undo {
+    array: Array,
+    bx: Region,
+    copyout: bool,
+}
+
+pub fn array_of(fr: &Frame, slot: usize) -> R<Array> {
+    fr.a.get(slot)
+        .and_then(|a| a.clone())
+        .ok_or_else(error::uninit)
+}
+
+/// A present-table error of box `want` of array `a`, named `name` at `span`,
+/// as a diagnostic.
+fn env_error<'a>(
+    span: Span,
+    name: &'a str,
+    a: &'a Array,
+    want: &'a Region,
+    dev: usize,
+) -> impl Fn(EnvError) -> Box<lang::Diag> + 'a {
+    move |e| match e {
+        EnvError::Partial(have) => {
+            error::partially_present(span, name, want, &have, a.shape(), dev)
+        }
+        EnvError::Device(m) => error::device(span, name, &m),
+        EnvError::Race(d) => d,
+    }
+}
+
+/// Enter the structured data clauses of a `data` or compute construct.
+pub fn enter_structured(
+    c: &CConstruct,
+    fr: &mut Frame,
+    cx: &mut Ctx,
+    undo: &mut Vec<Undo>,
+) -> R<()> {
+    let dev = cx.device;
+    let b = cx.backend.clone();
+    for d in &c.data {
+        let a = array_of(fr, d.slot)?;
+        let r = region(d, &a, fr, cx)?;
+        let fail = env_error(d.span, &d.name, &a, &r, dev);
+        match d.kind {
+            DataKind::Copy | DataKind::CopyIn | DataKind::CopyOut | DataKind::Create => {
+                let copyin = matches!(d.kind, DataKind::Copy | DataKind::CopyIn);
+                b.env(cx).attach(dev, &a, &r, copyin, true).map_err(&fail)?;
+                undo.push(Undo {
+                    array: a.clone(),
+                    bx: r.clone(),
+                    copyout: matches!(d.kind, DataKind::Copy | DataKind::CopyOut),
+                });
+            }
+            DataKind::Present | DataKind::NoCreate => {
+                let found = b.env(cx).find(dev, &a, &r);
+                match found {
+                    Find::Partial(p) => return Err(fail(EnvError::Partial(p))),
+                    Find::Absent if d.kind == DataKind::Present => {
+                        return Err(error::not_present(
+                            d.span,
+                            &d.name,
+                            &section_text(d, &r, a.shape()),
+                            dev,
+                            "`present` needs it on the device",
+                        ))
+                    }
+                    Find::Absent => {}
+                    Find::Inside(_) => {
+                        b.env(cx).attach(dev, &a, &r, false, true).map_err(&fail)?;
+                        undo.push(Undo {
+                            array: a.clone(),
+                            bx: r.clone(),
+                            copyout: false,
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Leave the structured data clauses (in reverse). When `ok`, copies back;
+/// the first copy-back failure is returned after every entry is released.
+pub fn exit_structured(cx: &mut Ctx, undo: Vec<Undo>, ok: bool, span: Span) -> R<()> {
+    let dev = cx.device;
+    let b = cx.backend.clone();
+    let mut first = Ok(());
+    for u in undo.into_iter().rev() {
+        let r = b
+            .env(cx)
+            .detach(dev, &u.array, &u.bx, u.copyout && ok, true, false);
+        match (r, first.is_ok()) {
+            (Err(EnvError::Device(m)), true) => first = Err(error::device(span, "an array", &m)),
+            (Err(EnvError::Race(d)), true) => first = Err(d),
+            _ => {}
+        }
+    }
+    first
+}
+
+/// The arrays a kernel uses that no data clause names: those not present
+/// are copied in for the launch (and out after it, through `undo`), or
+/// with `default(present)` refused.
+pub fn enter_implicit(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx, undo: &mut Vec<Undo>) -> R<()> {
+    let dev = cx.device;
+    let b = cx.backend.clone();
+    for (slot, name, span) in &c.implicit {
+        let a = array_of(fr, *slot)?;
+        if b.env(cx).has_any(dev, &a) {
+            continue;
+        }
+        if c.default_present {
+            return Err(error::not_present(
+                *span,
+                name,
+                "",
+                dev,
+                "`default(present)` needs it on the device",
+            ));
+        }
+        let r = Region::whole(a.shape());
+        b.env(cx)
+            .attach(dev, &a, &r, true, true)
+            .map_err(env_error(*span, name, &a, &r, dev))?;
+        undo.push(Undo {
+            array: a.clone(),
+            bx: r,
+            copyout: true,
+        });
+    }
+    Ok(())
+}
+
+/// `enter data`, `exit data` and `update` whose `if` held.
+pub fn standalone(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
+    let dev = cx.device;
+    let b = cx.backend.clone();
+    for d in &c.data {
+        let a = array_of(fr, d.slot)?;
+        let r = region(d, &a, fr, cx)?;
+        let fail = env_error(d.span, &d.name, &a, &r, dev);
+        match d.kind {
+            DataKind::CopyIn | DataKind::Create => b
+                .env(cx)
+                .attach(dev, &a, &r, d.kind == DataKind::CopyIn, false)
+                .map_err(fail)?,
+            DataKind::CopyOut | DataKind::Delete => b
+                .env(cx)
+                .detach(dev, &a, &r, d.kind == DataKind::CopyOut, false, c.finalize)
+                .map_err(fail)?,
+            DataKind::UpdateSelf | DataKind::UpdateDevice => {
+                let present = b
+                    .env(cx)
+                    .update(dev, &a, &r, d.kind == DataKind::UpdateSelf)
+                    .map_err(fail)?;
+                if !present && !c.if_present {
+                    let mut e = error::not_present(
+                        d.span,
+                        &d.name,
+                        &section_text(d, &r, a.shape()),
+                        dev,
+                        "`update` needs it on the device",
+                    );
+                    e.help = Some("add `if_present` to skip absent data".to_string());
+                    return Err(e);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(Flow::Next)
+}
