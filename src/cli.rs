@@ -137,6 +137,8 @@ pub struct RunOptions<'a> {
     pub explain: bool,
     /// Print where the time went to stderr at exit.
     pub time: bool,
+    /// The script's parameters.
+    pub args: &'a [String],
 }
 
 /// `accl run [--host] [--check] [--loop-budget N] [--trace OUT] FILE`: run a
@@ -186,6 +188,7 @@ pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> Ex
         }
     };
     opts.kernels.apply(&mut engine);
+    engine.set_args(opts.args).set_env_access(true);
     if opts.explain {
         let spec = match backend {
             BackendChoice::Host => None,

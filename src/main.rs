@@ -55,8 +55,12 @@ enum Cmd {
         trace: Option<PathBuf>,
         #[command(flatten)]
         kernels: accl::cli::KernelFlags,
-        /// The .accl script.
+        /// The .accl script (`-` reads it from stdin).
         file: PathBuf,
+        /// Parameters for the script, read by `nargs()`, `arg(i)`,
+        /// `arg_i32(i)` and `arg_f64(i)` (after `--` when one starts with `-`).
+        #[arg(trailing_var_arg = true, value_name = "ARGS")]
+        args: Vec<String>,
     },
     /// List the Vulkan devices: name, type, memory, queue families, limits
     /// and the features accl uses.
@@ -160,6 +164,7 @@ fn main() -> ExitCode {
             trace,
             kernels,
             file,
+            args,
         } => accl::cli::run_file(
             &file,
             match (host, device) {
@@ -172,6 +177,7 @@ fn main() -> ExitCode {
                 kernels,
                 explain,
                 time,
+                args: &args,
             },
         ),
         Cmd::Devices => accl::cli::list_devices(),

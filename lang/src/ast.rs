@@ -113,12 +113,14 @@ pub struct Param {
     pub ty: TypeExpr,
 }
 
-/// A written type: `f32`, `f32[]`, `f32[,]`, `f32[,,]`.
+/// A written type: `f32`, `f32[]`, `f32[,]`, `f32[,,]`, or `str`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TypeExpr {
     pub elem: Scalar,
     /// 0 for a scalar.
     pub rank: u8,
+    /// `str` (then `elem` and `rank` mean nothing).
+    pub string: bool,
     pub span: Span,
 }
 

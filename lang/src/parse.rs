@@ -350,6 +350,38 @@ pub(crate) fn lit_str(errors: &mut Vec<Diag>, s: &str, l: usize, r: usize) -> Ex
     }
 }
 
+/// A type written as a name: `str`, or an unknown type (reported; typed as
+/// `str` so that checking goes on).
+pub(crate) fn named_type(errors: &mut Vec<Diag>, name: &str, span: Span) -> TypeExpr {
+    if name != "str" {
+        const TYPES: [&str; 8] = ["bool", "i32", "i64", "u32", "u8", "f32", "f64", "str"];
+        let mut d = Diag::error(
+            "accl::parse::unknown_type",
+            format!("unknown type `{name}`"),
+            span,
+            "not a type",
+        );
+        let similar = if name.eq_ignore_ascii_case("string") || name == "String" {
+            Some("str")
+        } else {
+            crate::diag::did_you_mean(name, TYPES.iter().copied())
+        };
+        d = match similar {
+            Some(s) => d.with_help(format!("did you mean `{s}`?")),
+            None => d.with_help(
+                "the types are `bool`, `i32`, `i64`, `u32`, `u8`, `f32`, `f64`, arrays of them (`f32[]`, `f32[,]`) and `str`",
+            ),
+        };
+        errors.push(d);
+    }
+    TypeExpr {
+        elem: crate::types::Scalar::F64,
+        rank: 0,
+        string: true,
+        span,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

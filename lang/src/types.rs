@@ -144,7 +144,7 @@ impl fmt::Display for Type {
             Type::Scalar(s) => write!(f, "{s}"),
             Type::Array(s, r) => write!(f, "{s}[{}]", ",".repeat(r.saturating_sub(1) as usize)),
             Type::Unit => f.write_str("()"),
-            Type::Str => f.write_str("string"),
+            Type::Str => f.write_str("str"),
             Type::TypeArg(s) => write!(f, "type {s}"),
             Type::IntLit => f.write_str("{integer}"),
             Type::FloatLit => f.write_str("{float}"),

@@ -173,6 +173,7 @@ impl Engine {
         for (v, l) in self.vars.iter().zip(&prog.globals) {
             fr.s[l.index()] = v.bits;
             fr.a[l.index()] = v.array.clone();
+            fr.t[l.index()] = v.text.clone();
         }
         self.cx.ops = 0;
         self.cx.source = Some(std::rc::Rc::from(full.as_str()));
@@ -187,6 +188,7 @@ impl Engine {
         for (v, l) in self.vars.iter_mut().zip(&prog.globals) {
             v.bits = fr.s[l.index()];
             v.array = fr.a[l.index()].clone();
+            v.text = fr.t[l.index()].clone();
         }
         // By name, so that keeping an input's many declarations is linear.
         let mut var_at: std::collections::HashMap<String, usize> = self
@@ -203,6 +205,7 @@ impl Engine {
                     ty: loc.ty,
                     bits: fr.s[local.index()],
                     array: fr.a[local.index()].clone(),
+                    text: fr.t[local.index()].clone(),
                 };
                 match var_at.get(&var.name) {
                     Some(&i) => self.vars[i] = var,

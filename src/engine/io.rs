@@ -1,4 +1,5 @@
-//! Where output goes and whether scripts may touch files.
+//! Where output goes, whether scripts may touch files and the environment,
+//! and the script's parameters.
 
 use super::Engine;
 use std::path::PathBuf;
@@ -33,6 +34,26 @@ impl Engine {
     /// ```
     pub fn set_fs_access(&mut self, base: Option<PathBuf>) -> &mut Self {
         self.cx.fs = base;
+        self
+    }
+
+    /// The script's parameters, read by `nargs()`, `arg(i)`, `arg_i32(i)`
+    /// and `arg_f64(i)` (`accl run FILE -- a b` passes them).
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.set_args(["heat.npy", "100"]);
+    /// assert_eq!(e.eval_as::<i32>("arg_i32(1) + nargs()").unwrap(), 102);
+    /// ```
+    pub fn set_args<S: AsRef<str>>(&mut self, args: impl IntoIterator<Item = S>) -> &mut Self {
+        self.cx.args = args.into_iter().map(|a| a.as_ref().into()).collect();
+        self
+    }
+
+    /// Let `getenv(name)` read the process environment (off by default:
+    /// scripts then see every variable as unset).
+    pub fn set_env_access(&mut self, on: bool) -> &mut Self {
+        self.cx.env_access = on;
         self
     }
 }

@@ -38,6 +38,7 @@ pub(crate) struct Var {
     pub ty: Type,
     pub bits: u64,
     pub array: Option<stdlib::Array>,
+    pub text: Option<std::rc::Rc<str>>,
 }
 
 /// An accl interpreter with persistent state.

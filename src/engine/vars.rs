@@ -57,7 +57,31 @@ impl Engine {
             ty: Type::Scalar(T::SCALAR),
             bits: value_to_bits(v.to_value(), T::SCALAR),
             array: None,
+            text: None,
         });
+    }
+
+    /// Create or replace a string variable.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.set_str("name", "heat");
+    /// e.eval("let file = format(\"{}_{:04}.npy\", name, 50);").unwrap();
+    /// assert_eq!(e.get_str("file").as_deref(), Some("heat_0050.npy"));
+    /// ```
+    pub fn set_str(&mut self, name: &str, text: &str) {
+        self.put(Var {
+            name: name.to_string(),
+            ty: Type::Str,
+            bits: 0,
+            array: None,
+            text: Some(text.into()),
+        });
+    }
+
+    /// A string variable, if it exists and is a string.
+    pub fn get_str(&self, name: &str) -> Option<String> {
+        self.var(name)?.text.as_deref().map(String::from)
     }
 
     /// Create or replace an array variable from a vector and a shape (rank
@@ -113,6 +137,7 @@ impl Engine {
             ty: Type::Array(a.scalar(), a.rank() as u8),
             bits: 0,
             array: Some(a),
+            text: None,
         });
     }
 
@@ -207,9 +232,11 @@ impl Engine {
                         ty: Type::Scalar(s),
                         bits: value_to_bits(*v, s),
                         array: None,
+                        text: None,
                     });
                 }
                 Val::Array(arr) => self.set_array_handle(&n, arr.clone()),
+                Val::Str(t) => self.set_str(&n, t),
                 other => {
                     return Err(Error::api(
                         "accl::api::argument",

@@ -107,6 +107,10 @@ fn typed(f: Ex<RtVal>, ty: Type, span: Span) -> CExpr {
             RtVal::Array(a) => Ok(a),
             _ => Err(error::internal(span, "builtin returned no array")),
         })),
+        Type::Str => CExpr::Str(Box::new(move |fr, cx| match f(fr, cx)? {
+            RtVal::Str(s) => Ok(s),
+            _ => Err(error::internal(span, "builtin returned no string")),
+        })),
         _ => CExpr::Unit(Box::new(move |fr, cx| f(fr, cx).map(|_| ()))),
     }
 }
@@ -407,6 +411,60 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             &reduce_source(array(&args[0], span)?, cx, span)?,
             false,
         )),
+        "str" => RtVal::Str(show(&args[0]).into()),
+        "nargs" => RtVal::Scalar(Value::I32(cx.args.len().min(i32::MAX as usize) as i32)),
+        "arg" | "arg_i32" | "arg_f64" => {
+            let k = int(&args[0]);
+            let given = usize::try_from(k).ok().and_then(|k| cx.args.get(k));
+            let text = match (given, args.get(1)) {
+                (Some(t), _) if name == "arg" => return Ok(RtVal::Str(t.clone())),
+                (Some(t), _) => t.clone(),
+                (None, Some(default)) => return Ok(default.clone()),
+                (None, None) => return Err(error::missing_arg(sp(0), k, cx.args.len())),
+            };
+            let t = text.trim();
+            let v = if name == "arg_i32" {
+                t.parse::<i32>().ok().map(Value::I32)
+            } else {
+                t.parse::<f64>().ok().map(Value::F64)
+            };
+            match v {
+                Some(v) => RtVal::Scalar(v),
+                None => return Err(error::bad_arg(span, k, &text, &name[4..])),
+            }
+        }
+        "getenv" => {
+            let var = cx
+                .env_access
+                .then(|| std::env::var(string(&args[0])).ok())
+                .flatten();
+            match (var, args.get(1)) {
+                (Some(v), _) => RtVal::Str(v.into()),
+                (None, Some(default)) => default.clone(),
+                (None, None) => RtVal::Str("".into()),
+            }
+        }
+        "join" => {
+            let sep = string(&args[0]);
+            let parts: Vec<String> = args[1..].iter().map(show).collect();
+            RtVal::Str(parts.join(sep).into())
+        }
+        "format" => {
+            let fmt = string(&args[0]);
+            let vals: Vec<stdlib::text::Arg> = args[1..]
+                .iter()
+                .map(|v| match v {
+                    RtVal::Scalar(v) => stdlib::text::Arg::Scalar(*v),
+                    RtVal::Array(a) => stdlib::text::Arg::Array(a),
+                    RtVal::Str(s) => stdlib::text::Arg::Str(s),
+                    RtVal::Unit | RtVal::Type(_) => stdlib::text::Arg::Str(""),
+                })
+                .collect();
+            match stdlib::text::format(fmt, &vals) {
+                Ok(s) => RtVal::Str(s.into()),
+                Err(e) => return Err(error::bad_format(sp(0), &e, cx)),
+            }
+        }
         "print" | "println" => {
             let mut s: String = args.iter().map(show).collect();
             if name == "println" {

@@ -359,3 +359,64 @@ pub fn fault(
         Fault::Kernel(d) => d.clone(),
     }
 }
+
+/// A format string `format` refused. When the string is a literal without
+/// escapes, the label points at the offending part inside it.
+pub fn bad_format(span: Span, e: &stdlib::text::FmtError, cx: &super::Ctx) -> Box<Diag> {
+    let literal = cx
+        .source
+        .as_deref()
+        .and_then(|s| s.get(span.range()))
+        .filter(|t| t.starts_with('"') && t.ends_with('"') && !t.contains('\\'));
+    let at = match literal {
+        Some(_) => Span::new(
+            span.start as usize + 1 + e.at.start,
+            span.start as usize + 1 + e.at.end.max(e.at.start + 1),
+        ),
+        None => span,
+    };
+    Box::new(
+        Diag::error(
+            "accl::run::bad_format",
+            format!("bad format string: {}", e.message),
+            at,
+            "here",
+        )
+        .with_help("placeholders are `{}`, `{:.3}`, `{:>8}`, `{:08.2}`, `{:e}`, `{:x}`, `{1}`; `{{` and `}}` are braces"),
+    )
+}
+
+/// `arg(k)` of a script given fewer parameters.
+pub fn missing_arg(span: Span, k: i128, given: usize) -> Box<Diag> {
+    let have = match given {
+        0 => "no parameters".to_string(),
+        1 => "1 parameter".to_string(),
+        n => format!("{n} parameters"),
+    };
+    Box::new(
+        Diag::error(
+            "accl::run::missing_argument",
+            format!("no parameter {k}: the script was given {have}"),
+            span,
+            format!("parameter {k}"),
+        )
+        .with_help("pass parameters after `--`: `accl run FILE -- 100 0.5`, or give a default: `arg_i32(0, 100)`"),
+    )
+}
+
+/// A parameter that does not parse as the type asked for.
+pub fn bad_arg(span: Span, k: i128, text: &str, ty: &str) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::bad_argument",
+            format!("parameter {k} is `{text}`, which is not an `{ty}`"),
+            span,
+            format!("reads parameter {k} as `{ty}`"),
+        )
+        .with_help(if ty == "i32" {
+            "pass a whole number in i32's range, e.g. `-- 100`"
+        } else {
+            "pass a number, e.g. `-- 0.5` or `-- 1e-6`"
+        }),
+    )
+}

@@ -17,6 +17,7 @@ use crate::per_scalar;
 use lang::ast::{BinOp, UnOp};
 use lang::hir::{Expr, ExprH};
 use lang::{Scalar, Span, Type};
+use std::rc::Rc;
 use stdlib::Array;
 
 /// Where an index comes from: a local integer (read inline) or any expression.
@@ -275,6 +276,9 @@ impl Compiler<'_> {
                     Type::Array(..) => CExpr::Arr(Box::new(move |fr, _| {
                         fr.a[slot].clone().ok_or_else(error::uninit)
                     })),
+                    Type::Str => CExpr::Str(Box::new(move |fr, _| {
+                        fr.t[slot].clone().ok_or_else(error::uninit)
+                    })),
                     _ => CExpr::Unit(Box::new(|_, _| Ok(()))),
                 }
             }
@@ -312,13 +316,51 @@ impl Compiler<'_> {
             }
             Expr::Call(f, args) => self.call(*f, args, span, ty),
             Expr::Builtin(id, args) => self.builtin(*id, args, span, ty),
-            Expr::Str(s) => CExpr::Str(s.as_str().into()),
+            Expr::Str(s) => {
+                let s: Rc<str> = s.as_str().into();
+                CExpr::Str(Box::new(move |_, _| Ok(s.clone())))
+            }
             Expr::TypeArg(t) => CExpr::Type(*t),
+        }
+    }
+
+    /// A string expression.
+    pub fn text(&self, e: ExprH) -> Ex<Rc<str>> {
+        let span = self.span(e);
+        match self.expr(e) {
+            CExpr::Str(f) => f,
+            _ => Box::new(move |_, _| Err(error::internal(span, "expected a string"))),
+        }
+    }
+
+    fn string_binary(&self, op: BinOp, a: ExprH, b: ExprH, span: Span) -> CExpr {
+        let x = self.text(a);
+        let y = self.text(b);
+        let cmp = |f: fn(&str, &str) -> bool| -> CExpr {
+            CExpr::Bool(Box::new(move |fr, cx| {
+                let p = x(fr, cx)?;
+                Ok(f(&p, &y(fr, cx)?))
+            }))
+        };
+        match op {
+            BinOp::Add => CExpr::Str(concat(self.text(a), self.text(b))),
+            BinOp::Eq => cmp(|p, q| p == q),
+            BinOp::Ne => cmp(|p, q| p != q),
+            BinOp::Lt => cmp(|p, q| p < q),
+            BinOp::Le => cmp(|p, q| p <= q),
+            BinOp::Gt => cmp(|p, q| p > q),
+            BinOp::Ge => cmp(|p, q| p >= q),
+            _ => CExpr::Unit(Box::new(move |_, _| {
+                Err(error::internal(span, "string operator"))
+            })),
         }
     }
 
     #[allow(clippy::bool_comparison)] // `p < q` is generic over every scalar, bool included
     fn binary(&self, op: BinOp, a: ExprH, b: ExprH, span: Span) -> CExpr {
+        if self.body.ty(a) == Type::Str {
+            return self.string_binary(op, a, b, span);
+        }
         let Some(t) = self.scalar_ty(a) else {
             return CExpr::Unit(Box::new(move |_, _| {
                 Err(error::internal(span, "bad binary operands"))
@@ -447,6 +489,7 @@ impl Compiler<'_> {
             for (a, &slot) in args.iter().zip(&params) {
                 match a {
                     CExpr::Arr(g) => nf.a[slot] = Some(g(fr, cx)?),
+                    CExpr::Str(g) => nf.t[slot] = Some(g(fr, cx)?),
                     other => nf.s[slot] = other.eval_bits(fr, cx)?,
                 }
             }
@@ -474,6 +517,11 @@ impl Compiler<'_> {
                 run(fr, cx)?
                     .ret_a
                     .ok_or_else(|| error::internal(span, "function returned no array"))
+            })),
+            Type::Str => CExpr::Str(Box::new(move |fr, cx| {
+                run(fr, cx)?
+                    .ret_t
+                    .ok_or_else(|| error::internal(span, "function returned no string"))
             })),
             _ => CExpr::Unit(Box::new(move |fr, cx| run(fr, cx).map(|_| ()))),
         }
@@ -530,4 +578,16 @@ pub fn op_fn<T: Sc>(op: BinOp) -> fn(T, T) -> Option<T> {
         BinOp::Shr => |a: T, b: T| Some(a.shr(b)),
         _ => |a: T, _: T| Some(a),
     }
+}
+
+/// `x + y` on strings: one allocation for the joined text.
+pub fn concat(x: Ex<Rc<str>>, y: Ex<Rc<str>>) -> Ex<Rc<str>> {
+    Box::new(move |fr, cx| {
+        let p = x(fr, cx)?;
+        let q = y(fr, cx)?;
+        let mut s = String::with_capacity(p.len() + q.len());
+        s.push_str(&p);
+        s.push_str(&q);
+        Ok(s.into())
+    })
 }

@@ -191,6 +191,10 @@ pub struct Ctx {
     pub held: bool,
     /// The text being run (for source lines in traces).
     pub source: Option<Rc<str>>,
+    /// The script's parameters (`accl run FILE -- a b`, `arg(i)`).
+    pub args: Vec<Rc<str>>,
+    /// Whether `getenv` may read the process environment.
+    pub env_access: bool,
 }
 
 impl Default for Ctx {
@@ -219,6 +223,8 @@ impl Default for Ctx {
             deferred: Vec::new(),
             held: false,
             source: None,
+            args: Vec::new(),
+            env_access: false,
         }
     }
 }

@@ -74,6 +74,19 @@ impl Compiler<'_> {
                     Some(op) => {
                         let slot = l.index();
                         let op = *op;
+                        if self.body.ty(*value) == Type::Str {
+                            // `s += text` (the checker allows only `+`).
+                            let f = super::expr::concat(
+                                Box::new(move |fr: &mut Frame, _: &mut Ctx| {
+                                    fr.t[slot].clone().ok_or_else(error::uninit)
+                                }),
+                                self.text(*value),
+                            );
+                            return Box::new(move |fr, cx| {
+                                fr.t[slot] = Some(f(fr, cx)?);
+                                Ok(Flow::Next)
+                            });
+                        }
                         let Some(t) = self.scalar_ty(*value) else {
                             return Box::new(move |_, _| {
                                 Err(error::internal(span, "compound assignment"))
@@ -143,6 +156,10 @@ impl Compiler<'_> {
                         fr.ret_a = Some(f(fr, cx)?);
                         Ok(Flow::Return)
                     }),
+                    CExpr::Str(f) => Box::new(move |fr, cx| {
+                        fr.ret_t = Some(f(fr, cx)?);
+                        Ok(Flow::Return)
+                    }),
                     c => Box::new(move |fr, cx| {
                         fr.ret_s = c.eval_bits(fr, cx)?;
                         Ok(Flow::Return)
@@ -163,6 +180,10 @@ impl Compiler<'_> {
         match self.expr(init) {
             CExpr::Arr(f) => Box::new(move |fr, cx| {
                 fr.a[slot] = Some(f(fr, cx)?);
+                Ok(Flow::Next)
+            }),
+            CExpr::Str(f) => Box::new(move |fr, cx| {
+                fr.t[slot] = Some(f(fr, cx)?);
                 Ok(Flow::Next)
             }),
             c => {

@@ -29,8 +29,11 @@ pub enum Flow {
 pub struct Frame {
     pub s: Vec<u64>,
     pub a: Vec<Option<Array>>,
+    /// String locals (shared, immutable text: a copy is a reference count).
+    pub t: Vec<Option<Rc<str>>>,
     pub ret_s: u64,
     pub ret_a: Option<Array>,
+    pub ret_t: Option<Rc<str>>,
 }
 
 impl Frame {
@@ -38,8 +41,10 @@ impl Frame {
         Frame {
             s: vec![0; n],
             a: vec![None; n],
+            t: vec![None; n],
             ret_s: 0,
             ret_a: None,
+            ret_t: None,
         }
     }
 }
@@ -60,7 +65,7 @@ pub enum CExpr {
     F64(Ex<f64>),
     Arr(Ex<Array>),
     Unit(Ex<()>),
-    Str(Rc<str>),
+    Str(Ex<Rc<str>>),
     Type(Scalar),
 }
 
@@ -89,7 +94,7 @@ impl CExpr {
                 f(fr, cx)?;
                 RtVal::Unit
             }
-            CExpr::Str(s) => RtVal::Str(s.clone()),
+            CExpr::Str(f) => RtVal::Str(f(fr, cx)?),
             CExpr::Type(t) => RtVal::Type(*t),
         })
     }

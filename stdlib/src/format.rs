@@ -1,6 +1,7 @@
 //! How `print`/`println` show values.
 //!
-//! Scalars print like Rust's `{}` (`1.5`, `2`, `-inf`, `NaN`, `true`).
+//! Scalars print like Rust's `{}` (`1.5`, `2`, `-inf`, `NaN`, `true`), and
+//! like `{:e}` (`1.5e300`, `2.5e-7`) when very large or very small.
 //! Arrays print numpy-like: rank 1 as `[1 2 3]`, rank 2 as rows on their own
 //! lines (`[[1 2]\n [3 4]]`), rank 3 as blocks separated by a blank line.
 //! An array of more than [`ELIDE_OVER`] elements shows only the first and
@@ -16,10 +17,22 @@ pub const ELIDE_OVER: usize = 1000;
 /// Entries shown at each end of a summarised axis.
 pub const EDGE: usize = 3;
 
+/// A float's magnitude from which `print` switches to scientific notation
+/// (`1e16`), and the one below which it does (`1e-5`): `1.5e300` rather
+/// than 301 digits, `1e-7` rather than `0.0000001`.
+pub const SCI_ABOVE: f64 = 1e16;
+pub const SCI_BELOW: f64 = 1e-5;
+
+fn sci(x: f64) -> bool {
+    x.is_finite() && x != 0.0 && (x.abs() >= SCI_ABOVE || x.abs() < SCI_BELOW)
+}
+
 /// A scalar as `print` shows it.
 pub fn scalar(v: Value) -> String {
     match v {
+        Value::F32(x) if sci(x as f64) => format!("{x:e}"),
         Value::F32(x) => format!("{x}"),
+        Value::F64(x) | Value::FloatLit(x) if sci(x) => format!("{x:e}"),
         Value::F64(x) | Value::FloatLit(x) => format!("{x}"),
         v => v.to_string(),
     }

@@ -19,6 +19,7 @@ pub mod math;
 pub mod npy;
 pub mod ops;
 pub mod sigs;
+pub mod text;
 
 pub use array::{Array, Data, Elem};
 pub use sigs::builtins;

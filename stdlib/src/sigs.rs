@@ -325,6 +325,57 @@ fn print_rule(args: &[Type]) -> Result<Sig, String> {
     })
 }
 
+fn arg_parse_rule(args: &[Type], t: Type) -> Result<Sig, String> {
+    let n = args.len();
+    if !(1..=2).contains(&n)
+        || !args[0].is_int_like()
+        || args.get(1).is_some_and(|d| !d.is_numeric_like())
+    {
+        return Err(format!("is `arg_{t}(i)` or `arg_{t}(i, default)`"));
+    }
+    let mut params = vec![Type::I32];
+    if n == 2 {
+        params.push(t);
+    }
+    Ok(Sig { params, ret: t })
+}
+
+fn getenv_rule(args: &[Type]) -> Result<Sig, String> {
+    match args {
+        [Type::Str] | [Type::Str, Type::Str] => Ok(Sig {
+            params: args.to_vec(),
+            ret: Type::Str,
+        }),
+        _ => Err("is `getenv(\"NAME\")` or `getenv(\"NAME\", \"default\")`".into()),
+    }
+}
+
+fn str_rule(args: &[Type]) -> Result<Sig, String> {
+    match args {
+        [t @ (Type::Scalar(_) | Type::IntLit | Type::FloatLit | Type::Str)] => Ok(Sig {
+            params: vec![t.defaulted()],
+            ret: Type::Str,
+        }),
+        [t] => Err(format!(
+            "takes a number, a `bool` or a string, not `{t}` (print an array with `print`)"
+        )),
+        _ => Err("is `str(x)`".into()),
+    }
+}
+
+/// `format(fmt, values..)` and `join(separator, values..)`: a string, then
+/// anything `print` can show.
+fn format_rule(args: &[Type]) -> Result<Sig, String> {
+    match args.first() {
+        Some(Type::Str) => {}
+        Some(t) => return Err(format!("takes a string first, not `{t}`")),
+        None => return Err("needs a string first".into()),
+    }
+    let mut sig = print_rule(args)?;
+    sig.ret = Type::Str;
+    Ok(sig)
+}
+
 fn assert_rule(args: &[Type]) -> Result<Sig, String> {
     match args {
         [Type::Scalar(Scalar::Bool)] => Ok(Sig {
@@ -608,6 +659,66 @@ pub fn builtins() -> Builtins {
         "minval(a) -> smallest element",
         Host,
         reduce_rule,
+    );
+    // Strings (host).
+    add(
+        &mut b,
+        "str",
+        "str(x) -> str: a number or bool as print shows it",
+        Host,
+        str_rule,
+    );
+    add(
+        &mut b,
+        "format",
+        "format(\"{:.3} {}\", values..) -> str, with Rust's format syntax",
+        Host,
+        format_rule,
+    );
+    add(
+        &mut b,
+        "join",
+        "join(separator, values..) -> str: the values as print shows them, separated",
+        Host,
+        format_rule,
+    );
+    // The script's parameters and environment (host).
+    fixed(
+        &mut b,
+        "nargs",
+        "nargs() -> i32: how many parameters the script was given (accl run FILE -- a b)",
+        Host,
+        vec![],
+        Type::I32,
+    );
+    fixed(
+        &mut b,
+        "arg",
+        "arg(i) -> str: parameter i (from 0)",
+        Host,
+        vec![Type::I32],
+        Type::Str,
+    );
+    add(
+        &mut b,
+        "arg_i32",
+        "arg_i32(i) or arg_i32(i, default) -> i32: parameter i as an integer",
+        Host,
+        |a| arg_parse_rule(a, Type::I32),
+    );
+    add(
+        &mut b,
+        "arg_f64",
+        "arg_f64(i) or arg_f64(i, default) -> f64: parameter i as a number",
+        Host,
+        |a| arg_parse_rule(a, Type::F64),
+    );
+    add(
+        &mut b,
+        "getenv",
+        "getenv(name) or getenv(name, default) -> str: an environment variable (\"\" or default when unset)",
+        Host,
+        getenv_rule,
     );
     // I/O (host).
     add(&mut b, "print", "print(values..)", Io, print_rule);

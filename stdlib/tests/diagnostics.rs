@@ -292,6 +292,19 @@ cases! {
         "fn f(x: i32) {\n    return x;\n}\n";
     data_clause_on_expression: "accl::device::data_not_array" =>
         "let a = zeros(f32, 8);\ndata copy(a[0] + 1.0) {\n}\n";
+    // ------------------------------------------------------------ strings
+    string_plus_number: "accl::type::bad_operands" =>
+        "let step = 50;\nlet file = \"heat_\" + step;\n";
+    string_times_number: "accl::type::bad_operands" =>
+        "let s = \"ab\" * 2;\n";
+    string_in_kernel: "accl::device::string" =>
+        "let tag = \"x\";\nlet a = zeros(f32, 8);\nparallel loop for i in 0..8 {\n    if tag == \"x\" { a[i] = 1.0; }\n}\n";
+    string_type_misspelt: "accl::parse::unknown_type" =>
+        "fn greet(who: string) -> str {\n    return \"hi \" + who;\n}\n";
+    string_stored_in_number: "accl::type::mismatch" =>
+        "let n: i32 = \"5\";\n";
+    string_format_needs_a_string: "accl::type::builtin_args" =>
+        "let s = format(3, 4);\n";
 }
 
 /// A file with several independent errors reports all of them.

@@ -201,6 +201,14 @@ fn close(a: f64, b: f64, tol: f64) -> bool {
 }
 
 fn compare_var(h: &Engine, d: &Engine, name: &str, ty: Type, floats: Floats) {
+    if ty == Type::Str {
+        assert_eq!(
+            h.get_str(name),
+            d.get_str(name),
+            "`{name}` differs (host vs device)"
+        );
+        return;
+    }
     match ty.scalar() {
         Some(s) if !ty.is_array() => {
             let (a, b) = (h.get_value(name).unwrap(), d.get_value(name).unwrap());

@@ -47,8 +47,18 @@ pub mod testing;
 /// threads each opening their own validated instance. Cheap: these calls are
 /// rare and slow anyway.
 pub(crate) fn lifecycle_lock() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    LIFECYCLE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+static LIFECYCLE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// With the validation layer on, the same lock around shader-module and
+/// pipeline creation: the layer (1.3.239) crashed inside
+/// `vkCreateComputePipelines` of one instance while another thread's
+/// instance was busy in the driver (a SIGSEGV seen about once in 300 runs
+/// of a test binary). Without validation, nothing is serialised.
+pub(crate) fn validation_lock(validation: bool) -> Option<std::sync::MutexGuard<'static, ()>> {
+    validation.then(lifecycle_lock)
 }
 
 pub use device::{Device, QueueRole, VkQueueInfo};

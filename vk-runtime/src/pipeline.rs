@@ -138,6 +138,7 @@ impl ComputePipeline {
         inner.layout = unsafe { d.create_pipeline_layout(&layout_info, None) }
             .map_err(vkerr("vkCreatePipelineLayout"))?;
 
+        let _serial = crate::validation_lock(shared.instance.validation);
         let module = unsafe {
             d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(spirv), None)
         }

@@ -282,6 +282,8 @@ impl Checker<'_> {
             return Type::Error;
         }
         let ok = match op {
+            // `s += "text"` (binary operators on strings take another path).
+            BinOp::Add if t == Type::Str => true,
             BinOp::And | BinOp::Or => t == Type::BOOL,
             BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => t.is_int_like() || t == Type::BOOL,
             BinOp::Shl | BinOp::Shr => t.is_int_like(),
@@ -375,12 +377,18 @@ impl Checker<'_> {
                 }
             },
             ExprKind::Bool(b) => self.constant(Value::Bool(*b), span),
-            ExprKind::Str(s) => self.push(hir::Expr::Str(s.clone()), Type::Str, span),
+            ExprKind::Str(s) => {
+                self.host_string(span);
+                self.push(hir::Expr::Str(s.clone()), Type::Str, span)
+            }
             ExprKind::Type(t) => self.push(hir::Expr::TypeArg(*t), Type::TypeArg(*t), span),
             ExprKind::Var(name) => match self.lookup(name) {
                 Some(Binding::Local(l)) => {
                     self.note_read(l, span);
                     let ty = self.body.locals[l].ty;
+                    if ty == Type::Str {
+                        self.host_string(span);
+                    }
                     self.push(hir::Expr::Local(l), ty, span)
                 }
                 Some(Binding::Const(v)) => {
@@ -552,6 +560,9 @@ impl Checker<'_> {
             Some(at)
         };
         let (hb, bt) = self.expr(b, down_b);
+        if at == Type::Str || bt == Type::Str {
+            return self.string_binary(op, (ha, at), (hb, bt), span);
+        }
         let t = if op.is_shift() {
             // The count may be any integer type; the result has the left type.
             if at.is_int_like() && bt.is_int_like() {
@@ -596,6 +607,83 @@ impl Checker<'_> {
         }
         // Two literals of different kinds (`1 + 2.5`) have folded above; a
         // literal left here took the other operand's type.
+        self.push(hir::Expr::Binary(op, ha, hb), t, span)
+    }
+
+    /// Strings live on the host: one inside a device construct is an
+    /// error, and one in a function keeps it off the device.
+    fn host_string(&mut self, span: Span) {
+        if let Some(frame) = self.dev.first() {
+            let ks = frame.kind_span;
+            // One report per construct is enough.
+            if self.string_in_device == Some(ks) {
+                return;
+            }
+            self.string_in_device = Some(ks);
+            self.err(
+                Diag::error(
+                    "accl::device::string",
+                    "strings cannot be used inside a device construct",
+                    span,
+                    "a string in device code",
+                )
+                .with_label(ks, "device construct")
+                .with_help("strings live on the host: use them before or after the construct"),
+            );
+        }
+        self.note_violation(span, "uses a string");
+    }
+
+    /// `a op b` where an operand is a string: `+` joins two strings, the
+    /// comparisons compare them (bytewise, as Rust's `str`); two literals
+    /// fold.
+    fn string_binary(
+        &mut self,
+        op: BinOp,
+        (ha, at): (ExprH, Type),
+        (hb, bt): (ExprH, Type),
+        span: Span,
+    ) -> (ExprH, Type) {
+        if at == Type::Error || bt == Type::Error {
+            return self.error_expr(span);
+        }
+        let ok = at == bt && (op == BinOp::Add || op.is_comparison());
+        if !ok {
+            let mut d = Diag::error(
+                "accl::type::bad_operands",
+                format!("`{}` cannot be applied to `{at}` and `{bt}`", op.symbol()),
+                span,
+                if op == BinOp::Add || op.is_comparison() {
+                    format!("`{}` takes two strings here", op.symbol())
+                } else {
+                    format!("strings take no `{}`", op.symbol())
+                },
+            );
+            if op == BinOp::Add {
+                let other = if at == Type::Str { hb } else { ha };
+                let text = self.snippet(self.body.exprs.span(other));
+                d = d.with_help(format!(
+                    "turn the number into a string first: `str({text})`, or `format(\"{{:.3}}\", {text})` for a chosen precision"
+                ));
+            }
+            self.err(d);
+            return self.error_expr(span);
+        }
+        if let (hir::Expr::Str(x), hir::Expr::Str(y)) = (&self.body.exprs[ha], &self.body.exprs[hb])
+        {
+            let folded = match op {
+                BinOp::Add => Some(hir::Expr::Str(format!("{x}{y}"))),
+                _ => None,
+            };
+            if let Some(e) = folded {
+                return self.push(e, Type::Str, span);
+            }
+        }
+        let t = if op == BinOp::Add {
+            Type::Str
+        } else {
+            Type::BOOL
+        };
         self.push(hir::Expr::Binary(op, ha, hb), t, span)
     }
 

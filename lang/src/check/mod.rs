@@ -167,6 +167,9 @@ struct Checker<'b> {
     /// Checking the bounds of a compute construct's own loops (host
     /// expressions: `len` and `shape` allowed).
     host_bounds: bool,
+    /// The device construct (by its keyword's span) already told that
+    /// strings cannot be used in it.
+    string_in_device: Option<Span>,
     /// Work left for "did you mean" suggestions, shared by all of them
     /// ([`crate::diag::did_you_mean_within`]).
     suggest_budget: usize,
@@ -197,6 +200,7 @@ impl<'b> Checker<'b> {
             updating_reduced_array: false,
             data_visible: Vec::new(),
             host_bounds: false,
+            string_in_device: None,
             suggest_budget: SUGGEST_BUDGET,
         }
     }
@@ -671,7 +675,6 @@ impl<'b> Checker<'b> {
     fn storable(&mut self, ty: Type, span: Span) -> bool {
         let what = match ty {
             Type::Unit => "the result of a call that returns nothing",
-            Type::Str => "a string",
             Type::TypeArg(_) => "a type",
             _ => return true,
         };
@@ -954,7 +957,9 @@ impl<'b> Checker<'b> {
 
 /// The type a written type expression denotes.
 pub(crate) fn type_of(t: ast::TypeExpr) -> Type {
-    if t.rank == 0 {
+    if t.string {
+        Type::Str
+    } else if t.rank == 0 {
         Type::Scalar(t.elem)
     } else {
         Type::Array(t.elem, t.rank)
