@@ -1,4 +1,6 @@
 //! OpenACC runtime routines on both backends: `acc_async_test(q)` and
+//! `acc_wait_any`, `acc_memcpy_device`, `acc_get_device_type`,
+//! `acc_get_property(_string)`, and
 //! `acc_async_test_all()` (true once the queue's work is done, which then
 //! lands as `wait` does), `acc_on_device()` (true only in code running on
 //! a Vulkan device).
@@ -41,5 +43,113 @@ fn async_tests_and_on_device_on_both_backends() {
             .unwrap()
             .to_string();
         assert_eq!(on, device.to_string(), "device: {device}");
+    }
+}
+
+const COPY: &str =
+    "let n = 64; let a = zeros(f32, n); let b = full(f32, -1.0, n); let m = zeros(f32, 8, 8);
+for i in 0..n { a[i] = i as f32 * 0.5; }
+enter data copyin(a) create(b, m);
+acc_memcpy_device(b, a);
+acc_memcpy_device(m, b);
+acc_memcpy_device(a, a);
+parallel loop present(b) for i in 0..n { b[i] = b[i] * 2.0; }
+update self(b, m);
+let stale = a[3] == 1.5;
+exit data delete(a, b, m);";
+
+#[test]
+fn memcpy_device_copies_on_the_device_and_agrees_with_the_host() {
+    let (_, dev) = common::same_as_host(COPY, common::Floats::Exact);
+    let b = dev.engine.get_array::<f32>("b").unwrap().0;
+    assert_eq!(b[5], 5.0, "b = 2 * a, copied on the device");
+    let m = dev.engine.get_array::<f32>("m").unwrap();
+    assert_eq!((m.0[9], m.1.as_slice()), (4.5, &[8usize, 8][..]));
+    // Not present, different sizes: the same error on both backends.
+    for (src, code) in [
+        (
+            "let a = zeros(f32, 4); let b = zeros(f32, 4); enter data copyin(a); acc_memcpy_device(b, a);",
+            "accl::run::not_present",
+        ),
+        (
+            "let a = zeros(f32, 4); let b = zeros(f32, 5); enter data copyin(a, b); acc_memcpy_device(b, a);",
+            "accl::run::size_mismatch",
+        ),
+        (
+            "let a = zeros(f32, 8); let b = zeros(f32, 8); enter data copyin(a, b[0:4]); acc_memcpy_device(b, a);",
+            "accl::run::not_present",
+        ),
+    ] {
+        let (host, _) = common::same_as_host(src, common::Floats::Exact);
+        let e = host.result.as_ref().unwrap_err();
+        assert_eq!(e.code(), code, "{src}");
+    }
+}
+
+#[test]
+fn wait_any_returns_a_finished_queue_and_lands_its_results() {
+    let src = "let n = 256; let x = zeros(i32, n); let y = zeros(i32, n); let qs = zeros(i64, 2);
+        qs[0] = 3; qs[1] = 5;
+        enter data create(x, y);
+        parallel loop present(x) async(3) for i in 0..n { x[i] = i * 3; }
+        update self(x) async(3);
+        parallel loop present(y) async(5) for i in 0..n { y[i] = i * 5; }
+        update self(y) async(5);
+        let first = acc_wait_any(qs);
+        let rest = zeros(i64, 1);
+        rest[0] = qs[1 - first];
+        let second = acc_wait_any(rest);
+        let none = acc_wait_any(zeros(i32, 0));
+        let sum = x[n - 1] + y[n - 1];";
+    for device in [false, true] {
+        let r = run(src, device);
+        r.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}", e.render(100)));
+        let v = |n: &str| r.engine.get_value(n).unwrap().to_string();
+        assert!(["0", "1"].contains(&v("first").as_str()));
+        assert_eq!(v("second"), "0");
+        assert_eq!(v("none"), "-1");
+        // Both queues' copies landed without a `wait`: reading them is no
+        // race (the device backend would report one).
+        assert_eq!(v("sum"), (255 * 3 + 255 * 5).to_string(), "device {device}");
+    }
+}
+
+#[test]
+fn device_type_and_properties_describe_the_device() {
+    let src = r#"let kind = acc_get_device_type();
+        let name = acc_get_property_string(0, "name");
+        let vendor = acc_get_property_string(0, "vendor");
+        let driver = acc_get_property_string(0, "driver");
+        let mem = acc_get_property(0, "memory");"#;
+    for (device, kind) in [(false, "host"), (true, "cpu")] {
+        let r = run(src, device);
+        r.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}", e.render(100)));
+        let e = &r.engine;
+        assert_eq!(e.get_str("kind").as_deref(), Some(kind));
+        assert!(!e.get_str("name").unwrap().is_empty());
+        assert!(!e.get_str("driver").unwrap().is_empty());
+        if device {
+            // lavapipe: Mesa's vendor id.
+            assert_eq!(e.get_str("vendor").as_deref(), Some("Mesa"));
+            assert!(e.get_str("name").unwrap().contains("llvmpipe"));
+        }
+        assert!(e.get::<i64>("mem").unwrap() > 0);
+        for (bad, code) in [
+            (
+                r#"acc_get_property(0, "colour");"#,
+                "accl::run::bad_property",
+            ),
+            (
+                r#"acc_get_property_string(9, "name");"#,
+                "accl::run::bad_device",
+            ),
+        ] {
+            let r = run(bad, device);
+            assert_eq!(r.result.as_ref().unwrap_err().code(), code);
+        }
     }
 }

@@ -518,6 +518,107 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             let b = cx.backend.clone();
             RtVal::Scalar(Value::Bool(b.async_test(cx, qs.as_deref(), span)?))
         }
+        "acc_wait_any" => {
+            let qs: Vec<i64> = {
+                let a = array(&args[0], span)?;
+                let d = a.data();
+                (0..a.len())
+                    .filter_map(|i| d.get(i).and_then(|v| v.as_i128()))
+                    .map(|q| q as i64)
+                    .collect()
+            };
+            if qs.is_empty() {
+                return Ok(RtVal::Scalar(Value::I32(-1)));
+            }
+            let b = cx.backend.clone();
+            loop {
+                for (i, &q) in qs.iter().enumerate() {
+                    if b.async_test(cx, Some(&[q]), span)? {
+                        return Ok(RtVal::Scalar(Value::I32(i as i32)));
+                    }
+                }
+                // The embedder's time limit still applies while polling.
+                cx.tick(span)?;
+                std::thread::sleep(std::time::Duration::from_micros(20));
+            }
+        }
+        "acc_memcpy_device" => {
+            let (dst, src) = (
+                array(&args[0], span)?.clone(),
+                array(&args[1], span)?.clone(),
+            );
+            let source = cx.source.clone();
+            let text = |i: usize| -> String {
+                source
+                    .as_deref()
+                    .and_then(|s| s.get(sp(i).range()))
+                    .unwrap_or("the array")
+                    .to_string()
+            };
+            if dst.len() != src.len() {
+                return Err(error::count_mismatch(
+                    span,
+                    &format!(
+                        "`{}` has {} elements and `{}` {}: a device copy needs the same count",
+                        text(0),
+                        dst.len(),
+                        text(1),
+                        src.len()
+                    ),
+                ));
+            }
+            if dst.id() == src.id() {
+                return Ok(RtVal::Unit);
+            }
+            let (b, dev) = (cx.backend.clone(), cx.device);
+            let names = [(dst.id(), text(0).into()), (src.id(), text(1).into())];
+            b.begin(cx, super::construct::QueueId::Sync, span, &names)?;
+            let copied = b
+                .env(cx)
+                .copy_device(dev, &dst, &src)
+                .map_err(|e| match e {
+                    super::present::EnvError::Race(d) => d,
+                    super::present::EnvError::Device(f) => error::device(span, &text(1), &f),
+                    e => error::device(span, &text(1), &e.message().into()),
+                })?;
+            if !copied {
+                let env = b.env(cx);
+                let (i, why) = if !env.is_present(dev, &dst) {
+                    (0, "the destination")
+                } else if !env.is_present(dev, &src) {
+                    (1, "the source")
+                } else {
+                    (0, "present in several sections, not one whole")
+                };
+                drop(env);
+                return Err(error::not_present(sp(i), &text(i), "", dev, why));
+            }
+            RtVal::Unit
+        }
+        "acc_get_device_type" => {
+            let kind = cx
+                .backend
+                .device_props(cx.device)
+                .map_or("other", |p| p.kind);
+            RtVal::Str(kind.into())
+        }
+        "acc_get_property" | "acc_get_property_string" => {
+            let d = int(&args[0]);
+            let what = string(&args[1]);
+            let props = usize::try_from(d)
+                .ok()
+                .and_then(|d| cx.backend.device_props(d))
+                .ok_or_else(|| error::bad_device(sp(0), d, cx.backend.num_devices()))?;
+            match (name, what) {
+                ("acc_get_property", "memory") => {
+                    RtVal::Scalar(Value::I64(props.memory.min(i64::MAX as u64) as i64))
+                }
+                ("acc_get_property_string", "name") => RtVal::Str(props.name.into()),
+                ("acc_get_property_string", "vendor") => RtVal::Str(props.vendor.into()),
+                ("acc_get_property_string", "driver") => RtVal::Str(props.driver.into()),
+                _ => return Err(error::bad_property(sp(1), name, what)),
+            }
+        }
         // The host runs this, so it is not on a device.
         "acc_on_device" => RtVal::Scalar(Value::Bool(false)),
         "acc_is_present" => {

@@ -167,6 +167,17 @@ pub trait Backend {
     fn devices(&self) -> Vec<String> {
         vec!["0: host reference (a simulated discrete device)".into()]
     }
+    /// What `acc_get_property` and `acc_get_device_type` report of device
+    /// `dev` (None: no such device).
+    fn device_props(&self, dev: usize) -> Option<DeviceProps> {
+        (dev == 0).then(|| DeviceProps {
+            name: "host reference".into(),
+            vendor: "accl".into(),
+            driver: format!("accl {}", env!("CARGO_PKG_VERSION")),
+            kind: "host",
+            memory: host_memory(),
+        })
+    }
     /// Every present section of every device.
     fn present_rows(&self, cx: &Ctx) -> Vec<PresentRow> {
         cx.present.rows()
@@ -287,6 +298,32 @@ impl std::ops::DerefMut for EnvRef<'_> {
             EnvRef::Shared(t) => &mut **t,
         }
     }
+}
+
+/// A device as `acc_get_property` describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceProps {
+    pub name: String,
+    pub vendor: String,
+    pub driver: String,
+    /// `acc_get_device_type()`: `"gpu"`, `"cpu"` (a CPU Vulkan driver such
+    /// as lavapipe), `"host"` (the host reference) or `"other"`.
+    pub kind: &'static str,
+    /// Bytes of device memory (device-local heaps; the host's RAM for the
+    /// host reference, 0 when unknown).
+    pub memory: u64,
+}
+
+/// Total RAM from `/proc/meminfo` (0 where there is none).
+fn host_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            let line = t.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kb * 1024)
+        })
+        .unwrap_or(0)
 }
 
 /// One present section, as [`Backend::present_rows`] reports it.

@@ -420,3 +420,29 @@ pub fn bad_arg(span: Span, k: i128, text: &str, ty: &str) -> Box<Diag> {
         }),
     )
 }
+
+/// `acc_memcpy_device` of arrays of different sizes.
+pub fn count_mismatch(span: Span, msg: &str) -> Box<Diag> {
+    Box::new(
+        Diag::error("accl::run::size_mismatch", msg.to_string(), span, "in this call")
+            .with_help("copy between arrays of the same element count (or a section of the larger one through `update`)"),
+    )
+}
+
+/// An `acc_get_property` name that is not known.
+pub fn bad_property(span: Span, func: &str, what: &str) -> Box<Diag> {
+    let known = if func == "acc_get_property" {
+        "`\"memory\"`"
+    } else {
+        "`\"name\"`, `\"vendor\"` and `\"driver\"`"
+    };
+    Box::new(
+        Diag::error(
+            "accl::run::bad_property",
+            format!("`{func}` has no property `{what}`"),
+            span,
+            "unknown property",
+        )
+        .with_help(format!("its properties are {known}")),
+    )
+}

@@ -165,6 +165,15 @@ pub trait Storage {
         let _ = (dev, host, lo, hi, copyout);
         Ok(())
     }
+    /// Copy every element of `src`'s device storage into `dst`'s on `dev`,
+    /// on the device (`acc_memcpy_device`); both arrays are wholly present
+    /// in one section each (storage from row 0) and have the same size.
+    fn copy_device(
+        &mut self,
+        dev: usize,
+        dst: (&Array, &Self::Arr, &Self::Sec),
+        src: (&Array, &Self::Arr, &Self::Sec),
+    ) -> Result<(), EnvError>;
 }
 
 pub struct Mapping<S: Storage> {
@@ -248,6 +257,9 @@ pub trait Env {
     /// (zeros elsewhere); None when no part is present.
     fn snapshot(&mut self, dev: usize, a: &Array) -> Result<Option<Array>, Fault>;
     fn rows(&self) -> Vec<super::construct::PresentRow>;
+    /// `acc_memcpy_device(dst, src)`: Ok(false) unless both arrays are
+    /// wholly present on `dev` in one section each.
+    fn copy_device(&mut self, dev: usize, dst: &Array, src: &Array) -> Result<bool, EnvError>;
 }
 
 impl<S: Storage> Env for Table<S> {
@@ -444,6 +456,32 @@ impl<S: Storage> Env for Table<S> {
         v
     }
 
+    fn copy_device(&mut self, dev: usize, dst: &Array, src: &Array) -> Result<bool, EnvError> {
+        let whole = |a: &Array| -> Option<usize> {
+            match self.find(dev, a, &Region::whole(a.shape())) {
+                Find::Inside(i) => Some(i),
+                _ => None,
+            }
+        };
+        let (Some(i), Some(j)) = (whole(dst), whole(src)) else {
+            return Ok(false);
+        };
+        let (Some(d), Some(s)) = (
+            self.maps.get(&(dev, dst.id())),
+            self.maps.get(&(dev, src.id())),
+        ) else {
+            return Ok(false);
+        };
+        let (ds, dsec) = &d.sections[i];
+        let (ss, ssec) = &s.sections[j];
+        if ds.bx.lo != 0 || ss.bx.lo != 0 {
+            return Ok(false);
+        }
+        self.store
+            .copy_device(dev, (&d.host, &d.arr, dsec), (&s.host, &s.arr, ssec))?;
+        Ok(true)
+    }
+
     fn snapshot(&mut self, dev: usize, a: &Array) -> Result<Option<Array>, Fault> {
         let Some(m) = self.maps.get(&(dev, a.id())) else {
             return Ok(None);
@@ -531,6 +569,15 @@ impl Storage for HostStorage {
         } else {
             copy_region(host, arr, r);
         }
+        Ok(())
+    }
+    fn copy_device(
+        &mut self,
+        _dev: usize,
+        (_, dst, _): (&Array, &Array, &()),
+        (_, src, _): (&Array, &Array, &()),
+    ) -> Result<(), EnvError> {
+        copy_region(src, dst, &Region::whole(src.shape()));
         Ok(())
     }
 }

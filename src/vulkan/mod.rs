@@ -250,6 +250,30 @@ impl Backend for VulkanBackend {
             .map(|(i, a)| format!("{i}: {} ({})", a.name, a.device_type))
             .collect()
     }
+    fn device_props(&self, dev: usize) -> Option<crate::interp::construct::DeviceProps> {
+        use vk_runtime::DeviceType as T;
+        let a = self.infos.get(dev)?;
+        Some(crate::interp::construct::DeviceProps {
+            name: a.name.clone(),
+            vendor: match a.vendor_id {
+                0x10DE => "NVIDIA".into(),
+                0x1002 => "AMD".into(),
+                0x8086 => "Intel".into(),
+                0x13B5 => "ARM".into(),
+                0x5143 => "Qualcomm".into(),
+                0x106B => "Apple".into(),
+                0x10005 => "Mesa".into(),
+                v => format!("0x{v:x}"),
+            },
+            driver: a.driver.clone(),
+            kind: match a.device_type {
+                T::DiscreteGpu | T::IntegratedGpu | T::VirtualGpu => "gpu",
+                T::Cpu => "cpu",
+                T::Other => "other",
+            },
+            memory: a.device_local_memory,
+        })
+    }
     fn present_rows(&self, _cx: &Ctx) -> Vec<PresentRow> {
         self.table.borrow().rows()
     }

@@ -361,6 +361,47 @@ impl Storage for VkStorage {
         Ok(())
     }
 
+    fn copy_device(
+        &mut self,
+        dev: usize,
+        (dst_host, _, dst): (&Array, &(), &SecBuf),
+        (src_host, _, src): (&Array, &(), &SecBuf),
+    ) -> Result<(), EnvError> {
+        let rows = |a: &Array| a.shape().first().copied().unwrap_or(1);
+        let accs = [
+            Access {
+                array: src_host.id(),
+                name: self.name(src_host),
+                lo: 0,
+                hi: rows(src_host),
+                host: Mode::None,
+                device: Mode::Read,
+            },
+            Access {
+                array: dst_host.id(),
+                name: self.name(dst_host),
+                lo: 0,
+                hi: rows(dst_host),
+                host: Mode::None,
+                device: Mode::Write,
+            },
+        ];
+        let what = "device-to-device copy";
+        let value = self.guard(dev, &accs, what)?;
+        let queue = self.queue;
+        let bytes = (src_host.len() * src_host.scalar().size()) as u64;
+        let d = self.dev(dev).map_err(EnvError::Device)?;
+        let q = d.queue(queue).map_err(EnvError::Device)?;
+        q.set_label("copy device to device");
+        q.copy_buffer(&src.buffer, 0, &dst.buffer, 0, bytes)
+            .map_err(|e| EnvError::Device(e.into()))?;
+        d.settle(queue).map_err(EnvError::Device)?;
+        let [a, b] = accs;
+        self.record(dev, value, a, what);
+        self.record(dev, value, b, what);
+        Ok(())
+    }
+
     fn release(
         &mut self,
         dev: usize,

@@ -350,6 +350,29 @@ fn getenv_rule(args: &[Type]) -> Result<Sig, String> {
     }
 }
 
+fn wait_any_rule(args: &[Type]) -> Result<Sig, String> {
+    match args {
+        [t @ Type::Array(Scalar::I32 | Scalar::I64, 1)] => Ok(Sig {
+            params: vec![*t],
+            ret: Type::I32,
+        }),
+        _ => Err("takes a 1-D array of queue numbers (`i32[]` or `i64[]`)".into()),
+    }
+}
+
+fn memcpy_device_rule(args: &[Type]) -> Result<Sig, String> {
+    match args {
+        [a @ Type::Array(x, _), b @ Type::Array(y, _)] if x == y => Ok(Sig {
+            params: vec![*a, *b],
+            ret: Type::Unit,
+        }),
+        [Type::Array(x, _), Type::Array(y, _)] => Err(format!(
+            "copies between arrays of one element type, not `{x}` and `{y}`"
+        )),
+        _ => Err("is `acc_memcpy_device(dst, src)` of two arrays".into()),
+    }
+}
+
 fn str_rule(args: &[Type]) -> Result<Sig, String> {
     match args {
         [t @ (Type::Scalar(_) | Type::IntLit | Type::FloatLit | Type::Str)] => Ok(Sig {
@@ -828,6 +851,44 @@ pub fn builtins() -> Builtins {
         Host,
         vec![],
         Type::BOOL,
+    );
+    add(
+        &mut b,
+        "acc_wait_any",
+        "acc_wait_any(queues: i32[] or i64[]) -> i32: wait until one queue's work has finished, then as `wait(q)` for it; its index in `queues` (-1 when empty)",
+        Host,
+        wait_any_rule,
+    );
+    add(
+        &mut b,
+        "acc_memcpy_device",
+        "acc_memcpy_device(dst, src): copy src's device data into dst's, on the device (both wholly present, same element type and count)",
+        Host,
+        memcpy_device_rule,
+    );
+    fixed(
+        &mut b,
+        "acc_get_device_type",
+        "acc_get_device_type() -> str: \"gpu\", \"cpu\" (a CPU Vulkan driver), \"host\" (the host reference) or \"other\"",
+        Host,
+        vec![],
+        Type::Str,
+    );
+    fixed(
+        &mut b,
+        "acc_get_property",
+        "acc_get_property(d: i32, \"memory\") -> i64: bytes of device memory of device d",
+        Host,
+        vec![Type::I32, Type::Str],
+        Type::I64,
+    );
+    fixed(
+        &mut b,
+        "acc_get_property_string",
+        "acc_get_property_string(d: i32, \"name\" | \"vendor\" | \"driver\") -> str",
+        Host,
+        vec![Type::I32, Type::Str],
+        Type::Str,
     );
     fixed(
         &mut b,
