@@ -91,8 +91,9 @@ pub struct DeviceCode {
 
 /// An accl queue of a device: the synchronous one, or an async queue
 /// number (`async` alone is [`QueueId::DEFAULT_ASYNC`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum QueueId {
+    #[default]
     Sync,
     Async(i64),
 }
@@ -243,12 +244,20 @@ pub trait Backend {
     /// The host is about to read (or write) rows `lo..hi` of `a` at `span`:
     /// an error if pending async work races with it. `Ok(false)` when no
     /// async work is pending any more (the interpreter stops asking).
-    fn host_access(&self, a: &Array, lo: usize, hi: usize, write: bool, span: Span) -> R<bool> {
-        let _ = (a, lo, hi, write, span);
+    fn host_access(
+        &self,
+        cx: &mut Ctx,
+        a: &Array,
+        (lo, hi): (usize, usize),
+        write: bool,
+        span: Span,
+    ) -> R<bool> {
+        let _ = (cx, a, lo, hi, write, span);
         Ok(false)
     }
     /// Is any async work not yet observed complete?
-    fn has_pending(&self) -> bool {
+    fn has_pending(&self, cx: &Ctx) -> bool {
+        let _ = cx;
         false
     }
     /// Submit async work held back behind running work on queues that are
@@ -357,9 +366,56 @@ impl Backend for HostBackend {
     fn env<'a>(&'a self, cx: &'a mut Ctx) -> EnvRef<'a> {
         EnvRef::Host(&mut cx.present)
     }
-    fn launch(&self, c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
-        // Rebind the kernel's arrays to their device copies.
+    fn begin(&self, cx: &mut Ctx, queue: QueueId, span: Span, names: &[(u64, Rc<str>)]) -> R<()> {
+        let r = &mut cx.present.store.races;
+        r.queue = queue;
+        r.span = span;
+        for (id, n) in names {
+            r.names.insert(*id, n.clone());
+        }
+        if r.tracker.is_empty() && r.names.len() > 4096 {
+            r.names.clear();
+        }
+        Ok(())
+    }
+    fn wait(
+        &self,
+        cx: &mut Ctx,
+        queues: Option<&[i64]>,
+        join: Option<QueueId>,
+        _span: Span,
+    ) -> R<()> {
         let dev = cx.device;
+        cx.present.store.races.wait(dev, queues, join);
+        Ok(())
+    }
+    fn host_access(
+        &self,
+        cx: &mut Ctx,
+        a: &Array,
+        (lo, hi): (usize, usize),
+        write: bool,
+        span: Span,
+    ) -> R<bool> {
+        let t = &cx.present.store.races.tracker;
+        t.host_check(a.id(), lo, hi, write, span)?;
+        Ok(!t.is_empty())
+    }
+    fn has_pending(&self, cx: &Ctx) -> bool {
+        !cx.present.store.races.tracker.is_empty()
+    }
+    fn launch(&self, c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
+        let dev = cx.device;
+        // The rows the kernel touches, checked against pending async work
+        // and kept pending when it runs on an async queue, as a device does.
+        let races = &cx.present.store.races;
+        let touched = if races.queue != QueueId::Sync || !races.tracker.is_empty() {
+            kernel_accesses(c, fr, cx)?
+        } else {
+            Vec::new()
+        };
+        cx.present.store.races.guard(dev, &touched, "kernel")?;
+        // Rebind the kernel's arrays to their device copies.
         let mut saved = Vec::with_capacity(c.arrays.len());
         for &s in &c.arrays {
             if let Some(Some(a)) = fr.a.get(s) {
@@ -372,8 +428,65 @@ impl Backend for HostBackend {
         for (s, a) in saved.into_iter().rev() {
             fr.a[s] = a;
         }
+        if r.is_ok() {
+            cx.present.store.races.record(dev, touched, "kernel");
+        }
         r
     }
+}
+
+/// What a kernel on the host backend does to its arrays' device copies:
+/// the same rows the Vulkan backend tracks (from the device code's leading
+/// index offsets), or every row of every array it uses when the device
+/// compiler refused the kernel.
+fn kernel_accesses(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Vec<super::race::Access>> {
+    use super::race::{kernel_rows, Access, Mode};
+    let dev = cx.device;
+    let level = match c.loops.first() {
+        Some(l) => Some((l.lo.get(fr, cx)? as i128, l.hi.get(fr, cx)? as i128)),
+        None => None,
+    };
+    let inclusive = c.loops.first().is_some_and(|l| l.inclusive);
+    let races = &cx.present.store.races;
+    let access = |a: &Array, (lo, hi): (usize, usize), written: bool| Access {
+        array: a.id(),
+        name: races.name(a.id()),
+        lo,
+        hi,
+        host: Mode::None,
+        device: if written { Mode::Write } else { Mode::Read },
+    };
+    let bounds = |a: &Array| -> (usize, usize) {
+        match cx.present.sections(dev, a).as_slice() {
+            [one] => (one.bx.lo, one.bx.hi),
+            _ => (0, a.shape().first().copied().unwrap_or(0)),
+        }
+    };
+    let mut out = Vec::new();
+    match c.device.as_deref().map(|d| (d, d.kernel.as_ref())) {
+        Some((code, Ok(kernel))) => {
+            for (i, (_, ap)) in kernel.arrays.iter().enumerate() {
+                let Some(Some(a)) = fr.a.get(ap.host.index()) else {
+                    continue;
+                };
+                let rows = kernel_rows(
+                    code.rows.get(i).copied().flatten(),
+                    level,
+                    inclusive,
+                    bounds(a),
+                );
+                out.push(access(a, rows, ap.written));
+            }
+        }
+        _ => {
+            for &s in &c.arrays {
+                if let Some(Some(a)) = fr.a.get(s) {
+                    out.push(access(a, bounds(a), true));
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Run the compute part (loops or region) with reductions and privates.
@@ -490,7 +603,7 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
     let r = construct_on(c, cond, queue, fr, cx);
     // Later data operations (a whole-array `sum` of present data) are synchronous.
     b.begin(cx, QueueId::Sync, c.span, &[])?;
-    cx.async_pending = b.has_pending();
+    cx.async_pending = b.has_pending(cx);
     if queue != QueueId::Sync {
         cx.set_held(b.holds_async_work());
     }

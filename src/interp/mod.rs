@@ -20,6 +20,7 @@ pub mod data;
 pub mod error;
 pub mod expr;
 pub mod present;
+pub mod race;
 pub mod region;
 pub mod stmt;
 pub mod value;
@@ -263,7 +264,7 @@ impl Ctx {
             None => (0, a.shape().first().copied().unwrap_or(0)),
         };
         let b = self.backend.clone();
-        self.async_pending = b.host_access(a, lo, hi, write, span)?;
+        self.async_pending = b.host_access(self, a, (lo, hi), write, span)?;
         Ok(())
     }
 

@@ -24,6 +24,7 @@
 //! section (whole trailing axes), one run per row or block otherwise
 //! ([`Region::runs`]).
 
+use super::race::{Access, Mode};
 pub use super::region::Region;
 use std::collections::HashMap;
 use stdlib::Array;
@@ -500,9 +501,40 @@ impl<S: Storage> Env for Table<S> {
     }
 }
 
-/// The host backend's storage: a full-shape device copy per array.
+/// The host backend's storage: a full-shape device copy per array, and
+/// the race tracking of its async operations.
 #[derive(Default)]
-pub struct HostStorage;
+pub struct HostStorage {
+    pub races: super::race::HostRaces,
+}
+
+impl HostStorage {
+    /// Check an operation doing `accs` against pending async work, run
+    /// `op`, and keep it pending when it is on an async queue.
+    fn tracked(
+        &mut self,
+        dev: usize,
+        accs: Vec<Access>,
+        what: &'static str,
+        op: impl FnOnce(),
+    ) -> Result<(), EnvError> {
+        self.races.guard(dev, &accs, what).map_err(EnvError::Race)?;
+        op();
+        self.races.record(dev, accs, what);
+        Ok(())
+    }
+
+    fn access(&self, host: &Array, lo: usize, hi: usize, h: Mode, d: Mode) -> Access {
+        Access {
+            array: host.id(),
+            name: self.races.name(host.id()),
+            lo,
+            hi,
+            host: h,
+            device: d,
+        }
+    }
+}
 
 fn copy_rows(from: &Array, to: &Array, lo: usize, hi: usize) {
     let row = from.row_len() * from.scalar().size();
@@ -543,20 +575,27 @@ impl Storage for HostStorage {
     }
     fn new_section(
         &mut self,
-        _dev: usize,
+        dev: usize,
         arr: &mut Array,
         host: &Array,
         r: &Region,
         copyin: bool,
     ) -> Result<(), EnvError> {
-        if copyin {
-            copy_region(host, arr, r);
-        }
-        Ok(())
+        let (h, what) = if copyin {
+            (Mode::Read, "copy to the device")
+        } else {
+            (Mode::None, "allocation")
+        };
+        let acc = self.access(host, r.lo, r.hi, h, Mode::Write);
+        self.tracked(dev, vec![acc], what, || {
+            if copyin {
+                copy_region(host, arr, r);
+            }
+        })
     }
     fn transfer(
         &mut self,
-        _dev: usize,
+        dev: usize,
         arr: &Array,
         _sec: &(),
         _sec_lo: usize,
@@ -564,21 +603,48 @@ impl Storage for HostStorage {
         r: &Region,
         to_host: bool,
     ) -> Result<(), EnvError> {
-        if to_host {
-            copy_region(arr, host, r);
+        let (h, d, what) = if to_host {
+            (Mode::Write, Mode::Read, "copy to the host")
         } else {
-            copy_region(host, arr, r);
-        }
-        Ok(())
+            (Mode::Read, Mode::Write, "copy to the device")
+        };
+        let acc = self.access(host, r.lo, r.hi, h, d);
+        self.tracked(dev, vec![acc], what, || {
+            if to_host {
+                copy_region(arr, host, r);
+            } else {
+                copy_region(host, arr, r);
+            }
+        })
+    }
+    fn release(
+        &mut self,
+        dev: usize,
+        host: &Array,
+        lo: usize,
+        hi: usize,
+        copyout: bool,
+    ) -> Result<(), EnvError> {
+        let h = if copyout { Mode::Write } else { Mode::None };
+        let acc = self.access(host, lo, hi, h, Mode::Write);
+        self.races
+            .guard(dev, &[acc], "release of device memory")
+            .map_err(EnvError::Race)
     }
     fn copy_device(
         &mut self,
-        _dev: usize,
-        (_, dst, _): (&Array, &Array, &()),
-        (_, src, _): (&Array, &Array, &()),
+        dev: usize,
+        (dst_host, dst, _): (&Array, &Array, &()),
+        (src_host, src, _): (&Array, &Array, &()),
     ) -> Result<(), EnvError> {
-        copy_region(src, dst, &Region::whole(src.shape()));
-        Ok(())
+        let rows = |a: &Array| a.shape().first().copied().unwrap_or(1);
+        let accs = vec![
+            self.access(src_host, 0, rows(src_host), Mode::None, Mode::Read),
+            self.access(dst_host, 0, rows(dst_host), Mode::None, Mode::Write),
+        ];
+        self.tracked(dev, accs, "device-to-device copy", || {
+            copy_region(src, dst, &Region::whole(src.shape()))
+        })
     }
 }
 

@@ -594,9 +594,9 @@ impl DevState {
     pub fn order_after_copies(
         &mut self,
         id: QueueId,
-        accesses: &[super::race::Access],
+        accesses: &[crate::interp::race::Access],
     ) -> Result<(), Fault> {
-        use super::race::Mode;
+        use crate::interp::race::Mode;
         let waits: Vec<(usize, u64)> = self
             .outstanding
             .iter()

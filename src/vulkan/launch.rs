@@ -3,11 +3,11 @@
 //! section, check the arrays' rows against pending async work, dispatch on
 //! the construct's queue (and wait, unless it is async).
 
-use super::race::{Access, Mode};
 use super::storage::VkStorage;
 use crate::interp::construct::{CConstruct, QueueId};
 use crate::interp::error;
 use crate::interp::present::{Env, Fault, Region, Table};
+use crate::interp::race::{Access, Mode};
 use crate::interp::value::{bits_to_value, value_to_bits, Flow, Frame, R};
 use crate::interp::Ctx;
 use compiler::{ArgLayout, ArgLocation, ArrayArgs, IndexWidth, LaunchArgs};
@@ -156,16 +156,12 @@ pub fn launch(
         if track {
             // The rows the kernel may touch: its outer loop's range shifted
             // by the leading index offsets, else the whole bound section.
-            let (mut lo, mut hi) = (s_lo, s_hi);
-            if let (Some(Some((min, max))), Some(&(l0, h0))) = (offsets.get(i), levels.first()) {
-                let inclusive = c.loops.first().is_some_and(|l| l.inclusive);
-                let end = if inclusive { h0 + 1 } else { h0 };
-                let (a_lo, a_hi) = (l0 + *min as i128, end + *max as i128);
-                if a_lo < a_hi {
-                    lo = a_lo.clamp(s_lo as i128, s_hi as i128) as usize;
-                    hi = a_hi.clamp(s_lo as i128, s_hi as i128) as usize;
-                }
-            }
+            let (lo, hi) = crate::interp::race::kernel_rows(
+                offsets.get(i).copied().flatten(),
+                levels.first().copied(),
+                c.loops.first().is_some_and(|l| l.inclusive),
+                (s_lo, s_hi),
+            );
             touched.push(Access {
                 array: a.id(),
                 name: ap.name.as_str().into(),

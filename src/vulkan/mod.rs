@@ -23,7 +23,6 @@ pub mod checks;
 pub mod device;
 pub mod launch;
 mod prefetch;
-pub mod race;
 pub mod storage;
 pub mod trace;
 
@@ -460,7 +459,14 @@ impl Backend for VulkanBackend {
         drop(t);
         Ok(log.to_json(&self.devices()))
     }
-    fn host_access(&self, a: &Array, lo: usize, hi: usize, write: bool, span: Span) -> R<bool> {
+    fn host_access(
+        &self,
+        _cx: &mut Ctx,
+        a: &Array,
+        (lo, hi): (usize, usize),
+        write: bool,
+        span: Span,
+    ) -> R<bool> {
         let mut t = self.table.borrow_mut();
         let store = &mut t.store;
         if store.tracker.is_empty() {
@@ -502,7 +508,7 @@ impl Backend for VulkanBackend {
             .push(name.to_string());
         Ok(())
     }
-    fn has_pending(&self) -> bool {
+    fn has_pending(&self, _cx: &Ctx) -> bool {
         !self.table.borrow().store.tracker.is_empty()
     }
     fn holds_async_work(&self) -> bool {

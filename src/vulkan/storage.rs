@@ -9,9 +9,9 @@
 //! pays for one `VkDevice` only.
 
 use super::device::DevState;
-use super::race::{Access, Mode, Tracker};
 use crate::interp::construct::QueueId;
 use crate::interp::present::{EnvError, Fault, Region, Storage};
+use crate::interp::race::{Access, Mode, Tracker};
 use lang::Span;
 use std::cell::Cell;
 use std::collections::HashMap;

@@ -2,6 +2,11 @@
 //! or write, checked against every host access of an array, every
 //! operation recorded on another queue, and the release of device memory.
 //! The rules as users see them are in `docs/language.md`, "Async queues".
+//! Both backends use it: the Vulkan backend with its queues' timeline
+//! values, the host backend ([`HostRaces`]) with a count per queue, since
+//! its async work runs at once but stays pending in program order until
+//! the program waits for it, so `--host` reports the races a device run
+//! would.
 //!
 //! An operation touches two memories: the host array and the device copy
 //! of one device. Two accesses conflict when they touch the same memory,
@@ -299,6 +304,107 @@ impl Tracker {
             ));
         }
         Ok(())
+    }
+}
+
+/// The rows of a kernel's array its launch may touch: the outer loop's
+/// range `level` (inclusive or not) shifted by the leading index offsets
+/// `offsets` ([`compiler::footprint`]), inside the bound section's rows
+/// `s_lo..s_hi`; the whole section when the offsets are unknown.
+pub fn kernel_rows(
+    offsets: Option<(i64, i64)>,
+    level: Option<(i128, i128)>,
+    inclusive: bool,
+    (s_lo, s_hi): (usize, usize),
+) -> (usize, usize) {
+    if let (Some((min, max)), Some((l0, h0))) = (offsets, level) {
+        let end = if inclusive { h0 + 1 } else { h0 };
+        let (a_lo, a_hi) = (l0 + min as i128, end + max as i128);
+        if a_lo < a_hi {
+            return (
+                a_lo.clamp(s_lo as i128, s_hi as i128) as usize,
+                a_hi.clamp(s_lo as i128, s_hi as i128) as usize,
+            );
+        }
+    }
+    (s_lo, s_hi)
+}
+
+/// Race tracking on the host backend: what the Vulkan backend tracks, with
+/// each queue's operations numbered in program order in place of timeline
+/// values.
+#[derive(Default)]
+pub struct HostRaces {
+    pub tracker: Tracker,
+    /// The queue and construct of the operations that follow
+    /// ([`crate::interp::construct::Backend::begin`]).
+    pub queue: QueueId,
+    pub span: Span,
+    pub names: HashMap<u64, Rc<str>>,
+    /// The number of the last operation of each (device, queue).
+    values: HashMap<(usize, QueueId), u64>,
+}
+
+impl HostRaces {
+    pub fn name(&self, array: u64) -> Rc<str> {
+        self.names
+            .get(&array)
+            .cloned()
+            .unwrap_or_else(|| Rc::from("an array"))
+    }
+
+    /// Before an operation of the current construct that does `accesses`:
+    /// an error if one races with pending work.
+    pub fn guard(&self, dev: usize, accesses: &[Access], what: &str) -> Result<(), Box<Diag>> {
+        if self.tracker.is_empty() {
+            return Ok(());
+        }
+        for acc in accesses {
+            self.tracker.check(dev, self.queue, acc, self.span, what)?;
+        }
+        Ok(())
+    }
+
+    /// After an operation ran: on an async queue it stays pending until
+    /// the program waits for that queue.
+    pub fn record(&mut self, dev: usize, accesses: Vec<Access>, what: &'static str) {
+        if self.queue == QueueId::Sync || accesses.is_empty() {
+            return;
+        }
+        let v = self.values.entry((dev, self.queue)).or_insert(0);
+        *v += 1;
+        let v = *v;
+        for acc in accesses {
+            self.tracker
+                .record(dev, self.queue, v, acc, self.span, what);
+        }
+    }
+
+    fn targets(&self, dev: usize, queues: Option<&[i64]>) -> Vec<(QueueId, u64)> {
+        let value = |q: QueueId| self.values.get(&(dev, q)).copied().unwrap_or(0);
+        match queues {
+            Some(qs) => qs
+                .iter()
+                .map(|&n| (QueueId::Async(n), value(QueueId::Async(n))))
+                .collect(),
+            None => self
+                .values
+                .iter()
+                .filter(|((d, _), _)| *d == dev)
+                .map(|((_, q), &v)| (*q, v))
+                .collect(),
+        }
+    }
+
+    /// `wait(queues)` on the host (None: every queue of `dev`), or with
+    /// `join`, `wait(queues) async(join)`.
+    pub fn wait(&mut self, dev: usize, queues: Option<&[i64]>, join: Option<QueueId>) {
+        for (q, v) in self.targets(dev, queues) {
+            match join {
+                None => self.tracker.waited(dev, q, v),
+                Some(into) => self.tracker.join(dev, into, q, v),
+            }
+        }
     }
 }
 

@@ -1,0 +1,125 @@
+//! Race detection on the host reference backend: its async work runs at
+//! once, but stays pending in program order until the program waits for
+//! it, so `--host` rejects exactly the programs a device run rejects
+//! (`accl::race::*`), with the same diagnostic. Each program runs on both
+//! backends (lavapipe with validation for the device).
+
+mod common;
+use common::run;
+
+/// Racy programs, each refused on both backends alike.
+const RACY: &[&str] = &[
+    // A host read of what a pending copy writes.
+    "let a = zeros(f32, 1000);
+data copy(a) {
+    parallel loop async(1) for i in 0..1000 { a[i] = 1.0; }
+    update self(a) async(1);
+    let x = a[3];
+}",
+    // A host write of what a pending kernel reads.
+    "let a = arange(f32, 1000); let b = zeros(f32, 1000); enter data copyin(a, b);
+parallel loop async(4) for i in 0..1000 { b[i] = a[i] * 2.0; }
+a[10] = 5.0;",
+    // Freeing memory another queue's kernel writes.
+    "let a = zeros(f32, 1000); enter data copyin(a);
+parallel loop async(1) for i in 0..1000 { a[i] = 1.0; }
+exit data copyout(a) async(2);",
+    // A data region ending with unwaited work.
+    "let a = zeros(f32, 1000);
+data copy(a) {
+    parallel loop async(7) for i in 0..1000 { a[i] = 1.0; }
+}",
+    // Two queues writing overlapping rows.
+    "let a = zeros(f32, 1000);
+enter data create(a);
+parallel loop async(1) for i in 0..600 { a[i] = 1.0; }
+parallel loop async(2) for i in 500..1000 { a[i] = 2.0; }
+wait;",
+    // One queue reading what another writes.
+    "let a = zeros(f32, 100);
+let b = zeros(f32, 100);
+enter data create(a, b);
+parallel loop async(1) for i in 0..100 { a[i] = 1.0; }
+parallel loop async(2) for i in 0..100 { b[i] = a[i]; }
+wait;",
+    // A join of the wrong queue.
+    "let a = zeros(i32, 1000);
+let b = zeros(i32, 1000);
+data create(a) copyout(b) {
+    parallel loop async(1) for i in 0..1000 { a[i] = i; }
+    wait(3) async(2);
+    parallel loop async(2) for i in 0..1000 { b[i] = a[i] * 2; }
+    wait(2);
+}",
+    // A device copy while another queue writes its source.
+    "let a = zeros(f32, 64); let b = zeros(f32, 64); enter data copyin(a, b);
+parallel loop async(1) for i in 0..64 { a[i] = 1.0; }
+acc_memcpy_device(b, a);",
+    // Reading a whole array (sum) while a copy into it is pending.
+    "let a = zeros(f32, 64); enter data create(a);
+parallel loop async(1) for i in 0..64 { a[i] = 2.0; }
+exit data copyout(a) async(1);
+let s = sum(a);",
+];
+
+/// The same programs made correct: both backends run them.
+const FIXED: &[&str] = &[
+    "let a = zeros(f32, 1000);
+data copy(a) {
+    parallel loop async(1) for i in 0..1000 { a[i] = 1.0; }
+    update self(a) async(1);
+    wait(1);
+    let x = a[3];
+}",
+    "let a = zeros(f32, 1000);
+enter data create(a);
+parallel loop async(1) for i in 0..500 { a[i] = 1.0; }
+parallel loop async(2) for i in 500..1000 { a[i] = 2.0; }
+wait;
+exit data delete(a);",
+    "let a = zeros(i32, 1000);
+let b = zeros(i32, 1000);
+data create(a) copyout(b) {
+    parallel loop async(1) for i in 0..1000 { a[i] = i; }
+    wait(1) async(2);
+    parallel loop async(2) for i in 0..1000 { b[i] = a[i] * 2; }
+    wait(2);
+}",
+    "let a = zeros(f32, 64); let b = zeros(f32, 64); enter data copyin(a, b);
+parallel loop async(1) for i in 0..64 { a[i] = 1.0; }
+while !acc_async_test(1) { }
+acc_memcpy_device(b, a);
+exit data copyout(b) delete(a);",
+];
+
+#[test]
+fn the_host_refuses_every_race_the_device_refuses_with_the_same_diagnostic() {
+    for src in RACY {
+        let (h, d) = (run(src, false), run(src, true));
+        let (he, de) = match (&h.result, &d.result) {
+            (Err(he), Err(de)) => (he, de),
+            (hr, dr) => panic!(
+                "both must refuse:\n{src}\nhost: {:?}\ndevice: {:?}",
+                hr.as_ref().map_err(|e| e.render(100)),
+                dr.as_ref().map_err(|e| e.render(100))
+            ),
+        };
+        assert!(de.code().starts_with("accl::race::"), "{}", de.render(100));
+        let (hd, dd) = (&he.diags[0], &de.diags[0]);
+        assert_eq!(
+            (hd.code, &hd.message, &hd.labels, &hd.help),
+            (dd.code, &dd.message, &dd.labels, &dd.help),
+            "{src}"
+        );
+    }
+}
+
+#[test]
+fn correct_async_programs_run_on_both() {
+    for src in FIXED {
+        let (_, dev) = common::same_as_host(src, common::Floats::Exact);
+        if let Err(e) = &dev.result {
+            panic!("{src}\n{}", e.render(100));
+        }
+    }
+}
