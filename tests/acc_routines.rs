@@ -1,6 +1,6 @@
 //! OpenACC runtime routines on both backends: `acc_async_test(q)` and
 //! `acc_wait_any`, `acc_memcpy_device`, `acc_get_device_type`,
-//! `acc_get_property(_string)`, and
+//! `acc_get_property(_string)`, `set device_type(..)`, and
 //! `acc_async_test_all()` (true once the queue's work is done, which then
 //! lands as `wait` does), `acc_on_device()` (true only in code running on
 //! a Vulkan device).
@@ -151,5 +151,25 @@ fn device_type_and_properties_describe_the_device() {
             let r = run(bad, device);
             assert_eq!(r.result.as_ref().unwrap_err().code(), code);
         }
+    }
+}
+
+#[test]
+fn set_device_type_chooses_a_device_of_that_kind() {
+    for (device, kind) in [(false, "host"), (true, "cpu")] {
+        let src = format!(
+            "set device_type({kind}); let k = acc_get_device_type(); set device_type(any) device_num(0); let n = acc_get_device_num();"
+        );
+        let r = run(&src, device);
+        r.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}", e.render(100)));
+        assert_eq!(r.engine.get_str("k").as_deref(), Some(kind));
+        assert_eq!(r.engine.get::<i32>("n"), Some(0));
+        // No GPU here (lavapipe is a CPU driver; the host reference is host).
+        let r = run("set device_type(gpu);", device);
+        let e = r.result.as_ref().unwrap_err();
+        assert_eq!(e.code(), "accl::run::bad_device");
+        assert!(e.to_string().contains("no `gpu` device"), "{e}");
     }
 }

@@ -284,6 +284,8 @@ pub struct Clauses {
     pub finalize: bool,
     pub if_present: bool,
     pub device_num: Option<ExprH>,
+    /// `set device_type(t)`: `"gpu"`, `"cpu"`, `"host"` or `"any"`.
+    pub device_type: Option<&'static str>,
 }
 
 /// What a kernel construct uses from outside itself.

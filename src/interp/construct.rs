@@ -48,6 +48,7 @@ pub struct CConstruct {
     /// `wait` (empty) or `wait(e..)`: the clause, or the `wait` statement.
     pub wait: Option<Vec<CExpr>>,
     pub device_num: Option<CExpr>,
+    pub device_type: Option<&'static str>,
     pub data: Vec<CData>,
     /// Arrays a kernel uses that no data clause names: `(slot, name, span)`.
     pub implicit: Vec<(usize, String, Span)>,
@@ -767,9 +768,30 @@ fn construct_on(
         DK::EnterData | DK::ExitData | DK::Update => standalone(c, fr, cx),
         DK::Wait => Ok(Flow::Next),
         DK::Set => {
-            if let Some(d) = &c.device_num {
-                let v = d.eval_int(fr, cx)?;
-                cx.set_device(v, c.span)?;
+            let num = match &c.device_num {
+                Some(d) => Some(d.eval_int(fr, cx)?),
+                None => None,
+            };
+            match c.device_type {
+                // `device_num` counts among the devices of that type.
+                Some(t) => {
+                    let b = cx.backend.clone();
+                    let of_type: Vec<usize> = (0..b.num_devices())
+                        .filter(|&d| t == "any" || b.device_props(d).is_some_and(|p| p.kind == t))
+                        .collect();
+                    let k = num.unwrap_or(0);
+                    match usize::try_from(k).ok().and_then(|k| of_type.get(k)) {
+                        Some(&d) => cx.set_device(d as i128, c.span)?,
+                        None => {
+                            return Err(super::error::no_device_of_type(c.span, t, k, &b.devices()))
+                        }
+                    }
+                }
+                None => {
+                    if let Some(v) = num {
+                        cx.set_device(v, c.span)?;
+                    }
+                }
             }
             Ok(Flow::Next)
         }
@@ -928,6 +950,7 @@ impl Compiler<'_> {
             async_,
             wait,
             device_num: cl.device_num.map(|e| self.expr(e)),
+            device_type: cl.device_type,
             data,
             implicit,
             arrays: if kernel { arrays } else { Vec::new() },

@@ -446,3 +446,16 @@ pub fn bad_property(span: Span, func: &str, what: &str) -> Box<Diag> {
         .with_help(format!("its properties are {known}")),
     )
 }
+
+/// `set device_type(t) [device_num(k)]` with no such device.
+pub fn no_device_of_type(span: Span, t: &str, k: i128, devices: &[String]) -> Box<Diag> {
+    let what = if k == 0 {
+        format!("there is no `{t}` device")
+    } else {
+        format!("there is no `{t}` device number {k}")
+    };
+    Box::new(
+        Diag::error("accl::run::bad_device", what, span, "chooses the device")
+            .with_help(format!("the devices are: {}", devices.join("; "))),
+    )
+}

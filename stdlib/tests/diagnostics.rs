@@ -303,6 +303,8 @@ cases! {
         "fn greet(who: string) -> str {\n    return \"hi \" + who;\n}\n";
     string_stored_in_number: "accl::type::mismatch" =>
         "let n: i32 = \"5\";\n";
+    set_bad_device_type: "accl::device::bad_device_type" =>
+        "set device_type(nvidia);\n";
     string_format_needs_a_string: "accl::type::builtin_args" =>
         "let s = format(3, 4);\n";
 }

@@ -33,6 +33,8 @@ enum Shape {
     ConstInt,
     /// `(present)`.
     Default,
+    /// `(gpu)`: a kind of device.
+    DeviceType,
     /// `(constant integer, ..)`.
     ConstInts,
 }
@@ -69,6 +71,7 @@ const CLAUSES: &[(&str, Shape)] = &[
     ("finalize", Shape::Flag),
     ("if_present", Shape::Flag),
     ("device_num", Shape::Int),
+    ("device_type", Shape::DeviceType),
 ];
 
 /// Every clause name of every construct (for completion in tools).
@@ -144,7 +147,7 @@ fn allowed(kind: DK) -> Vec<&'static str> {
             "wait",
         ],
         DK::Wait => vec!["async", "if"],
-        DK::Set => vec!["device_num", "if"],
+        DK::Set => vec!["device_num", "device_type", "if"],
     };
     if matches!(kind, DK::ParallelLoop | DK::Parallel | DK::Data) {
         v.extend_from_slice(DATA);
@@ -255,7 +258,12 @@ impl Checker<'_> {
                 (ClauseArgs::List(_), Shape::Flag) => false,
                 (
                     ClauseArgs::List(v),
-                    Shape::OptInt | Shape::Int | Shape::Bool | Shape::ConstInt | Shape::Default,
+                    Shape::OptInt
+                    | Shape::Int
+                    | Shape::Bool
+                    | Shape::ConstInt
+                    | Shape::Default
+                    | Shape::DeviceType,
                 ) => v.len() == 1,
                 (ClauseArgs::List(v), _) => !v.is_empty(),
             };
@@ -274,6 +282,9 @@ impl Checker<'_> {
                     }
                     Shape::ConstInt => format!("write `{name}(n)` with a constant integer"),
                     Shape::Default => "write `default(present)`".to_string(),
+                    Shape::DeviceType => {
+                        "write `device_type(gpu)`, `device_type(cpu)`, `device_type(host)` or `device_type(any)`".to_string()
+                    }
                     Shape::ConstInts => format!("write `{name}(a, b)` with constant integers"),
                 };
                 let label = match &cl.args {
@@ -369,6 +380,30 @@ impl Checker<'_> {
                 ("num_workers", _) => c.num_workers = Some(self.positive_int_arg(&list[0])),
                 ("vector_length", _) => c.vector_length = Some(self.positive_int_arg(&list[0])),
                 ("device_num", _) => c.device_num = Some(self.int_arg(&list[0])),
+                ("device_type", _) => match &list[0].kind {
+                    ast::ExprKind::Var(v)
+                        if ["gpu", "cpu", "host", "any"].contains(&v.as_str()) =>
+                    {
+                        c.device_type = Some(match v.as_str() {
+                            "gpu" => "gpu",
+                            "cpu" => "cpu",
+                            "host" => "host",
+                            _ => "any",
+                        })
+                    }
+                    _ => {
+                        self.err(
+                            Diag::error(
+                                "accl::device::bad_device_type",
+                                "the device types are `gpu`, `cpu`, `host` and `any`",
+                                list[0].span,
+                                "not a device type",
+                            )
+                            .with_help("`gpu` is a GPU (discrete or integrated), `cpu` a CPU Vulkan driver such as lavapipe, `host` the host reference"),
+                        );
+                        ok = false;
+                    }
+                },
                 ("default", _) => match &list[0].kind {
                     ast::ExprKind::Var(v) if v == "present" => c.default_present = true,
                     ast::ExprKind::Var(v) if v == "none" => c.default_none = true,

@@ -298,7 +298,10 @@ impl Checker<'_> {
                 has(&[DataKind::CopyOut, DataKind::Delete]),
                 "`copyout(..)` or `delete(..)`",
             ),
-            DK::Set => (c.device_num.is_some(), "`device_num(..)`"),
+            DK::Set => (
+                c.device_num.is_some() || c.device_type.is_some(),
+                "`device_num(..)` or `device_type(..)`",
+            ),
             DK::Data => (
                 !c.data.is_empty() || c.default_present,
                 "a data clause such as `copy(..)`",
