@@ -36,6 +36,7 @@ macro_rules! exact {
 exact!(
     async_join,
     column_halo,
+    heat,
     histogram,
     mandelbrot,
     mandelbrot_async,

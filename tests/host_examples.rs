@@ -60,6 +60,7 @@ macro_rules! examples {
 examples!(
     async_join,
     column_halo,
+    heat,
     gram_schmidt,
     histogram,
     jacobi,

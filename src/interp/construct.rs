@@ -425,7 +425,14 @@ impl Backend for HostBackend {
                 }
             }
         }
+        // Nested `loop` constructs of the region run as constructs here
+        // (a device runs them inside the kernel): the queue and construct
+        // of what follows (the exit of the construct's data) stay this one's.
+        let races = &cx.present.store.races;
+        let (queue, span) = (races.queue, races.span);
         let r = compute(c, fr, cx);
+        let races = &mut cx.present.store.races;
+        (races.queue, races.span) = (queue, span);
         for (s, a) in saved.into_iter().rev() {
             fr.a[s] = a;
         }
