@@ -402,3 +402,33 @@ fn diagnostic_a_box_outside_the_array() {
 fn diagnostic_a_box_not_present() {
     assert_snapshot!(fail("let a = zeros(f32, 8, 6);\nupdate self(a[:, 1:1]);"));
 }
+
+#[test]
+fn many_runs_are_gathered_and_scattered_on_the_device() {
+    // 64 rows of one column: more runs than copy regions are worth, so a
+    // kernel packs them and one copy crosses; the values equal the host's.
+    let src = "let a = zeros(f32, 64, 5); let b = zeros(u8, 64, 5);
+        for j in 0..64 { for i in 0..5 { a[j, i] = (7 * j + i) as f32; b[j, i] = (j + i) as u8; } }
+        data copyin(a, b) {
+            parallel loop for j in 0..64 { a[j, 3] = a[j, 3] * 2.0; b[j, 1] = b[j, 1] + 100u8; }
+            update self(a[:, 3:1], b[:, 1:1]);
+            for j in 0..64 { a[j, 3] = a[j, 3] + 0.5; }
+            update device(a[:, 3:1]);
+            parallel loop for j in 0..64 { a[j, 4] = a[j, 3]; }
+            update self(a[:, 4:1]);
+        }";
+    ok(src);
+    let names: Vec<String> = common::trace_events(src)
+        .iter()
+        .filter(|x| x["pid"].as_u64().is_some_and(|p| p > 0) && x["ph"] == "X")
+        .filter_map(|x| x["name"].as_str().map(str::to_string))
+        .collect();
+    let count = |s: &str| names.iter().filter(|n| n.contains(s)).count();
+    assert_eq!(
+        (count("gather a box"), count("scatter a box")),
+        (2, 1),
+        "{names:?}"
+    );
+    // `u8` runs are not word aligned: copy regions.
+    assert_eq!(count("download strided"), 1, "{names:?}");
+}

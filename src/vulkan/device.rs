@@ -168,6 +168,9 @@ pub struct DevState {
     /// Host-visible buffers where reduction kernels write their per-group
     /// partials, for reuse once the host has read them.
     partials: Rc<std::cell::RefCell<Vec<Buffer>>>,
+    /// The strided-copy kernel and its packed buffer, made on first use
+    /// (`device/strided.rs`).
+    pub(super) strided: Option<(ComputePipeline, Option<Buffer>)>,
     /// Kernels being compiled ahead of their first launch, by (fingerprint,
     /// specialisation): the launch waits for its own ([`DevState::module`]).
     pub(super) prefetching: HashMap<(u64, Spec), std::sync::mpsc::Receiver<Prefetched>>,
@@ -277,6 +280,7 @@ impl DevState {
             used: Rc::new(Cell::new(0)),
             fault_buf: None,
             partials: Rc::default(),
+            strided: None,
             idle_submits: Vec::new(),
             prefetching: HashMap::new(),
             workers: Vec::new(),
