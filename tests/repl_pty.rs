@@ -135,6 +135,33 @@ fn keywords_are_highlighted_and_history_is_recalled() {
 }
 
 #[test]
+fn each_input_is_its_own_source_in_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = spawn(&dir.path().join("history"), true);
+    expect(&mut p, "Ctrl-D exits");
+    // A function declared over three lines, two inputs before the error.
+    p.send_line("fn half(x: f64) -> f64 {").unwrap();
+    p.send_line("    return x / 2.0;").unwrap();
+    p.send_line("}").unwrap();
+    p.send_line("let k = 1;").unwrap();
+    p.send_line("let h = half(1.0, 2.0);").unwrap();
+    // The error is on line 1 of input 3; `defined here` quotes input 1.
+    expect(&mut p, "takes 1 argument but 2 were given");
+    let before = expect(&mut p, "<input 3>:1:9]");
+    let before = before + &expect(&mut p, "<input 1>:1:4]");
+    let before = before + &expect(&mut p, "defined here");
+    assert!(!before.contains("Failed to read"), "{before}");
+    assert!(!before.contains("let k = 1;"), "{before}");
+    // A one-line input after them: line 1, no earlier text quoted.
+    p.send_line("let bad = k[0];").unwrap();
+    let before = expect(&mut p, "<input 4>:1:11]");
+    let before = before + &expect(&mut p, "not an array");
+    assert!(!before.contains("fn half"), "{before}");
+    p.send_line(":quit").unwrap();
+    p.exp_eof().expect("accl exits on :quit");
+}
+
+#[test]
 fn an_unusable_history_file_is_not_an_error() {
     let dir = tempfile::tempdir().unwrap();
     // The history's folder is a plain file: it can be neither read nor written.

@@ -237,7 +237,7 @@ impl Session {
                 .variables()
                 .into_iter()
                 .map(|(n, _)| n)
-                .chain(self.engine.decls.iter().map(|(n, _)| n.clone()))
+                .chain(self.engine.decls.iter().map(|d| d.name.clone()))
                 .collect(),
         }
     }

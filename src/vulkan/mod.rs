@@ -386,7 +386,7 @@ impl Backend for VulkanBackend {
                 None => format!("wait({qs})"),
                 Some(q) => format!("wait({qs}) {}: device-side join", q.track()),
             };
-            t.host(format!("{name} (line {})", cx.line_of(span)), "wait", t0);
+            t.host(format!("{name} ({})", cx.line_of(span)), "wait", t0);
         }
         r
     }
