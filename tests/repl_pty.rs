@@ -162,6 +162,29 @@ fn each_input_is_its_own_source_in_diagnostics() {
 }
 
 #[test]
+fn ctrl_d_on_a_continuation_line_discards_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = spawn(&dir.path().join("history"), true);
+    expect(&mut p, "Ctrl-D exits");
+    p.send_line("fn unfinished(x: i32) -> i32 {").unwrap();
+    expect(&mut p, "  ... ");
+    p.send_line("    return x;").unwrap();
+    expect(&mut p, "  ... ");
+    // Ctrl-D on the empty continuation line: a note, the main prompt again.
+    p.send_control('d').unwrap();
+    expect(&mut p, "(Ctrl-D: unfinished input discarded)");
+    expect(&mut p, "accl> ");
+    // The discarded declaration is not in the session.
+    p.send_line("let r = unfinished(1);").unwrap();
+    expect(&mut p, "cannot find function `unfinished`");
+    p.send_line("40 + 2").unwrap();
+    expect(&mut p, "42 : i32");
+    // Ctrl-D at the empty main prompt still leaves.
+    p.send_control('d').unwrap();
+    p.exp_eof().expect("accl exits on Ctrl-D");
+}
+
+#[test]
 fn an_unusable_history_file_is_not_an_error() {
     let dir = tempfile::tempdir().unwrap();
     // The history's folder is a plain file: it can be neither read nor written.

@@ -505,7 +505,14 @@ fn run_tty(mut s: Session, busy: Arc<AtomicBool>) -> ExitCode {
                     s.say(&m);
                 }
             }
-            Err(ReadlineError::Eof) => break,
+            // Ctrl-D on an empty line: leaves at the main prompt; on a
+            // continuation line, drops the unfinished input instead.
+            Err(ReadlineError::Eof) if pending.is_empty() => break,
+            Err(ReadlineError::Eof) => {
+                pending.clear();
+                let m = s.style.dim("(Ctrl-D: unfinished input discarded)");
+                s.say(&m);
+            }
             Err(e) => {
                 s.error(&format!("cannot read the terminal: {e}"));
                 break;
