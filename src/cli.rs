@@ -225,10 +225,7 @@ pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> Ex
             }
         }
     } else if opts.time {
-        eprintln!(
-            "wall {:.3} ms (host backend: every construct ran on the host)",
-            wall * 1e3
-        );
+        eprint!("{}", crate::timing::host_line(wall));
     }
     let messages = engine.take_validation_messages();
     for m in &messages {
