@@ -1,6 +1,6 @@
 //! The `accl` command line.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -73,6 +73,12 @@ enum Cmd {
     Bench {
         #[command(subcommand)]
         what: BenchWhat,
+    },
+    /// Print a shell completion script for accl (e.g. `accl completions
+    /// bash > ~/.local/share/bash-completion/completions/accl`).
+    Completions {
+        /// The shell to complete in.
+        shell: clap_complete::Shell,
     },
 }
 
@@ -175,6 +181,10 @@ fn main() -> ExitCode {
             },
         ),
         Cmd::Devices => accl::cli::list_devices(),
+        Cmd::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "accl", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
         Cmd::Spirv { device, file } => accl::cli::spirv_file(&file, device),
         Cmd::Bench {
             what: BenchWhat::Host { n, runs },

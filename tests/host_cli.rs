@@ -194,3 +194,26 @@ fn host_runs_refuse_a_loop_budget_and_api_errors_have_no_empty_box() {
     assert!(err.contains("accl::device::open"), "{err}");
     assert!(!err.contains("<api>") && !err.contains('╭'), "{err}");
 }
+
+#[test]
+fn completions_print_a_script_naming_the_subcommands() {
+    let out = accl().args(["completions", "bash"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script = String::from_utf8(out.stdout).unwrap();
+    assert!(script.contains("_accl()"), "{script}");
+    for sub in ["run", "check", "devices", "spirv", "bench", "completions"] {
+        assert!(script.contains(sub), "no `{sub}` in\n{script}");
+    }
+    // Options of a subcommand too.
+    assert!(script.contains("--loop-budget"), "{script}");
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = accl().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success() && !out.stdout.is_empty(), "{shell}");
+    }
+    let out = accl().args(["completions", "tcsh"]).output().unwrap();
+    assert!(!out.status.success());
+}
