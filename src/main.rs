@@ -7,12 +7,16 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     name = "accl",
-    version,
+    disable_version_flag = true,
     about = "An OpenACC-style array language: host code interpreted, parallel constructs run on Vulkan compute"
 )]
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
+    /// Print the version, the git commit it was built from and the Vulkan
+    /// driver of device 0.
+    #[arg(short = 'V', long)]
+    version: bool,
     /// Start the interactive session on the host reference backend.
     #[arg(long)]
     host: bool,
@@ -142,6 +146,10 @@ enum BenchWhat {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.version {
+        print!("{}", accl::cli::version_text());
+        return ExitCode::SUCCESS;
+    }
     let Some(cmd) = cli.cmd else {
         let choice = if cli.host {
             accl::cli::BackendChoice::Host
