@@ -228,10 +228,7 @@ pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> Ex
             }
         }
     } else if opts.time {
-        eprintln!(
-            "wall {:.3} ms (host backend: every construct ran on the host)",
-            wall * 1e3
-        );
+        eprint!("{}", crate::timing::host_line(wall));
     }
     let messages = engine.take_validation_messages();
     for m in &messages {
@@ -404,6 +401,68 @@ pub fn spirv_file(file: &Path, device: Option<usize>) -> ExitCode {
 fn device_spec(d: usize) -> Result<compiler::Spec, String> {
     let b = crate::vulkan::VulkanBackend::new()?;
     b.spec(d)
+}
+
+/// `accl --version`: the version and the git commit the binary was built
+/// from, then the Vulkan driver of device 0 (the device `accl run` starts
+/// on, `ACCL_DEVICES` honoured) or why there is none. Never fails.
+pub fn version_text() -> String {
+    let vulkan = match std::panic::catch_unwind(device0_driver) {
+        Ok(Ok(line)) => line,
+        Ok(Err(m)) => format!("no Vulkan device: {m}"),
+        Err(_) => "no Vulkan device: the driver query failed".to_string(),
+    };
+    format!(
+        "accl {} (commit {})\n{}\n",
+        env!("CARGO_PKG_VERSION"),
+        env!("ACCL_GIT_COMMIT"),
+        vulkan.trim_end()
+    )
+}
+
+/// `device 0: NAME, driver DRIVER (version X.Y.Z), Vulkan A.B.C`.
+fn device0_driver() -> Result<String, String> {
+    let instance = vk_runtime::Instance::new(&vk_runtime::InstanceOptions {
+        validation: false,
+        app_name: "accl".into(),
+    })
+    .map_err(|e| e.to_string())?;
+    let all = crate::vulkan::ordered_adapters(&instance)?;
+    if all.is_empty() {
+        return Err("the driver lists no device with a compute queue".into());
+    }
+    let env = std::env::var("ACCL_DEVICES").ok();
+    let chosen = crate::vulkan::select_devices(env.as_deref().unwrap_or(""), &all)?;
+    let Some(a) = chosen.first() else {
+        return Err("no device is selected".into());
+    };
+    let (ma, mi, pa) = a.api_version;
+    let version = driver_version(a.vendor_id, a.driver_version);
+    let driver = if a.driver.is_empty() {
+        format!("driver version {version}")
+    } else {
+        format!("driver {} (version {version})", a.driver)
+    };
+    Ok(format!(
+        "device 0: {}, {driver}, Vulkan {ma}.{mi}.{pa}",
+        a.name
+    ))
+}
+
+/// A driver's version number as its vendor encodes it.
+fn driver_version(vendor: u32, v: u32) -> String {
+    match vendor {
+        // NVIDIA: 10.8.8.6 bits.
+        0x10de => format!(
+            "{}.{}.{}.{}",
+            v >> 22,
+            (v >> 14) & 0xff,
+            (v >> 6) & 0xff,
+            v & 0x3f
+        ),
+        // Everyone else (Mesa, AMD's drivers, MoltenVK): Vulkan's own 10.10.12 bits.
+        _ => format!("{}.{}.{}", v >> 22, (v >> 12) & 0x3ff, v & 0xfff),
+    }
 }
 
 /// `accl devices`: every Vulkan device accl can use, in device-number order.

@@ -1,18 +1,22 @@
 //! The `accl` command line.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(
     name = "accl",
-    version,
+    disable_version_flag = true,
     about = "An OpenACC-style array language: host code interpreted, parallel constructs run on Vulkan compute"
 )]
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
+    /// Print the version, the git commit it was built from and the Vulkan
+    /// driver of device 0.
+    #[arg(short = 'V', long)]
+    version: bool,
     /// Start the interactive session on the host reference backend.
     #[arg(long)]
     host: bool,
@@ -78,6 +82,12 @@ enum Cmd {
         #[command(subcommand)]
         what: BenchWhat,
     },
+    /// Print a shell completion script for accl (e.g. `accl completions
+    /// bash > ~/.local/share/bash-completion/completions/accl`).
+    Completions {
+        /// The shell to complete in.
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Subcommand)]
@@ -140,6 +150,10 @@ enum BenchWhat {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.version {
+        print!("{}", accl::cli::version_text());
+        return ExitCode::SUCCESS;
+    }
     let Some(cmd) = cli.cmd else {
         let choice = if cli.host {
             accl::cli::BackendChoice::Host
@@ -181,6 +195,10 @@ fn main() -> ExitCode {
             },
         ),
         Cmd::Devices => accl::cli::list_devices(),
+        Cmd::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "accl", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
         Cmd::Spirv { device, file } => accl::cli::spirv_file(&file, device),
         Cmd::Bench {
             what: BenchWhat::Host { n, runs },

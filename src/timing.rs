@@ -49,7 +49,8 @@ pub fn table(json: &str, wall_s: f64) -> String {
         .values()
         .chain(copies.values())
         .map(|r| r.total_us)
-        .sum();
+        .sum::<f64>()
+        + 0.0; // (an empty sum is -0.0)
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -92,6 +93,14 @@ pub fn table(json: &str, wall_s: f64) -> String {
     out
 }
 
+/// What `--time` says on the host backend, for a run that took `wall_s`.
+pub fn host_line(wall_s: f64) -> String {
+    format!(
+        "wall {:.3} ms (host backend: every construct ran on the host)\n",
+        wall_s * 1e3
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +134,8 @@ mod tests {
         assert_eq!(line("upload"), "upload 1 0.100 100.0 10.0%");
         assert_eq!(line("compile"), "compile (host, JIT) 1 2.000 2000.0");
         assert!(t.contains("device busy 1.000 ms; wall 500.000 ms"), "{t}");
+        // No device work: zero busy time, not `-0.000`.
+        let t = table(r#"{"traceEvents":[]}"#, 0.001);
+        assert!(t.ends_with("device busy 0.000 ms; wall 1.000 ms\n"), "{t}");
     }
 }

@@ -378,6 +378,35 @@ data create(a) {
     assert!(ev.iter().any(|x| x["ph"] == "M" && x["pid"] == 1));
 }
 
+/// Across inputs of one engine, a kernel is named by its line in the input
+/// it was written in: line 1 of a one-line input, whatever declarations
+/// came before, and the line in its own input for a function's kernel.
+#[test]
+fn trace_lines_count_from_each_input() {
+    let mut e = common::device_engine();
+    e.eval("const N = 64;\nlet a = zeros(f32, N);\n\nfn fill(v: f32[]) {\n    parallel loop for i in 0..len(v) { v[i] = 2.0; }\n}")
+        .unwrap();
+    e.start_trace().unwrap();
+    e.eval("parallel loop for i in 0..N { a[i] = 1.0; }")
+        .unwrap();
+    e.eval("\nfill(a);").unwrap();
+    let json = e.stop_trace().unwrap();
+    assert!(e.take_validation_messages().is_empty());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let names: Vec<&str> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["name"].as_str())
+        .filter(|n| n.starts_with("kernel_"))
+        .collect();
+    assert!(names.iter().any(|n| n.ends_with(" line 1")), "{names:?}");
+    assert!(
+        names.iter().any(|n| n.ends_with(" line 5 of <input 1>")),
+        "{names:?}"
+    );
+}
+
 #[test]
 fn devices_are_chosen_by_list() {
     let r = run_devices("assert(acc_get_num_devices() == 3, \"three\");", "0,0,0");

@@ -357,3 +357,45 @@ fn registered_functions_take_and_return_arrays() {
         "accl::run::host_function"
     );
 }
+
+/// Each input keeps its own source: a diagnostic numbers lines from its
+/// input's first line and quotes only that input, and a label in an
+/// earlier input (a function declared there) quotes that input, under its
+/// own name.
+#[test]
+fn each_input_renders_with_its_own_source() {
+    let mut e = Engine::new();
+    e.eval(
+        "const K = 3;\n\nfn scale(x: f32,\n         k: i32) -> f32 {\n    return x * k as f32;\n}",
+    )
+    .unwrap();
+    e.eval("let a = zeros(f32, K);\nlet unused = 1;").unwrap();
+    e.eval("fn poke(v: f32[], i: i32) { v[i] = 1.0; }").unwrap();
+    // A type error with a label two inputs back.
+    let err = e.eval("let y = scale(2.0);").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "accl::type::arity: `scale` takes 2 arguments but 1 was given at <input 4>:1:9"
+    );
+    insta::assert_snapshot!("arity_across_inputs", err.render(80));
+    // A run-time error inside a function declared in an earlier input:
+    // the input of the function, line 1 of it.
+    let err = e.eval("let ok = 1;\npoke(a, K + 2);").unwrap_err();
+    assert_eq!(err.code(), "accl::run::index_out_of_bounds");
+    assert!(err.to_string().ends_with(" at <input 3>:1:31"), "{err}");
+    insta::assert_snapshot!("run_time_error_in_an_earlier_input", err.render(80));
+    // A one-line input's error is on its line 1, whatever came before.
+    let err = e.eval("let z = K[0];").unwrap_err();
+    assert!(err.to_string().ends_with(" at <input 6>:1:9"), "{err}");
+    let r = err.render(80);
+    assert!(!r.contains("const K") && !r.contains("Failed"), "{r}");
+    // `eval_source` names its input; the earlier ones keep theirs.
+    let err = e
+        .eval_source("extra.accl", "\nscale(1.0, 2, 3)")
+        .unwrap_err();
+    let r = err.render(80);
+    assert!(
+        r.contains("[extra.accl:2:1]") && r.contains("[<input 1>:3:4]"),
+        "{r}"
+    );
+}

@@ -239,3 +239,78 @@ fn host_runs_refuse_a_loop_budget_and_api_errors_have_no_empty_box() {
     assert!(err.contains("accl::device::open"), "{err}");
     assert!(!err.contains("<api>") && !err.contains('╭'), "{err}");
 }
+
+#[test]
+fn completions_print_a_script_naming_the_subcommands() {
+    let out = accl().args(["completions", "bash"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script = String::from_utf8(out.stdout).unwrap();
+    assert!(script.contains("_accl()"), "{script}");
+    for sub in ["run", "check", "devices", "spirv", "bench", "completions"] {
+        assert!(script.contains(sub), "no `{sub}` in\n{script}");
+    }
+    // Options of a subcommand too.
+    assert!(script.contains("--loop-budget"), "{script}");
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = accl().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success() && !out.stdout.is_empty(), "{shell}");
+    }
+    let out = accl().args(["completions", "tcsh"]).output().unwrap();
+    assert!(!out.status.success());
+}
+
+/// `accl --version`: `accl X.Y.Z (commit abc1234)`, then the Vulkan driver
+/// of device 0 or why there is none; it never fails.
+#[test]
+fn version_names_the_commit_and_the_vulkan_driver() {
+    let check = |out: std::process::Output, want_device: Option<bool>| {
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        let head = format!("accl {} (commit ", env!("CARGO_PKG_VERSION"));
+        let commit = lines[0]
+            .strip_prefix(&head)
+            .and_then(|r| r.strip_suffix(')'))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            commit == "unknown"
+                || (commit.len() >= 4 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+            "{text}"
+        );
+        match lines[1].strip_prefix("device 0: ") {
+            Some(d) => {
+                assert_ne!(want_device, Some(false), "{text}");
+                let (_, api) = d
+                    .rsplit_once(", Vulkan ")
+                    .unwrap_or_else(|| panic!("{text}"));
+                let parts: Vec<&str> = api.split('.').collect();
+                assert_eq!(parts.len(), 3, "{text}");
+                assert!(parts.iter().all(|p| p.parse::<u32>().is_ok()), "{text}");
+                assert!(d.contains("version "), "{text}");
+            }
+            None => {
+                assert_ne!(want_device, Some(true), "{text}");
+                let why = lines[1].strip_prefix("no Vulkan device: ");
+                assert!(why.is_some_and(|w| !w.trim().is_empty()), "{text}");
+            }
+        }
+    };
+    // Whatever this machine has.
+    check(accl().arg("--version").output().unwrap(), None);
+    check(accl().arg("-V").output().unwrap(), None);
+    // No driver at all: the reason, and still success.
+    let none = "/nonexistent/accl_icd.json";
+    let out = accl()
+        .arg("--version")
+        .env("VK_ICD_FILENAMES", none)
+        .env("VK_DRIVER_FILES", none)
+        .env_remove("VK_ADD_DRIVER_FILES")
+        .output()
+        .unwrap();
+    check(out, Some(false));
+}

@@ -1,6 +1,7 @@
 //! The REPL driven through a pseudo-terminal, as a person uses it: the real
-//! `accl` binary on the host backend (no GPU needed), rustyline in raw
-//! mode, Ctrl-C as a real SIGINT from the terminal's line discipline.
+//! `accl` binary on the host backend (no GPU needed; `:time`'s device table
+//! on the Vulkan backend, lavapipe in CI), rustyline in raw mode, Ctrl-C as
+//! a real SIGINT from the terminal's line discipline.
 //!
 //! Every step waits for output that only the step itself can produce (the
 //! echo of typed text never contains it), so there is no sleeping.
@@ -13,8 +14,13 @@ use std::process::{Command, Stdio};
 const TIMEOUT_MS: u64 = 120_000;
 
 fn spawn(history: &Path, strip_ansi: bool) -> PtySession {
+    spawn_on(&["--host"], history, strip_ansi)
+}
+
+/// `accl` with `args` (no `--host`: the Vulkan backend) in a pty.
+fn spawn_on(args: &[&str], history: &Path, strip_ansi: bool) -> PtySession {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_accl"));
-    cmd.arg("--host")
+    cmd.args(args)
         .env("ACCL_HISTORY", history)
         .env("TERM", "xterm")
         .env_remove("NO_COLOR");
@@ -130,6 +136,100 @@ fn keywords_are_highlighted_and_history_is_recalled() {
     p.send_line("").unwrap();
     p.send_line("remembered + 1").unwrap();
     expect(&mut p, "42 \x1b[2m: i32");
+    p.send_line(":quit").unwrap();
+    p.exp_eof().expect("accl exits on :quit");
+}
+
+#[test]
+fn each_input_is_its_own_source_in_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = spawn(&dir.path().join("history"), true);
+    expect(&mut p, "Ctrl-D exits");
+    // A function declared over three lines, two inputs before the error.
+    p.send_line("fn half(x: f64) -> f64 {").unwrap();
+    p.send_line("    return x / 2.0;").unwrap();
+    p.send_line("}").unwrap();
+    p.send_line("let k = 1;").unwrap();
+    p.send_line("let h = half(1.0, 2.0);").unwrap();
+    // The error is on line 1 of input 3; `defined here` quotes input 1.
+    expect(&mut p, "takes 1 argument but 2 were given");
+    let before = expect(&mut p, "<input 3>:1:9]");
+    let before = before + &expect(&mut p, "<input 1>:1:4]");
+    let before = before + &expect(&mut p, "defined here");
+    assert!(!before.contains("Failed to read"), "{before}");
+    assert!(!before.contains("let k = 1;"), "{before}");
+    // A one-line input after them: line 1, no earlier text quoted.
+    p.send_line("let bad = k[0];").unwrap();
+    let before = expect(&mut p, "<input 4>:1:11]");
+    let before = before + &expect(&mut p, "not an array");
+    assert!(!before.contains("fn half"), "{before}");
+    p.send_line(":quit").unwrap();
+    p.exp_eof().expect("accl exits on :quit");
+}
+
+#[test]
+fn ctrl_d_on_a_continuation_line_discards_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = spawn(&dir.path().join("history"), true);
+    expect(&mut p, "Ctrl-D exits");
+    p.send_line("fn unfinished(x: i32) -> i32 {").unwrap();
+    expect(&mut p, "  ... ");
+    p.send_line("    return x;").unwrap();
+    expect(&mut p, "  ... ");
+    // Ctrl-D on the empty continuation line: a note, the main prompt again.
+    p.send_control('d').unwrap();
+    expect(&mut p, "(Ctrl-D: unfinished input discarded)");
+    expect(&mut p, "accl> ");
+    // The discarded declaration is not in the session.
+    p.send_line("let r = unfinished(1);").unwrap();
+    expect(&mut p, "cannot find function `unfinished`");
+    p.send_line("40 + 2").unwrap();
+    expect(&mut p, "42 : i32");
+    // Ctrl-D at the empty main prompt still leaves.
+    p.send_control('d').unwrap();
+    p.exp_eof().expect("accl exits on Ctrl-D");
+}
+
+/// `:time` prints the last input's time table, the one `accl run --time`
+/// prints at exit: on the Vulkan backend (lavapipe in CI), its kernels by
+/// line, copies, host compile/launch/wait time and the wall time.
+#[test]
+fn time_prints_the_last_inputs_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = spawn_on(&[], &dir.path().join("history"), true);
+    expect(&mut p, "on the vulkan backend");
+    p.send_line(":time").unwrap();
+    expect(&mut p, "no input has run yet");
+    p.send_line("let a = zeros(f32, 4096);").unwrap();
+    p.send_line("fn fill(v: f32[]) {").unwrap();
+    p.send_line("    parallel loop for i in 0..len(v) { v[i] = 1.0; }")
+        .unwrap();
+    p.send_line("}").unwrap();
+    p.send_line("fill(a); parallel loop for i in 0..4096 { a[i] += 1.0; }")
+        .unwrap();
+    p.send_line("a[4095]").unwrap();
+    expect(&mut p, "2 : f32");
+    // `a[4095]` ran no device work: its table has no kernel.
+    p.send_line(":time").unwrap();
+    let t = expect(&mut p, "device busy 0.000 ms; wall ");
+    assert!(!t.contains("kernels (device)"), "{t}");
+    p.send_line("fill(a); parallel loop for i in 0..4096 { a[i] += 1.0; }")
+        .unwrap();
+    p.send_line(":time").unwrap();
+    expect(&mut p, "total ms");
+    expect(&mut p, "kernels (device)");
+    let t = expect(&mut p, "device busy ");
+    // Both kernels, each named by its line in its own input.
+    assert!(t.contains(" line 1 "), "{t}");
+    assert!(t.contains(" line 2 of <input 2> "), "{t}");
+    assert!(t.contains("copies (device)"), "{t}");
+    expect(&mut p, "; wall ");
+    // `:time on`: a line after each input.
+    p.send_line(":time on").unwrap();
+    expect(&mut p, "timing on");
+    p.send_line("1 + 1").unwrap();
+    expect(&mut p, "2 : i32");
+    expect(&mut p, "time: ");
     p.send_line(":quit").unwrap();
     p.exp_eof().expect("accl exits on :quit");
 }

@@ -78,14 +78,10 @@ impl Diag {
         if !long {
             return miette::Report::new(self).with_source_code(src.clone());
         }
-        let start = (self.span().start as usize).min(src.text.len());
-        let line = src.line_of(start);
+        let (name, line, col) = src.locate(self.span().start as usize);
         self.message = format!(
-            "{} (at {}:{}:{}; the line is too long to show)",
+            "{} (at {name}:{line}:{col}; the line is too long to show)",
             self.message,
-            src.name,
-            line + 1,
-            start - src.line_starts()[line] + 1
         );
         self.labels.clear();
         miette::Report::new(self)
@@ -136,12 +132,25 @@ pub const MAX_SHOWN_LINE: usize = 4096;
 /// implementation for text scans the text from its start (rendering `d`
 /// diagnostics of an `n`-byte text cost O(n·d): minutes for a megabyte of
 /// garbage).
+///
+/// A source may also be several named texts laid end to end
+/// ([`Source::joined`]; a session's inputs): a label then renders with
+/// the text, the name and the line numbers of the part it points into.
 #[derive(Debug, Clone)]
 pub struct Source {
     pub name: Arc<str>,
     pub text: Arc<str>,
     /// Start offsets of the lines of `text`, built at the first use.
     lines: Arc<OnceLock<Vec<usize>>>,
+    /// The parts of a joined source (empty for one text).
+    parts: Arc<[Part]>,
+}
+
+/// One text of a joined source: where it starts in the joined text.
+#[derive(Debug, Clone)]
+struct Part {
+    start: usize,
+    src: Source,
 }
 
 impl Source {
@@ -150,7 +159,64 @@ impl Source {
             name: Arc::from(name.into()),
             text: Arc::from(text.into()),
             lines: Arc::default(),
+            parts: Arc::from([]),
         }
+    }
+    /// Several sources laid end to end, one `\n` between each two, under
+    /// `name`: the part that starts at byte `start` of the joined text
+    /// covers `start..=start + len` (its end included, so that a span at
+    /// the end of a part is in it). A label renders with its part's text,
+    /// name and line numbers; a span across parts reads as out of bounds.
+    /// The start of each part is returned with the source.
+    pub fn joined(name: impl Into<String>, parts: &[Source]) -> (Source, Vec<usize>) {
+        let mut text = String::new();
+        let mut list = Vec::with_capacity(parts.len());
+        for (i, p) in parts.iter().enumerate() {
+            if i > 0 {
+                text.push('\n');
+            }
+            // A joined part is taken whole: its own parts are not kept.
+            let src = if p.parts.is_empty() {
+                p.clone()
+            } else {
+                Source::new(&*p.name, &*p.text)
+            };
+            list.push(Part {
+                start: text.len(),
+                src,
+            });
+            text.push_str(&p.text);
+        }
+        let starts = list.iter().map(|p| p.start).collect();
+        let mut s = Source::new(name, text);
+        s.parts = Arc::from(list);
+        (s, starts)
+    }
+    /// The part holding byte `pos` and its start (`self` and 0 for a
+    /// source of one text; the last part past the end).
+    fn part_at(&self, pos: usize) -> (&Source, usize) {
+        if self.parts.is_empty() {
+            return (self, 0);
+        }
+        let i = self
+            .parts
+            .partition_point(|p| p.start + p.src.text.len() < pos)
+            .min(self.parts.len() - 1);
+        let p = &self.parts[i];
+        (&p.src, p.start)
+    }
+    /// The name, 1-based line and 1-based column (in characters) of byte
+    /// `pos`, in the part that holds it.
+    pub fn locate(&self, pos: usize) -> (&str, usize, usize) {
+        let (src, start) = self.part_at(pos);
+        let text = &*src.text;
+        let mut at = pos.saturating_sub(start).min(text.len());
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        let line = src.line_of(at);
+        let col = text[src.line_starts()[line]..at].chars().count() + 1;
+        (&src.name, line + 1, col)
     }
     /// A copy of the text as a miette source (the diagnostics of this crate
     /// use the [`Source`] itself, which copies nothing).
@@ -168,6 +234,11 @@ impl Source {
     }
     /// The length of the lines that `span` touches, line breaks excluded.
     fn line_len_around(&self, span: Span) -> usize {
+        if !self.parts.is_empty() {
+            let (src, start) = self.part_at(span.start as usize);
+            let local = |o: u32| (o as usize).saturating_sub(start);
+            return src.line_len_around(Span::new(local(span.start), local(span.end)));
+        }
         let text = self.text.as_bytes();
         let starts = self.line_starts();
         let start = (span.start as usize).min(text.len());
@@ -218,6 +289,23 @@ impl SourceCode for Source {
         before: usize,
         after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        if !self.parts.is_empty() {
+            let (src, start) = self.part_at(span.offset());
+            let end = span.offset().saturating_add(span.len());
+            if span.offset() < start || end > start + src.text.len() {
+                return Err(MietteError::OutOfBounds);
+            }
+            let local = SourceSpan::new((span.offset() - start).into(), span.len());
+            let c = src.read_span(&local, before, after)?;
+            return Ok(Box::new(MietteSpanContents::new_named(
+                src.name.to_string(),
+                c.data(),
+                SourceSpan::new((c.span().offset() + start).into(), c.span().len()),
+                c.line(),
+                c.column(),
+                c.line_count(),
+            )));
+        }
         let text = &*self.text;
         if span.offset() > text.len() {
             // (miette's reading of text panics on this one)
@@ -444,6 +532,38 @@ mod tests {
             &out[out.len() - 600..]
         );
         assert_eq!(out.matches("accl::test").count(), 4000);
+    }
+
+    /// A label renders with the text, name and line numbers of the part
+    /// of a joined source it points into.
+    #[test]
+    fn labels_of_joined_sources_render_in_their_parts() {
+        let now = Source::new("<input 4>", "let y = f(1, 2);");
+        let before = Source::new(
+            "<input 2>",
+            "let q = 0;\n\nfn f(x: i32) -> i32 {\n    return x;\n}",
+        );
+        let (src, starts) = Source::joined("<input 4>", &[now, before]);
+        assert_eq!(starts, [0, 17]);
+        let f = starts[1] + 15;
+        let d = Diag::error("accl::test", "bad", Span::new(8, 15), "the call")
+            .with_label(Span::new(f, f + 1), "defined here");
+        let out = render_plain(&src, &[d], 80);
+        assert!(
+            out.contains("[<input 4>:1:9]\n 1 │ let y = f(1, 2);"),
+            "{out}"
+        );
+        assert!(
+            out.contains("[<input 2>:3:4]\n 2 │ \n 3 │ fn f(x: i32)"),
+            "{out}"
+        );
+        assert!(!out.contains("Failed"), "{out}");
+        assert_eq!(src.locate(f), ("<input 2>", 3, 4));
+        assert_eq!(src.locate(16), ("<input 4>", 1, 17));
+        // A span across two parts is out of bounds, not a panic.
+        assert!(src
+            .read_span(&SourceSpan::new(10.into(), 10), 0, 0)
+            .is_err());
     }
 
     #[test]

@@ -62,6 +62,7 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
             }
         }
     }
+    reserved_names(&mut toks, src, &mut errors);
     let tokens = toks.iter().copied().map(Ok::<_, Diag>);
     let program = match grammar::ProgramParser::new().parse(&mut errors, tokens) {
         Ok(p) => p,
@@ -73,6 +74,19 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
     let unmatched = unmatched(&toks);
     for d in &mut errors {
         improve(d, &toks, &unmatched, src);
+    }
+    // A reserved word used as a name is reported once: not again where
+    // the name is used.
+    let named: Vec<String> = errors
+        .iter()
+        .filter(|d| d.code == "accl::parse::reserved_word")
+        .map(|d| d.message.replace(" is a reserved word", ""))
+        .collect();
+    if !named.is_empty() {
+        errors.retain(|d| {
+            d.code != "accl::parse::unexpected_token"
+                || !named.iter().any(|w| d.message == format!("unexpected {w}"))
+        });
     }
     diags.extend(errors);
     dedup(&mut diags);
@@ -210,7 +224,64 @@ fn describe_expected(expected: &[String]) -> Option<String> {
     }
 }
 
+/// A reserved word where a name must come (after `let`, `const`, `fn` or
+/// `for`; a parameter's name) is reported, and read as that name, so that
+/// the rest parses as meant instead of erring on from there.
+fn reserved_names<'s>(toks: &mut [(usize, Tok<'s>, usize)], src: &'s str, errors: &mut Vec<Diag>) {
+    // Inside a `fn` signature's parentheses: their depth.
+    let mut sig: Option<usize> = None;
+    for i in 0..toks.len() {
+        let prev = i.checked_sub(1).map(|j| toks[j].1);
+        let next = toks.get(i + 1).map(|t| t.1);
+        let name_here = match prev {
+            Some(Tok::Let | Tok::Const | Tok::Fn | Tok::For) => true,
+            Some(Tok::LParen | Tok::Comma) => sig == Some(1) && next == Some(Tok::Colon),
+            _ => false,
+        };
+        let (l, tok, r) = toks[i];
+        if name_here {
+            if let Some(w) = reserved_as_name(&tok, &["\"ident\"".to_string()]) {
+                errors.push(reserved_word(&w, Span::new(l, r)));
+                if let Some(text) = src.get(l..r) {
+                    toks[i].1 = Tok::Ident(text);
+                }
+            }
+        }
+        match (tok, sig) {
+            (Tok::LParen, None) if i >= 2 && toks[i - 2].1 == Tok::Fn => sig = Some(1),
+            (Tok::LParen | Tok::LBracket, Some(d)) => sig = Some(d + 1),
+            (Tok::RParen | Tok::RBracket, Some(d)) => sig = d.checked_sub(1).filter(|&d| d > 0),
+            _ => {}
+        }
+    }
+}
+
+fn reserved_word(word: &str, span: Span) -> Diag {
+    Diag::error(
+        "accl::parse::reserved_word",
+        format!("`{word}` is a reserved word"),
+        span,
+        "a reserved word cannot be a name",
+    )
+    .with_help(format!("rename it, e.g. `{word}_`"))
+}
+
+/// A reserved word where only a name may come (after `let`, `const`,
+/// `fn` or `for`, a parameter): the word itself, else None.
+fn reserved_as_name<'s>(tok: &Tok<'s>, expected: &[String]) -> Option<String> {
+    let wants_name = expected.iter().any(|e| e == "\"ident\"")
+        && expected
+            .iter()
+            .all(|e| matches!(e.as_str(), "\"ident\"" | "\")\"" | "\",\""));
+    let word = tok.to_string();
+    let word = word.strip_prefix('`')?.strip_suffix('`')?;
+    (wants_name && Tok::KEYWORDS.contains(&word)).then(|| word.to_string())
+}
+
 fn unexpected(tok: &Tok<'_>, span: Span, expected: &[String]) -> Diag {
+    if let Some(w) = reserved_as_name(tok, expected) {
+        return reserved_word(&w, span);
+    }
     let mut d = Diag::error(
         "accl::parse::unexpected_token",
         format!("unexpected {tok}"),
@@ -413,5 +484,61 @@ mod tests {
         assert_eq!(d[0].labels[1].1, "this `{` is never closed");
         let (_, d) = parse("let c = 1 < 2 < 3;\n");
         assert_eq!(d[0].labels[0].1, "comparisons cannot be chained");
+    }
+
+    #[test]
+    fn reserved_words_as_names_get_a_hint() {
+        for (src, word) in [
+            ("let loop = 1;", "loop"),
+            ("fn data() {}", "data"),
+            ("let f32 = 2;", "f32"),
+            ("const exit = 3;", "exit"),
+            ("fn f(wait: i32) {}", "wait"),
+            ("fn f(x: i32, in: i32) {}", "in"),
+            ("for set in 0..3 { }", "set"),
+        ] {
+            let (_, d) = parse(src);
+            assert_eq!(d[0].code, "accl::parse::reserved_word", "{src}");
+            assert_eq!(
+                d[0].message,
+                format!("`{word}` is a reserved word"),
+                "{src}"
+            );
+            assert_eq!(
+                d[0].help,
+                Some(format!("rename it, e.g. `{word}_`")),
+                "{src}"
+            );
+        }
+        // Read as the name it stands for: the rest parses, nothing else is reported.
+        let (p, d) = parse("fn scale(x: f32, update: f32) -> f32 {\n    return x * update;\n}\n");
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(p.stmts.len(), 1);
+        let (_, d) = parse("fn data() {\n    let f32 = 1;\n}\nlet loop = 2;\n");
+        let words: Vec<&str> = d.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            words,
+            [
+                "`data` is a reserved word",
+                "`f32` is a reserved word",
+                "`loop` is a reserved word"
+            ]
+        );
+        // Not where a keyword is simply out of place.
+        for src in [
+            "if true { } ; else { }",
+            "let x = loop + 1;",
+            "let (a) = 1;",
+        ] {
+            let (_, d) = parse(src);
+            assert!(
+                d.iter().all(|d| d.code != "accl::parse::reserved_word"),
+                "{src}"
+            );
+        }
+        // Clause names and contextual words stay usable as names.
+        for src in ["let copyin = 1;", "let kernels = 2;", "let read = 3;"] {
+            assert!(parse(src).1.is_empty(), "{src}");
+        }
     }
 }

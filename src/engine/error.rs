@@ -5,7 +5,10 @@ use lang::{Diag, Source, Span};
 use std::fmt;
 
 /// One or more diagnostics (parse, type, run-time or API errors) together
-/// with the source text they point into.
+/// with the source text they point into. After an [`crate::Engine::eval`],
+/// that is the input, joined with each earlier input that a label points
+/// into (a function declared there, say): each label renders with its own
+/// input's name, text and line numbers.
 ///
 /// It is a [`miette::Diagnostic`] (the first error's code, labels and help,
 /// with the source attached; the other diagnostics as related ones), so
@@ -109,12 +112,8 @@ impl fmt::Display for Error {
         };
         write!(f, "{}: {}", d.code, d.message)?;
         if let Some((span, _)) = d.labels.first() {
-            let text = &self.source.text;
-            let at = (span.start as usize).min(text.len());
-            let before = &text[..at];
-            let line = before.matches('\n').count() + 1;
-            let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-            write!(f, " at {}:{line}:{col}", self.source.name)?;
+            let (name, line, col) = self.source.locate(span.start as usize);
+            write!(f, " at {name}:{line}:{col}")?;
         }
         Ok(())
     }

@@ -1,11 +1,12 @@
 //! Evaluating source text: parse, check against the kept state, compile,
 //! run, and commit the new state only when every step succeeded.
 
+use super::sources::{Decl, SourceMap};
 use super::{Engine, Error, Val, Var};
 use crate::interp::{self, Frame};
 use lang::ast::StmtKind as AK;
 use lang::hir::StmtKind;
-use lang::{Global, Source};
+use lang::Global;
 use std::path::Path;
 
 impl Engine {
@@ -60,30 +61,24 @@ impl Engine {
         self.eval_named(name, src)
     }
 
-    /// Parse and check `src` against the kept state: the full text (earlier
-    /// declarations in front), its source, the AST and the checked program.
+    /// Parse and check `src` against the kept state: the checked text
+    /// (earlier declarations in front) with where its pieces came from,
+    /// the AST and the checked program.
     fn front_end(&self, name: &str, src: &str) -> Result<Prepared, Error> {
         // Earlier declarations go in front of the input, less those it declares again.
         let (own, _) = lang::parse(src);
         let redeclared: std::collections::HashSet<&str> =
             own.stmts.iter().filter_map(decl_name).collect();
-        let mut prefix = String::new();
-        for (n, text) in &self.decls {
-            if !redeclared.contains(&n.as_str()) {
-                prefix.push_str(text);
-                prefix.push('\n');
-            }
-        }
-        let offset = prefix.len();
-        let full = format!("{prefix}{src}");
-        let source = Source::new(name, full.clone());
-        let err = |diags| Error {
-            diags,
-            source: source.clone(),
-        };
-        let (ast, diags) = lang::parse(&full);
+        let map = SourceMap::new(
+            name,
+            src,
+            self.decls
+                .iter()
+                .filter(|d| !redeclared.contains(&d.name.as_str())),
+        );
+        let (ast, diags) = lang::parse(&map.text);
         if !diags.is_empty() {
-            return Err(err(diags));
+            return Err(map.error(diags));
         }
         let globals: Vec<Global> = self
             .vars
@@ -93,16 +88,11 @@ impl Engine {
                 ty: v.ty,
             })
             .collect();
-        let prog = lang::check(&ast, &full, &self.builtins, &globals)
-            .map_err(err)?
-            .program;
-        Ok(Prepared {
-            offset,
-            full,
-            source,
-            ast,
-            prog,
-        })
+        let prog = match lang::check(&ast, &map.text, &self.builtins, &globals) {
+            Ok(c) => c.program,
+            Err(d) => return Err(map.error(d)),
+        };
+        Ok(Prepared { map, ast, prog })
     }
 
     /// How the compute constructs of `src` would map onto the device (the
@@ -118,8 +108,8 @@ impl Engine {
         let p = self.front_end("<input>", src)?;
         Ok(crate::explain::report(
             "<input>",
-            &p.full,
-            p.offset,
+            &p.map.text,
+            p.map.offset,
             &p.prog,
             &self.builtins,
             None,
@@ -146,13 +136,7 @@ impl Engine {
     }
 
     fn eval_named(&mut self, name: &str, src: &str) -> Result<Option<Val>, Error> {
-        let Prepared {
-            offset,
-            full,
-            source,
-            ast,
-            prog,
-        } = {
+        let Prepared { map, ast, prog } = {
             let t = std::time::Instant::now();
             let p = self.front_end(name, src);
             self.timings = super::Timings {
@@ -160,10 +144,6 @@ impl Engine {
                 ..Default::default()
             };
             p?
-        };
-        let err = |diags| Error {
-            diags,
-            source: source.clone(),
         };
         let t = std::time::Instant::now();
         let compiled = interp::compile(&prog, &self.builtins);
@@ -176,14 +156,15 @@ impl Engine {
             fr.t[l.index()] = v.text.clone();
         }
         self.cx.ops = 0;
-        self.cx.source = Some(std::rc::Rc::from(full.as_str()));
+        let map = std::rc::Rc::new(map);
+        self.cx.source = Some(map.clone());
         let t = std::time::Instant::now();
         self.cx.backend.take_jit_time();
         let out = interp::run(&compiled, &mut fr, &mut self.cx);
         let jit = self.cx.backend.take_jit_time();
         self.timings.compile += jit;
         self.timings.run = t.elapsed().saturating_sub(jit);
-        let out = out.map_err(|d| err(vec![*d]))?;
+        let out = out.map_err(|d| map.error(vec![*d]))?;
         // Commit: globals' new values, new top-level variables, declarations.
         for (v, l) in self.vars.iter_mut().zip(&prog.globals) {
             v.bits = fr.s[l.index()];
@@ -220,22 +201,28 @@ impl Engine {
             .decls
             .iter()
             .enumerate()
-            .map(|(i, d)| (d.0.clone(), i))
+            .map(|(i, d)| (d.name.clone(), i))
             .collect();
         for s in &ast.stmts {
             let Some(n) = decl_name(s) else { continue };
-            if (s.span.start as usize) < offset {
+            let Some(at) = (s.span.start as usize).checked_sub(map.offset) else {
                 continue;
-            }
-            let mut text = full[s.span.range()].to_string();
+            };
+            let mut text = map.text[s.span.range()].to_string();
             if !text.trim_end().ends_with(';') && !text.trim_end().ends_with('}') {
                 text.push(';');
             }
+            let decl = Decl {
+                name: n.to_string(),
+                text,
+                input: map.input.clone(),
+                at,
+            };
             match decl_at.get(n) {
-                Some(&i) => self.decls[i].1 = text,
+                Some(&i) => self.decls[i] = decl,
                 None => {
                     decl_at.insert(n.to_string(), self.decls.len());
-                    self.decls.push((n.to_string(), text));
+                    self.decls.push(decl);
                 }
             }
         }
@@ -253,9 +240,7 @@ fn decl_name(s: &lang::ast::Stmt) -> Option<&str> {
 }
 
 struct Prepared {
-    offset: usize,
-    full: String,
-    source: Source,
+    map: SourceMap,
     ast: lang::ast::Program,
     prog: lang::hir::Program,
 }

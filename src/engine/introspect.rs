@@ -92,6 +92,22 @@ impl Engine {
         self.cx.backend.stop_trace()
     }
 
+    /// Stop recording without waiting for the queues: the trace of the
+    /// work finished so far, less device work that started before the
+    /// trace did (the REPL's `:time` takes one per input this way; async
+    /// work still running is not in it).
+    ///
+    /// ```no_run
+    /// let mut e = accl::Engine::vulkan(0).unwrap();
+    /// e.start_trace().unwrap();
+    /// e.eval("let a = zeros(f32, 64); parallel loop for i in 0..64 { a[i] = 1.0; }").unwrap();
+    /// let json = e.take_trace().unwrap();
+    /// assert!(json.contains("kernel_0 line 1"));
+    /// ```
+    pub fn take_trace(&mut self) -> Result<String, String> {
+        self.cx.backend.take_trace()
+    }
+
     /// Record the device time of every operation (Vulkan backend only).
     pub fn set_profiling(&mut self, on: bool) -> Result<(), String> {
         self.cx.backend.set_profiling(on)

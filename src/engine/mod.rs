@@ -19,6 +19,7 @@ mod introspect;
 mod io;
 mod limits;
 mod register;
+pub(crate) mod sources;
 mod vars;
 
 pub use error::Error;
@@ -54,8 +55,8 @@ pub struct Engine {
     pub(crate) builtins: Builtins,
     pub(crate) cx: Ctx,
     pub(crate) vars: Vec<Var>,
-    /// The `fn` and `const` declarations of earlier inputs: (name, text).
-    pub(crate) decls: Vec<(String, String)>,
+    /// The `fn` and `const` declarations of earlier inputs.
+    pub(crate) decls: Vec<sources::Decl>,
     pub(crate) name_counter: usize,
     pub(crate) timings: Timings,
 }

@@ -551,7 +551,7 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             let text = |i: usize| -> String {
                 source
                     .as_deref()
-                    .and_then(|s| s.get(sp(i).range()))
+                    .and_then(|s| s.text.get(sp(i).range()))
                     .unwrap_or("the array")
                     .to_string()
             };

@@ -283,6 +283,11 @@ pub trait Backend {
     fn stop_trace(&self) -> Result<String, String> {
         Err("no trace is being recorded".into())
     }
+    /// Stop recording without waiting: the trace of the work finished so
+    /// far (device work started before the trace is left out).
+    fn take_trace(&self) -> Result<String, String> {
+        self.stop_trace()
+    }
 }
 
 /// A borrowed present table.

@@ -366,7 +366,7 @@ pub fn bad_format(span: Span, e: &stdlib::text::FmtError, cx: &super::Ctx) -> Bo
     let literal = cx
         .source
         .as_deref()
-        .and_then(|s| s.get(span.range()))
+        .and_then(|s| s.text.get(span.range()))
         .filter(|t| t.starts_with('"') && t.ends_with('"') && !t.contains('\\'));
     let at = match literal {
         Some(_) => Span::new(

@@ -190,8 +190,9 @@ pub struct Ctx {
     /// the backend to submit it once its queue is idle
     /// ([`construct::Backend::submit_idle`]).
     pub held: bool,
-    /// The text being run (for source lines in traces).
-    pub source: Option<Rc<str>>,
+    /// The text being run and where its pieces came from (for source
+    /// lines in traces).
+    pub(crate) source: Option<Rc<crate::engine::sources::SourceMap>>,
     /// The script's parameters (`accl run FILE -- a b`, `arg(i)`).
     pub args: Vec<Rc<str>>,
     /// Whether `getenv` may read the process environment.
@@ -231,14 +232,12 @@ impl Default for Ctx {
 }
 
 impl Ctx {
-    /// The 1-based line of `span` in the text being run (0 when unknown).
-    pub fn line_of(&self, span: Span) -> usize {
+    /// Where `span` is, for a trace: `line 3` of the input being run
+    /// (`line 2 of <input 1>` in a declaration of an earlier input).
+    pub fn line_of(&self, span: Span) -> String {
         match &self.source {
-            Some(s) => {
-                let end = (span.start as usize).min(s.len());
-                s.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() + 1
-            }
-            None => 0,
+            Some(s) => s.line(span),
+            None => "line ?".to_string(),
         }
     }
 

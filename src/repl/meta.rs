@@ -53,8 +53,8 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: ":time",
-        args: "",
-        help: "toggle timing of each input",
+        args: "[on|off]",
+        help: "where the last input's time went (as `accl run --time`); `on`/`off`: a time line after each input",
     },
     Command {
         name: ":explain",
@@ -265,14 +265,20 @@ impl Session {
                 }
                 _ => self.error("usage: `:check on` or `:check off`"),
             },
-            ":time" => {
-                self.timing = !self.timing;
-                if self.timing {
-                    self.say("timing on: each input prints its time (`:time` again turns it off)");
-                } else {
+            ":time" => match arg {
+                "" => self.time_table(),
+                "on" => {
+                    self.timing = true;
+                    self.say("timing on: each input prints its time (`:time off` turns it off)");
+                }
+                "off" => {
+                    self.timing = false;
                     self.say("timing off");
                 }
-            }
+                _ => {
+                    self.error("usage: `:time` (the last input's table), `:time on` or `:time off`")
+                }
+            },
             ":trace" => match self.trace.take() {
                 Some(path) => match self.engine.stop_trace() {
                     Ok(json) => match std::fs::write(&path, json) {
@@ -287,17 +293,21 @@ impl Session {
                 None if arg.is_empty() => {
                     self.error("usage: `:trace FILE` (then `:trace` to stop)")
                 }
-                None => match self.engine.start_trace() {
-                    Ok(()) => {
-                        let path = std::path::PathBuf::from(unquote(arg));
-                        self.say(&format!(
-                            "tracing into {}: `:trace` again stops and writes it",
-                            path.display()
-                        ));
-                        self.trace = Some(path);
+                None => {
+                    // The last input's own trace ends first (`:time` keeps it).
+                    self.settle_time();
+                    match self.engine.start_trace() {
+                        Ok(()) => {
+                            let path = std::path::PathBuf::from(unquote(arg));
+                            self.say(&format!(
+                                "tracing into {}: `:trace` again stops and writes it",
+                                path.display()
+                            ));
+                            self.trace = Some(path);
+                        }
+                        Err(m) => self.error(&m),
                     }
-                    Err(m) => self.error(&m),
-                },
+                }
             },
             ":load" => {
                 if arg.is_empty() {
@@ -387,10 +397,13 @@ mod tests {
         .unwrap();
         let (mut s, out) = session();
         s.meta(":time");
+        s.meta(":time on");
         s.input("let x = 1;");
         s.meta(&format!(":load \"{}\"", f.display()));
-        s.meta(":time");
+        s.meta(":time off");
         s.input("x + 1");
+        s.meta(":time");
+        s.meta(":time sideways");
         s.meta(":load /nonexistent/file.accl");
         s.meta(":reset");
         s.input("x");
@@ -401,8 +414,15 @@ mod tests {
         assert!(o.contains("host operation"), "{o}");
         assert!(o.contains("3 : i32\n"), "{o}");
         assert!(o.contains("2 : i32\n"), "{o}");
-        // One time line per timed input (two), none after `:time` again.
+        // One time line per timed input (two), none after `:time off`.
         assert_eq!(o.matches("time: ").count(), 2, "{o}");
+        // `:time` alone: the last input's table (the host backend's line).
+        assert!(o.contains("no input has run yet"), "{o}");
+        assert!(
+            o.contains("(host backend: every construct ran on the host)"),
+            "{o}"
+        );
+        assert!(o.contains("usage: `:time`"), "{o}");
         assert!(o.contains("cannot read `/nonexistent/file.accl`"), "{o}");
         assert!(o.contains("session reset"), "{o}");
         assert!(o.contains("unknown name") || o.contains("`x`"), "{o}");

@@ -44,11 +44,33 @@ pub enum Flow {
     Quit,
 }
 
+/// What `:time` shows of the last input.
+enum LastTime {
+    /// No input has run yet.
+    Nothing,
+    /// The input's trace (Vulkan) still records: async work it started
+    /// counts until `:time` takes the trace, or the next input starts.
+    Recording { wall_s: f64 },
+    /// The input's trace: the table, as `accl run --time`.
+    Trace {
+        json: String,
+        wall_s: f64,
+        /// Device work was still running when the trace was taken.
+        pending: bool,
+    },
+    /// The host backend: the wall time only.
+    Host { wall_s: f64 },
+    /// No table, and why.
+    Missing(String),
+}
+
 /// One session: the engine and the REPL's own settings.
 pub struct Session {
     pub engine: Engine,
-    /// `:time` is on.
+    /// `:time on`: a time line after each input.
     pub timing: bool,
+    /// `:time`: the time table of the last input.
+    last_time: LastTime,
     /// Bounds-check mode (`:check`), kept across `:reset`.
     pub checks: bool,
     /// The file of the trace being recorded (`:trace FILE`).
@@ -72,6 +94,7 @@ impl Session {
             start_device: engine.device(),
             engine,
             timing: false,
+            last_time: LastTime::Nothing,
             checks: false,
             trace: None,
             style,
@@ -117,6 +140,7 @@ impl Session {
             BackendChoice::Device(self.start_device)
         };
         self.engine = crate::cli::new_engine(choice)?;
+        self.last_time = LastTime::Nothing;
         self.configure();
         Ok(())
     }
@@ -178,9 +202,25 @@ impl Session {
         f: impl FnOnce(&mut Engine) -> Result<Option<crate::engine::Val>, crate::Error>,
     ) {
         self.interrupt.store(false, Ordering::Relaxed);
+        // Each input is traced (on a device backend, unless `:trace`
+        // records), for the time table `:time` prints.
+        if let LastTime::Recording { .. } = self.last_time {
+            let _ = self.engine.take_trace();
+        }
+        let own_trace = self.trace.is_none() && self.engine.start_trace().is_ok();
         let t = Instant::now();
         let r = f(&mut self.engine);
         let total = t.elapsed();
+        let wall_s = total.as_secs_f64();
+        self.last_time = if own_trace {
+            LastTime::Recording { wall_s }
+        } else if self.engine.backend_name() == "host" {
+            LastTime::Host { wall_s }
+        } else if self.trace.is_some() {
+            LastTime::Missing("a `:trace` was recording it (the trace file has every event)".into())
+        } else {
+            LastTime::Missing("its trace could not be started".into())
+        };
         let interrupted = self.interrupt.swap(false, Ordering::Relaxed);
         self.close_print_line();
         match r {
@@ -223,6 +263,49 @@ impl Session {
         }
     }
 
+    /// Stop the last input's trace, if it still records, keeping it for
+    /// `:time` (async work still running is not in it).
+    fn settle_time(&mut self) {
+        if let LastTime::Recording { wall_s } = self.last_time {
+            self.last_time = match self.engine.take_trace() {
+                Ok(json) => LastTime::Trace {
+                    json,
+                    wall_s,
+                    pending: !self.engine.pending().is_empty(),
+                },
+                Err(m) => LastTime::Missing(format!("its trace could not be taken: {m}")),
+            };
+        }
+    }
+
+    /// `:time`: the time table of the last input.
+    fn time_table(&mut self) {
+        self.settle_time();
+        let text = match &self.last_time {
+            LastTime::Nothing => {
+                "no input has run yet; `:time` shows where the last one's time went".to_string()
+            }
+            LastTime::Trace {
+                json,
+                wall_s,
+                pending,
+            } => {
+                let mut t = crate::timing::table(json, *wall_s);
+                if *pending {
+                    t.push_str(
+                        "(device work still running when the table was taken is not counted; \
+                         a `wait` in the input counts it)\n",
+                    );
+                }
+                t
+            }
+            LastTime::Host { wall_s } => crate::timing::host_line(*wall_s),
+            LastTime::Recording { .. } => "no time table for the last input yet".into(),
+            LastTime::Missing(why) => format!("no time table for the last input: {why}"),
+        };
+        self.say(text.trim_end());
+    }
+
     /// Names for completion.
     fn names(&self) -> complete::Names {
         let b = &self.engine.builtins;
@@ -237,7 +320,7 @@ impl Session {
                 .variables()
                 .into_iter()
                 .map(|(n, _)| n)
-                .chain(self.engine.decls.iter().map(|(n, _)| n.clone()))
+                .chain(self.engine.decls.iter().map(|d| d.name.clone()))
                 .collect(),
         }
     }
@@ -505,7 +588,14 @@ fn run_tty(mut s: Session, busy: Arc<AtomicBool>) -> ExitCode {
                     s.say(&m);
                 }
             }
-            Err(ReadlineError::Eof) => break,
+            // Ctrl-D on an empty line: leaves at the main prompt; on a
+            // continuation line, drops the unfinished input instead.
+            Err(ReadlineError::Eof) if pending.is_empty() => break,
+            Err(ReadlineError::Eof) => {
+                pending.clear();
+                let m = s.style.dim("(Ctrl-D: unfinished input discarded)");
+                s.say(&m);
+            }
             Err(e) => {
                 s.error(&format!("cannot read the terminal: {e}"));
                 break;

@@ -133,8 +133,8 @@ pub fn vars(e: &Engine, st: Style) -> String {
 fn declarations(e: &Engine) -> Vec<String> {
     e.decls
         .iter()
-        .map(|(_, text)| {
-            let text = text.trim();
+        .map(|d| {
+            let text = d.text.trim();
             let head = match text.find('{') {
                 Some(i) if text.starts_with("fn") => text[..i].trim_end(),
                 _ => text,

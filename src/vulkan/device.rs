@@ -135,6 +135,8 @@ pub struct DevState {
     pub profiling: bool,
     /// Record submissions for a trace.
     pub tracing: bool,
+    /// The last calibration of the device clock ([`DevState::calibrate`]).
+    pub calibration: Option<(u64, std::time::Instant)>,
     /// Submissions not yet taken by the trace: queue, value, when.
     pub submits: Vec<(QueueId, u64, std::time::Instant)>,
     /// Kernel compiles not yet taken by the trace: kernel, whether ahead
@@ -264,6 +266,7 @@ impl DevState {
             direct: std::env::var_os("ACCL_DIRECT_COPY").is_none_or(|v| v != "0"),
             profiling: false,
             tracing: false,
+            calibration: None,
             submits: Vec::new(),
             compiles: Vec::new(),
             up: None,
@@ -893,6 +896,26 @@ impl DevState {
             .rfind(|o| o.label == "calibrate")
             .map(|o| (o.end_ns, seen))
             .ok_or_else(|| "the device gave no timestamp".into())
+    }
+
+    /// A calibration for a trace that does not wait for the device's
+    /// work: a fresh one when every queue is idle (the fill waits for
+    /// nothing then) or none was taken yet, else the last one (the clocks
+    /// drift apart by far less than a trace's resolution between inputs).
+    pub fn calibration_now(&mut self) -> Result<(u64, std::time::Instant), Fault> {
+        let mut idle = true;
+        for (_, q) in self.queues.iter().chain(&self.copies) {
+            let done = q.completed_value().map_err(Fault::from)?;
+            idle &= q.pending_ops() == 0 && done >= q.submitted_value();
+        }
+        match self.calibration {
+            Some(c) if !idle => Ok(c),
+            _ => {
+                let c = self.calibrate()?;
+                self.calibration = Some(c);
+                Ok(c)
+            }
+        }
     }
 
     /// Turn timestamps on or off on every queue.

@@ -183,7 +183,7 @@ pub fn launch(
             e => launch_error(c.span, e.message()),
         });
     let label = if table.store.trace.is_some() {
-        format!("{} line {}", kernel.name, cx.line_of(c.span))
+        format!("{} {}", kernel.name, cx.line_of(c.span))
     } else {
         kernel.name.clone()
     };

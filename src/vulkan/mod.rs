@@ -409,55 +409,35 @@ impl Backend for VulkanBackend {
                 None => format!("wait({qs})"),
                 Some(q) => format!("wait({qs}) {}: device-side join", q.track()),
             };
-            t.host(format!("{name} (line {})", cx.line_of(span)), "wait", t0);
+            t.host(format!("{name} ({})", cx.line_of(span)), "wait", t0);
         }
         r
     }
     fn start_trace(&self) -> Result<(), String> {
         let mut t = self.table.borrow_mut();
         let store = &mut t.store;
-        store.trace = Some(trace::TraceLog::new());
-        for d in store.devs.iter_mut().flatten() {
+        let profiling = store.profiling;
+        let on = store.devs.iter_mut().flatten().try_for_each(|d| {
             d.set_profiling(true)?;
             d.tracing = true;
+            Ok::<(), Fault>(())
+        });
+        if let Err(f) = on {
+            // No half-started trace: every device as it was.
+            for d in store.devs.iter_mut().flatten() {
+                d.tracing = false;
+                let _ = d.set_profiling(profiling);
+            }
+            return Err(f.into());
         }
+        store.trace = Some(trace::TraceLog::new());
         Ok(())
     }
     fn stop_trace(&self) -> Result<String, String> {
-        let mut t = self.table.borrow_mut();
-        let store = &mut t.store;
-        if store.trace.is_none() {
-            return Err("no trace is being recorded".into());
-        }
-        for d in store.devs.iter_mut().flatten() {
-            d.wait_all()?;
-        }
-        store.refresh()?;
-        let mut log = store.trace.take().expect("checked above");
-        let profiling = store.profiling;
-        for (i, d) in store.devs.iter_mut().enumerate() {
-            let Some(d) = d else { continue };
-            let track = |q: &QueueId, copies: bool| match copies {
-                false => q.track(),
-                true => format!("{} copies", q.track()),
-            };
-            let ops: Vec<_> = d
-                .queues
-                .iter_mut()
-                .map(|(id, q)| (track(id, false), q))
-                .chain(d.copies.iter_mut().map(|(id, q)| (track(id, true), q)))
-                .flat_map(|(t, q)| q.take_timings().into_iter().map(move |o| (t.clone(), o)))
-                .collect();
-            let (end, seen) = d.calibrate()?;
-            log.calibrate(i, end, seen);
-            for (t, o) in ops {
-                log.device(i, t, o.label, o.start_ns, o.end_ns);
-            }
-            d.tracing = false;
-            d.set_profiling(profiling)?;
-        }
-        drop(t);
-        Ok(log.to_json(&self.devices()))
+        self.finish_trace(true)
+    }
+    fn take_trace(&self) -> Result<String, String> {
+        self.finish_trace(false)
     }
     fn host_access(
         &self,
@@ -538,6 +518,56 @@ impl Backend for VulkanBackend {
 }
 
 impl VulkanBackend {
+    /// Stop the trace being recorded and return it: after waiting for
+    /// every queue (`wait`), or with the device work finished so far,
+    /// less what started before the trace did, without waiting for any
+    /// (the clock calibration is the last one while a device is busy).
+    fn finish_trace(&self, wait: bool) -> Result<String, String> {
+        let mut t = self.table.borrow_mut();
+        let store = &mut t.store;
+        if store.trace.is_none() {
+            return Err("no trace is being recorded".into());
+        }
+        if wait {
+            for d in store.devs.iter_mut().flatten() {
+                d.wait_all()?;
+            }
+        }
+        store.refresh()?;
+        let mut log = store.trace.take().expect("checked above");
+        log.since_start_only = !wait;
+        let profiling = store.profiling;
+        for (i, d) in store.devs.iter_mut().enumerate() {
+            let Some(d) = d else { continue };
+            let track = |q: &QueueId, copies: bool| match copies {
+                false => q.track(),
+                true => format!("{} copies", q.track()),
+            };
+            let ops: Vec<_> = d
+                .queues
+                .iter_mut()
+                .map(|(id, q)| (track(id, false), q))
+                .chain(d.copies.iter_mut().map(|(id, q)| (track(id, true), q)))
+                .flat_map(|(t, q)| q.take_timings().into_iter().map(move |o| (t.clone(), o)))
+                .collect();
+            let (end, seen) = if wait {
+                let c = d.calibrate()?;
+                d.calibration = Some(c);
+                c
+            } else {
+                d.calibration_now()?
+            };
+            log.calibrate(i, end, seen);
+            for (t, o) in ops {
+                log.device(i, t, o.label, o.start_ns, o.end_ns);
+            }
+            d.tracing = false;
+            d.set_profiling(profiling)?;
+        }
+        drop(t);
+        Ok(log.to_json(&self.devices()))
+    }
+
     fn wait_inner(
         &self,
         cx: &mut Ctx,

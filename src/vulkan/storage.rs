@@ -76,6 +76,12 @@ impl VkStorage {
                 d.set_profiling(true)?;
             }
             d.tracing = self.trace.is_some();
+            if d.tracing {
+                // Idle now: a later trace that must not wait for busy
+                // queues has a calibration to use.
+                let c = d.calibrate()?;
+                d.calibration = Some(c);
+            }
             d.limits = self.limits.clone();
             self.devs[dev] = Some(d);
         }

@@ -33,6 +33,9 @@ pub struct TraceLog {
     events: Vec<Event>,
     /// Per device: host microseconds minus device nanoseconds / 1000.
     offsets: Vec<Option<f64>>,
+    /// Leave out device operations that started before the trace (work
+    /// of earlier inputs finishing while this one was recorded).
+    pub since_start_only: bool,
 }
 
 impl Default for TraceLog {
@@ -47,6 +50,7 @@ impl TraceLog {
             t0: Instant::now(),
             events: Vec::new(),
             offsets: Vec::new(),
+            since_start_only: false,
         }
     }
 
@@ -112,7 +116,12 @@ impl TraceLog {
         if self.offsets.len() <= dev {
             self.offsets.resize(dev + 1, None);
         }
-        self.offsets[dev] = Some(self.us_of(seen) - end_ns as f64 / 1000.0);
+        // (`seen` may be before the trace started: a kept calibration.)
+        let seen_us = match seen.checked_duration_since(self.t0) {
+            Some(d) => d.as_secs_f64() * 1e6,
+            None => -(self.t0.duration_since(seen).as_secs_f64() * 1e6),
+        };
+        self.offsets[dev] = Some(seen_us - end_ns as f64 / 1000.0);
     }
 
     /// A device operation between device timestamps `start_ns..end_ns`.
@@ -120,6 +129,10 @@ impl TraceLog {
         let Some(Some(off)) = self.offsets.get(dev).copied() else {
             return;
         };
+        let ts_us = start_ns as f64 / 1000.0 + off;
+        if self.since_start_only && ts_us < 0.0 {
+            return;
+        }
         let cat = if label.starts_with("kernel") {
             "kernel"
         } else {
@@ -130,7 +143,7 @@ impl TraceLog {
             cat,
             pid: dev + 1,
             tid: track,
-            ts_us: start_ns as f64 / 1000.0 + off,
+            ts_us,
             dur_us: Some(end_ns.saturating_sub(start_ns) as f64 / 1000.0),
         });
     }

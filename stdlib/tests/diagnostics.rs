@@ -96,6 +96,14 @@ cases! {
         "let a = 1;\nlet b = 2;\nlet c = 3;\nlet ok = a < b < c;\n";
     syntax_elif: "accl::parse::unexpected_token" =>
         "let x = 1;\nif x > 0 {\n    x = 0;\n} elif x < 0 {\n    x = 1;\n}\n";
+    reserved_word_as_variable: "accl::parse::reserved_word" =>
+        "let n = 4;\nlet loop = n * 2;\n";
+    reserved_word_as_function: "accl::parse::reserved_word" =>
+        "fn data() {\n    println(\"hi\");\n}\n";
+    reserved_type_name_as_variable: "accl::parse::reserved_word" =>
+        "let f32 = 2;\n";
+    reserved_word_as_parameter: "accl::parse::reserved_word" =>
+        "fn scale(x: f32, update: f32) -> f32 {\n    return x * update;\n}\n";
     syntax_bad_reduction_operator: "accl::parse::bad_reduction_op" =>
         "let s = 0.0;\nparallel loop reduction(sum: s) for i in 0..10 {\n    s += 1.0;\n}\n";
     syntax_bad_atomic_operator: "accl::parse::bad_atomic_op" =>
