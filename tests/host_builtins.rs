@@ -162,6 +162,32 @@ fn files_round_trip() {
         let png = std::fs::read(dir.path().join(f)).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     }
+    // CSV: a header line is skipped, rank 1 is one column, values round trip.
+    std::fs::write(dir.path().join("t.csv"), "time,temp\n0.5, 20.25\n1.5,21\n").unwrap();
+    e.eval(
+        "let t = load_csv(f32, \"t.csv\"); let v = arange(i64, 4); save_csv(v, \"v.csv\");
+         save_csv(t, \"t2.csv\"); let t2 = load_csv(f32, \"t2.csv\"); let v2 = load_csv(i64, \"v.csv\");",
+    )
+    .unwrap();
+    assert_eq!(
+        e.get_array::<f32>("t").unwrap(),
+        (vec![0.5, 20.25, 1.5, 21.0], vec![2, 2])
+    );
+    assert_eq!(
+        e.get_array::<f32>("t2").unwrap(),
+        e.get_array::<f32>("t").unwrap()
+    );
+    assert_eq!(
+        e.get_array::<i64>("v2").unwrap(),
+        (vec![0, 1, 2, 3], vec![4, 1])
+    );
+    let err = e.eval("let x = load_csv(u8, \"t.csv\");").unwrap_err();
+    assert_eq!(err.code(), "accl::run::io");
+    assert!(
+        err.to_string()
+            .contains("line 2, field 1: `0.5` is not a `u8`"),
+        "{err}"
+    );
     // Wrong element type or rank: a diagnostic, not a conversion.
     assert_eq!(
         e.eval("let x = load_npy(f32, \"a.npy\");")

@@ -491,6 +491,19 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                 .map_err(|e| error::io(sp(1), &path, e))?;
             RtVal::Unit
         }
+        "save_csv" => {
+            let path = cx.path(name, string(&args[1]), span)?;
+            stdlib::csvio::save(array(&args[0], span)?, &path)
+                .map_err(|e| error::io(sp(1), &path, e))?;
+            RtVal::Unit
+        }
+        "load_csv" => {
+            let path = cx.path(name, string(&args[1]), span)?;
+            RtVal::Array(
+                stdlib::csvio::load(&path, ty_arg(&args[0]))
+                    .map_err(|e| error::io(sp(1), &path, e))?,
+            )
+        }
         "save_npy" => {
             let path = cx.path(name, string(&args[1]), span)?;
             npy::save(array(&args[0], span)?, &path).map_err(|e| error::io(sp(1), &path, e))?;

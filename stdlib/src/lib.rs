@@ -13,6 +13,7 @@
 //! [`npy`] (`load_npy`/`save_npy`), [`image`] (`write_png`).
 
 pub mod array;
+pub mod csvio;
 pub mod format;
 pub mod image;
 pub mod math;

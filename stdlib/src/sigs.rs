@@ -426,6 +426,19 @@ fn write_png_rule(args: &[Type]) -> Result<Sig, String> {
     }
 }
 
+fn save_csv_rule(args: &[Type]) -> Result<Sig, String> {
+    match args {
+        [Type::Array(_, 1 | 2), Type::Str] => Ok(Sig {
+            params: args.to_vec(),
+            ret: Type::Unit,
+        }),
+        [Type::Array(_, r), Type::Str] => Err(format!(
+            "writes an array of rank 1 or 2, not {r} (`reshape` it first)"
+        )),
+        _ => Err("is `save_csv(array, \"file.csv\")`".into()),
+    }
+}
+
 fn save_npy_rule(args: &[Type]) -> Result<Sig, String> {
     match args {
         [Type::Array(..), Type::Str] => Ok(Sig {
@@ -775,6 +788,20 @@ pub fn builtins() -> Builtins {
         "write_png(image: u8[,] or u8[,,], \"file.png\")",
         Io,
         write_png_rule,
+    );
+    add(
+        &mut b,
+        "save_csv",
+        "save_csv(array, \"file.csv\"): rank 1 one value per line, rank 2 one row per line",
+        Io,
+        save_csv_rule,
+    );
+    add(
+        &mut b,
+        "load_csv",
+        "load_csv(T, \"file.csv\") -> T[,] (rows x columns; a first line without numbers is a header)",
+        Io,
+        load_npy2,
     );
     add(
         &mut b,
