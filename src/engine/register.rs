@@ -153,6 +153,9 @@ impl Engine {
     }
 
     fn declare_host_fn(&mut self, name: &str, params: Vec<Type>, ret: Type) {
+        self.host_gen += 1;
+        self.host_sigs
+            .insert(name.to_string(), (params.clone(), ret));
         let synopsis = format!(
             "{name}({}) -> {ret}",
             params

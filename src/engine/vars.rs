@@ -183,6 +183,20 @@ impl Engine {
         self.var(name)?.array.clone()
     }
 
+    /// Remove a variable; whether it existed.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.set("t", 1.0f64);
+    /// assert!(e.remove("t"));
+    /// assert!(e.eval("t").is_err());
+    /// ```
+    pub fn remove(&mut self, name: &str) -> bool {
+        let n = self.vars.len();
+        self.vars.retain(|v| v.name != name);
+        self.vars.len() != n
+    }
+
     /// Every variable with its type, in declaration order.
     ///
     /// ```
