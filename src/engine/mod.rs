@@ -67,7 +67,7 @@ pub struct Engine {
     pub(crate) id: u64,
     /// The registered Rust functions' signatures, and how many
     /// registrations there have been.
-    pub(crate) host_sigs: std::collections::HashMap<String, (Vec<Type>, Type)>,
+    pub(crate) host_sigs: std::collections::HashMap<String, (Vec<lang::Param>, Type)>,
     pub(crate) host_gen: u64,
     pub(crate) timings: Timings,
 }

@@ -52,7 +52,7 @@ pub struct Program {
 }
 
 /// A registered function's parameter and result types.
-pub(super) type HostSig = (Vec<Type>, Type);
+pub(super) type HostSig = (Vec<lang::Param>, Type);
 
 impl std::fmt::Debug for Program {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -237,7 +237,7 @@ impl Engine {
                     "a registered function `({}) -> {ret}`",
                     params
                         .iter()
-                        .map(Type::to_string)
+                        .map(lang::Param::to_string)
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
