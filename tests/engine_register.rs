@@ -151,3 +151,46 @@ fn the_synopsis_names_the_parameters() {
         "{err:?}"
     );
 }
+
+#[test]
+fn typed_slices_of_any_rank() {
+    let mut e = Engine::new();
+    e.register_fn("scale", |x: &mut [f32], k: f32| {
+        for v in x {
+            *v *= k;
+        }
+    });
+    e.register_fn("dot", |a: &[f64], b: &[f64]| {
+        a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>()
+    });
+    e.register_fn("copy_into", |dst: &mut [i32], src: &[i32]| {
+        let n = dst.len().min(src.len());
+        dst[..n].copy_from_slice(&src[..n]);
+    });
+    e.eval("let m = ones(f32, 2, 2); scale(m, 3.0); let v = arange(f64, 4);")
+        .unwrap();
+    assert_eq!(e.get_array::<f32>("m").unwrap().0, [3.0; 4]);
+    // The same array twice, read twice: fine.
+    assert_eq!(e.eval_as::<f64>("dot(v, v)").unwrap(), 14.0);
+    // The element type is checked at the call, the rank is free.
+    let err = e.eval("scale(v, 2.0);").unwrap_err();
+    assert_eq!(err.code(), "accl::type::builtin_args");
+    assert!(err.render(100).contains("an array of `f32`"), "{err:?}");
+    // Written and read at once: a run-time error, not a panic.
+    e.eval("let a = arange(i32, 3); let b = zeros(i32, 5); copy_into(b, a);")
+        .unwrap();
+    assert_eq!(e.get_array::<i32>("b").unwrap().0, [0, 1, 2, 0, 0]);
+    let err = e.eval("copy_into(a, a);").unwrap_err();
+    assert_eq!(err.code(), "accl::run::host_function");
+    assert!(err.render(100).contains("same array"), "{err:?}");
+    // A handle beside a borrow of the same array is refused too; two
+    // handles are not.
+    e.register_fn("peek", |a: Array, x: &[i32]| a.len() as i32 + x[0]);
+    e.register_fn("both", |a: Array, b: Array| a.same(&b));
+    assert_eq!(
+        e.eval("peek(a, a)").unwrap_err().code(),
+        "accl::run::host_function"
+    );
+    assert_eq!(e.eval_as::<i32>("peek(b, a)").unwrap(), 5);
+    assert!(e.eval_as::<bool>("both(a, a)").unwrap());
+}

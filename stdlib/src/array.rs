@@ -365,6 +365,14 @@ impl Array {
     pub fn data_mut(&self) -> RefMut<'_, Data> {
         self.0.data.borrow_mut()
     }
+    /// Like [`Array::data`], None while the data is mutably borrowed.
+    pub fn try_data(&self) -> Option<Ref<'_, Data>> {
+        self.0.data.try_borrow().ok()
+    }
+    /// Like [`Array::data_mut`], None while the data is borrowed.
+    pub fn try_data_mut(&self) -> Option<RefMut<'_, Data>> {
+        self.0.data.try_borrow_mut().ok()
+    }
     /// Element `k` (flat index) if `T` is the element type and `k` is in
     /// range: `Err(len)` when out of range, `Err(usize::MAX)` on a type
     /// mismatch or while the data is mutably borrowed. The hot read path of
