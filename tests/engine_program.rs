@@ -155,6 +155,43 @@ fn call_fn_in_a_session_with_many_declarations() {
 }
 
 #[test]
+fn call_fn_follows_redeclarations_and_argument_types() {
+    let mut e = Engine::new();
+    e.eval("fn f(x: f64) -> f64 { return x * 2.0; }").unwrap();
+    let x = [Val::Scalar(Value::F64(1.5))];
+    assert_eq!(e.call_fn("f", &x).unwrap().unwrap().to_string(), "3");
+    assert_eq!(e.call_fn("f", &x).unwrap().unwrap().to_string(), "3");
+    e.eval("fn f(x: f64) -> f64 { return x * 4.0; }").unwrap();
+    assert_eq!(e.call_fn("f", &x).unwrap().unwrap().to_string(), "6");
+    // Other argument types: checked again (and refused here).
+    let err = e.call_fn("f", &[Val::Scalar(Value::I32(1))]).unwrap_err();
+    assert!(err.code().starts_with("accl::type::"), "{err:?}");
+    e.eval("fn f(s: str) -> str { return s + s; }").unwrap();
+    let s = [Val::Str("ab".into())];
+    assert_eq!(e.call_fn("f", &s).unwrap().unwrap().to_string(), "abab");
+    // A registered function it calls, registered again with another
+    // signature: the call is compiled again (and refused here).
+    e.register_fn("h", |x: i32| x + 1);
+    e.eval("fn k(x: i32) -> i32 { return h(x); }").unwrap();
+    let one = [Val::Scalar(Value::I32(1))];
+    assert_eq!(e.call_fn("k", &one).unwrap().unwrap().to_string(), "2");
+    e.register_fn("h", |x: i32| x + 10);
+    assert_eq!(e.call_fn("k", &one).unwrap().unwrap().to_string(), "11");
+    e.register_fn("h", |x: i64| x);
+    assert!(e
+        .call_fn("k", &one)
+        .unwrap_err()
+        .code()
+        .starts_with("accl::type::"));
+    // Nothing is left behind, and the timings are a run's.
+    e.eval("fn z() -> i32 { return 7; }").unwrap();
+    e.call_fn("z", &[]).unwrap();
+    e.call_fn("z", &[]).unwrap();
+    assert_eq!(e.last_timings().check, std::time::Duration::ZERO);
+    assert!(e.variables().is_empty());
+}
+
+#[test]
 fn an_input_is_checked_with_what_it_reaches() {
     let mut e = Engine::new();
     e.eval(

@@ -259,6 +259,7 @@ impl Engine {
         if decls.is_empty() {
             return;
         }
+        self.decl_gen += 1;
         let mut at: HashMap<String, usize> = self
             .decls
             .iter()

@@ -69,6 +69,12 @@ pub struct Engine {
     /// registrations there have been.
     pub(crate) host_sigs: std::collections::HashMap<String, (Vec<lang::Param>, Type)>,
     pub(crate) host_gen: u64,
+    /// Changes whenever a declaration is kept: compiled calls of
+    /// [`Engine::call_fn`] (by function: argument types, `decl_gen`, program)
+    /// are good while it stays.
+    pub(crate) decl_gen: u64,
+    pub(crate) call_cache:
+        std::collections::HashMap<String, (Vec<Type>, u64, std::rc::Rc<Program>)>,
     pub(crate) timings: Timings,
 }
 
@@ -111,6 +117,8 @@ impl Engine {
             id: NEXT_ENGINE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             host_sigs: Default::default(),
             host_gen: 0,
+            decl_gen: 0,
+            call_cache: Default::default(),
             timings: Timings::default(),
         }
     }
