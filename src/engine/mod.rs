@@ -20,6 +20,8 @@ mod eval;
 mod introspect;
 mod io;
 mod limits;
+#[cfg(feature = "ndarray")]
+mod nd;
 mod program;
 mod register;
 mod vars;

@@ -35,6 +35,9 @@ pub trait Elem: Copy + PartialOrd + fmt::Debug + Default + 'static {
     fn slice(d: &Data) -> Option<&[Self]>;
     fn slice_mut(d: &mut Data) -> Option<&mut [Self]>;
     fn into_data(v: Vec<Self>) -> Data;
+    /// The typed vector of `d` (moved out), or `d` back if it holds
+    /// another element type.
+    fn from_data(d: Data) -> Result<Vec<Self>, Data>;
     fn to_value(self) -> Value;
     /// `v as Self` (Rust cast semantics); `v` is any scalar value.
     fn from_value(v: Value) -> Self;
@@ -60,6 +63,12 @@ macro_rules! elem {
             }
             fn into_data(v: Vec<Self>) -> Data {
                 Data::$var(v)
+            }
+            fn from_data(d: Data) -> Result<Vec<Self>, Data> {
+                match d {
+                    Data::$var(v) => Ok(v),
+                    d => Err(d),
+                }
             }
             fn to_value(self) -> Value {
                 Value::$var(self)
@@ -397,6 +406,13 @@ impl Array {
     /// None for `bool` arrays.
     pub fn with_bytes_mut<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Option<R> {
         self.data_mut().bytes_mut().map(f)
+    }
+    /// The elements, moved out without a copy, when this is the last
+    /// handle onto them; the array back otherwise.
+    pub fn try_into_data(self) -> Result<Data, Array> {
+        Rc::try_unwrap(self.0)
+            .map(|o| o.data.into_inner())
+            .map_err(Array)
     }
     /// A new array with a copy of the data.
     pub fn deep_clone(&self) -> Array {
