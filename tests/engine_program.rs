@@ -231,3 +231,49 @@ fn an_input_is_checked_with_what_it_reaches() {
         Type::Scalar(accl::lang::Scalar::F64)
     );
 }
+
+/// `compile` then `run` is `eval`: the same value or error code, and the
+/// same variables afterwards, input after input.
+#[test]
+fn compile_then_run_is_eval() {
+    let sessions: &[&[&str]] = &[
+        &[
+            "const N = 8; fn sq(x: f32) -> f32 { return x * x; } let a = zeros(f32, N);",
+            "parallel loop for i in 0..N { a[i] = sq(i as f32); } sum(a)",
+            "let s = format(\"{:.1}\", a[3]); s + \"!\"",
+            "fn sq(x: f32) -> f32 { return x + 1.0; } sq(2.0)",
+            "a[N] = 1.0;",
+            "let k: i32 = 1.5;",
+            "let t = 0; for i in 0..10 { t += i; } t",
+            "let a = 3; a * sq(1.0) as i32",
+        ],
+        &[
+            "fn f(n: i32) -> i32 { if n < 2 { return n; } return f(n - 1) + f(n - 2); }",
+            "f(15)",
+            "fn g(x: f64[]) { for i in 0..len(x) { x[i] = f(i) as f64; } } let v = zeros(f64, 6); g(v); v",
+            "const C = 2; fn f(n: i32) -> i32 { return n * C; } f(4)",
+            "unknown_name + 1",
+            "let w = \"x\"; w = w + w; w",
+        ],
+    ];
+    for session in sessions {
+        let mut a = Engine::new();
+        let mut b = Engine::new();
+        a.set_print(|_| {});
+        b.set_print(|_| {});
+        for src in *session {
+            let ra = a.eval(src);
+            let rb = b.compile(src).and_then(|p| b.run(&p));
+            match (&ra, &rb) {
+                (Ok(x), Ok(y)) => assert_eq!(
+                    x.as_ref().map(|v| v.to_string()),
+                    y.as_ref().map(|v| v.to_string()),
+                    "{src}"
+                ),
+                (Err(x), Err(y)) => assert_eq!(x.code(), y.code(), "{src}"),
+                _ => panic!("{src}: eval {ra:?}, compile + run {rb:?}"),
+            }
+            assert_eq!(a.variables(), b.variables(), "{src}");
+        }
+    }
+}
