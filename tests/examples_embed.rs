@@ -1,5 +1,6 @@
 //! The embedding examples (`examples/embed*.rs`) run and succeed: `cargo
-//! test` builds them next to the test binaries.
+//! test` builds them next to the test binaries (`embed_ndarray` with the
+//! `ndarray` feature, which scripts/test turns on).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -13,11 +14,19 @@ fn example(name: &str) -> PathBuf {
 
 #[test]
 fn every_embedding_example_runs() {
-    for (name, says) in [
+    let mut examples = vec![
         ("embed", ""),
         ("embed_errors", "accl::run::index_out_of_bounds"),
         ("embed_call", "y[7] after 10 steps = 66.5"),
-    ] {
+        (
+            "embed_compile",
+            "after `acc` became i32: accl::api::stale_program",
+        ),
+    ];
+    if cfg!(feature = "ndarray") {
+        examples.push(("embed_ndarray", "moved in and out without a copy"));
+    }
+    for (name, says) in examples {
         let path = example(name);
         assert!(
             path.exists(),

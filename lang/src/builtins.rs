@@ -59,8 +59,51 @@ pub type TypingRule = fn(&[Type]) -> Result<Sig, String>;
 
 #[derive(Clone)]
 pub enum Typing {
-    Fixed { params: Vec<Type>, ret: Type },
+    Fixed {
+        params: Vec<Type>,
+        ret: Type,
+    },
     Rule(TypingRule),
+    /// Like `Fixed`, with parameters that take any array or any array of
+    /// one element type (an embedder's Rust function on arrays).
+    Params {
+        params: Vec<Param>,
+        ret: Type,
+    },
+}
+
+/// A parameter of [`Typing::Params`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Param {
+    /// Exactly this type (literals take it).
+    Is(Type),
+    /// Any array.
+    AnyArray,
+    /// An array of this element type, of any rank.
+    ArrayOf(crate::types::Scalar),
+}
+
+impl fmt::Display for Param {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Param::Is(t) => write!(f, "{t}"),
+            Param::AnyArray => f.write_str("array"),
+            Param::ArrayOf(s) => write!(f, "{s}[..]"),
+        }
+    }
+}
+
+fn arity(want: usize, got: usize) -> Result<(), String> {
+    if want == got {
+        return Ok(());
+    }
+    Err(format!(
+        "takes {} argument{} but {} {} given",
+        want,
+        if want == 1 { "" } else { "s" },
+        got,
+        if got == 1 { "was" } else { "were" }
+    ))
 }
 
 impl fmt::Debug for Typing {
@@ -68,6 +111,7 @@ impl fmt::Debug for Typing {
         match self {
             Typing::Fixed { params, ret } => write!(f, "Fixed({params:?} -> {ret:?})"),
             Typing::Rule(_) => f.write_str("Rule"),
+            Typing::Params { params, ret } => write!(f, "Params({params:?} -> {ret:?})"),
         }
     }
 }
@@ -88,21 +132,38 @@ impl Builtin {
     pub fn sig(&self, args: &[Type]) -> Result<Sig, String> {
         match &self.typing {
             Typing::Fixed { params, ret } => {
-                if params.len() != args.len() {
-                    return Err(format!(
-                        "takes {} argument{} but {} {} given",
-                        params.len(),
-                        if params.len() == 1 { "" } else { "s" },
-                        args.len(),
-                        if args.len() == 1 { "was" } else { "were" }
-                    ));
-                }
+                arity(params.len(), args.len())?;
                 Ok(Sig {
                     params: params.clone(),
                     ret: *ret,
                 })
             }
             Typing::Rule(rule) => rule(args),
+            Typing::Params { params, ret } => {
+                arity(params.len(), args.len())?;
+                let mut out = Vec::with_capacity(params.len());
+                for (i, (p, &a)) in params.iter().zip(args).enumerate() {
+                    out.push(match (*p, a) {
+                        (Param::Is(t), _) => t,
+                        (Param::AnyArray, Type::Array(..)) => a,
+                        (Param::ArrayOf(s), Type::Array(e, _)) if e == s => a,
+                        (p, a) => {
+                            return Err(format!(
+                                "takes {} as argument {}, not `{a}`",
+                                match p {
+                                    Param::ArrayOf(s) => format!("an array of `{s}`"),
+                                    _ => "an array".to_string(),
+                                },
+                                i + 1
+                            ))
+                        }
+                    });
+                }
+                Ok(Sig {
+                    params: out,
+                    ret: *ret,
+                })
+            }
         }
     }
 }

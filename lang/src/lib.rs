@@ -19,7 +19,7 @@ pub mod types;
 pub mod value;
 
 mod kernels;
-pub use builtins::{Builtin, BuiltinId, Builtins, Effect, Sig, Typing};
+pub use builtins::{Builtin, BuiltinId, Builtins, Effect, Param, Sig, Typing};
 pub use check::{check, check_source, Checked, Global};
 pub use diag::{Diag, Source};
 pub use lexer::MAX_NESTING;

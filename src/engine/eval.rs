@@ -2,11 +2,10 @@
 //! run, and commit the new state only when every step succeeded.
 
 use super::sources::{Decl, SourceMap};
-use super::{Engine, Error, Val, Var};
-use crate::interp::{self, Frame};
+use super::{Engine, Error, Val};
 use lang::ast::StmtKind as AK;
-use lang::hir::StmtKind;
-use lang::Global;
+use lang::{Global, Source};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 impl Engine {
@@ -61,20 +60,120 @@ impl Engine {
         self.eval_named(name, src)
     }
 
-    /// Parse and check `src` against the kept state: the checked text
-    /// (earlier declarations in front) with where its pieces came from,
-    /// the AST and the checked program.
-    fn front_end(&self, name: &str, src: &str) -> Result<Prepared, Error> {
-        // Earlier declarations go in front of the input, less those it declares again.
+    /// Parse and check `src` against the kept state: the checked text (the
+    /// earlier declarations it needs in front) with where its pieces came
+    /// from, the checked program and the input's own declarations.
+    ///
+    /// Only the declarations the input can reach are checked with it: those
+    /// it names, those they name, and so on, plus every declaration that
+    /// (transitively) names one the input declares again, since a
+    /// replacement must still fit its callers. The others cannot change the
+    /// outcome, so a session with hundreds of declarations does not check
+    /// them all at every input. An input that fails is checked again with
+    /// every declaration, for the diagnostics a full check gives (did you
+    /// mean, ...).
+    pub(super) fn front_end(&self, name: &str, src: &str) -> Result<Prepared, Error> {
         let (own, _) = lang::parse(src);
-        let redeclared: std::collections::HashSet<&str> =
-            own.stmts.iter().filter_map(decl_name).collect();
+        let own_decls: Vec<OwnDecl> = own
+            .stmts
+            .iter()
+            .filter_map(|s| {
+                let n = decl_name(s)?;
+                let mut text = src.get(s.span.range())?.to_string();
+                if !text.trim_end().ends_with(';') && !text.trim_end().ends_with('}') {
+                    text.push(';');
+                }
+                Some(OwnDecl {
+                    name: n.to_string(),
+                    text,
+                    at: s.span.start as usize,
+                })
+            })
+            .collect();
+        let redeclared: HashSet<&str> = own_decls.iter().map(|d| d.name.as_str()).collect();
+        let needed = self.needed_decls(src, &redeclared);
+        match self.front_end_with(name, src, &redeclared, Some(&needed)) {
+            Ok(mut p) => {
+                p.decls = own_decls;
+                Ok(p)
+            }
+            Err(e) if needed.len() < self.decls.len() => {
+                match self.front_end_with(name, src, &redeclared, None) {
+                    Err(full) => Err(full),
+                    Ok(_) => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Which earlier declarations the input can reach (by index).
+    fn needed_decls(&self, src: &str, redeclared: &HashSet<&str>) -> HashSet<usize> {
+        let mut needed = HashSet::new();
+        if self.decls.is_empty() {
+            return needed;
+        }
+        let at: HashMap<&str, usize> = self
+            .decls
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| !redeclared.contains(d.name.as_str()))
+            .map(|(i, d)| (d.name.as_str(), i))
+            .collect();
+        let mut todo: Vec<usize> = Vec::new();
+        // Callers of what the input declares again, and their callers.
+        if !redeclared.is_empty() {
+            let mut callers: HashMap<&str, Vec<usize>> = HashMap::new();
+            for &i in at.values() {
+                for x in &self.decl_idents[i] {
+                    callers.entry(x.as_str()).or_default().push(i);
+                }
+            }
+            let mut changed: Vec<&str> = redeclared.iter().copied().collect();
+            while let Some(n) = changed.pop() {
+                for &i in callers.get(n).map(Vec::as_slice).unwrap_or_default() {
+                    if needed.insert(i) {
+                        todo.push(i);
+                        changed.push(self.decls[i].name.as_str());
+                    }
+                }
+            }
+        }
+        // What the input names, and what that names.
+        for x in super::program::lang_idents(src) {
+            if let Some(&i) = at.get(x.as_str()) {
+                if needed.insert(i) {
+                    todo.push(i);
+                }
+            }
+        }
+        while let Some(i) = todo.pop() {
+            for x in &self.decl_idents[i] {
+                if let Some(&j) = at.get(x.as_str()) {
+                    if needed.insert(j) {
+                        todo.push(j);
+                    }
+                }
+            }
+        }
+        needed
+    }
+
+    /// The front end with the declarations `needed` (None: all) in front.
+    fn front_end_with(
+        &self,
+        name: &str,
+        src: &str,
+        redeclared: &HashSet<&str>,
+        needed: Option<&HashSet<usize>>,
+    ) -> Result<Prepared, Error> {
         let map = SourceMap::new(
             name,
             src,
-            self.decls
-                .iter()
-                .filter(|d| !redeclared.contains(&d.name.as_str())),
+            self.decls.iter().enumerate().filter_map(|(i, d)| {
+                (!redeclared.contains(d.name.as_str()) && needed.is_none_or(|s| s.contains(&i)))
+                    .then_some(d)
+            }),
         );
         let (ast, diags) = lang::parse(&map.text);
         if !diags.is_empty() {
@@ -92,7 +191,11 @@ impl Engine {
             Ok(c) => c.program,
             Err(d) => return Err(map.error(d)),
         };
-        Ok(Prepared { map, ast, prog })
+        Ok(Prepared {
+            map,
+            prog,
+            decls: Vec::new(),
+        })
     }
 
     /// How the compute constructs of `src` would map onto the device (the
@@ -136,97 +239,51 @@ impl Engine {
     }
 
     fn eval_named(&mut self, name: &str, src: &str) -> Result<Option<Val>, Error> {
-        let Prepared { map, ast, prog } = {
-            let t = std::time::Instant::now();
-            let p = self.front_end(name, src);
-            self.timings = super::Timings {
-                check: t.elapsed(),
-                ..Default::default()
-            };
-            p?
+        let t = std::time::Instant::now();
+        let p = self.front_end(name, src);
+        self.timings = super::Timings {
+            check: t.elapsed(),
+            ..Default::default()
         };
         let t = std::time::Instant::now();
-        let compiled = interp::compile(&prog, &self.builtins);
-        self.cx.backend.prefetch(&compiled.kernels, &self.cx);
+        let p = self.finish_compile(p?);
         self.timings.compile = t.elapsed();
-        let mut fr = Frame::new(compiled.main_locals);
-        for (v, l) in self.vars.iter().zip(&prog.globals) {
-            fr.s[l.index()] = v.bits;
-            fr.a[l.index()] = v.array.clone();
-            fr.t[l.index()] = v.text.clone();
+        self.run_program(&p)
+    }
+
+    /// Keep the declarations of an input (`input`) that ran: a name
+    /// declared again replaces the earlier one in place.
+    pub(super) fn keep_decls(&mut self, decls: &[OwnDecl], input: &Source) {
+        if decls.is_empty() {
+            return;
         }
-        self.cx.ops = 0;
-        let map = std::rc::Rc::new(map);
-        self.cx.source = Some(map.clone());
-        let t = std::time::Instant::now();
-        self.cx.backend.take_jit_time();
-        let out = interp::run(&compiled, &mut fr, &mut self.cx);
-        let jit = self.cx.backend.take_jit_time();
-        self.timings.compile += jit;
-        self.timings.run = t.elapsed().saturating_sub(jit);
-        let out = out.map_err(|d| map.error(vec![*d]))?;
-        // Commit: globals' new values, new top-level variables, declarations.
-        for (v, l) in self.vars.iter_mut().zip(&prog.globals) {
-            v.bits = fr.s[l.index()];
-            v.array = fr.a[l.index()].clone();
-            v.text = fr.t[l.index()].clone();
-        }
-        // By name, so that keeping an input's many declarations is linear.
-        let mut var_at: std::collections::HashMap<String, usize> = self
-            .vars
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (v.name.clone(), i))
-            .collect();
-        for st in &prog.main.block {
-            if let StmtKind::Let { local, .. } = st.kind {
-                let loc = &prog.main.locals[local];
-                let var = Var {
-                    name: loc.name.clone(),
-                    ty: loc.ty,
-                    bits: fr.s[local.index()],
-                    array: fr.a[local.index()].clone(),
-                    text: fr.t[local.index()].clone(),
-                };
-                match var_at.get(&var.name) {
-                    Some(&i) => self.vars[i] = var,
-                    None => {
-                        var_at.insert(var.name.clone(), self.vars.len());
-                        self.vars.push(var);
-                    }
-                }
-            }
-        }
-        let mut decl_at: std::collections::HashMap<String, usize> = self
+        self.decl_gen += 1;
+        let mut at: HashMap<String, usize> = self
             .decls
             .iter()
             .enumerate()
             .map(|(i, d)| (d.name.clone(), i))
             .collect();
-        for s in &ast.stmts {
-            let Some(n) = decl_name(s) else { continue };
-            let Some(at) = (s.span.start as usize).checked_sub(map.offset) else {
-                continue;
-            };
-            let mut text = map.text[s.span.range()].to_string();
-            if !text.trim_end().ends_with(';') && !text.trim_end().ends_with('}') {
-                text.push(';');
-            }
+        for d in decls {
+            let idents = super::program::lang_idents(&d.text);
             let decl = Decl {
-                name: n.to_string(),
-                text,
-                input: map.input.clone(),
-                at,
+                name: d.name.clone(),
+                text: d.text.clone(),
+                input: input.clone(),
+                at: d.at,
             };
-            match decl_at.get(n) {
-                Some(&i) => self.decls[i] = decl,
+            match at.get(&d.name) {
+                Some(&i) => {
+                    self.decls[i] = decl;
+                    self.decl_idents[i] = idents;
+                }
                 None => {
-                    decl_at.insert(n.to_string(), self.decls.len());
+                    at.insert(d.name.clone(), self.decls.len());
                     self.decls.push(decl);
+                    self.decl_idents.push(idents);
                 }
             }
         }
-        Ok(out.filter(|v| !matches!(v, Val::Unit)))
     }
 }
 
@@ -239,8 +296,18 @@ fn decl_name(s: &lang::ast::Stmt) -> Option<&str> {
     }
 }
 
-struct Prepared {
-    map: SourceMap,
-    ast: lang::ast::Program,
-    prog: lang::hir::Program,
+pub(super) struct Prepared {
+    pub map: SourceMap,
+    pub prog: lang::hir::Program,
+    /// The input's own `fn` and `const` declarations.
+    pub decls: Vec<OwnDecl>,
+}
+
+/// A `fn` or `const` an input declares: its name, its text (ending in `;`
+/// or `}`) and where it starts in the input.
+#[derive(Clone)]
+pub(super) struct OwnDecl {
+    pub name: String,
+    pub text: String,
+    pub at: usize,
 }

@@ -3,27 +3,33 @@
 //! An engine keeps one state across [`Engine::eval`] calls: the variables
 //! (each later input is checked with them as `lang::Global`s), the `fn` and
 //! `const` declarations (their text is kept and checked again in front of
-//! each input, so they stay callable; an input that declares a name again
-//! replaces the earlier declaration), the registered host functions, the
+//! each input that can reach them, so they stay callable; an input that
+//! declares a name again replaces the earlier declaration), the registered
+//! host functions, the
 //! limits and the present table. An input that fails to parse, check or run
 //! leaves the variables and declarations as they were (array contents that
 //! ran before a run-time error stay written: arrays are reference values).
 //!
-//! Files: `eval` (eval, run_file), `vars` (scalars and arrays by name),
-//! `register` (Rust functions), `limits` (operations, depth, progress),
-//! `io` (print sink, file-system access), `error`.
+//! Files: `eval` (eval, run_file, the front end), `program` (compile once,
+//! run many), `vars` (scalars and arrays by name), `register` (Rust
+//! functions), `limits` (operations, depth, progress), `io` (print sink,
+//! file-system access), `error`.
 
 mod error;
 mod eval;
 mod introspect;
 mod io;
 mod limits;
+#[cfg(feature = "ndarray")]
+mod nd;
+mod program;
 mod register;
 pub(crate) mod sources;
 mod vars;
 
 pub use error::Error;
 pub use introspect::PresentEntry;
+pub use program::Program;
 pub use register::{HostArg, HostRet, RegisterFn};
 
 use crate::interp::{Ctx, RtVal};
@@ -57,7 +63,21 @@ pub struct Engine {
     pub(crate) vars: Vec<Var>,
     /// The `fn` and `const` declarations of earlier inputs.
     pub(crate) decls: Vec<sources::Decl>,
+    /// The identifiers of each declaration's text, by index in `decls`.
+    pub(crate) decl_idents: Vec<Vec<String>>,
     pub(crate) name_counter: usize,
+    /// Unique per engine (a [`Program`] knows the engine it was compiled by).
+    pub(crate) id: u64,
+    /// The registered Rust functions' signatures, and how many
+    /// registrations there have been.
+    pub(crate) host_sigs: std::collections::HashMap<String, (Vec<lang::Param>, Type)>,
+    pub(crate) host_gen: u64,
+    /// Changes whenever a declaration is kept: compiled calls of
+    /// [`Engine::call_fn`] (by function: argument types, `decl_gen`, program)
+    /// are good while it stays.
+    pub(crate) decl_gen: u64,
+    pub(crate) call_cache:
+        std::collections::HashMap<String, (Vec<Type>, u64, std::rc::Rc<Program>)>,
     pub(crate) timings: Timings,
 }
 
@@ -72,6 +92,8 @@ pub struct Timings {
     /// Running: host code, transfers, kernels and waits.
     pub run: std::time::Duration,
 }
+
+static NEXT_ENGINE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Default for Engine {
     fn default() -> Self {
@@ -93,7 +115,13 @@ impl Engine {
             cx: Ctx::default(),
             vars: Vec::new(),
             decls: Vec::new(),
+            decl_idents: Vec::new(),
             name_counter: 0,
+            id: NEXT_ENGINE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            host_sigs: Default::default(),
+            host_gen: 0,
+            decl_gen: 0,
+            call_cache: Default::default(),
             timings: Timings::default(),
         }
     }

@@ -1,89 +1,324 @@
-//! Rust functions callable from scripts. A closure of 0 to 4 scalar
-//! arguments (`bool i32 i64 u32 u8 f32 f64`) returning a scalar or `()` is
-//! declared to the checker with that fixed signature and effect `Host` (so
-//! it cannot be called inside a device construct), and called with no
-//! conversion beyond the scalars themselves. [`Engine::register_val_fn`]
-//! takes any values, arrays included, with an explicit signature.
+//! Rust functions callable from scripts. A closure of 0 to 4 arguments
+//! (scalars `bool i32 i64 u32 u8 f32 f64`, strings as `&str` or `String`,
+//! arrays as [`Array`] handles or as `&[T]`/`&mut [T]` element slices)
+//! returning a scalar, `String`, `()` or a `Result` of one (its `Err` is a
+//! run-time diagnostic at the call) is declared to the checker with that
+//! signature and effect `Host` (so it cannot be called inside a device
+//! construct): a script's call is type-checked like any other.
+//! [`Engine::register_val_fn`] takes any values with an explicit signature.
+//!
+//! Borrowed arguments (`&str`, slices) live for the call: the closure is
+//! `for<'a> Fn(&'a str)`, which the two bounds of each `RegisterFn` impl
+//! express (the first fixes the argument types from the closure's own
+//! signature, the second asks for every lifetime). Slices hold the array's
+//! `RefCell` borrow for the call; one array passed where the borrows would
+//! conflict is refused before the closure runs.
 
 use super::Engine;
-use crate::interp::HostFn;
-use lang::{Builtin, Effect, Type, Typing, Value};
+use crate::interp::HostValFn;
+use lang::{Builtin, Effect, Param, Type, Typing};
 use std::rc::Rc;
-use stdlib::Elem;
+use stdlib::{Array, Elem};
 
-/// A scalar argument of a registered function.
-pub trait HostArg: Elem {}
-impl<T: Elem> HostArg for T {}
+use super::Val;
 
-/// The result of a registered function: a scalar or `()`.
-pub trait HostRet: 'static {
-    fn ty() -> Type;
-    fn into_value(self) -> Value;
+/// An argument type of a function given to [`Engine::register_fn`].
+pub trait HostArg {
+    /// What is held for the call: the script's value, or a borrow of an
+    /// array's elements.
+    #[doc(hidden)]
+    type Guard<'v>;
+    /// What the closure is given: the type itself, with the lifetime of the
+    /// call for a borrowed one (`&str`, `&[T]`, `&mut [T]`).
+    #[doc(hidden)]
+    type Item<'a>;
+    /// How the checker types the argument.
+    #[doc(hidden)]
+    fn param() -> Param;
+    /// Hold the argument (None: not of this type, or an array borrowed
+    /// already: the same array passed twice, once as `&mut [T]`).
+    #[doc(hidden)]
+    fn lock(v: &Val) -> Option<Self::Guard<'_>>;
+    #[doc(hidden)]
+    fn item<'g>(g: &'g mut Self::Guard<'_>) -> Self::Item<'g>;
+    /// What the closure holds of an array argument during the call.
+    #[doc(hidden)]
+    const HOLD: Hold = Hold::Nothing;
 }
-macro_rules! host_ret {
+
+/// What a closure holds of an array argument during its call.
+#[doc(hidden)]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    Nothing,
+    /// The handle: it may borrow the elements in any way.
+    Handle,
+    Shared,
+    Exclusive,
+}
+
+macro_rules! host_scalar {
     ($($t:ty),*) => {$(
+        impl HostArg for $t {
+            type Guard<'v> = $t;
+            type Item<'a> = $t;
+            fn param() -> Param {
+                Param::Is(Type::Scalar(<$t as Elem>::SCALAR))
+            }
+            fn lock(v: &Val) -> Option<$t> {
+                match v {
+                    Val::Scalar(x) if x.ty() == Type::Scalar(<$t as Elem>::SCALAR) => {
+                        Some(<$t as Elem>::from_value(*x))
+                    }
+                    _ => None,
+                }
+            }
+            fn item(g: &mut $t) -> $t {
+                *g
+            }
+        }
         impl HostRet for $t {
             fn ty() -> Type {
                 Type::Scalar(<$t as Elem>::SCALAR)
             }
-            fn into_value(self) -> Value {
-                self.to_value()
+            fn into_val(self) -> Result<Val, String> {
+                Ok(Val::Scalar(self.to_value()))
             }
         }
     )*};
 }
-host_ret!(bool, i32, i64, u32, u8, f32, f64);
+host_scalar!(bool, i32, i64, u32, u8, f32, f64);
+
+impl HostArg for &str {
+    type Guard<'v> = &'v str;
+    type Item<'a> = &'a str;
+    fn param() -> Param {
+        Param::Is(Type::Str)
+    }
+    fn lock(v: &Val) -> Option<&str> {
+        match v {
+            Val::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+    fn item<'g>(g: &'g mut &str) -> &'g str {
+        g
+    }
+}
+
+impl HostArg for String {
+    type Guard<'v> = &'v str;
+    type Item<'a> = String;
+    fn param() -> Param {
+        Param::Is(Type::Str)
+    }
+    fn lock(v: &Val) -> Option<&str> {
+        <&str as HostArg>::lock(v)
+    }
+    fn item(g: &mut &str) -> String {
+        g.to_string()
+    }
+}
+
+/// Any array (its element type and rank are the closure's to check); the
+/// script's own array, so writes to it are seen by the script.
+impl HostArg for Array {
+    type Guard<'v> = Array;
+    type Item<'a> = Array;
+    const HOLD: Hold = Hold::Handle;
+    fn param() -> Param {
+        Param::AnyArray
+    }
+    fn lock(v: &Val) -> Option<Array> {
+        match v {
+            Val::Array(a) => Some(a.clone()),
+            _ => None,
+        }
+    }
+    fn item(g: &mut Array) -> Array {
+        g.clone()
+    }
+}
+
+/// The elements of an array of `T`, of any rank, in row-major order,
+/// borrowed for the call.
+impl<T: Elem> HostArg for &[T] {
+    type Guard<'v> = std::cell::Ref<'v, stdlib::array::Data>;
+    type Item<'a> = &'a [T];
+    const HOLD: Hold = Hold::Shared;
+    fn param() -> Param {
+        Param::ArrayOf(T::SCALAR)
+    }
+    fn lock(v: &Val) -> Option<Self::Guard<'_>> {
+        match v {
+            Val::Array(a) => a.try_data().filter(|d| d.scalar() == T::SCALAR),
+            _ => None,
+        }
+    }
+    fn item<'g>(g: &'g mut Self::Guard<'_>) -> &'g [T] {
+        T::slice(g).unwrap_or_default()
+    }
+}
+
+/// Like `&[T]`, writable: the script sees the writes.
+impl<T: Elem> HostArg for &mut [T] {
+    type Guard<'v> = std::cell::RefMut<'v, stdlib::array::Data>;
+    type Item<'a> = &'a mut [T];
+    const HOLD: Hold = Hold::Exclusive;
+    fn param() -> Param {
+        Param::ArrayOf(T::SCALAR)
+    }
+    fn lock(v: &Val) -> Option<Self::Guard<'_>> {
+        match v {
+            Val::Array(a) => a.try_data_mut().filter(|d| d.scalar() == T::SCALAR),
+            _ => None,
+        }
+    }
+    fn item<'g>(g: &'g mut Self::Guard<'_>) -> &'g mut [T] {
+        T::slice_mut(g).unwrap_or_default()
+    }
+}
+
+/// The result type of a function given to [`Engine::register_fn`].
+pub trait HostRet: 'static {
+    fn ty() -> Type;
+    /// The script's value, or the message of a run-time error.
+    fn into_val(self) -> Result<Val, String>;
+}
+
 impl HostRet for () {
     fn ty() -> Type {
         Type::Unit
     }
-    fn into_value(self) -> Value {
-        Value::Bool(false)
+    fn into_val(self) -> Result<Val, String> {
+        Ok(Val::Unit)
+    }
+}
+
+impl HostRet for String {
+    fn ty() -> Type {
+        Type::Str
+    }
+    fn into_val(self) -> Result<Val, String> {
+        Ok(Val::Str(self.into()))
+    }
+}
+
+/// `Err(e)` stops the script with `accl::run::host_function` at the call,
+/// with `e` as the message.
+impl<T: HostRet, E: std::fmt::Display + 'static> HostRet for Result<T, E> {
+    fn ty() -> Type {
+        T::ty()
+    }
+    fn into_val(self) -> Result<Val, String> {
+        self.map_err(|e| e.to_string())?.into_val()
     }
 }
 
 /// A Rust closure that can be registered (`Args` is its argument tuple).
 pub trait RegisterFn<Args> {
-    fn into_host(self) -> (Vec<Type>, Type, HostFn);
+    #[doc(hidden)]
+    fn into_host(self) -> (Vec<Param>, Type, HostValFn);
 }
 
-fn arg<T: Elem>(v: &[Value], i: usize) -> T {
-    v.get(i).map(|&x| T::from_value(x)).unwrap_or_default()
+fn lock<A: HostArg>(v: &[Val], i: usize) -> Result<A::Guard<'_>, String> {
+    v.get(i)
+        .and_then(A::lock)
+        .ok_or_else(|| format!("argument {} is not `{}`", i + 1, A::param()))
+}
+
+/// Refuse one array passed twice where the closure would borrow its
+/// elements in conflicting ways (`&mut [T]` with anything, `&[T]` with an
+/// `Array` handle, which may borrow it mutably).
+fn no_conflict(v: &[Val], holds: &[Hold]) -> Result<(), String> {
+    for (i, (a, &h)) in v.iter().zip(holds).enumerate() {
+        for (j, (b, &k)) in v.iter().zip(holds).enumerate().skip(i + 1) {
+            let (Val::Array(a), Val::Array(b)) = (a, b) else {
+                continue;
+            };
+            let conflict = matches!(
+                (h, k),
+                (
+                    Hold::Exclusive,
+                    Hold::Handle | Hold::Shared | Hold::Exclusive
+                ) | (Hold::Handle | Hold::Shared, Hold::Exclusive)
+                    | (Hold::Handle, Hold::Shared)
+                    | (Hold::Shared, Hold::Handle)
+            );
+            if conflict && a.same(b) {
+                return Err(format!(
+                    "arguments {} and {} are the same array, which the function cannot borrow through both",
+                    i + 1,
+                    j + 1
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 macro_rules! register_arity {
-    ($($a:ident $i:tt),*) => {
+    ($call:ident; $($a:ident $g:ident $i:tt),*) => {
+        /// Calls `f` through its higher-ranked `Fn` bound.
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        fn $call<R, $($a),*>(f: &impl Fn($($a),*) -> R, $($a: $a),*) -> R {
+            f($($a),*)
+        }
         impl<F, R: HostRet, $($a: HostArg),*> RegisterFn<($($a,)*)> for F
         where
-            F: Fn($($a),*) -> R + 'static,
+            F: Fn($($a),*) -> R + for<'a> Fn($($a::Item<'a>),*) -> R + 'static,
         {
-            #[allow(unused_variables)]
-            fn into_host(self) -> (Vec<Type>, Type, HostFn) {
-                let f: HostFn = Rc::new(move |v: &[Value]| Ok(self($(arg::<$a>(v, $i)),*).into_value()));
-                (vec![$(Type::Scalar($a::SCALAR)),*], R::ty(), f)
+            #[allow(unused_variables, unused_mut)]
+            fn into_host(self) -> (Vec<Param>, Type, HostValFn) {
+                let holds = [$($a::HOLD),*];
+                let f: HostValFn = Rc::new(move |v: &[Val]| {
+                    if holds.iter().filter(|&&h| h != Hold::Nothing).count() > 1 {
+                        no_conflict(v, &holds)?;
+                    }
+                    $(let mut $g = lock::<$a>(v, $i)?;)*
+                    $call::<R, $($a::Item<'_>),*>(&self, $($a::item(&mut $g)),*).into_val()
+                });
+                (vec![$($a::param()),*], R::ty(), f)
             }
         }
     };
 }
-register_arity!();
-register_arity!(A 0);
-register_arity!(A 0, B 1);
-register_arity!(A 0, B 1, C 2);
-register_arity!(A 0, B 1, C 2, D 3);
+register_arity!(call0;);
+register_arity!(call1; A ga 0);
+register_arity!(call2; A ga 0, B gb 1);
+register_arity!(call3; A ga 0, B gb 1, C gc 2);
+register_arity!(call4; A ga 0, B gb 1, C gc 2, D gd 3);
 
 impl Engine {
     /// Make a Rust closure callable from scripts as `name(..)` (one
-    /// registered under the name of a builtin replaces it).
+    /// registered under the name of a builtin replaces it). Arguments:
+    /// scalars, `&str` or `String` (a script `str`), [`Array`] (any array,
+    /// the script's own), `&[T]` or `&mut [T]` (the elements of a `T` array
+    /// of any rank, row-major; writes are seen by the script); results: a
+    /// scalar, `String`, `()`, or a `Result` of one whose `Err` stops the
+    /// script with `accl::run::host_function`. Calls are type-checked
+    /// against this signature.
     ///
     /// ```
     /// let mut e = accl::Engine::new();
     /// e.register_fn("hypot", |x: f64, y: f64| (x * x + y * y).sqrt());
+    /// e.register_fn("tag", |s: &str, n: i32| format!("{s}_{n:04}"));
+    /// e.register_fn("rows", |a: accl::Array| a.shape()[0] as i32);
+    /// e.register_fn("scale", |x: &mut [f32], k: f32| x.iter_mut().for_each(|v| *v *= k));
     /// let v = e.eval("hypot(3.0, 4.0)").unwrap().unwrap();
     /// assert_eq!(v.to_string(), "5");
+    /// e.eval("let t = tag(\"heat\", rows(zeros(f32, 7, 2)));").unwrap();
+    /// assert_eq!(e.get_str("t").as_deref(), Some("heat_0007"));
+    /// assert_eq!(e.eval("tag(1, 2)").unwrap_err().code(), "accl::type::mismatch");
+    /// e.eval("let x = ones(f32, 3); scale(x, 2.5);").unwrap();
+    /// assert_eq!(e.get_array::<f32>("x").unwrap().0, [2.5; 3]);
     /// ```
     pub fn register_fn<Args>(&mut self, name: &str, f: impl RegisterFn<Args>) -> &mut Self {
         let (params, ret, f) = f.into_host();
-        self.register_raw(name, params, ret, f)
+        self.declare_host_fn(name, params, ret);
+        self.cx.host_fns.remove(name);
+        self.cx.host_val_fns.insert(name.to_string(), f);
+        self
     }
 
     /// Register a function on dynamic values with an explicit signature; an
@@ -106,9 +341,9 @@ impl Engine {
         name: &str,
         params: Vec<Type>,
         ret: Type,
-        f: HostFn,
+        f: crate::interp::HostFn,
     ) -> &mut Self {
-        self.declare_host_fn(name, params, ret);
+        self.declare_host_fn(name, params.into_iter().map(Param::Is).collect(), ret);
         self.cx.host_val_fns.remove(name);
         self.cx.host_fns.insert(name.to_string(), f);
         self
@@ -144,15 +379,18 @@ impl Engine {
         name: &str,
         params: Vec<Type>,
         ret: Type,
-        f: crate::interp::HostValFn,
+        f: HostValFn,
     ) -> &mut Self {
-        self.declare_host_fn(name, params, ret);
+        self.declare_host_fn(name, params.into_iter().map(Param::Is).collect(), ret);
         self.cx.host_fns.remove(name);
         self.cx.host_val_fns.insert(name.to_string(), f);
         self
     }
 
-    fn declare_host_fn(&mut self, name: &str, params: Vec<Type>, ret: Type) {
+    fn declare_host_fn(&mut self, name: &str, params: Vec<Param>, ret: Type) {
+        self.host_gen += 1;
+        self.host_sigs
+            .insert(name.to_string(), (params.clone(), ret));
         let synopsis = format!(
             "{name}({}) -> {ret}",
             params
@@ -163,7 +401,7 @@ impl Engine {
         );
         self.builtins.add(Builtin {
             name: name.to_string(),
-            typing: Typing::Fixed { params, ret },
+            typing: Typing::Params { params, ret },
             effect: Effect::Host,
             synopsis,
             place_arg: false,

@@ -183,6 +183,20 @@ impl Engine {
         self.var(name)?.array.clone()
     }
 
+    /// Remove a variable; whether it existed.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.set("t", 1.0f64);
+    /// assert!(e.remove("t"));
+    /// assert!(e.eval("t").is_err());
+    /// ```
+    pub fn remove(&mut self, name: &str) -> bool {
+        let n = self.vars.len();
+        self.vars.retain(|v| v.name != name);
+        self.vars.len() != n
+    }
+
     /// Every variable with its type, in declaration order.
     ///
     /// ```
@@ -246,9 +260,42 @@ impl Engine {
             }
             names.push(n);
         }
-        let r = self.eval(&format!("{name}({})", names.join(", ")));
+        let r = self.call_program(name, &names);
         self.vars.retain(|v| !v.name.starts_with(CALL_ARG));
         r
+    }
+
+    /// Run the call `name(args..)` (the arguments bound already), compiled
+    /// once per function and argument types while the declarations stay
+    /// the same; a stale compiled call is compiled again.
+    fn call_program(&mut self, name: &str, args: &[String]) -> Result<Option<Val>, Error> {
+        let types: Vec<Type> = args
+            .iter()
+            .filter_map(|a| self.var(a).map(|v| v.ty))
+            .collect();
+        let cached = match self.call_cache.get(name) {
+            Some((t, gen, p)) if *t == types && *gen == self.decl_gen => Some(p.clone()),
+            _ => None,
+        };
+        if let Some(p) = cached {
+            match self.run(&p) {
+                Err(e) if e.code() == "accl::api::stale_program" => {}
+                r => return r,
+            }
+        }
+        let src = format!("{name}({})", args.join(", "));
+        let t = std::time::Instant::now();
+        let p = self.front_end("<call>", &src);
+        self.timings = super::Timings {
+            check: t.elapsed(),
+            ..Default::default()
+        };
+        let t = std::time::Instant::now();
+        let p = std::rc::Rc::new(self.finish_compile(p?));
+        self.timings.compile = t.elapsed();
+        self.call_cache
+            .insert(name.to_string(), (types, self.decl_gen, p.clone()));
+        self.run_program(&p)
     }
 
     /// [`Engine::eval`] of an expression of type `T`: its value, or an

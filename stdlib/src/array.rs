@@ -35,6 +35,9 @@ pub trait Elem: Copy + PartialOrd + fmt::Debug + Default + 'static {
     fn slice(d: &Data) -> Option<&[Self]>;
     fn slice_mut(d: &mut Data) -> Option<&mut [Self]>;
     fn into_data(v: Vec<Self>) -> Data;
+    /// The typed vector of `d` (moved out), or `d` back if it holds
+    /// another element type.
+    fn from_data(d: Data) -> Result<Vec<Self>, Data>;
     fn to_value(self) -> Value;
     /// `v as Self` (Rust cast semantics); `v` is any scalar value.
     fn from_value(v: Value) -> Self;
@@ -60,6 +63,12 @@ macro_rules! elem {
             }
             fn into_data(v: Vec<Self>) -> Data {
                 Data::$var(v)
+            }
+            fn from_data(d: Data) -> Result<Vec<Self>, Data> {
+                match d {
+                    Data::$var(v) => Ok(v),
+                    d => Err(d),
+                }
             }
             fn to_value(self) -> Value {
                 Value::$var(self)
@@ -365,6 +374,14 @@ impl Array {
     pub fn data_mut(&self) -> RefMut<'_, Data> {
         self.0.data.borrow_mut()
     }
+    /// Like [`Array::data`], None while the data is mutably borrowed.
+    pub fn try_data(&self) -> Option<Ref<'_, Data>> {
+        self.0.data.try_borrow().ok()
+    }
+    /// Like [`Array::data_mut`], None while the data is borrowed.
+    pub fn try_data_mut(&self) -> Option<RefMut<'_, Data>> {
+        self.0.data.try_borrow_mut().ok()
+    }
     /// Element `k` (flat index) if `T` is the element type and `k` is in
     /// range: `Err(len)` when out of range, `Err(usize::MAX)` on a type
     /// mismatch or while the data is mutably borrowed. The hot read path of
@@ -389,6 +406,13 @@ impl Array {
     /// None for `bool` arrays.
     pub fn with_bytes_mut<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Option<R> {
         self.data_mut().bytes_mut().map(f)
+    }
+    /// The elements, moved out without a copy, when this is the last
+    /// handle onto them; the array back otherwise.
+    pub fn try_into_data(self) -> Result<Data, Array> {
+        Rc::try_unwrap(self.0)
+            .map(|o| o.data.into_inner())
+            .map_err(Array)
     }
     /// A new array with a copy of the data.
     pub fn deep_clone(&self) -> Array {

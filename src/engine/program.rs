@@ -1,0 +1,263 @@
+//! Compile once, run many: [`Engine::compile`] does the front end and the
+//! host compile; [`Engine::run`] binds the engine's variables by name, runs
+//! and commits the new state. [`Engine::eval`] is the two in a row.
+//!
+//! A [`Program`] remembers what it was compiled against: the type of every
+//! engine variable its text names, and the signature of every registered
+//! Rust function its text names. `run` checks them first (a cheap check:
+//! one lookup per variable it uses) and refuses a program that no longer
+//! fits with `accl::api::stale_program`, before anything runs.
+
+use super::{Engine, Error, Val, Var};
+use crate::interp::{self, Frame};
+use lang::hir::StmtKind;
+use lang::Type;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// A checked and compiled input, run with [`Engine::run`] as often as
+/// needed without being parsed or checked again.
+///
+/// It is a snapshot: the `fn` and `const` declarations it sees are those of
+/// the engine when it was compiled (a later redeclaration does not change
+/// it). Running it is [`Engine::eval`] of its text without the front end:
+/// its `let`s, `fn`s and `const`s are kept by the engine afterwards.
+///
+/// ```
+/// let mut e = accl::Engine::new();
+/// e.eval("fn sq(x: f64) -> f64 { return x * x; } let acc = 0.0;").unwrap();
+/// let p = e.compile("acc += sq(2.0); acc").unwrap();
+/// for _ in 0..3 {
+///     e.run(&p).unwrap();
+/// }
+/// assert_eq!(e.get::<f64>("acc"), Some(12.0));
+/// ```
+pub struct Program {
+    /// The engine it was compiled by and its registration count then.
+    pub(super) engine: u64,
+    pub(super) host_gen: u64,
+    /// The checked text and where its pieces came from.
+    pub(super) map: Rc<super::sources::SourceMap>,
+    pub(super) compiled: interp::Compiled,
+    /// The engine variables the text names: (slot, name, type).
+    pub(super) globals: Vec<(usize, String, Type)>,
+    /// Top-level `let`s: (slot, name, type).
+    pub(super) lets: Vec<(usize, String, Type)>,
+    /// Its own `fn` and `const` declarations.
+    pub(super) decls: Vec<super::eval::OwnDecl>,
+    /// Every identifier of the text (declarations included), and the
+    /// signature of those that were registered Rust functions.
+    pub(super) idents: Vec<String>,
+    pub(super) host: HashMap<String, HostSig>,
+}
+
+/// A registered function's parameter and result types.
+pub(super) type HostSig = (Vec<lang::Param>, Type);
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Program({})", self.map.input.name)
+    }
+}
+
+fn stale(msg: String) -> Error {
+    let mut e = Error::api("accl::api::stale_program", msg);
+    for d in &mut e.diags {
+        d.help = Some("compile it again with `Engine::compile`".into());
+    }
+    e
+}
+
+impl Engine {
+    /// Parse, check and compile `src` against the engine's current
+    /// variables, declarations and registered functions, without running
+    /// it. The same errors as [`Engine::eval`]'s front end.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.set("n", 3i32);
+    /// let p = e.compile("n = n * 2;").unwrap();
+    /// e.run(&p).unwrap();
+    /// e.run(&p).unwrap();
+    /// assert_eq!(e.get::<i32>("n"), Some(12));
+    /// assert_eq!(e.compile("n = 1.5;").unwrap_err().code(), "accl::type::mismatch");
+    /// ```
+    pub fn compile(&self, src: &str) -> Result<Program, Error> {
+        let p = self.front_end("<program>", src)?;
+        Ok(self.finish_compile(p))
+    }
+
+    /// The host half of a compile: closures and kernels from a checked program.
+    pub(super) fn finish_compile(&self, p: super::eval::Prepared) -> Program {
+        let idents = lang_idents(&p.map.text);
+        let known: std::collections::HashSet<&str> = idents.iter().map(String::as_str).collect();
+        let globals = self
+            .vars
+            .iter()
+            .zip(&p.prog.globals)
+            .filter(|(v, _)| known.contains(v.name.as_str()))
+            .map(|(v, l)| (l.index(), v.name.clone(), v.ty))
+            .collect();
+        let lets = p
+            .prog
+            .main
+            .block
+            .iter()
+            .filter_map(|st| match st.kind {
+                StmtKind::Let { local, .. } => {
+                    let loc = &p.prog.main.locals[local];
+                    Some((local.index(), loc.name.clone(), loc.ty))
+                }
+                _ => None,
+            })
+            .collect();
+        let host = idents
+            .iter()
+            .filter_map(|n| Some((n.clone(), self.host_sigs.get(n)?.clone())))
+            .collect();
+        let compiled = interp::compile(&p.prog, &self.builtins);
+        self.cx.backend.prefetch(&compiled.kernels, &self.cx);
+        Program {
+            engine: self.id,
+            host_gen: self.host_gen,
+            map: Rc::new(p.map),
+            compiled,
+            globals,
+            lets,
+            decls: p.decls,
+            idents,
+            host,
+        }
+    }
+
+    /// Run a compiled program: its value (as [`Engine::eval`] returns it),
+    /// with the same persistence. The variables it uses are looked up by
+    /// name; one that is gone or has another type than at compile time, or
+    /// a registered function it names that was registered again with
+    /// another signature, is the error `accl::api::stale_program` and
+    /// nothing runs. A program may run on another engine on those terms.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.set_array("x", vec![1.0f32, 2.0], &[2]).unwrap();
+    /// let p = e.compile("x[0] += 1.0;").unwrap();
+    /// e.run(&p).unwrap();
+    /// e.set("x", 1i32);
+    /// assert_eq!(e.run(&p).unwrap_err().code(), "accl::api::stale_program");
+    /// ```
+    pub fn run(&mut self, p: &Program) -> Result<Option<Val>, Error> {
+        self.timings = super::Timings::default();
+        self.run_program(p)
+    }
+
+    /// Bind, run, commit. `self.timings.check` is left as the caller set it.
+    pub(super) fn run_program(&mut self, p: &Program) -> Result<Option<Val>, Error> {
+        if p.engine != self.id || p.host_gen != self.host_gen {
+            self.check_host_fns(p)?;
+        }
+        let mut fr = Frame::new(p.compiled.main_locals);
+        let mut at = Vec::with_capacity(p.globals.len());
+        for (slot, name, ty) in &p.globals {
+            let Some(i) = self.vars.iter().position(|v| v.name == *name) else {
+                return Err(stale(format!(
+                    "the program uses the variable `{name}`, which no longer exists"
+                )));
+            };
+            let v = &self.vars[i];
+            if v.ty != *ty {
+                return Err(stale(format!(
+                    "the program was compiled with `{name}: {ty}`, and `{name}` is now `{}`",
+                    v.ty
+                )));
+            }
+            fr.s[*slot] = v.bits;
+            fr.a[*slot] = v.array.clone();
+            fr.t[*slot] = v.text.clone();
+            at.push(i);
+        }
+        self.cx.ops = 0;
+        self.cx.source = Some(p.map.clone());
+        let t = std::time::Instant::now();
+        self.cx.backend.take_jit_time();
+        let out = interp::run(&p.compiled, &mut fr, &mut self.cx);
+        let jit = self.cx.backend.take_jit_time();
+        self.timings.compile += jit;
+        self.timings.run = t.elapsed().saturating_sub(jit);
+        let out = out.map_err(|d| p.map.error(vec![*d]))?;
+        // Commit: the globals' new values, new top-level variables, declarations.
+        for ((slot, _, _), &i) in p.globals.iter().zip(&at) {
+            let v = &mut self.vars[i];
+            v.bits = fr.s[*slot];
+            v.array = fr.a[*slot].take();
+            v.text = fr.t[*slot].take();
+        }
+        if !p.lets.is_empty() {
+            // By name, so that keeping an input's many variables is linear.
+            let mut var_at: HashMap<String, usize> = self
+                .vars
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (v.name.clone(), i))
+                .collect();
+            for (slot, name, ty) in &p.lets {
+                let var = Var {
+                    name: name.clone(),
+                    ty: *ty,
+                    bits: fr.s[*slot],
+                    array: fr.a[*slot].clone(),
+                    text: fr.t[*slot].clone(),
+                };
+                match var_at.get(name) {
+                    Some(&i) => self.vars[i] = var,
+                    None => {
+                        var_at.insert(name.clone(), self.vars.len());
+                        self.vars.push(var);
+                    }
+                }
+            }
+        }
+        self.keep_decls(&p.decls, &p.map.input);
+        Ok(out.filter(|v| !matches!(v, Val::Unit)))
+    }
+
+    /// Every registered function the program names has the signature it
+    /// was compiled with (and no name it uses became one).
+    fn check_host_fns(&self, p: &Program) -> Result<(), Error> {
+        for n in &p.idents {
+            let (was, now) = (p.host.get(n), self.host_sigs.get(n));
+            if was == now {
+                continue;
+            }
+            let sig = |s: Option<&HostSig>| match s {
+                Some((params, ret)) => format!(
+                    "a registered function `({}) -> {ret}`",
+                    params
+                        .iter()
+                        .map(lang::Param::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => "not a registered function".to_string(),
+            };
+            return Err(stale(format!(
+                "`{n}` was {} when the program was compiled, and is now {}",
+                sig(was),
+                sig(now)
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The distinct identifiers of a source text (the names it can refer to).
+pub(super) fn lang_idents(text: &str) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    lang::lexer::lex(text)
+        .tokens
+        .into_iter()
+        .filter_map(|(_, t, _)| match t {
+            lang::token::Tok::Ident(s) if seen.insert(s) => Some(s.to_string()),
+            _ => None,
+        })
+        .collect()
+}
