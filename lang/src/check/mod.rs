@@ -11,6 +11,7 @@
 //! recursive? does it print?), so calls from device code are recorded while
 //! bodies are checked and judged at the end ([`device`]).
 
+mod call;
 mod clauses;
 pub use clauses::clause_names;
 mod construct;
