@@ -5,7 +5,7 @@
 //! `stdlib` (builtins), `compiler` (kernel IR, SPIR-V), `vk-runtime` (Vulkan).
 //! This crate ties them together: the interpreter, the embedding API
 //! ([`Engine`]) and the command line. The documented surface is the
-//! embedding API: [`Engine`], [`Program`], [`Error`], [`Val`], [`Array`],
+//! embedding API: [`Engine`], [`EngineThread`], [`Program`], [`Error`], [`Val`], [`Array`],
 //! [`Timings`] (a guide: `docs/embedding.md`); the other modules are public
 //! for the `accl` binary, its benches and tests only.
 //!
@@ -31,7 +31,7 @@ mod timing;
 #[doc(hidden)]
 pub mod vulkan;
 
-pub use engine::{Engine, Error, Program, Timings, Val};
+pub use engine::{Engine, EngineThread, Error, Program, Timings, Val};
 pub use lang;
 pub use stdlib;
 pub use stdlib::Array;

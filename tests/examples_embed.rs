@@ -22,6 +22,7 @@ fn every_embedding_example_runs() {
             "embed_compile",
             "after `acc` became i32: accl::api::stale_program",
         ),
+        ("embed_thread", "4 threads shared one engine"),
     ];
     if cfg!(feature = "ndarray") {
         examples.push(("embed_ndarray", "moved in and out without a copy"));

@@ -25,12 +25,14 @@ mod nd;
 mod program;
 mod register;
 pub(crate) mod sources;
+mod thread;
 mod vars;
 
 pub use error::Error;
 pub use introspect::PresentEntry;
 pub use program::Program;
 pub use register::{HostArg, HostRet, RegisterFn};
+pub use thread::EngineThread;
 
 use crate::interp::{Ctx, RtVal};
 use lang::{Builtins, Type};
