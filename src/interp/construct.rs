@@ -430,14 +430,7 @@ impl Backend for HostBackend {
                 }
             }
         }
-        // Nested `loop` constructs of the region run as constructs here
-        // (a device runs them inside the kernel): the queue and construct
-        // of what follows (the exit of the construct's data) stay this one's.
-        let races = &cx.present.store.races;
-        let (queue, span) = (races.queue, races.span);
         let r = compute(c, fr, cx);
-        let races = &mut cx.present.store.races;
-        (races.queue, races.span) = (queue, span);
         for (s, a) in saved.into_iter().rev() {
             fr.a[s] = a;
         }
@@ -614,8 +607,12 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
         }
     }
     let r = construct_on(c, cond, queue, fr, cx);
-    // Later data operations (a whole-array `sum` of present data) are synchronous.
-    b.begin(cx, QueueId::Sync, c.span, &[])?;
+    // Later data operations (a whole-array `sum` of present data) are
+    // synchronous. A `loop` runs here only inside a compute region on the
+    // host, as part of it: the region's queue stays (for its data's exit).
+    if c.kind != DK::Loop {
+        b.begin(cx, QueueId::Sync, c.span, &[])?;
+    }
     cx.async_pending = b.has_pending(cx);
     if queue != QueueId::Sync {
         cx.set_held(b.holds_async_work());
