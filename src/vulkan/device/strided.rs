@@ -242,6 +242,82 @@ impl DevState {
         .map_err(Fault::from)
     }
 
+    /// Upload `runs` (`all` bytes) of `host` on the synchronous queue:
+    /// packed on the host into staging, copied into the packed buffer a
+    /// staging chunk at a time, then scattered into `buf` on the device.
+    fn upload_packed(
+        &mut self,
+        buf: &Buffer,
+        u: Uniform,
+        host: &Array,
+        runs: &[Run],
+        all: usize,
+    ) -> Result<(), Fault> {
+        let id = QueueId::Sync;
+        let (pipe, packed) = self.packing(all as u64)?;
+        let (mut at, mut part, mut done) = (0, 0, 0);
+        while done < all {
+            let st = self.staging(StagingKind::Upload, (all - done) as u64)?;
+            let n = (st.size() as usize).min(all - done);
+            // In one piece: one tight loop, no per-run bookkeeping.
+            if !(n == all && gather_uniform(host, runs, st.as_mut_slice())) {
+                let pieces = pack(runs, &mut at, &mut part, n);
+                gather(host, &pieces, st.as_mut_slice());
+            }
+            let st = self.up.take().expect("staging exists");
+            let r = self.queue(id).and_then(|q| {
+                q.set_label("upload packed box");
+                q.copy_buffer(&st, 0, &packed, done as u64, n as u64)
+                    .map_err(Fault::from)
+            });
+            self.up = Some(st);
+            r?;
+            self.wait_queue(id)?;
+            done += n;
+        }
+        self.strided_kernel(id, (&pipe, &packed), buf, u, (all / 4) as u64, false)?;
+        self.wait_queue(id)
+    }
+
+    /// Download `runs` (`all` bytes) of `buf` into `host` on the
+    /// synchronous queue: gathered on the device into the packed buffer,
+    /// copied out a staging chunk at a time and unpacked on the host.
+    fn download_packed(
+        &mut self,
+        buf: &Buffer,
+        u: Uniform,
+        host: &Array,
+        runs: &[Run],
+        all: usize,
+    ) -> Result<(), Fault> {
+        let id = QueueId::Sync;
+        let (pipe, packed) = self.packing(all as u64)?;
+        self.strided_kernel(id, (&pipe, &packed), buf, u, (all / 4) as u64, true)?;
+        let (mut at, mut part, mut done) = (0, 0, 0);
+        while done < all {
+            let cap = self
+                .staging(StagingKind::Download, (all - done) as u64)?
+                .size() as usize;
+            let n = cap.min(all - done);
+            let st = self.down.take().expect("staging exists");
+            let r = self.queue(id).and_then(|q| {
+                q.set_label("download packed box");
+                q.copy_buffer(&packed, done as u64, &st, 0, n as u64)
+                    .map_err(Fault::from)
+            });
+            self.down = Some(st);
+            r?;
+            self.wait_queue(id)?;
+            let st = self.down.as_ref().expect("staging exists");
+            if !(n == all && scatter_uniform(host, runs, st.as_slice())) {
+                let pieces = pack(runs, &mut at, &mut part, n);
+                scatter(host, &pieces, st.as_slice());
+            }
+            done += n;
+        }
+        Ok(())
+    }
+
     /// Copy the `runs` of `host` into `buf` (each at its host offset less
     /// `base`), on queue `id`.
     pub fn upload_runs(
@@ -257,40 +333,7 @@ impl DevState {
             return Ok(());
         }
         if let (QueueId::Sync, Some(u)) = (id, uniform(runs, base)) {
-            // Packed on the host into staging, one copy into the packed
-            // buffer per chunk, then scattered on the device.
-            let (pipe, packed) = self.packing(all as u64)?;
-            let (mut at, mut part, mut done) = (0, 0, 0);
-            while at < runs.len() {
-                let st = self.staging(StagingKind::Upload, (all - done) as u64)?;
-                let cap = st.size() as usize;
-                let pieces =
-                    if done == 0 && cap >= all && gather_uniform(host, runs, st.as_mut_slice()) {
-                        at = runs.len();
-                        vec![Piece {
-                            host: 0,
-                            staged: 0,
-                            len: all,
-                        }]
-                    } else {
-                        let pieces = pack(runs, &mut at, &mut part, cap);
-                        gather(host, &pieces, st.as_mut_slice());
-                        pieces
-                    };
-                let n: usize = pieces.iter().map(|p| p.len).sum();
-                let st = self.up.take().expect("staging exists");
-                let r = self.queue(id).and_then(|q| {
-                    q.set_label("upload packed box");
-                    q.copy_buffer(&st, 0, &packed, done as u64, n as u64)
-                        .map_err(Fault::from)
-                });
-                self.up = Some(st);
-                r?;
-                self.wait_queue(id)?;
-                done += n;
-            }
-            self.strided_kernel(id, (&pipe, &packed), buf, u, (all / 4) as u64, false)?;
-            return self.wait_queue(id);
+            return self.upload_packed(buf, u, host, runs, all);
         }
         if let Some(hb) = self.import(host, all)? {
             let regions: Vec<CopyRegion> = runs
@@ -369,49 +412,7 @@ impl DevState {
             return Ok(());
         }
         if let (QueueId::Sync, Some(u)) = (id, uniform(runs, base)) {
-            // Gathered on the device, then one copy per staging chunk.
-            let (pipe, packed) = self.packing(all as u64)?;
-            self.strided_kernel(id, (&pipe, &packed), buf, u, (all / 4) as u64, true)?;
-            let cap = self.staging(StagingKind::Download, all as u64)?.size() as usize;
-            if cap >= all {
-                let st = self.down.take().expect("staging exists");
-                let r = self.queue(id).and_then(|q| {
-                    q.set_label("download packed box");
-                    q.copy_buffer(&packed, 0, &st, 0, all as u64)
-                        .map_err(Fault::from)
-                });
-                self.down = Some(st);
-                r?;
-                self.wait_queue(id)?;
-                let st = self.down.as_ref().expect("staging exists");
-                if scatter_uniform(host, runs, st.as_slice()) {
-                    return Ok(());
-                }
-                let pieces = pack(runs, &mut 0, &mut 0, all);
-                scatter(host, &pieces, st.as_slice());
-                return Ok(());
-            }
-            let (mut at, mut part, mut done) = (0, 0, 0);
-            while at < runs.len() {
-                let cap = self
-                    .staging(StagingKind::Download, (all - done) as u64)?
-                    .size() as usize;
-                let pieces = pack(runs, &mut at, &mut part, cap);
-                let n: usize = pieces.iter().map(|p| p.len).sum();
-                let st = self.down.take().expect("staging exists");
-                let r = self.queue(id).and_then(|q| {
-                    q.set_label("download packed box");
-                    q.copy_buffer(&packed, done as u64, &st, 0, n as u64)
-                        .map_err(Fault::from)
-                });
-                self.down = Some(st);
-                r?;
-                self.wait_queue(id)?;
-                let st = self.down.as_ref().expect("staging exists");
-                scatter(host, &pieces, st.as_slice());
-                done += n;
-            }
-            return Ok(());
+            return self.download_packed(buf, u, host, runs, all);
         }
         // Straight into the host array, except for `bool` arrays (whose
         // bytes are normalised on the way in).
