@@ -24,7 +24,7 @@
 //! section (whole trailing axes), one run per row or block otherwise
 //! ([`Region::runs`]).
 
-use super::race::{Access, Mode};
+use super::race::Access;
 pub use super::region::Region;
 use std::collections::HashMap;
 use stdlib::Array;
@@ -524,15 +524,8 @@ impl HostStorage {
         Ok(())
     }
 
-    fn access(&self, host: &Array, lo: usize, hi: usize, h: Mode, d: Mode) -> Access {
-        Access {
-            array: host.id(),
-            name: self.races.name(host.id()),
-            lo,
-            hi,
-            host: h,
-            device: d,
-        }
+    fn name(&self, host: &Array) -> std::rc::Rc<str> {
+        self.races.name(host.id())
     }
 }
 
@@ -581,12 +574,7 @@ impl Storage for HostStorage {
         r: &Region,
         copyin: bool,
     ) -> Result<(), EnvError> {
-        let (h, what) = if copyin {
-            (Mode::Read, "copy to the device")
-        } else {
-            (Mode::None, "allocation")
-        };
-        let acc = self.access(host, r.lo, r.hi, h, Mode::Write);
+        let (acc, what) = Access::allocation(host.id(), self.name(host), (r.lo, r.hi), copyin);
         self.tracked(dev, vec![acc], what, || {
             if copyin {
                 copy_region(host, arr, r);
@@ -603,12 +591,7 @@ impl Storage for HostStorage {
         r: &Region,
         to_host: bool,
     ) -> Result<(), EnvError> {
-        let (h, d, what) = if to_host {
-            (Mode::Write, Mode::Read, "copy to the host")
-        } else {
-            (Mode::Read, Mode::Write, "copy to the device")
-        };
-        let acc = self.access(host, r.lo, r.hi, h, d);
+        let (acc, what) = Access::copy(host.id(), self.name(host), (r.lo, r.hi), to_host);
         self.tracked(dev, vec![acc], what, || {
             if to_host {
                 copy_region(arr, host, r);
@@ -625,8 +608,7 @@ impl Storage for HostStorage {
         hi: usize,
         copyout: bool,
     ) -> Result<(), EnvError> {
-        let h = if copyout { Mode::Write } else { Mode::None };
-        let acc = self.access(host, lo, hi, h, Mode::Write);
+        let acc = Access::release(host.id(), self.name(host), (lo, hi), copyout);
         self.races
             .guard(dev, &[acc], "release of device memory")
             .map_err(EnvError::Race)
@@ -638,10 +620,11 @@ impl Storage for HostStorage {
         (src_host, src, _): (&Array, &Array, &()),
     ) -> Result<(), EnvError> {
         let rows = |a: &Array| a.shape().first().copied().unwrap_or(1);
-        let accs = vec![
-            self.access(src_host, 0, rows(src_host), Mode::None, Mode::Read),
-            self.access(dst_host, 0, rows(dst_host), Mode::None, Mode::Write),
-        ];
+        let accs = Access::device_copy(
+            (src_host.id(), self.name(src_host), rows(src_host)),
+            (dst_host.id(), self.name(dst_host), rows(dst_host)),
+        )
+        .to_vec();
         self.tracked(dev, accs, "device-to-device copy", || {
             copy_region(src, dst, &Region::whole(src.shape()))
         })

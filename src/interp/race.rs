@@ -44,6 +44,83 @@ pub struct Access {
     pub device: Mode,
 }
 
+/// The data operations both backends track, as accesses of rows `lo..hi`
+/// of an array (`array`, named `name`), with what diagnostics call them:
+/// one definition, so the host reference reports the races a device does.
+impl Access {
+    fn rows(
+        array: u64,
+        name: Rc<str>,
+        (lo, hi): (usize, usize),
+        host: Mode,
+        device: Mode,
+    ) -> Access {
+        Access {
+            array,
+            name,
+            lo,
+            hi,
+            host,
+            device,
+        }
+    }
+
+    /// Making rows present: copied in from the host, or only allocated.
+    pub fn allocation(
+        array: u64,
+        name: Rc<str>,
+        rows: (usize, usize),
+        copyin: bool,
+    ) -> (Access, &'static str) {
+        if copyin {
+            (
+                Access::rows(array, name, rows, Mode::Read, Mode::Write),
+                "copy to the device",
+            )
+        } else {
+            (
+                Access::rows(array, name, rows, Mode::None, Mode::Write),
+                "allocation",
+            )
+        }
+    }
+
+    /// A copy between the host array and the device copy.
+    pub fn copy(
+        array: u64,
+        name: Rc<str>,
+        rows: (usize, usize),
+        to_host: bool,
+    ) -> (Access, &'static str) {
+        if to_host {
+            (
+                Access::rows(array, name, rows, Mode::Write, Mode::Read),
+                "copy to the host",
+            )
+        } else {
+            (
+                Access::rows(array, name, rows, Mode::Read, Mode::Write),
+                "copy to the device",
+            )
+        }
+    }
+
+    /// Freeing rows of the device copy (after a copy back when `copyout`).
+    pub fn release(array: u64, name: Rc<str>, rows: (usize, usize), copyout: bool) -> Access {
+        let host = if copyout { Mode::Write } else { Mode::None };
+        Access::rows(array, name, rows, host, Mode::Write)
+    }
+
+    /// A device-to-device copy of every row of `src` (id, name, rows) into
+    /// `dst`.
+    pub fn device_copy(src: (u64, Rc<str>, usize), dst: (u64, Rc<str>, usize)) -> [Access; 2] {
+        [
+            Access::rows(src.0, src.1, (0, src.2), Mode::None, Mode::Read),
+            Access::rows(dst.0, dst.1, (0, dst.2), Mode::None, Mode::Write),
+        ]
+    }
+}
+
 /// One pending operation (or several identical ones of one queue, merged:
 /// `value` is the latest).
 #[derive(Debug, Clone)]
@@ -210,6 +287,20 @@ impl Tracker {
         Ok(())
     }
 
+    /// [`Tracker::check`] of each of an operation's `accesses`.
+    pub fn check_all(
+        &self,
+        dev: usize,
+        queue: QueueId,
+        accesses: &[Access],
+        span: Span,
+        what: &str,
+    ) -> Result<(), Box<Diag>> {
+        accesses
+            .iter()
+            .try_for_each(|acc| self.check(dev, queue, acc, span, what))
+    }
+
     /// Record a pending operation (merged with an identical one of the same
     /// queue, so a long chain of kernels keeps one entry per array).
     pub fn record(
@@ -356,13 +447,8 @@ impl HostRaces {
     /// Before an operation of the current construct that does `accesses`:
     /// an error if one races with pending work.
     pub fn guard(&self, dev: usize, accesses: &[Access], what: &str) -> Result<(), Box<Diag>> {
-        if self.tracker.is_empty() {
-            return Ok(());
-        }
-        for acc in accesses {
-            self.tracker.check(dev, self.queue, acc, self.span, what)?;
-        }
-        Ok(())
+        self.tracker
+            .check_all(dev, self.queue, accesses, self.span, what)
     }
 
     /// After an operation ran: on an async queue it stays pending until

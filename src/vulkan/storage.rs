@@ -11,7 +11,7 @@
 use super::device::DevState;
 use crate::interp::construct::QueueId;
 use crate::interp::present::{EnvError, Fault, Region, Storage};
-use crate::interp::race::{Access, Mode, Tracker};
+use crate::interp::race::{Access, Tracker};
 use lang::Span;
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -146,13 +146,9 @@ impl VkStorage {
     ) -> Result<Option<u64>, EnvError> {
         // No refresh: races are decided by program order, and applying
         // finished copies here would put host memcpys on the launch path.
-        if !self.tracker.is_empty() {
-            for acc in accesses {
-                self.tracker
-                    .check(dev, self.queue, acc, self.span, what)
-                    .map_err(EnvError::Race)?;
-            }
-        }
+        self.tracker
+            .check_all(dev, self.queue, accesses, self.span, what)
+            .map_err(EnvError::Race)?;
         match self.queue {
             QueueId::Sync => Ok(None),
             q => {
@@ -214,19 +210,7 @@ impl Storage for VkStorage {
         copyin: bool,
     ) -> Result<SecBuf, EnvError> {
         let (lo, hi) = (r.lo, r.hi);
-        let acc = Access {
-            array: host.id(),
-            name: self.name(host),
-            lo,
-            hi,
-            host: if copyin { Mode::Read } else { Mode::None },
-            device: Mode::Write,
-        };
-        let what = if copyin {
-            "copy to the device"
-        } else {
-            "allocation"
-        };
+        let (acc, what) = Access::allocation(host.id(), self.name(host), (lo, hi), copyin);
         let value = self.guard(dev, std::slice::from_ref(&acc), what)?;
         let queue = self.queue;
         let mem_limit = self.mem_limit;
@@ -326,19 +310,7 @@ impl Storage for VkStorage {
         to_host: bool,
     ) -> Result<(), EnvError> {
         let (lo, hi) = (r.lo, r.hi);
-        let acc = Access {
-            array: host.id(),
-            name: self.name(host),
-            lo,
-            hi,
-            host: if to_host { Mode::Write } else { Mode::Read },
-            device: if to_host { Mode::Read } else { Mode::Write },
-        };
-        let what = if to_host {
-            "copy to the host"
-        } else {
-            "copy to the device"
-        };
+        let (acc, what) = Access::copy(host.id(), self.name(host), (lo, hi), to_host);
         let value = self.guard(dev, std::slice::from_ref(&acc), what)?;
         let queue = self.queue;
         let d = self.dev(dev).map_err(EnvError::Device)?;
@@ -374,24 +346,10 @@ impl Storage for VkStorage {
         (src_host, _, src): (&Array, &(), &SecBuf),
     ) -> Result<(), EnvError> {
         let rows = |a: &Array| a.shape().first().copied().unwrap_or(1);
-        let accs = [
-            Access {
-                array: src_host.id(),
-                name: self.name(src_host),
-                lo: 0,
-                hi: rows(src_host),
-                host: Mode::None,
-                device: Mode::Read,
-            },
-            Access {
-                array: dst_host.id(),
-                name: self.name(dst_host),
-                lo: 0,
-                hi: rows(dst_host),
-                host: Mode::None,
-                device: Mode::Write,
-            },
-        ];
+        let accs = Access::device_copy(
+            (src_host.id(), self.name(src_host), rows(src_host)),
+            (dst_host.id(), self.name(dst_host), rows(dst_host)),
+        );
         let what = "device-to-device copy";
         let value = self.guard(dev, &accs, what)?;
         let queue = self.queue;
@@ -421,14 +379,7 @@ impl Storage for VkStorage {
         }
         // Freeing is a write of the device copy; the memory itself stays
         // alive until queued work using it retires (the queues hold it).
-        let acc = Access {
-            array: host.id(),
-            name: self.name(host),
-            lo,
-            hi,
-            host: if copyout { Mode::Write } else { Mode::None },
-            device: Mode::Write,
-        };
+        let acc = Access::release(host.id(), self.name(host), (lo, hi), copyout);
         self.refresh().map_err(EnvError::Device)?;
         self.tracker
             .check(dev, self.queue, &acc, self.span, "release of device memory")
