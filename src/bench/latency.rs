@@ -71,7 +71,7 @@ fn run(device: usize, runs: usize) -> Result<(), String> {
     let mut e = Engine::vulkan(device).map_err(|e| e.render(100))?;
     ev(
         &mut e,
-        "let tiny = zeros(f32, 32); enter data copyin(tiny); let s = 0.0f32;",
+        "let tiny = zeros(f32, 32); enter data copyin(tiny); let s = 0.0f32; let seen_s = 0.0f32;",
     )?;
 
     // Tiny synchronous constructs, 1000 in a row.
@@ -88,6 +88,16 @@ fn run(device: usize, runs: usize) -> Result<(), String> {
         n,
         runs,
     )?;
+    // The same reduction with its value read by the host every time: one
+    // submit and one wait per construct (synchronous kernels complete
+    // lazily, so the figures above are what a program pays that does not
+    // look at each result at once).
+    let read = per_op(
+        &mut e,
+        "s = 0.0f32; parallel loop present(tiny) reduction(+: s) for i in 0..32 { s += tiny[i]; } seen_s = seen_s + s;",
+        n,
+        runs,
+    )?;
     let up = per_op(&mut e, "update device(tiny);", n, runs)?;
     let down = per_op(&mut e, "update self(tiny);", n, runs)?;
     ev(&mut e, "exit data delete(tiny);")?;
@@ -100,6 +110,10 @@ fn run(device: usize, runs: usize) -> Result<(), String> {
         "sync reduction    tiny (32 lanes): {} each, {:.2}x a sync kernel",
         us(reduction),
         reduction.median / kernel.median
+    );
+    println!(
+        "sync reduction    read by the host each time: {} each",
+        us(read)
     );
     println!(
         "small copies      128 bytes: update device {}, update self {}",

@@ -480,7 +480,13 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             }
             RtVal::Unit
         }
-        "clock" => RtVal::Scalar(Value::F64(cx.clock0.elapsed().as_secs_f64())),
+        "clock" => {
+            // The time after the synchronous kernels before it, as if each
+            // had been waited for at its construct.
+            let b = cx.backend.clone();
+            b.complete_sync(cx, None, Some(span))?;
+            RtVal::Scalar(Value::F64(cx.clock0.elapsed().as_secs_f64()))
+        }
         "exit" => {
             let code = scalar(&args[0]).as_i128().unwrap_or(1) as i32;
             return Err(error::exit(sp(0), code));

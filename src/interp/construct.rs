@@ -65,6 +65,10 @@ pub struct CConstruct {
     /// was compiled (an error if the device compiler refuses it; the host
     /// backend never looks).
     pub device: Option<Rc<DeviceCode>>,
+    /// Every variable the kernel reduces into is one whose host reads and
+    /// writes look for pending results ([`deferred_access`]), so a
+    /// synchronous launch may leave its results to land later.
+    pub defer_reductions: bool,
 }
 
 /// What a device backend needs to launch a compute construct.
@@ -240,6 +244,14 @@ pub trait Backend {
         span: Span,
     ) -> R<()> {
         let _ = (cx, queues, join, span);
+        Ok(())
+    }
+    /// Wait for the synchronous kernels that complete lazily, on device
+    /// `dev` (None: every device): the host is about to see their effects
+    /// (`clock()`, a reduction's value, the end of an input). `span`: where
+    /// (None: the last such kernel's construct).
+    fn complete_sync(&self, cx: &mut Ctx, dev: Option<usize>, span: Option<Span>) -> R<()> {
+        let _ = (cx, dev, span);
         Ok(())
     }
     /// The host is about to read (or write) rows `lo..hi` of `a` at `span`:
@@ -614,18 +626,18 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
         b.begin(cx, QueueId::Sync, c.span, &[])?;
     }
     cx.async_pending = b.has_pending(cx);
-    if queue != QueueId::Sync {
-        cx.set_held(b.holds_async_work());
-    }
+    cx.set_held(b.holds_async_work());
     r
 }
 
-/// The result of an `async` reduction, pending until the host waits for
-/// its queue (OpenACC: the reduction variable is defined after the wait).
+/// The result of a reduction not yet read: an `async` one, pending until
+/// the host waits for its queue (OpenACC: the reduction variable is
+/// defined after the wait), or a synchronous one whose kernel completes
+/// lazily, read when the host first reads the variable.
 pub struct Deferred {
     pub dev: usize,
-    /// The async queue number (`-1`: the queue of `async` alone).
-    pub queue: i64,
+    /// The queue of the construct.
+    pub queue: QueueId,
     /// Call depth of the frame that owns the variable.
     pub depth: usize,
     pub slot: usize,
@@ -638,24 +650,69 @@ pub struct Deferred {
     pub value: Box<dyn FnOnce() -> lang::Value>,
 }
 
-/// An error if the variable in `slot` of the running frame waits for an
-/// `async` reduction: reading or writing it before the wait races with the
-/// device.
-pub fn deferred_race(cx: &Ctx, slot: usize, write: bool, span: Span) -> R<()> {
-    let Some(d) = cx
+/// How the host touches a variable that may wait for a reduction.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Touch {
+    Read,
+    /// A write whose value does not depend on the variable: a pending
+    /// synchronous result is dropped unread.
+    Overwrite,
+    /// A write that reads the variable first (`s += x`, `s = s * 2`).
+    Update,
+    /// A reduction's result combined with the variable at once: earlier
+    /// synchronous results land first; async ones keep their launch order.
+    Combine,
+}
+
+/// Before the host touches the variable in `slot` of the running frame:
+/// a pending synchronous reduction into it lands (or is dropped, when the
+/// write replaces it); a pending `async` one is a race (reading or writing
+/// it before the wait races with the device).
+pub fn deferred_access(fr: &mut Frame, cx: &mut Ctx, slot: usize, how: Touch, span: Span) -> R<()> {
+    let depth = cx.depth;
+    let mine = |d: &Deferred| d.slot == slot && d.depth == depth;
+    if how != Touch::Combine {
+        if let Some(d) = cx
+            .deferred
+            .iter()
+            .find(|d| mine(d) && d.queue != QueueId::Sync)
+        {
+            return Err(async_race(d, how != Touch::Read, span));
+        }
+    }
+    let mine = |d: &Deferred| mine(d) && d.queue == QueueId::Sync;
+    if !cx.deferred.iter().any(mine) {
+        return Ok(());
+    }
+    if how == Touch::Overwrite {
+        cx.deferred.retain(|d| !mine(d));
+        return Ok(());
+    }
+    let devs: Vec<usize> = cx
         .deferred
         .iter()
-        .find(|d| d.slot == slot && d.depth == cx.depth)
-    else {
-        return Ok(());
-    };
+        .filter(|d| mine(d))
+        .map(|d| d.dev)
+        .collect();
+    let b = cx.backend.clone();
+    for dev in devs {
+        b.complete_sync(cx, Some(dev), Some(span))?;
+    }
+    let (now, later): (Vec<Deferred>, Vec<Deferred>) =
+        std::mem::take(&mut cx.deferred).into_iter().partition(mine);
+    cx.deferred = later;
+    fold(fr, now);
+    Ok(())
+}
+
+fn async_race(d: &Deferred, write: bool, span: Span) -> Box<lang::Diag> {
     let verb = if write { "writes" } else { "reads" };
     let wait = match d.queue {
-        -1 => "wait;".to_string(),
-        n => format!("wait({n});"),
+        QueueId::Async(-1) | QueueId::Sync => "wait;".to_string(),
+        QueueId::Async(n) => format!("wait({n});"),
     };
-    let queue = QueueId::Async(d.queue);
-    Err(Box::new(
+    let queue = d.queue;
+    Box::new(
         lang::Diag::error(
             "accl::race::host",
             format!(
@@ -669,12 +726,20 @@ pub fn deferred_race(cx: &Ctx, slot: usize, write: bool, span: Span) -> R<()> {
         .with_help(format!(
             "its value lands when the host waits for the queue: add `{wait}` (or `wait;`) before this access"
         )),
-    ))
+    )
+}
+
+/// Fold landed results into their variables, in launch order.
+fn fold(fr: &mut Frame, now: Vec<Deferred>) {
+    for d in now {
+        let outer = bits_to_value(d.ty, fr.s[d.slot]);
+        fr.s[d.slot] = value_to_bits(combine(d.op, outer, (d.value)()), d.ty);
+    }
 }
 
 /// After the host waited for `queues` of the current device (None: all of
-/// them): the pending reductions of those queues land in their variables,
-/// in the order they were launched.
+/// its async queues): the pending reductions of those queues land in their
+/// variables, in the order they were launched.
 pub fn land(fr: &mut Frame, cx: &mut Ctx, queues: Option<&[i64]>) {
     if cx.deferred.is_empty() {
         return;
@@ -682,26 +747,38 @@ pub fn land(fr: &mut Frame, cx: &mut Ctx, queues: Option<&[i64]>) {
     let (dev, depth) = (cx.device, cx.depth);
     let (now, later): (Vec<Deferred>, Vec<Deferred>) =
         std::mem::take(&mut cx.deferred).into_iter().partition(|d| {
-            d.dev == dev && d.depth == depth && queues.is_none_or(|qs| qs.contains(&d.queue))
+            d.dev == dev
+                && d.depth == depth
+                && match d.queue {
+                    QueueId::Sync => false,
+                    QueueId::Async(q) => queues.is_none_or(|qs| qs.contains(&q)),
+                }
         });
     cx.deferred = later;
-    for d in now {
-        let outer = bits_to_value(d.ty, fr.s[d.slot]);
-        fr.s[d.slot] = value_to_bits(combine(d.op, outer, (d.value)()), d.ty);
-    }
+    fold(fr, now);
 }
 
-/// At the end of an input: the host waits for the queues of reductions
-/// still pending, and they land.
+/// At the end of an input: the host waits for the synchronous kernels not
+/// yet waited for, and for the queues of reductions still pending, and
+/// they land.
 pub fn land_at_end(fr: &mut Frame, cx: &mut Ctx) -> R<()> {
+    let b = cx.backend.clone();
+    b.complete_sync(cx, None, None)?;
     while let Some(d) = cx.deferred.first() {
         let (dev, queue, span) = (d.dev, d.queue, d.span);
         let here = cx.device;
         cx.device = dev;
-        let b = cx.backend.clone();
-        let r = b.wait(cx, Some(&[queue]), None, span);
+        let r = match queue {
+            QueueId::Sync => Ok(()),
+            QueueId::Async(q) => b.wait(cx, Some(&[q]), None, span),
+        };
         if r.is_ok() {
-            land(fr, cx, Some(&[queue]));
+            let depth = cx.depth;
+            let (now, later): (Vec<Deferred>, Vec<Deferred>) = std::mem::take(&mut cx.deferred)
+                .into_iter()
+                .partition(|d| d.dev == dev && d.queue == queue && d.depth == depth);
+            cx.deferred = later;
+            fold(fr, now);
         }
         cx.device = here;
         cx.deferred.retain(|d| !(d.dev == dev && d.queue == queue));
@@ -947,6 +1024,14 @@ impl Compiler<'_> {
             }
         });
         let device = device.map(Rc::new);
+        let defer_reductions = device
+            .as_ref()
+            .and_then(|d| d.kernel.as_ref().ok())
+            .is_none_or(|k| {
+                k.reductions
+                    .iter()
+                    .all(|r| self.watched.contains(&r.host.index()))
+            });
         if let Some(d) = &device {
             self.kernels.borrow_mut().push(d.clone());
         }
@@ -971,6 +1056,7 @@ impl Compiler<'_> {
             loops,
             body,
             device,
+            defer_reductions,
         };
         Box::new(move |fr, cx| run_construct(&cc, fr, cx))
     }

@@ -48,9 +48,9 @@ pub struct Compiler<'a> {
     pub builtins: &'a Builtins,
     /// The device code of every compute construct compiled so far.
     pub kernels: &'a RefCell<Vec<Rc<construct::DeviceCode>>>,
-    /// Locals that an `async` compute construct of this body reduces into:
-    /// host reads and writes of them are checked against the pending
-    /// reduction ([`construct::deferred_race`]); other locals cost nothing.
+    /// Locals that a `parallel` construct of this body reduces into: host
+    /// reads and writes of them first look for a pending result
+    /// ([`construct::deferred_access`]); other locals cost nothing.
     pub watched: std::collections::HashSet<usize>,
 }
 
@@ -62,7 +62,7 @@ impl<'a> Compiler<'a> {
         kernels: &'a RefCell<Vec<Rc<construct::DeviceCode>>>,
     ) -> Compiler<'a> {
         let mut watched = std::collections::HashSet::new();
-        async_reduction_slots(&body.block, &mut watched);
+        reduction_slots(&body.block, &mut watched);
         Compiler {
             prog,
             body,
@@ -74,26 +74,24 @@ impl<'a> Compiler<'a> {
 }
 
 /// The locals `async` compute constructs of host code `b` reduce into.
-fn async_reduction_slots(b: &hir::Block, out: &mut std::collections::HashSet<usize>) {
+fn reduction_slots(b: &hir::Block, out: &mut std::collections::HashSet<usize>) {
     use hir::{DirectiveKind as DK, StmtKind as S};
     for s in b {
         match &s.kind {
             S::If { then, els, .. } => {
-                async_reduction_slots(then, out);
-                async_reduction_slots(els, out);
+                reduction_slots(then, out);
+                reduction_slots(els, out);
             }
-            S::While { body, .. } => async_reduction_slots(body, out),
-            S::For(f) => async_reduction_slots(&f.body, out),
-            S::Block(b) => async_reduction_slots(b, out),
+            S::While { body, .. } => reduction_slots(body, out),
+            S::For(f) => reduction_slots(&f.body, out),
+            S::Block(b) => reduction_slots(b, out),
             S::Construct(c) => match c.kind {
                 DK::Parallel | DK::ParallelLoop => {
-                    if c.clauses.async_.is_some() {
-                        out.extend(c.clauses.reductions.iter().map(|r| r.var.index()));
-                    }
+                    out.extend(c.clauses.reductions.iter().map(|r| r.var.index()));
                 }
                 _ => {
                     if let hir::ConstructBody::Block(b) = &c.body {
-                        async_reduction_slots(b, out);
+                        reduction_slots(b, out);
                     }
                 }
             },
@@ -427,6 +425,11 @@ pub fn run(c: &Compiled, frame: &mut Frame, cx: &mut Ctx) -> Result<Option<RtVal
             Some(t) => Ok(Some(t.eval(frame, cx)?)),
             None => Ok(None),
         });
+    if r.is_err() {
+        // The synchronous kernels of a failed input complete before the
+        // next input (or the embedder) looks; their own faults are moot.
+        let _ = backend.complete_sync(cx, None, None);
+    }
     cx.deferred.clear();
     // Waits outside a running input (the embedder reading an array, the
     // engine's drop) are not bounded by this input's limits.

@@ -37,28 +37,56 @@ impl Compiler<'_> {
 
     pub fn stmt(&self, s: &Stmt) -> St {
         let st = self.stmt_unchecked(s);
-        // A write of a variable an async reduction is computing races
-        // with it (reads are checked where they happen).
+        // A write of a variable a reduction is computing: a pending
+        // synchronous result lands first (or is dropped when the write
+        // replaces it), a pending async one races (reads are checked where
+        // they happen).
+        use super::construct::Touch;
         let written = match &s.kind {
             StmtKind::Assign {
                 place: Place::Local(l),
-                ..
-            } => Some(l.index()),
-            StmtKind::Let { local, .. } => Some(local.index()),
+                op,
+                value,
+            } => Some((l.index(), op.is_some() || self.mentions(*value, l.index()))),
+            StmtKind::Let { local, init } => {
+                Some((local.index(), self.mentions(*init, local.index())))
+            }
             _ => None,
         };
-        if let Some(slot) = written {
+        if let Some((slot, reads)) = written {
             if self.watched.contains(&slot) {
                 let span = s.span;
+                let how = if reads {
+                    Touch::Update
+                } else {
+                    Touch::Overwrite
+                };
                 return Box::new(move |fr, cx| {
                     if !cx.deferred.is_empty() {
-                        super::construct::deferred_race(cx, slot, true, span)?;
+                        super::construct::deferred_access(fr, cx, slot, how, span)?;
                     }
                     st(fr, cx)
                 });
             }
         }
         st
+    }
+
+    /// Whether expression `e` reads local `slot`.
+    fn mentions(&self, e: lang::hir::ExprH, slot: usize) -> bool {
+        use lang::hir::Expr;
+        match &self.body.exprs[e] {
+            Expr::Local(l) => l.index() == slot,
+            Expr::Unary(_, a) | Expr::Cast(a, _) => self.mentions(*a, slot),
+            Expr::Binary(_, a, b) => self.mentions(*a, slot) || self.mentions(*b, slot),
+            Expr::Index(a, ix) => {
+                self.mentions(*a, slot) || ix.iter().any(|i| self.mentions(*i, slot))
+            }
+            Expr::Call(_, args) | Expr::Builtin(_, args) => {
+                args.iter().any(|a| self.mentions(*a, slot))
+            }
+            Expr::Const(_) | Expr::Str(_) | Expr::TypeArg(_) => false,
+        }
     }
 
     fn stmt_unchecked(&self, s: &Stmt) -> St {

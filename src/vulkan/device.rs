@@ -182,6 +182,11 @@ pub struct DevState {
     pub(super) workers: Vec<std::thread::JoinHandle<()>>,
     /// When each async queue was last looked at for being idle.
     idle_submits: Vec<(QueueId, std::time::Instant)>,
+    /// Synchronous kernels complete lazily (`device/completion.rs`);
+    /// `ACCL_LAZY_SYNC=0` makes every one wait at its construct.
+    pub lazy_sync: bool,
+    /// The synchronous queue holds kernels the host has not waited for.
+    pub(super) sync_open: bool,
     pub device: Device,
 }
 
@@ -285,6 +290,8 @@ impl DevState {
             partials: Rc::default(),
             strided: None,
             idle_submits: Vec::new(),
+            lazy_sync: std::env::var_os("ACCL_LAZY_SYNC").is_none_or(|v| v != "0"),
+            sync_open: false,
             prefetching: HashMap::new(),
             workers: Vec::new(),
             device,
@@ -494,33 +501,37 @@ impl DevState {
     pub fn settle(&mut self, id: QueueId) -> Result<(), Fault> {
         match id {
             QueueId::Sync => self.wait_queue(id),
-            QueueId::Async(_) => {
-                let now = std::time::Instant::now();
-                let recent = self
-                    .idle_submits
-                    .iter()
-                    .any(|(q, t)| *q == id && now.duration_since(*t) < IDLE_SUBMIT_GAP);
-                let q = self.queue(id)?;
-                if q.pending_ops() >= BATCH_OPS {
-                    self.submit(id)?;
-                } else if !recent {
-                    // Looked at most once per gap: asking the driver for the
-                    // queue's progress on every launch of a stream costs
-                    // more than batching saves.
-                    self.idle_submits.retain(|(q, _)| *q != id);
-                    self.idle_submits.push((id, now));
-                    self.submit_if_idle(id)?;
-                }
-                Ok(())
-            }
+            QueueId::Async(_) => self.submit_soon(id),
         }
     }
 
-    /// Whether an async queue has recorded work not yet submitted.
-    pub fn holds_async_work(&self) -> bool {
-        self.queues
+    /// Submit what `id` recorded now if none of its work runs and it was
+    /// not looked at in the last `IDLE_SUBMIT_GAP`, or once the batch is
+    /// large; else leave it for the interpreter's periodic check.
+    pub(super) fn submit_soon(&mut self, id: QueueId) -> Result<(), Fault> {
+        let now = std::time::Instant::now();
+        let recent = self
+            .idle_submits
             .iter()
-            .any(|(id, q)| *id != QueueId::Sync && q.pending_ops() > 0)
+            .any(|(q, t)| *q == id && now.duration_since(*t) < IDLE_SUBMIT_GAP);
+        let q = self.queue(id)?;
+        if q.pending_ops() >= BATCH_OPS {
+            self.submit(id)?;
+        } else if !recent {
+            // Looked at most once per gap: asking the driver for the
+            // queue's progress on every launch of a stream costs more
+            // than batching saves.
+            self.idle_submits.retain(|(q, _)| *q != id);
+            self.idle_submits.push((id, now));
+            self.submit_if_idle(id)?;
+        }
+        Ok(())
+    }
+
+    /// Whether a queue has recorded work not yet submitted (async work, or
+    /// synchronous kernels not waited for).
+    pub fn holds_async_work(&self) -> bool {
+        self.queues.iter().any(|(_, q)| q.pending_ops() > 0)
     }
 
     /// Submit the recorded work of every async queue that has none running
@@ -531,7 +542,7 @@ impl DevState {
         let ids: Vec<QueueId> = self
             .queues
             .iter()
-            .filter(|(id, q)| *id != QueueId::Sync && q.pending_ops() > 0)
+            .filter(|(_, q)| q.pending_ops() > 0)
             .map(|(id, _)| *id)
             .collect();
         for id in ids {
@@ -660,6 +671,9 @@ impl DevState {
         if let Some((ci, cv)) = self.last_copy(id) {
             self.block_on_at(true, ci, cv)?;
             self.outstanding.retain(|o| o.queue != id);
+        }
+        if id == QueueId::Sync {
+            self.sync_open = false;
         }
         self.observe().map(|_| ())
     }
@@ -983,6 +997,7 @@ fn without_all(f: Features, names: &[String]) -> Features {
     names.iter().fold(f, |f, n| f.without(n).unwrap_or(f))
 }
 
+mod completion;
 mod strided;
 mod transfer;
 use transfer::write_host;

@@ -128,3 +128,75 @@ mod submission {
         }
     }
 }
+
+mod lazy_sync {
+    //! Synchronous kernels complete lazily: the construct returns with the
+    //! kernel submitted and not waited for, later synchronous waits and
+    //! `complete_sync` cover it, and a host that runs ahead waits within
+    //! the input's limits. The "kernel" is a fill held back by a host-set
+    //! event, so "not done yet" does not depend on the device's speed.
+    use super::super::*;
+    use crate::interp::WaitStop;
+    use std::time::{Duration, Instant};
+    use vk_runtime::HostEvent;
+
+    #[test]
+    fn a_synchronous_kernel_returns_unwaited_and_completes_at_the_next_wait() {
+        let r = vk_runtime::testing::with_validation("accl lazy sync", |instance| {
+            let mut d = DevState::open(instance, 0).expect("device 0");
+            d.lazy_sync = true;
+            let id = QueueId::Sync;
+            let buf = Buffer::new(&d.device, 64, "b").unwrap();
+            let ev = HostEvent::new(&d.device).unwrap();
+            let q = d.queue(id).unwrap();
+            q.wait_host_event(&ev).unwrap();
+            q.fill(&buf, 0, 64, 1).unwrap();
+            // Returns although the work cannot finish yet.
+            d.settle_sync_kernel().unwrap();
+            assert!(d.sync_open());
+            assert_eq!(d.queue(id).unwrap().submitted_value(), 1);
+            // Running ahead: the next batch goes out, and the one after
+            // that waits for all but the newest, within the limits.
+            d.queue(id).unwrap().fill(&buf, 0, 64, 2).unwrap();
+            d.submit(id).unwrap();
+            d.queue(id).unwrap().fill(&buf, 0, 64, 3).unwrap();
+            let limit = Duration::from_millis(20);
+            d.limits.deadline = Some((Instant::now() + limit, limit));
+            let r = d.settle_sync_kernel();
+            assert!(
+                matches!(r, Err(Fault::Stopped(WaitStop::TimeLimit(_)))),
+                "{r:?}"
+            );
+            d.limits = WaitLimits::default();
+            ev.set().unwrap();
+            d.complete_sync().unwrap();
+            assert!(!d.sync_open());
+            let q = d.queue(id).unwrap();
+            assert_eq!(q.pending_ops(), 0);
+            assert_eq!(q.completed_value().unwrap(), q.submitted_value());
+        });
+        if let Err(m) = r {
+            panic!("validation messages:\n{}", m.join("\n"));
+        }
+    }
+
+    #[test]
+    fn with_lazy_completion_off_a_synchronous_kernel_waits() {
+        let r = vk_runtime::testing::with_validation("accl eager sync", |instance| {
+            let mut d = DevState::open(instance, 0).expect("device 0");
+            d.lazy_sync = false;
+            let buf = Buffer::new(&d.device, 64, "b").unwrap();
+            d.queue(QueueId::Sync)
+                .unwrap()
+                .fill(&buf, 0, 64, 1)
+                .unwrap();
+            d.settle_sync_kernel().unwrap();
+            assert!(!d.sync_open());
+            let q = d.queue(QueueId::Sync).unwrap();
+            assert_eq!(q.completed_value().unwrap(), 1);
+        });
+        if let Err(m) = r {
+            panic!("validation messages:\n{}", m.join("\n"));
+        }
+    }
+}

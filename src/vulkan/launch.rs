@@ -64,6 +64,18 @@ pub fn launch(
     for (lo, hi) in &code.extra_levels {
         levels.push((lo.get(fr, cx)? as i128, hi.get(fr, cx)? as i128));
     }
+    if !cx.deferred.is_empty() {
+        // The scalars the kernel reads wait for pending results into them;
+        // so do the variables it reduces into, unless their results land
+        // later in launch order.
+        use crate::interp::construct::{deferred_access, Touch};
+        for p in &kernel.params {
+            deferred_access(fr, cx, p.host.index(), Touch::Read, c.span)?;
+        }
+        for r in &kernel.reductions {
+            deferred_access(fr, cx, r.host.index(), Touch::Combine, c.span)?;
+        }
+    }
     let params: Vec<Value> = kernel
         .params
         .iter()
@@ -210,6 +222,11 @@ pub fn launch(
         }
     }
     let queue = table.store.queue;
+    if queue == QueueId::Sync {
+        // Where a fault found by a later wait is shown, if the kernel
+        // completes lazily.
+        table.store.lazy_span = c.span;
+    }
     if let Some(t) = &mut table.store.trace {
         t.host(
             format!("launch {label} on device {dev} {}", queue.track()),
@@ -241,9 +258,6 @@ pub fn launch(
             }
         }
         Reduced::Later(readers) => {
-            let QueueId::Async(queue) = queue else {
-                return Err(error::internal(c.span, "a deferred synchronous reduction"));
-            };
             for (rp, value) in kernel.reductions.iter().zip(readers) {
                 cx.deferred.push(crate::interp::construct::Deferred {
                     dev,
@@ -406,9 +420,15 @@ fn dispatch(
         .map_err(fail)?;
     // An async kernel returns at once (its reductions land when the host
     // waits for the queue), unless check mode must report its faults at
-    // the construct; a synchronous one waits.
-    let later = queue != QueueId::Sync && !spec.checks;
-    if later {
+    // the construct. So does a synchronous one (it completes lazily:
+    // `device/completion.rs`), its reductions landing when the host reads
+    // their variables, unless a reduction's variable is one the host does
+    // not check (those of a `kernels` region) or check mode is on.
+    let sync_lazy = queue == QueueId::Sync && !spec.checks && d.lazy_sync && c.defer_reductions;
+    let later = (queue != QueueId::Sync && !spec.checks) || sync_lazy;
+    if sync_lazy {
+        d.settle_sync_kernel()
+    } else if later {
         d.settle(queue)
     } else {
         d.wait_queue(queue)

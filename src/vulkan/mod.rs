@@ -159,6 +159,7 @@ impl VulkanBackend {
             profiling: false,
             queue: QueueId::Sync,
             span: Span::default(),
+            lazy_span: Span::default(),
             names: Default::default(),
             tracker: Default::default(),
             trace: None,
@@ -347,6 +348,11 @@ impl Backend for VulkanBackend {
         span: Span,
         names: &[(u64, std::rc::Rc<str>)],
     ) -> R<()> {
+        if queue != QueueId::Sync {
+            // Async work follows the synchronous work before it (which the
+            // host would have waited for): those kernels complete first.
+            self.complete_sync(cx, Some(cx.device), Some(span))?;
+        }
         let mut t = self.table.borrow_mut();
         let store = &mut t.store;
         store.set_limits(cx.wait_limits());
@@ -357,6 +363,39 @@ impl Backend for VulkanBackend {
         }
         for (id, n) in names {
             store.names.insert(*id, n.clone());
+        }
+        Ok(())
+    }
+    fn complete_sync(&self, cx: &mut Ctx, dev: Option<usize>, span: Option<Span>) -> R<()> {
+        let t0 = std::time::Instant::now();
+        let mut t = self.table.borrow_mut();
+        let store = &mut t.store;
+        let span = span.unwrap_or(store.lazy_span);
+        store.set_limits(cx.wait_limits());
+        let mut waited = false;
+        for (i, d) in store.devs.iter_mut().enumerate() {
+            let Some(d) = d else { continue };
+            if dev.is_some_and(|n| n != i) || !d.sync_open() {
+                continue;
+            }
+            d.complete_sync().map_err(|f| {
+                crate::interp::error::fault(span, "a synchronous kernel", &f, |m| {
+                    Box::new(Diag::error(
+                        "accl::device::wait",
+                        m,
+                        span,
+                        "waiting for the synchronous kernels before here",
+                    ))
+                })
+            })?;
+            waited = true;
+        }
+        if let (true, Some(tr)) = (waited, &mut store.trace) {
+            tr.host(
+                format!("completion of synchronous kernels ({})", cx.line_of(span)),
+                "wait",
+                t0,
+            );
         }
         Ok(())
     }

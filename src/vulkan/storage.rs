@@ -50,6 +50,9 @@ pub struct VkStorage {
     /// The queue the current construct's operations go on, and its span.
     pub queue: QueueId,
     pub span: Span,
+    /// The construct of the last synchronous kernel left to complete
+    /// lazily (where a fault found at the end of the input is shown).
+    pub lazy_span: Span,
     /// Variable names of arrays, by array id, for race diagnostics.
     pub names: HashMap<u64, Rc<str>>,
     pub tracker: Tracker,
