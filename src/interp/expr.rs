@@ -265,7 +265,7 @@ impl Compiler<'_> {
                     Type::Scalar(s) if self.watched.contains(&slot) => {
                         per_scalar!(s, T => T::wrap(Box::new(move |fr, cx| {
                             if !cx.deferred.is_empty() {
-                                super::construct::deferred_access(fr, cx, slot, super::construct::Touch::Read, span)?;
+                                super::deferred::deferred_access(fr, cx, slot, super::deferred::Touch::Read, span)?;
                             }
                             Ok(T::from_slot(fr.s[slot]))
                         })))

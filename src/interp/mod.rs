@@ -17,6 +17,7 @@
 pub mod builtin;
 pub mod construct;
 pub mod data;
+pub mod deferred;
 pub mod error;
 pub mod expr;
 pub mod present;
@@ -50,7 +51,7 @@ pub struct Compiler<'a> {
     pub kernels: &'a RefCell<Vec<Rc<construct::DeviceCode>>>,
     /// Locals that a `parallel` construct of this body reduces into: host
     /// reads and writes of them first look for a pending result
-    /// ([`construct::deferred_access`]); other locals cost nothing.
+    /// ([`deferred::deferred_access`]); other locals cost nothing.
     pub watched: std::collections::HashSet<usize>,
 }
 
@@ -183,7 +184,7 @@ pub struct Ctx {
     pub async_pending: bool,
     /// Results of `async` reductions not yet waited for: each lands in its
     /// variable when the host waits for its queue.
-    pub deferred: Vec<construct::Deferred>,
+    pub deferred: Vec<deferred::Deferred>,
     /// Async work is held back behind running work: the limit check asks
     /// the backend to submit it once its queue is idle
     /// ([`construct::Backend::submit_idle`]).
@@ -420,7 +421,7 @@ pub fn run(c: &Compiled, frame: &mut Frame, cx: &mut Ctx) -> Result<Option<RtVal
     backend.set_wait_limits(cx.wait_limits());
     cx.deferred.clear();
     let r = stmt::run_block(&c.main, frame, cx)
-        .and_then(|_| construct::land_at_end(frame, cx))
+        .and_then(|_| deferred::land_at_end(frame, cx))
         .and_then(|_| match &c.tail {
             Some(t) => Ok(Some(t.eval(frame, cx)?)),
             None => Ok(None),

@@ -41,7 +41,7 @@ impl Compiler<'_> {
         // synchronous result lands first (or is dropped when the write
         // replaces it), a pending async one races (reads are checked where
         // they happen).
-        use super::construct::Touch;
+        use super::deferred::Touch;
         let written = match &s.kind {
             StmtKind::Assign {
                 place: Place::Local(l),
@@ -63,7 +63,7 @@ impl Compiler<'_> {
                 };
                 return Box::new(move |fr, cx| {
                     if !cx.deferred.is_empty() {
-                        super::construct::deferred_access(fr, cx, slot, how, span)?;
+                        super::deferred::deferred_access(fr, cx, slot, how, span)?;
                     }
                     st(fr, cx)
                 });

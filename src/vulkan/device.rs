@@ -491,117 +491,6 @@ impl DevState {
         Ok(self.queue(id)?.submitted_value() + 1)
     }
 
-    /// After recording on `id`: a synchronous queue waits for the work; an
-    /// async one submits its batch at once when none of its work is running
-    /// (the device would sit idle: host work after an `async` construct
-    /// overlaps it) and it was not looked at in the last `IDLE_SUBMIT_GAP`,
-    /// else once the batch is large. A stream of tiny kernels thus goes out
-    /// in batches (a submission per kernel cost 7 us of host time per
-    /// kernel on an H200, against 2.4 us batched).
-    pub fn settle(&mut self, id: QueueId) -> Result<(), Fault> {
-        match id {
-            QueueId::Sync => self.wait_queue(id),
-            QueueId::Async(_) => self.submit_soon(id),
-        }
-    }
-
-    /// Submit what `id` recorded now if none of its work runs and it was
-    /// not looked at in the last `IDLE_SUBMIT_GAP`, or once the batch is
-    /// large; else leave it for the interpreter's periodic check.
-    pub(super) fn submit_soon(&mut self, id: QueueId) -> Result<(), Fault> {
-        let now = std::time::Instant::now();
-        let recent = self
-            .idle_submits
-            .iter()
-            .any(|(q, t)| *q == id && now.duration_since(*t) < IDLE_SUBMIT_GAP);
-        let q = self.queue(id)?;
-        if q.pending_ops() >= BATCH_OPS {
-            self.submit(id)?;
-        } else if !recent {
-            // Looked at most once per gap: asking the driver for the
-            // queue's progress on every launch of a stream costs more
-            // than batching saves.
-            self.idle_submits.retain(|(q, _)| *q != id);
-            self.idle_submits.push((id, now));
-            self.submit_if_idle(id)?;
-        }
-        Ok(())
-    }
-
-    /// Whether a queue has recorded work not yet submitted (async work, or
-    /// synchronous kernels not waited for).
-    pub fn holds_async_work(&self) -> bool {
-        self.queues.iter().any(|(_, q)| q.pending_ops() > 0)
-    }
-
-    /// Submit the recorded work of every async queue that has none running
-    /// (held back while earlier work ran: [`DevState::settle`]); whether
-    /// work is still held back behind running work.
-    pub fn submit_idle(&mut self) -> Result<bool, Fault> {
-        let mut held = false;
-        let ids: Vec<QueueId> = self
-            .queues
-            .iter()
-            .filter(|(_, q)| q.pending_ops() > 0)
-            .map(|(id, _)| *id)
-            .collect();
-        for id in ids {
-            held |= !self.submit_if_idle(id)?;
-        }
-        Ok(held)
-    }
-
-    /// Submit what `id` has recorded if none of its work is running;
-    /// whether it was idle.
-    fn submit_if_idle(&mut self, id: QueueId) -> Result<bool, Fault> {
-        let idle = self.queue(id)?.idle().map_err(|e| self.fault(e))?;
-        if idle {
-            self.submit(id)?;
-        }
-        Ok(idle)
-    }
-
-    /// Submit the open batch of `id`, and device-side waits registered on
-    /// it even with nothing recorded; the value it signals (the last one
-    /// when nothing was submitted).
-    pub fn submit(&mut self, id: QueueId) -> Result<u64, Fault> {
-        self.submit_with(id, Queue::submit)
-    }
-
-    /// Submit what `id` has recorded, if anything; the last value
-    /// submitted. (A wait on a companion copy alone is not submitted: a
-    /// host wait covers the copy through `outstanding`, and the next batch
-    /// with work carries the device-side wait.)
-    /// Has the device finished everything queue `id` holds (submitting
-    /// what is recorded first)? Does not wait.
-    pub fn queue_finished(&mut self, id: QueueId) -> Result<bool, Fault> {
-        let v = self.flush(id)?;
-        let done = self.queue(id)?.completed_value();
-        match done {
-            Ok(c) => Ok(c >= v),
-            Err(e) => Err(self.fault(e)),
-        }
-    }
-
-    fn flush(&mut self, id: QueueId) -> Result<u64, Fault> {
-        self.submit_with(id, Queue::submit_work)
-    }
-
-    fn submit_with(
-        &mut self,
-        id: QueueId,
-        how: fn(&mut Queue) -> vk_runtime::Result<u64>,
-    ) -> Result<u64, Fault> {
-        let tracing = self.tracing;
-        let q = self.queue(id)?;
-        let before = q.submitted_value();
-        let v = how(q).map_err(|e| self.fault(e))?;
-        if tracing && v != before {
-            self.submits.push((id, v, std::time::Instant::now()));
-        }
-        Ok(v)
-    }
-
     /// Before queue `id` records an operation with these accesses: wait on
     /// the device for its companion copies of rows that the operation
     /// writes on the device (the copy reads them) or reads or writes on the
@@ -997,8 +886,8 @@ fn without_all(f: Features, names: &[String]) -> Features {
     names.iter().fold(f, |f, n| f.without(n).unwrap_or(f))
 }
 
-mod completion;
 mod strided;
+mod submission;
 mod transfer;
 use transfer::write_host;
 

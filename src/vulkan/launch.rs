@@ -68,7 +68,7 @@ pub fn launch(
         // The scalars the kernel reads wait for pending results into them;
         // so do the variables it reduces into, unless their results land
         // later in launch order.
-        use crate::interp::construct::{deferred_access, Touch};
+        use crate::interp::deferred::{deferred_access, Touch};
         for p in &kernel.params {
             deferred_access(fr, cx, p.host.index(), Touch::Read, c.span)?;
         }
@@ -259,7 +259,7 @@ pub fn launch(
         }
         Reduced::Later(readers) => {
             for (rp, value) in kernel.reductions.iter().zip(readers) {
-                cx.deferred.push(crate::interp::construct::Deferred {
+                cx.deferred.push(crate::interp::deferred::Deferred {
                     dev,
                     queue,
                     depth: cx.depth,
