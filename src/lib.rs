@@ -22,6 +22,7 @@ pub mod bench;
 pub mod cli;
 pub mod engine;
 mod explain;
+mod interop;
 #[doc(hidden)]
 pub mod interp;
 #[cfg(feature = "cli")]
@@ -31,7 +32,11 @@ mod timing;
 #[doc(hidden)]
 pub mod vulkan;
 
+/// The `ash` crate accl uses, for the Vulkan types of [`VulkanDevice`] and
+/// [`DeviceBuffer`] (a host program's own Vulkan code uses the same version).
+pub use ash;
 pub use engine::{Engine, EngineThread, Error, Program, Timings, Val};
+pub use interop::{DeviceBuffer, VulkanDevice};
 pub use lang;
 pub use stdlib;
 pub use stdlib::Array;

@@ -23,6 +23,10 @@ fn every_embedding_example_runs() {
             "after `acc` became i32: accl::api::stale_program",
         ),
         ("embed_thread", "4 threads shared one engine"),
+        (
+            "embed_vulkan",
+            "the host program's shader filled accl's buffer: a[9999] = 5000.5",
+        ),
     ];
     if cfg!(feature = "ndarray") {
         examples.push(("embed_ndarray", "moved in and out without a copy"));

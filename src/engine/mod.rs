@@ -17,6 +17,7 @@
 
 mod error;
 mod eval;
+mod interop;
 mod introspect;
 mod io;
 mod limits;

@@ -184,6 +184,23 @@ pub trait Backend {
             memory: host_memory(),
         })
     }
+    /// The Vulkan handles of device `dev` (opened if it is not yet), for
+    /// a host program's own Vulkan code.
+    fn vulkan_device(&self, dev: usize) -> Result<crate::interop::VulkanDevice, String> {
+        let _ = dev;
+        Err(format!("the {} backend has no Vulkan device", self.name()))
+    }
+    /// The device copy of `a` on device `dev`, once every queue of the
+    /// device is idle (so the host program's own work comes after accl's).
+    fn device_buffer(
+        &self,
+        cx: &mut Ctx,
+        dev: usize,
+        a: &stdlib::Array,
+    ) -> Result<crate::interop::DeviceBuffer, String> {
+        let _ = (cx, dev, a);
+        Err(format!("the {} backend has no device memory", self.name()))
+    }
     /// Every present section of every device.
     fn present_rows(&self, cx: &Ctx) -> Vec<PresentRow> {
         cx.present.rows()

@@ -274,6 +274,54 @@ impl Backend for VulkanBackend {
             memory: a.device_local_memory,
         })
     }
+    fn vulkan_device(&self, dev: usize) -> Result<crate::interop::VulkanDevice, String> {
+        let mut t = self.table.borrow_mut();
+        let d = t.store.dev(dev)?;
+        let h = d.device.raw_handles();
+        let q = d.queue(QueueId::Sync)?.vk_queue();
+        Ok(crate::interop::VulkanDevice {
+            device_number: dev,
+            instance: h.instance,
+            physical_device: h.physical_device,
+            device: h.device,
+            api_version: h.api_version,
+            queue_family: q.family,
+            queue_index: q.index,
+        })
+    }
+    fn device_buffer(
+        &self,
+        cx: &mut Ctx,
+        dev: usize,
+        a: &stdlib::Array,
+    ) -> Result<crate::interop::DeviceBuffer, String> {
+        let mut t = self.table.borrow_mut();
+        let table = &mut *t;
+        let m = table
+            .mapping(dev, a)
+            .ok_or_else(|| format!("the array is not present on device {dev}"))?;
+        let [(s, sec)] = m.sections.as_slice() else {
+            return Err(format!(
+                "the array is present on device {dev} as {} separate sections; one is needed",
+                m.sections.len()
+            ));
+        };
+        // A section's buffer holds whole rows of its leading-axis range.
+        let (lo, hi, buffer, rb) = (s.bx.lo, s.bx.hi, sec.buffer.clone(), sec.row_bytes);
+        // Everything accl queued on the device is done before the host
+        // program's own work can start.
+        table.store.set_limits(cx.wait_limits());
+        let d = table.store.dev(dev)?;
+        d.wait_all()?;
+        Ok(crate::interop::DeviceBuffer {
+            device_number: dev,
+            buffer: buffer.raw_handle(),
+            offset: 0,
+            size: (hi - lo) as u64 * rb,
+            first_row: lo,
+            rows: hi - lo,
+        })
+    }
     fn present_rows(&self, _cx: &Ctx) -> Vec<PresentRow> {
         self.table.borrow().rows()
     }

@@ -62,6 +62,16 @@ pub(crate) struct HwQueue {
     pub(crate) submit_lock: Mutex<()>,
 }
 
+/// Raw Vulkan handles of a [`Device`] ([`Device::raw_handles`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RawHandles {
+    pub instance: vk::Instance,
+    pub physical_device: vk::PhysicalDevice,
+    pub device: vk::Device,
+    /// The device's Vulkan version (major, minor, patch).
+    pub api_version: (u32, u32, u32),
+}
+
 /// Shared internals of a [`Device`].
 pub(crate) struct DeviceShared {
     pub(crate) raw: ash::Device,
@@ -349,6 +359,18 @@ impl Device {
                 instance: instance.shared.clone(),
             }),
         })
+    }
+
+    /// The Vulkan handles of this device, for a host program that records
+    /// its own work on it (the handles stay valid while the `Device`
+    /// lives; the host program must not destroy them).
+    pub fn raw_handles(&self) -> RawHandles {
+        RawHandles {
+            instance: self.shared.instance.raw.handle(),
+            physical_device: self.shared.physical,
+            device: self.shared.raw.handle(),
+            api_version: self.shared.info.api_version,
+        }
     }
 
     /// The adapter this device runs on.

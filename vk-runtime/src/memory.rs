@@ -298,6 +298,13 @@ impl Buffer {
     }
 
     /// Size in bytes.
+    /// The Vulkan buffer, for a host program's own Vulkan code on the same
+    /// device (see [`crate::Device::raw_handles`]). It stays valid while
+    /// this `Buffer` (or a clone) lives.
+    pub fn raw_handle(&self) -> vk::Buffer {
+        self.inner.raw
+    }
+
     pub fn size(&self) -> u64 {
         self.inner.size
     }

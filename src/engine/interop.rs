@@ -1,0 +1,52 @@
+//! Sharing the device with the host program's own Vulkan code: the
+//! device's handles, and the buffer of a present array, so the host
+//! program can read or fill accl's device memory with its own shaders
+//! and no copies.
+
+use super::{Engine, Error};
+use crate::interop::{DeviceBuffer, VulkanDevice};
+
+impl Engine {
+    /// The Vulkan handles of the current device (opened if it is not yet)
+    /// and the queue accl's synchronous work runs on. `accl::api::vulkan`
+    /// on the host backend.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// assert_eq!(e.vulkan_device().unwrap_err().code(), "accl::api::vulkan");
+    /// ```
+    pub fn vulkan_device(&mut self) -> Result<VulkanDevice, Error> {
+        self.cx
+            .backend
+            .clone()
+            .vulkan_device(self.cx.device)
+            .map_err(|m| Error::api("accl::api::vulkan", m))
+    }
+
+    /// The device copy of array variable `name` on the current device:
+    /// its Vulkan buffer, offset and size. Waits until every queue of the
+    /// device is idle, so work the host program submits next comes after
+    /// accl's. The buffer is accl's: it lives while the array stays
+    /// present (`exit data` or the end of a `data` region may free it), and
+    /// the host program must finish its work on it (a fence) before the
+    /// engine runs again. `accl::api::vulkan` if the array is not present
+    /// (as one section) or the engine has no Vulkan device.
+    ///
+    /// ```
+    /// let mut e = accl::Engine::new();
+    /// e.eval("let a = zeros(f32, 8); enter data copyin(a);").unwrap();
+    /// assert_eq!(e.device_buffer("a").unwrap_err().code(), "accl::api::vulkan");
+    /// ```
+    pub fn device_buffer(&mut self, name: &str) -> Result<DeviceBuffer, Error> {
+        let a = self.array(name).ok_or_else(|| {
+            Error::api(
+                "accl::api::vulkan",
+                format!("there is no array variable `{name}`"),
+            )
+        })?;
+        let b = self.cx.backend.clone();
+        let dev = self.cx.device;
+        b.device_buffer(&mut self.cx, dev, &a)
+            .map_err(|m| Error::api("accl::api::vulkan", format!("`{name}`: {m}")))
+    }
+}
