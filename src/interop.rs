@@ -40,3 +40,34 @@ pub struct DeviceBuffer {
     pub first_row: usize,
     pub rows: usize,
 }
+
+thread_local! {
+    /// The device copies the `host_data use_device(..)` constructs running
+    /// on this thread hand over, by array id (innermost last).
+    static USE_DEVICE: std::cell::RefCell<Vec<(u64, DeviceBuffer)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Run `f` with `bufs` handed over (a `host_data` construct's body).
+pub(crate) fn with_use_device<R>(bufs: Vec<(u64, DeviceBuffer)>, f: impl FnOnce() -> R) -> R {
+    let n = bufs.len();
+    USE_DEVICE.with(|u| u.borrow_mut().extend(bufs));
+    let r = f();
+    USE_DEVICE.with(|u| {
+        let mut u = u.borrow_mut();
+        let keep = u.len().saturating_sub(n);
+        u.truncate(keep);
+    });
+    r
+}
+
+/// The device copy of array `id` that a running `host_data` hands over.
+pub(crate) fn use_device_of(id: u64) -> Option<DeviceBuffer> {
+    USE_DEVICE.with(|u| {
+        u.borrow()
+            .iter()
+            .rev()
+            .find(|(a, _)| *a == id)
+            .map(|(_, d)| *d)
+    })
+}

@@ -90,3 +90,140 @@ fn the_buffer_is_handed_out_after_pending_work_is_done() {
     assert_eq!(a[4095], 8190.0);
     assert!(e.take_validation_messages().is_empty());
 }
+
+/// Fill `buf` with the 32-bit pattern `bits` with our own command buffer
+/// on accl's queue, and wait for it (what an embedder's function inside
+/// `host_data` does with its own Vulkan code).
+fn fill_with(vd: &accl::VulkanDevice, buf: &accl::DeviceBuffer, bits: u32) {
+    use accl::ash::{self, vk};
+    // SAFETY: accl's live handles; every object made here is destroyed
+    // before returning, and the fence is waited for.
+    unsafe {
+        let entry = ash::Entry::load().unwrap();
+        let instance = ash::Instance::load(entry.static_fn(), vd.instance);
+        let device = ash::Device::load(instance.fp_v1_0(), vd.device);
+        let pool = device
+            .create_command_pool(
+                &vk::CommandPoolCreateInfo::default().queue_family_index(vd.queue_family),
+                None,
+            )
+            .unwrap();
+        let cmd = device
+            .allocate_command_buffers(
+                &vk::CommandBufferAllocateInfo::default()
+                    .command_pool(pool)
+                    .command_buffer_count(1),
+            )
+            .unwrap()[0];
+        device
+            .begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default())
+            .unwrap();
+        let all = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
+            .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE);
+        device.cmd_pipeline_barrier(
+            cmd,
+            vk::PipelineStageFlags::ALL_COMMANDS,
+            vk::PipelineStageFlags::ALL_COMMANDS,
+            vk::DependencyFlags::empty(),
+            &[all],
+            &[],
+            &[],
+        );
+        device.cmd_fill_buffer(cmd, buf.buffer, buf.offset, buf.size, bits);
+        device.end_command_buffer(cmd).unwrap();
+        let fence = device
+            .create_fence(&vk::FenceCreateInfo::default(), None)
+            .unwrap();
+        let queue = device.get_device_queue(vd.queue_family, vd.queue_index);
+        let cmds = [cmd];
+        device
+            .queue_submit(
+                queue,
+                &[vk::SubmitInfo::default().command_buffers(&cmds)],
+                fence,
+            )
+            .unwrap();
+        device.wait_for_fences(&[fence], true, u64::MAX).unwrap();
+        device.destroy_fence(fence, None);
+        device.destroy_command_pool(pool, None);
+    }
+}
+
+#[test]
+fn host_data_hands_the_device_copy_to_an_embedders_function() {
+    let mut e = device_engine();
+    let vd = e.vulkan_device().unwrap();
+    let seen = std::rc::Rc::new(std::cell::Cell::new(None));
+    let s = seen.clone();
+    e.register_fn("fill_device", move |b: accl::DeviceBuffer, x: f32| {
+        s.set(Some(b));
+        fill_with(&vd, &b, x.to_bits());
+    });
+    e.eval(
+        "let a = zeros(f32, 64, 4);
+         data copyin(a[8:16]) {
+             parallel loop present(a[8:16]) for i in 8..24 { a[i, 0] = 1.0; }
+             host_data use_device(a) { fill_device(a, 2.5); }
+             parallel loop present(a[8:16]) for i in 8..24 { a[i, 1] = a[i, 1] + 1.0; }
+             update self(a[8:16]);
+         }",
+    )
+    .unwrap();
+    let b = seen.get().expect("the function ran");
+    assert_eq!((b.first_row, b.rows, b.size), (8, 16, 16 * 4 * 4));
+    let (a, _) = e.get_array::<f32>("a").unwrap();
+    // Rows 8..24: what the embedder wrote, then the kernel after it.
+    assert_eq!(&a[8 * 4..8 * 4 + 4], &[2.5, 3.5, 2.5, 2.5]);
+    assert_eq!(&a[23 * 4..24 * 4], &[2.5, 3.5, 2.5, 2.5]);
+    // Other rows were never on the device.
+    assert!(a[..8 * 4].iter().chain(&a[24 * 4..]).all(|&x| x == 0.0));
+    assert!(e.take_validation_messages().is_empty());
+}
+
+#[test]
+fn host_data_misuse_is_reported() {
+    let mut e = device_engine();
+    e.register_fn("takes_device", |_b: accl::DeviceBuffer| {});
+    e.eval("let a = zeros(f32, 16); let x = 1.0;").unwrap();
+    // Outside `host_data`, the function has no device copy to take.
+    let err = e.eval("takes_device(a);").unwrap_err();
+    assert_eq!(err.code(), "accl::run::host_function");
+    assert!(err.to_string().contains("host_data use_device"), "{err}");
+    // Not present.
+    let err = e
+        .eval("host_data use_device(a) { takes_device(a); }")
+        .unwrap_err();
+    assert_eq!(err.code(), "accl::device::host_data");
+    assert!(err.to_string().contains("not present on device 0"), "{err}");
+    // `if_present`: the body runs; the function still has nothing to take.
+    let err = e
+        .eval("host_data use_device(a) if_present { takes_device(a); }")
+        .unwrap_err();
+    assert_eq!(err.code(), "accl::run::host_function");
+    // The clause is required, and names arrays.
+    let err = e.eval("host_data { takes_device(a); }").unwrap_err();
+    assert_eq!(err.code(), "accl::device::missing_clause");
+    let err = e.eval("host_data use_device(x) { }").unwrap_err();
+    assert_eq!(err.code(), "accl::device::clause_arguments");
+    // Not inside a device construct.
+    let err = e
+        .eval("enter data copyin(a); parallel { host_data use_device(a) { } }")
+        .unwrap_err();
+    assert_eq!(err.code(), "accl::device::nested_construct");
+    assert!(e.take_validation_messages().is_empty());
+}
+
+#[test]
+fn on_the_host_backend_host_data_runs_its_body_without_device_copies() {
+    let mut e = accl::Engine::new();
+    e.register_fn("takes_device", |_b: accl::DeviceBuffer| {});
+    e.register_fn("rows", |a: accl::Array| a.shape()[0] as i32);
+    e.eval("let a = zeros(f32, 16); enter data copyin(a); let n = 0; host_data use_device(a) { n = rows(a); }")
+        .unwrap();
+    assert_eq!(e.get::<i32>("n"), Some(16));
+    let err = e
+        .eval("host_data use_device(a) { takes_device(a); }")
+        .unwrap_err();
+    assert_eq!(err.code(), "accl::run::host_function");
+}

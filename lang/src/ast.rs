@@ -135,6 +135,9 @@ pub enum DirectiveKind {
     Loop,
     /// `data [clauses] { .. }`
     Data,
+    /// `host_data use_device(a, ..) { .. }`: host code that hands the
+    /// device copies of arrays to the embedder's functions.
+    HostData,
     EnterData,
     ExitData,
     Update,
@@ -151,6 +154,7 @@ impl DirectiveKind {
             DirectiveKind::Parallel => "parallel",
             DirectiveKind::Loop => "loop",
             DirectiveKind::Data => "data",
+            DirectiveKind::HostData => "host_data",
             DirectiveKind::EnterData => "enter data",
             DirectiveKind::ExitData => "exit data",
             DirectiveKind::Update => "update",

@@ -281,6 +281,8 @@ pub struct Clauses {
     /// on it or on an enclosing `data` construct (checked).
     pub default_none: bool,
     pub data: Vec<DataClause>,
+    /// `use_device(a, ..)` of `host_data`: array locals.
+    pub use_device: Vec<LocalH>,
     pub finalize: bool,
     pub if_present: bool,
     pub device_num: Option<ExprH>,

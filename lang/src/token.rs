@@ -104,6 +104,8 @@ pub enum Tok<'s> {
     Kernels,
     /// `serial` starting a statement, before `{` or a clause.
     Serial,
+    /// `host_data` where it starts a construct.
+    HostData,
     /// `cache` starting a statement, before `(`.
     Cache,
     #[token("set")]
@@ -274,6 +276,7 @@ impl fmt::Display for Tok<'_> {
             AtomicWrite => "`write`",
             Kernels => "`kernels`",
             Serial => "`serial`",
+            HostData => "`host_data`",
             Cache => "`cache`",
             Set => "`set`",
             Bool => "`bool`",

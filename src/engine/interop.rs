@@ -47,6 +47,7 @@ impl Engine {
         let b = self.cx.backend.clone();
         let dev = self.cx.device;
         b.device_buffer(&mut self.cx, dev, &a)
+            .and_then(|d| d.ok_or_else(|| format!("it is not present on device {dev}")))
             .map_err(|m| Error::api("accl::api::vulkan", format!("`{name}`: {m}")))
     }
 }

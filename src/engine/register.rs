@@ -44,6 +44,11 @@ pub trait HostArg {
     /// What the closure holds of an array argument during the call.
     #[doc(hidden)]
     const HOLD: Hold = Hold::Nothing;
+    /// Why argument `i` (from 0) was refused.
+    #[doc(hidden)]
+    fn refused(i: usize) -> String {
+        format!("argument {} is not `{}`", i + 1, Self::param())
+    }
 }
 
 /// What a closure holds of an array argument during its call.
@@ -140,6 +145,32 @@ impl HostArg for Array {
     }
 }
 
+/// The device copy of an array that a surrounding `host_data
+/// use_device(..)` construct hands over: its Vulkan buffer (see
+/// [`crate::DeviceBuffer`]); the device is idle while the construct runs.
+impl HostArg for crate::DeviceBuffer {
+    type Guard<'v> = crate::DeviceBuffer;
+    type Item<'a> = crate::DeviceBuffer;
+    fn param() -> Param {
+        Param::AnyArray
+    }
+    fn lock(v: &Val) -> Option<crate::DeviceBuffer> {
+        match v {
+            Val::Array(a) => crate::interop::use_device_of(a.id()),
+            _ => None,
+        }
+    }
+    fn item(g: &mut crate::DeviceBuffer) -> crate::DeviceBuffer {
+        *g
+    }
+    fn refused(i: usize) -> String {
+        format!(
+            "argument {} is not an array whose device copy a surrounding `host_data use_device(..)` hands over",
+            i + 1
+        )
+    }
+}
+
 /// The elements of an array of `T`, of any rank, in row-major order,
 /// borrowed for the call.
 impl<T: Elem> HostArg for &[T] {
@@ -222,9 +253,7 @@ pub trait RegisterFn<Args> {
 }
 
 fn lock<A: HostArg>(v: &[Val], i: usize) -> Result<A::Guard<'_>, String> {
-    v.get(i)
-        .and_then(A::lock)
-        .ok_or_else(|| format!("argument {} is not `{}`", i + 1, A::param()))
+    v.get(i).and_then(A::lock).ok_or_else(|| A::refused(i))
 }
 
 /// Refuse one array passed twice where the closure would borrow its

@@ -59,6 +59,8 @@ pub struct CConstruct {
     pub default_present: bool,
     pub finalize: bool,
     pub if_present: bool,
+    /// `use_device(..)` of `host_data`: array slots and names.
+    pub use_device: Vec<(usize, Rc<str>)>,
     pub loops: Vec<CLoop>,
     pub body: Vec<St>,
     /// The kernel of a `parallel`/`parallel loop`, lowered when the program
@@ -190,14 +192,15 @@ pub trait Backend {
         let _ = dev;
         Err(format!("the {} backend has no Vulkan device", self.name()))
     }
-    /// The device copy of `a` on device `dev`, once every queue of the
-    /// device is idle (so the host program's own work comes after accl's).
+    /// The device copy of `a` on device `dev` (None: not present), once
+    /// every queue of the device is idle (so the host program's own work
+    /// comes after accl's).
     fn device_buffer(
         &self,
         cx: &mut Ctx,
         dev: usize,
         a: &stdlib::Array,
-    ) -> Result<crate::interop::DeviceBuffer, String> {
+    ) -> Result<Option<crate::interop::DeviceBuffer>, String> {
         let _ = (cx, dev, a);
         Err(format!("the {} backend has no device memory", self.name()))
     }
@@ -647,6 +650,44 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
     r
 }
 
+/// `host_data use_device(a, ..) { .. }`: the body runs with the device
+/// copies of the arrays handed to the embedder's functions that take a
+/// `DeviceBuffer`, the device idle (so their work comes after accl's). On
+/// the host backend there are none, and such a call is an error.
+fn host_data(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
+    let b = cx.backend.clone();
+    let mut bufs = Vec::with_capacity(c.use_device.len());
+    if b.num_devices() > 0 && b.name() != "host" {
+        for (slot, name) in &c.use_device {
+            let a = fr.a[*slot].clone().ok_or_else(super::error::uninit)?;
+            let dev = cx.device;
+            let r = b.device_buffer(cx, dev, &a).and_then(|d| match d {
+                Some(d) => Ok(Some(d)),
+                None if c.if_present => Ok(None),
+                None => Err(format!("it is not present on device {dev}")),
+            });
+            match r {
+                Ok(Some(d)) => bufs.push((a.id(), d)),
+                Ok(None) => {}
+                Err(m) => {
+                    return Err(Box::new(
+                        lang::Diag::error(
+                            "accl::device::host_data",
+                            format!("`host_data` cannot hand over `{name}`: {m}"),
+                            c.span,
+                            "here",
+                        )
+                        .with_help(format!(
+                            "make `{name}` present as one section first (`enter data copyin({name});` or an enclosing `data` region), or add `if_present`"
+                        )),
+                    ))
+                }
+            }
+        }
+    }
+    crate::interop::with_use_device(bufs, || run_block(&c.body, fr, cx))
+}
+
 /// The value of `async(e)` or of a queue in `wait(e..)`.
 fn queue_number(e: &CExpr, fr: &mut Frame, cx: &mut Ctx, span: Span) -> R<QueueId> {
     let n = e.eval_int(fr, cx)?;
@@ -698,7 +739,8 @@ fn construct_on(
         DK::Loop => compute(c, fr, cx),
         DK::Parallel | DK::ParallelLoop if !cond => compute(c, fr, cx),
         DK::Parallel | DK::ParallelLoop => kernel(c, fr, cx),
-        DK::Data if !cond => run_block(&c.body, fr, cx),
+        DK::Data | DK::HostData if !cond => run_block(&c.body, fr, cx),
+        DK::HostData => host_data(c, fr, cx),
         DK::Data => {
             let mut undo = Vec::new();
             let r = enter_structured(c, fr, cx, &mut undo).and_then(|_| run_block(&c.body, fr, cx));
@@ -913,6 +955,11 @@ impl Compiler<'_> {
             default_present: cl.default_present,
             finalize: cl.finalize,
             if_present: cl.if_present,
+            use_device: cl
+                .use_device
+                .iter()
+                .map(|l| (l.index(), Rc::from(self.body.locals[*l].name.as_str())))
+                .collect(),
             loops,
             body,
             device,

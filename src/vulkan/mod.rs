@@ -294,15 +294,15 @@ impl Backend for VulkanBackend {
         cx: &mut Ctx,
         dev: usize,
         a: &stdlib::Array,
-    ) -> Result<crate::interop::DeviceBuffer, String> {
+    ) -> Result<Option<crate::interop::DeviceBuffer>, String> {
         let mut t = self.table.borrow_mut();
         let table = &mut *t;
-        let m = table
-            .mapping(dev, a)
-            .ok_or_else(|| format!("the array is not present on device {dev}"))?;
+        let Some(m) = table.mapping(dev, a) else {
+            return Ok(None);
+        };
         let [(s, sec)] = m.sections.as_slice() else {
             return Err(format!(
-                "the array is present on device {dev} as {} separate sections; one is needed",
+                "it is present on device {dev} as {} separate sections; one is needed",
                 m.sections.len()
             ));
         };
@@ -313,14 +313,14 @@ impl Backend for VulkanBackend {
         table.store.set_limits(cx.wait_limits());
         let d = table.store.dev(dev)?;
         d.wait_all()?;
-        Ok(crate::interop::DeviceBuffer {
+        Ok(Some(crate::interop::DeviceBuffer {
             device_number: dev,
             buffer: buffer.raw_handle(),
             offset: 0,
             size: (hi - lo) as u64 * rb,
             first_row: lo,
             rows: hi - lo,
-        })
+        }))
     }
     fn present_rows(&self, _cx: &Ctx) -> Vec<PresentRow> {
         self.table.borrow().rows()

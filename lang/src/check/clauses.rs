@@ -51,6 +51,7 @@ const CLAUSES: &[(&str, Shape)] = &[
     ("reduction", Shape::Reduction),
     ("private", Shape::Vars),
     ("firstprivate", Shape::Vars),
+    ("use_device", Shape::Vars),
     ("num_gangs", Shape::Int),
     ("num_workers", Shape::Int),
     ("vector_length", Shape::Int),
@@ -135,6 +136,7 @@ fn allowed(kind: DK) -> Vec<&'static str> {
             "private",
         ],
         DK::Data => vec!["if", "async", "wait", "default"],
+        DK::HostData => vec!["use_device", "if", "if_present"],
         DK::EnterData => vec!["copyin", "create", "if", "async", "wait"],
         DK::ExitData => vec!["copyout", "delete", "finalize", "if", "async", "wait"],
         DK::Update => vec![
@@ -162,6 +164,7 @@ fn repeatable(name: &str) -> bool {
         "reduction"
             | "private"
             | "firstprivate"
+            | "use_device"
             | "copy"
             | "copyin"
             | "copyout"
@@ -451,6 +454,14 @@ impl Checker<'_> {
                         }
                     }
                 }
+                ("use_device", _) => {
+                    for e in list {
+                        match self.array_var(e, name) {
+                            Some(l) => c.use_device.push(l),
+                            None => ok = false,
+                        }
+                    }
+                }
                 ("private" | "firstprivate", _) => {
                     for e in list {
                         match self.scalar_var(e, name) {
@@ -624,6 +635,38 @@ impl Checker<'_> {
                     format!("`{name}` is a constant; `{clause}` takes variables"),
                     e.span,
                     "a constant",
+                ));
+                None
+            }
+            None => {
+                self.unknown_name(name, e.span);
+                None
+            }
+        }
+    }
+
+    /// An array variable named by `clause` (`use_device`).
+    fn array_var(&mut self, e: &ast::Expr, clause: &str) -> Option<LocalH> {
+        let ast::ExprKind::Var(name) = &e.kind else {
+            self.err(
+                Diag::error(
+                    "accl::device::clause_arguments",
+                    format!("`{clause}` takes array variable names"),
+                    e.span,
+                    "not a variable name",
+                )
+                .with_help("name whole arrays: the device copy of each is handed over"),
+            );
+            return None;
+        };
+        match self.lookup(name) {
+            Some(Binding::Local(l)) if self.body.locals[l].ty.is_array() => Some(l),
+            Some(Binding::Local(_)) | Some(Binding::Const(_)) => {
+                self.err(Diag::error(
+                    "accl::device::clause_arguments",
+                    format!("`{clause}` takes arrays; `{name}` is not one"),
+                    e.span,
+                    "not an array",
                 ));
                 None
             }

@@ -306,6 +306,7 @@ impl Checker<'_> {
                 !c.data.is_empty() || c.default_present,
                 "a data clause such as `copy(..)`",
             ),
+            DK::HostData => (!c.use_device.is_empty(), "`use_device(..)`"),
             _ => (true, ""),
         };
         if !ok {
@@ -314,6 +315,7 @@ impl Checker<'_> {
                 DK::EnterData => Some("`copyin(a)` copies `a` to the device, `create(a)` only allocates it there"),
                 DK::ExitData => Some("`copyout(a)` copies `a` back and frees it, `delete(a)` only frees it"),
                 DK::Set => Some("write `set device_num(d);`"),
+                DK::HostData => Some("`host_data use_device(a) { f(a); }` hands the device copy of `a` to the embedder's function `f`"),
                 _ => None,
             };
             let mut diag = Diag::error(
