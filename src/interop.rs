@@ -12,7 +12,7 @@ use ash::vk;
 /// `queue_index`: on that queue, the barrier at the start of accl's next
 /// batch orders accl's work after the host program's. Finish that work
 /// (a fence) before the engine runs again.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct VulkanDevice {
     /// The accl device number.
     pub device_number: usize,
@@ -23,6 +23,10 @@ pub struct VulkanDevice {
     pub api_version: (u32, u32, u32),
     pub queue_family: u32,
     pub queue_index: u32,
+    /// Every queue family accl uses on the device: a buffer the program
+    /// hands to [`crate::Engine::map_device_array`] must be shared
+    /// concurrently by them when there are several.
+    pub queue_families: Vec<u32>,
 }
 
 /// The device copy of a present array: a range of a Vulkan storage buffer

@@ -227,3 +227,92 @@ fn on_the_host_backend_host_data_runs_its_body_without_device_copies() {
         .unwrap_err();
     assert_eq!(err.code(), "accl::run::host_function");
 }
+
+/// A device-local buffer of `size` bytes made with our own Vulkan code on
+/// accl's device, as `Engine::map_device_array` asks: (device, buffer,
+/// memory), for `free_own_buffer`.
+fn own_buffer(
+    vd: &accl::VulkanDevice,
+    size: u64,
+) -> (accl::ash::Device, accl::ash::vk::Buffer, accl::ash::vk::DeviceMemory) {
+    use accl::ash::{self, vk};
+    // SAFETY: accl's live handles; the caller frees what is made here.
+    unsafe {
+        let entry = ash::Entry::load().unwrap();
+        let instance = ash::Instance::load(entry.static_fn(), vd.instance);
+        let device = ash::Device::load(instance.fp_v1_0(), vd.device);
+        let mut info = vk::BufferCreateInfo::default().size(size).usage(
+            vk::BufferUsageFlags::STORAGE_BUFFER
+                | vk::BufferUsageFlags::TRANSFER_SRC
+                | vk::BufferUsageFlags::TRANSFER_DST,
+        );
+        if vd.queue_families.len() > 1 {
+            info = info
+                .sharing_mode(vk::SharingMode::CONCURRENT)
+                .queue_family_indices(&vd.queue_families);
+        }
+        let buffer = device.create_buffer(&info, None).unwrap();
+        let req = device.get_buffer_memory_requirements(buffer);
+        let props = instance.get_physical_device_memory_properties(vd.physical_device);
+        let ty = (0..props.memory_type_count)
+            .find(|&i| {
+                req.memory_type_bits & (1 << i) != 0
+                    && props.memory_types[i as usize]
+                        .property_flags
+                        .contains(vk::MemoryPropertyFlags::DEVICE_LOCAL)
+            })
+            .expect("a device-local memory type");
+        let memory = device
+            .allocate_memory(
+                &vk::MemoryAllocateInfo::default()
+                    .allocation_size(req.size)
+                    .memory_type_index(ty),
+                None,
+            )
+            .unwrap();
+        device.bind_buffer_memory(buffer, memory, 0).unwrap();
+        (device, buffer, memory)
+    }
+}
+
+#[test]
+fn an_array_mapped_onto_the_programs_own_buffer() {
+    let mut e = device_engine();
+    let vd = e.vulkan_device().unwrap();
+    let (device, buffer, memory) = own_buffer(&vd, 1024 * 4);
+    e.eval("let a = zeros(f32, 1024); let small = zeros(f32, 2048);")
+        .unwrap();
+    // SAFETY: made above as the method asks; freed after the mapping ends.
+    unsafe {
+        e.map_device_array("a", buffer, 1024 * 4).unwrap();
+        let err = e.map_device_array("a", buffer, 1024 * 4).unwrap_err();
+        assert!(err.to_string().contains("already present"), "{err}");
+        let err = e.map_device_array("small", buffer, 1024 * 4).unwrap_err();
+        assert!(err.to_string().contains("the array needs 8192"), "{err}");
+    }
+    e.eval(
+        "parallel loop deviceptr(a) for i in 0..1024 { a[i] = i as f32 * 3.0; }
+         let before = a[5];
+         update self(a);
+         let after = a[5];",
+    )
+    .unwrap();
+    assert_eq!(e.get::<f32>("before"), Some(0.0));
+    assert_eq!(e.get::<f32>("after"), Some(15.0));
+    // The device copy is the program's buffer.
+    assert_eq!(e.device_buffer("a").unwrap().buffer, buffer);
+    e.eval("exit data delete(a);").unwrap();
+    assert!(e.device_buffer("a").is_err());
+    // SAFETY: accl no longer uses it (the device is idle after the wait
+    // `device_buffer` made, and the mapping ended).
+    unsafe {
+        device.destroy_buffer(buffer, None);
+        device.free_memory(memory, None);
+    }
+    let mut host = accl::Engine::new();
+    host.eval("let a = zeros(f32, 4);").unwrap();
+    // SAFETY: refused before the handle is used.
+    let err = unsafe { host.map_device_array("a", buffer, 16) }.unwrap_err();
+    assert_eq!(err.code(), "accl::api::vulkan");
+    assert!(e.take_validation_messages().is_empty());
+}

@@ -28,6 +28,7 @@ const DATA_CLAUSES: &[&str] = &[
     "create",
     "present",
     "no_create",
+    "deviceptr",
     "default",
 ];
 const PER_PART: &[&str] = &["async", "wait", "if"];

@@ -51,3 +51,42 @@ impl Engine {
             .map_err(|m| Error::api("accl::api::vulkan", format!("`{name}`: {m}")))
     }
 }
+
+impl Engine {
+    /// Make array variable `name` present on the current device in a
+    /// buffer the program made (OpenACC's `acc_map_data`): its device copy
+    /// is the first `rows * row bytes` of `buffer`, as if by `enter data
+    /// create(name)` (a dynamic reference count of 1), with no copy: what
+    /// the buffer holds is what kernels see, `update self(name)` brings it
+    /// to the host, and `exit data delete(name)` ends the mapping (accl
+    /// never frees the buffer). Scripts may name it in `deviceptr(name)`.
+    /// `accl::api::vulkan` if the array is (partly) present already, the
+    /// buffer is too small, or the engine has no Vulkan device.
+    ///
+    /// # Safety
+    /// `buffer` is a buffer of the engine's current device
+    /// ([`Engine::vulkan_device`]), bound to device memory, made with
+    /// `STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST` usage and, when
+    /// [`crate::VulkanDevice::queue_families`] lists several families,
+    /// `CONCURRENT` sharing over them; it holds `size` bytes and outlives
+    /// the mapping and the device work that uses it.
+    pub unsafe fn map_device_array(
+        &mut self,
+        name: &str,
+        buffer: crate::ash::vk::Buffer,
+        size: u64,
+    ) -> Result<(), Error> {
+        let a = self.array(name).ok_or_else(|| {
+            Error::api(
+                "accl::api::vulkan",
+                format!("there is no array variable `{name}`"),
+            )
+        })?;
+        let dev = self.cx.device;
+        self.cx
+            .backend
+            .clone()
+            .map_external(dev, &a, buffer, size)
+            .map_err(|m| Error::api("accl::api::vulkan", format!("`{name}`: {m}")))
+    }
+}

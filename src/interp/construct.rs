@@ -204,6 +204,21 @@ pub trait Backend {
         let _ = (cx, dev, a);
         Err(format!("the {} backend has no device memory", self.name()))
     }
+    /// Make all of `a` present on device `dev` in the embedder's `buffer`
+    /// (`size` bytes), with a dynamic reference count of 1.
+    ///
+    /// # Safety
+    /// As `vk_runtime::Buffer::from_external`.
+    unsafe fn map_external(
+        &self,
+        dev: usize,
+        a: &stdlib::Array,
+        buffer: ash::vk::Buffer,
+        size: u64,
+    ) -> Result<(), String> {
+        let _ = (dev, a, buffer, size);
+        Err(format!("the {} backend has no device memory", self.name()))
+    }
     /// Every present section of every device.
     fn present_rows(&self, cx: &Ctx) -> Vec<PresentRow> {
         cx.present.rows()

@@ -225,6 +225,32 @@ impl<S: Storage> Table<S> {
     }
 }
 
+impl<S: Storage> Table<S> {
+    /// Make all of `a` present on `dev` in storage the caller made (an
+    /// embedder's buffer), with a dynamic reference count of 1, as
+    /// `enter data create(a)` would; `a` must be absent there.
+    pub fn map_external(&mut self, dev: usize, a: &Array, sec: S::Sec) {
+        let Ok(arr) = self.store.new_array(dev, a) else {
+            return;
+        };
+        self.maps.insert(
+            (dev, a.id()),
+            Mapping {
+                host: a.clone(),
+                arr,
+                sections: vec![(
+                    Section {
+                        bx: Region::whole(a.shape()),
+                        structured: 0,
+                        dynamic: 1,
+                    },
+                    sec,
+                )],
+            },
+        );
+    }
+}
+
 /// The data operations the construct flow needs, whatever the storage.
 pub trait Env {
     fn find(&self, dev: usize, a: &Array, r: &Region) -> Find;

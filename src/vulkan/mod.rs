@@ -287,6 +287,7 @@ impl Backend for VulkanBackend {
             api_version: h.api_version,
             queue_family: q.family,
             queue_index: q.index,
+            queue_families: d.device.queue_families(),
         })
     }
     fn device_buffer(
@@ -321,6 +322,22 @@ impl Backend for VulkanBackend {
             first_row: lo,
             rows: hi - lo,
         }))
+    }
+    unsafe fn map_external(
+        &self,
+        dev: usize,
+        a: &stdlib::Array,
+        buffer: ash::vk::Buffer,
+        size: u64,
+    ) -> Result<(), String> {
+        use crate::interp::present::Env;
+        let mut t = self.table.borrow_mut();
+        if t.has_any(dev, a) {
+            return Err(format!("it is already present on device {dev}"));
+        }
+        let sec = t.store.external_section(dev, a, buffer, size)?;
+        t.map_external(dev, a, sec);
+        Ok(())
     }
     fn present_rows(&self, _cx: &Ctx) -> Vec<PresentRow> {
         self.table.borrow().rows()

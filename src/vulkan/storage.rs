@@ -184,6 +184,44 @@ impl VkStorage {
     }
 }
 
+impl VkStorage {
+    /// The storage of all of `host` in an embedder's buffer on `dev`.
+    ///
+    /// # Safety
+    /// As [`Buffer::from_external`].
+    pub unsafe fn external_section(
+        &mut self,
+        dev: usize,
+        host: &Array,
+        raw: ash::vk::Buffer,
+        size: u64,
+    ) -> Result<SecBuf, String> {
+        let d = self.dev(dev)?;
+        let rb = row_bytes(host);
+        let need = rb * host.shape()[0] as u64;
+        if size < need {
+            return Err(format!(
+                "the buffer has {size} bytes; the array needs {need}"
+            ));
+        }
+        let max = d.device.info().limits.max_storage_buffer_range;
+        if need > max {
+            return Err(format!(
+                "the array needs {need} bytes, more than the device's largest storage buffer ({max} bytes)"
+            ));
+        }
+        let buffer = Buffer::from_external(&d.device, raw, need.max(4).min(size), "embedder's buffer");
+        Ok(SecBuf {
+            buffer,
+            row_bytes: rb,
+            _charge: Charge {
+                used: d.used.clone(),
+                bytes: 0,
+            },
+        })
+    }
+}
+
 fn row_bytes(host: &Array) -> u64 {
     (host.row_len() * host.scalar().size()) as u64
 }

@@ -361,6 +361,12 @@ impl Device {
         })
     }
 
+    /// The queue families accl's queues use on this device (buffers are
+    /// shared concurrently by all of them when there are several).
+    pub fn queue_families(&self) -> Vec<u32> {
+        self.shared.families.clone()
+    }
+
     /// The Vulkan handles of this device, for a host program that records
     /// its own work on it (the handles stay valid while the `Device`
     /// lives; the host program must not destroy them).

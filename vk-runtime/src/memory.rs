@@ -42,6 +42,9 @@ pub struct BufferInner {
     pub(crate) size: u64,
     host_visible: bool,
     name: String,
+    /// Made and owned by the program that embeds accl
+    /// ([`Buffer::from_external`]): never destroyed here.
+    external: bool,
     pub(crate) device: Arc<DeviceShared>,
 }
 
@@ -54,7 +57,9 @@ impl Drop for BufferInner {
                 let _ = a.free(alloc);
             }
         }
-        unsafe { self.device.raw.destroy_buffer(self.raw, None) };
+        if !self.external {
+            unsafe { self.device.raw.destroy_buffer(self.raw, None) };
+        }
         if self.imported != vk::DeviceMemory::null() {
             // SAFETY: its only buffer is gone; the host allocation behind it
             // is still alive (the importer's contract).
@@ -132,6 +137,7 @@ impl BufferInner {
             size,
             host_visible,
             name: name.to_string(),
+            external: false,
             device: shared.clone(),
         };
         // On failure `inner`'s Drop frees the allocation and the buffer.
@@ -298,6 +304,30 @@ impl Buffer {
     }
 
     /// Size in bytes.
+    /// A buffer the embedding program made on this device, used as accl's
+    /// storage of an array (`size` bytes of it, from its start); accl
+    /// never frees it.
+    ///
+    /// # Safety
+    /// `raw` is a buffer of `device`, bound to device memory, with storage
+    /// and transfer (source and destination) usage, shared concurrently by
+    /// every queue family accl uses when there are several, of at least
+    /// `size` bytes; it outlives this `Buffer` and every batch that uses it.
+    pub unsafe fn from_external(device: &Device, raw: vk::Buffer, size: u64, name: &str) -> Buffer {
+        Buffer {
+            inner: Arc::new(BufferInner {
+                raw,
+                allocation: None,
+                imported: vk::DeviceMemory::null(),
+                size,
+                host_visible: false,
+                name: name.to_string(),
+                external: true,
+                device: device.shared.clone(),
+            }),
+        }
+    }
+
     /// The Vulkan buffer, for a host program's own Vulkan code on the same
     /// device (see [`crate::Device::raw_handles`]). It stays valid while
     /// this `Buffer` (or a clone) lives.
@@ -540,6 +570,7 @@ impl HostBuffer {
             size,
             host_visible: false,
             name: name.to_string(),
+            external: false,
             device: shared.clone(),
         };
         let req = unsafe { shared.raw.get_buffer_memory_requirements(raw) };

@@ -65,6 +65,8 @@ const CLAUSES: &[(&str, Shape)] = &[
     ("create", Shape::Arrays),
     ("present", Shape::Arrays),
     ("no_create", Shape::Arrays),
+    // The arrays an embedder mapped onto its own buffers: `present`.
+    ("deviceptr", Shape::Arrays),
     ("delete", Shape::Arrays),
     ("self", Shape::Arrays),
     ("host", Shape::Arrays),
@@ -81,6 +83,7 @@ pub fn clause_names() -> impl Iterator<Item = &'static str> {
 }
 
 const DATA: &[&str] = &[
+    "deviceptr",
     "copy",
     "copyin",
     "copyout",
@@ -171,6 +174,7 @@ fn repeatable(name: &str) -> bool {
             | "create"
             | "present"
             | "no_create"
+            | "deviceptr"
             | "delete"
             | "self"
             | "host"
@@ -482,7 +486,7 @@ impl Checker<'_> {
                         "copyin" => DataKind::CopyIn,
                         "copyout" => DataKind::CopyOut,
                         "create" => DataKind::Create,
-                        "present" => DataKind::Present,
+                        "present" | "deviceptr" => DataKind::Present,
                         "no_create" => DataKind::NoCreate,
                         "delete" => DataKind::Delete,
                         "device" => DataKind::UpdateDevice,
