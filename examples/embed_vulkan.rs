@@ -1,28 +1,137 @@
 //! Sharing the GPU with the host program's own Vulkan code (ash): the
-//! program fills an accl array's device buffer with its own compute shader,
-//! on accl's device and queue, then an accl script goes on from there on
-//! the device, with no copy in between.
+//! program makes its own instance and device and hands them to accl
+//! (`Engine::from_vulkan`), fills an accl array's device buffer with its
+//! own compute shader, on accl's queue, then an accl script goes on from
+//! there on the device, with no copy in between.
 //!
 //! Run: `cargo run --example embed_vulkan` (any Vulkan device; the tests
-//! run it on lavapipe with the validation layer on).
+//! run it on lavapipe, with the validation layer on when
+//! `ACCL_VALIDATION=1`: its messages, which this program's own messenger
+//! collects, fail the run).
 
 use accl::ash::{self, vk};
 use rspirv::dr::{Builder, Operand};
 use rspirv::spirv;
+use std::sync::Mutex;
 
 const N: u32 = 10_000;
 
+/// Warnings and errors of the validation layer.
+static PROBLEMS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+unsafe extern "system" fn collect(
+    _severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    _types: vk::DebugUtilsMessageTypeFlagsEXT,
+    data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
+    _user: *mut std::ffi::c_void,
+) -> vk::Bool32 {
+    let msg = (*data).message_as_c_str().unwrap_or_default();
+    PROBLEMS
+        .lock()
+        .unwrap()
+        .push(msg.to_string_lossy().into_owned());
+    vk::FALSE
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut e = accl::Engine::vulkan(0)?;
+    let validation = std::env::var("ACCL_VALIDATION").as_deref() == Ok("1");
+    // SAFETY: plain ash use; everything made here is destroyed at the end,
+    // after the engine that uses it is dropped.
+    unsafe {
+        let entry = ash::Entry::load()?;
+        let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_2);
+        let layers = [c"VK_LAYER_KHRONOS_validation".as_ptr()];
+        let exts = [ash::ext::debug_utils::NAME.as_ptr()];
+        let mut info = vk::InstanceCreateInfo::default().application_info(&app);
+        if validation {
+            info = info
+                .enabled_layer_names(&layers)
+                .enabled_extension_names(&exts);
+        }
+        let instance = entry.create_instance(&info, None)?;
+        let debug = ash::ext::debug_utils::Instance::new(&entry, &instance);
+        let messenger = if validation {
+            Some(
+                debug.create_debug_utils_messenger(
+                    &vk::DebugUtilsMessengerCreateInfoEXT::default()
+                        .message_severity(
+                            vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
+                                | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
+                        )
+                        .message_type(
+                            vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                                | vk::DebugUtilsMessageTypeFlagsEXT::GENERAL,
+                        )
+                        .pfn_user_callback(Some(collect)),
+                    None,
+                )?,
+            )
+        } else {
+            None
+        };
+        // The first device with a compute queue; one queue of that family,
+        // timeline semaphores on (accl needs them).
+        let (physical, family) = instance
+            .enumerate_physical_devices()?
+            .into_iter()
+            .find_map(|p| {
+                instance
+                    .get_physical_device_queue_family_properties(p)
+                    .iter()
+                    .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
+                    .map(|f| (p, f as u32))
+            })
+            .ok_or("no Vulkan device with a compute queue")?;
+        let priority = [1.0f32];
+        let queues = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(family)
+            .queue_priorities(&priority)];
+        let mut v12 = vk::PhysicalDeviceVulkan12Features::default().timeline_semaphore(true);
+        let device = instance.create_device(
+            physical,
+            &vk::DeviceCreateInfo::default()
+                .queue_create_infos(&queues)
+                .push_next(&mut v12),
+            None,
+        )?;
+
+        let shared = accl::ExternalDevice {
+            physical_device: physical,
+            device: device.handle(),
+            queues: vec![(family, 1)],
+            features: Vec::new(),
+            extensions: Vec::new(),
+        };
+        let r = accl::Engine::from_vulkan(instance.handle(), &shared)
+            .map_err(Into::into)
+            .and_then(|mut e| run(&mut e));
+
+        device.destroy_device(None);
+        if let Some(m) = messenger {
+            debug.destroy_debug_utils_messenger(m, None);
+        }
+        instance.destroy_instance(None);
+        r?;
+    }
+    let problems = PROBLEMS.lock().unwrap();
+    if !problems.is_empty() {
+        return Err(format!("validation messages:\n{}", problems.join("\n")).into());
+    }
+    Ok(())
+}
+
+/// accl on the program's device: `a` created there, filled by the
+/// program's own shader, then used by a script.
+fn run(e: &mut accl::Engine) -> Result<(), Box<dyn std::error::Error>> {
     e.eval(&format!(
         "const n = {N}; let a = zeros(f32, n); enter data create(a);"
     ))?;
 
-    // accl's device and the buffer that holds `a` there.
+    // accl's queue and the buffer that holds `a` on the device.
     let vd = e.vulkan_device()?;
     let buf = e.device_buffer("a")?;
     // SAFETY: the handles are live while `e` is, and every object made
-    // below is destroyed before the function returns.
+    // there is destroyed before it returns.
     unsafe { fill_on_device(&vd, &buf)? };
 
     // The script takes the array as the host program left it.
@@ -33,14 +142,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     let (a, _) = e.get_array::<f32>("a").ok_or("no array `a`")?;
     println!(
-        "the host program's shader filled accl's buffer: a[{}] = {}",
+        "the host program's shader filled accl's buffer on the program's own device: a[{}] = {}",
         N - 1,
         a[N as usize - 1]
     );
-    let messages = e.take_validation_messages();
-    if !messages.is_empty() {
-        return Err(format!("validation messages:\n{}", messages.join("\n")).into());
-    }
     Ok(())
 }
 

@@ -40,4 +40,5 @@ pub use interop::{DeviceBuffer, VulkanDevice};
 pub use lang;
 pub use stdlib;
 pub use stdlib::Array;
+pub use vk_runtime::{ExternalDevice, EXTERNAL_FEATURES};
 pub use vulkan::DEFAULT_LOOP_BUDGET;

@@ -234,7 +234,11 @@ fn on_the_host_backend_host_data_runs_its_body_without_device_copies() {
 fn own_buffer(
     vd: &accl::VulkanDevice,
     size: u64,
-) -> (accl::ash::Device, accl::ash::vk::Buffer, accl::ash::vk::DeviceMemory) {
+) -> (
+    accl::ash::Device,
+    accl::ash::vk::Buffer,
+    accl::ash::vk::DeviceMemory,
+) {
     use accl::ash::{self, vk};
     // SAFETY: accl's live handles; the caller frees what is made here.
     unsafe {
@@ -315,4 +319,93 @@ fn an_array_mapped_onto_the_programs_own_buffer() {
     let err = unsafe { host.map_device_array("a", buffer, 16) }.unwrap_err();
     assert_eq!(err.code(), "accl::api::vulkan");
     assert!(e.take_validation_messages().is_empty());
+}
+
+/// An engine on a device this test made itself: the features it says it
+/// enabled are the ones accl uses, and a bad description is refused.
+#[test]
+fn an_engine_on_the_programs_own_device() {
+    use accl::ash::{self, vk};
+    common::set_env_once(&[]);
+    // SAFETY: plain ash use; the device and instance are destroyed after
+    // the engines that use them are dropped.
+    unsafe {
+        let entry = ash::Entry::load().unwrap();
+        let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_2);
+        let instance = entry
+            .create_instance(
+                &vk::InstanceCreateInfo::default().application_info(&app),
+                None,
+            )
+            .unwrap();
+        let (physical, family) = instance
+            .enumerate_physical_devices()
+            .unwrap()
+            .into_iter()
+            .find_map(|p| {
+                instance
+                    .get_physical_device_queue_family_properties(p)
+                    .iter()
+                    .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
+                    .map(|f| (p, f as u32))
+            })
+            .unwrap();
+        let priority = [1.0f32];
+        let queues = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(family)
+            .queue_priorities(&priority)];
+        let mut v12 = vk::PhysicalDeviceVulkan12Features::default().timeline_semaphore(true);
+        let device = instance
+            .create_device(
+                physical,
+                &vk::DeviceCreateInfo::default()
+                    .queue_create_infos(&queues)
+                    .push_next(&mut v12),
+                None,
+            )
+            .unwrap();
+        let mut shared = accl::ExternalDevice {
+            physical_device: physical,
+            device: device.handle(),
+            queues: vec![(family, 1)],
+            features: vec!["shaderFloat128".into()],
+            extensions: Vec::new(),
+        };
+        let Err(err) = accl::Engine::from_vulkan(instance.handle(), &shared) else {
+            panic!("refused")
+        };
+        assert_eq!(err.code(), "accl::device::open");
+        assert!(err.to_string().contains("shaderFloat64"), "{err}");
+        shared.features.clear();
+        shared.queues = vec![(family, 99)];
+        let Err(err) = accl::Engine::from_vulkan(instance.handle(), &shared) else {
+            panic!("refused")
+        };
+        assert!(err.to_string().contains("99 queue(s)"), "{err}");
+        shared.queues = vec![(family, 1)];
+        {
+            let mut e = accl::Engine::from_vulkan(instance.handle(), &shared).unwrap();
+            assert_eq!(e.devices().len(), 1);
+            e.eval(
+                "let a = arange(f32, 1000.0); let s = 0.0f32;
+                 parallel loop reduction(+: s) for i in 0..1000 { s += a[i]; }
+                 parallel loop async(1) for i in 0..1000 { a[i] = a[i] * 2.0; }
+                 wait(1);",
+            )
+            .unwrap();
+            assert_eq!(e.get::<f32>("s"), Some(499500.0));
+            assert_eq!(e.get_array::<f32>("a").unwrap().0[999], 1998.0);
+            assert_eq!(e.vulkan_device().unwrap().device, device.handle());
+            // shaderFloat64 was not enabled: f64 arithmetic in a kernel
+            // is refused, not run on a feature the device lacks.
+            let err = e
+                .eval(
+                    "let d = zeros(f64, 4); parallel loop for i in 0..4 { d[i] = i as f64 * 0.5; }",
+                )
+                .unwrap_err();
+            assert!(err.to_string().to_lowercase().contains("float64"), "{err}");
+        }
+        device.destroy_device(None);
+        instance.destroy_instance(None);
+    }
 }

@@ -25,7 +25,7 @@ fn every_embedding_example_runs() {
         ("embed_thread", "4 threads shared one engine"),
         (
             "embed_vulkan",
-            "the host program's shader filled accl's buffer: a[9999] = 5000.5",
+            "the host program's shader filled accl's buffer on the program's own device: a[9999] = 5000.5",
         ),
     ];
     if cfg!(feature = "ndarray") {

@@ -90,3 +90,27 @@ impl Engine {
             .map_err(|m| Error::api("accl::api::vulkan", format!("`{name}`: {m}")))
     }
 }
+
+impl Engine {
+    /// An engine on a Vulkan device the program made (OpenACC's sharing
+    /// of the host's device): its only device, used with the features and
+    /// extensions `device` says were enabled. accl never destroys the
+    /// instance or the device; drop the engine before the program does.
+    /// `accl::device::open` if accl cannot use it (no compute queue among
+    /// `device.queues`, an unknown feature name, Vulkan below 1.2).
+    ///
+    /// # Safety
+    /// `instance` is a live Vulkan 1.2+ instance, and `device` describes a
+    /// live device on it made with timeline semaphores enabled, exactly the
+    /// queues, features and extensions it lists; both outlive the engine
+    /// and its work, and the program does not use those queues from
+    /// another thread while the engine runs.
+    pub unsafe fn from_vulkan(
+        instance: crate::ash::vk::Instance,
+        device: &crate::ExternalDevice,
+    ) -> Result<Engine, Error> {
+        let b = crate::vulkan::VulkanBackend::external(instance, device)
+            .map_err(|m| Error::api("accl::device::open", format!("cannot use the device: {m}")))?;
+        Ok(Engine::with_backend(std::rc::Rc::new(b)))
+    }
+}

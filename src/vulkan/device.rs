@@ -244,7 +244,11 @@ fn cache_file(info: &vk_runtime::AdapterInfo) -> Option<PathBuf> {
 
 impl DevState {
     pub fn open(instance: &Instance, adapter: usize) -> Result<DevState, Fault> {
-        let device = Device::new(instance, adapter).map_err(Fault::from)?;
+        DevState::with_device(Device::new(instance, adapter).map_err(Fault::from)?)
+    }
+
+    /// The state of a device opened already (one the embedder made).
+    pub fn with_device(device: Device) -> Result<DevState, Fault> {
         let queue = Queue::new(&device, 0).map_err(Fault::from)?;
         let queues = vec![(QueueId::Sync, queue)];
         let copy_engines = match std::env::var("ACCL_COPY_QUEUES").as_deref() {

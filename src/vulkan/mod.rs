@@ -152,6 +152,30 @@ impl VulkanBackend {
         }
         let env = std::env::var("ACCL_DEVICES").ok();
         infos = select_devices(devices.or(env.as_deref()).unwrap_or(""), &infos)?;
+        Ok(VulkanBackend::on(instance, infos))
+    }
+
+    /// One device the embedding program made (its instance and device are
+    /// never destroyed here): device 0 of the backend.
+    ///
+    /// # Safety
+    /// As [`vk_runtime::Instance::from_external`] and
+    /// [`vk_runtime::Device::from_external`].
+    pub unsafe fn external(
+        instance: ash::vk::Instance,
+        ext: &vk_runtime::ExternalDevice,
+    ) -> Result<VulkanBackend, String> {
+        let instance = Instance::from_external(instance).map_err(|e| e.to_string())?;
+        let device =
+            vk_runtime::Device::from_external(&instance, ext).map_err(|e| e.to_string())?;
+        let info = device.info().clone();
+        let b = VulkanBackend::on(instance, vec![info]);
+        let d = device::DevState::with_device(device)?;
+        b.table.borrow_mut().store.devs[0] = Some(d);
+        Ok(b)
+    }
+
+    fn on(instance: Instance, infos: Vec<AdapterInfo>) -> VulkanBackend {
         let store = VkStorage {
             instance,
             adapters: infos.iter().map(|a| a.index).collect(),
@@ -170,10 +194,10 @@ impl VulkanBackend {
                 ..Default::default()
             },
         };
-        Ok(VulkanBackend {
+        VulkanBackend {
             table: RefCell::new(Table::new(store)),
             infos,
-        })
+        }
     }
 
     /// The kernel specialisation of device `d` (opening it).

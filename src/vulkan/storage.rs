@@ -210,7 +210,8 @@ impl VkStorage {
                 "the array needs {need} bytes, more than the device's largest storage buffer ({max} bytes)"
             ));
         }
-        let buffer = Buffer::from_external(&d.device, raw, need.max(4).min(size), "embedder's buffer");
+        let buffer =
+            Buffer::from_external(&d.device, raw, need.max(4).min(size), "embedder's buffer");
         Ok(SecBuf {
             buffer,
             row_bytes: rb,

@@ -49,6 +49,9 @@ pub(crate) struct InstanceShared {
     /// must outlive the messenger and the instance (dropped after both).
     messages: MessageSink,
     pub(crate) validation: bool,
+    /// Made by the program that embeds accl ([`Instance::from_external`]):
+    /// never destroyed here.
+    external: bool,
 }
 
 impl Drop for InstanceShared {
@@ -60,7 +63,9 @@ impl Drop for InstanceShared {
             if let Some((loader, messenger)) = self.debug.take() {
                 loader.destroy_debug_utils_messenger(messenger, None);
             }
-            self.raw.destroy_instance(None);
+            if !self.external {
+                self.raw.destroy_instance(None);
+            }
         }
     }
 }
@@ -224,6 +229,31 @@ impl Instance {
                 debug,
                 messages,
                 validation,
+                external: false,
+            }),
+        })
+    }
+
+    /// An instance the embedding program made (Vulkan 1.2 or later), used
+    /// by accl and never destroyed here. accl records no validation
+    /// messages of it (the program's own messenger sees them).
+    ///
+    /// # Safety
+    /// `raw` is a live instance of the system's Vulkan loader that
+    /// outlives this `Instance`, every `Device` made from it and their work.
+    pub unsafe fn from_external(raw: vk::Instance) -> Result<Instance> {
+        let entry = ash::Entry::load().map_err(|e| VkError::LoaderMissing {
+            reason: e.to_string(),
+        })?;
+        let raw = ash::Instance::load(entry.static_fn(), raw);
+        Ok(Instance {
+            shared: Arc::new(InstanceShared {
+                entry,
+                raw,
+                debug: None,
+                messages: Arc::new(Mutex::new(Vec::new())),
+                validation: false,
+                external: true,
             }),
         })
     }

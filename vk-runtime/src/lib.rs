@@ -61,7 +61,7 @@ pub(crate) fn validation_lock(validation: bool) -> Option<std::sync::MutexGuard<
     validation.then(lifecycle_lock)
 }
 
-pub use device::{Device, QueueRole, RawHandles, VkQueueInfo};
+pub use device::{Device, ExternalDevice, QueueRole, RawHandles, VkQueueInfo, EXTERNAL_FEATURES};
 pub use error::{Result, VkError};
 pub use event::HostEvent;
 pub use instance::{
