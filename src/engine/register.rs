@@ -1,7 +1,9 @@
 //! Rust functions callable from scripts. A closure of 0 to 4 arguments
 //! (scalars `bool i32 i64 u32 u8 f32 f64`, strings as `&str` or `String`,
-//! arrays as [`Array`] handles or as `&[T]`/`&mut [T]` element slices)
-//! returning a scalar, `String`, `()` or a `Result` of one (its `Err` is a
+//! arrays as [`Array`] handles or as `&[T]`/`&mut [T]` element slices, the
+//! device copy of an array inside `host_data` as [`crate::DeviceBuffer`])
+//! returning a scalar, `String`, `Vec<T>` (a new 1-D array), `()` or a
+//! `Result` of one (its `Err` is a
 //! run-time diagnostic at the call) is declared to the checker with that
 //! signature and effect `Host` (so it cannot be called inside a device
 //! construct): a script's call is type-checked like any other.
@@ -235,6 +237,19 @@ impl HostRet for String {
     }
 }
 
+/// A new 1-D array of `T` (the script owns it).
+impl<T: Elem + 'static> HostRet for Vec<T> {
+    fn ty() -> Type {
+        Type::Array(T::SCALAR, 1)
+    }
+    fn into_val(self) -> Result<Val, String> {
+        let n = self.len();
+        Array::from_vec(self, vec![n])
+            .map(Val::Array)
+            .map_err(|e| format!("{e:?}"))
+    }
+}
+
 /// `Err(e)` stops the script with `accl::run::host_function` at the call,
 /// with `e` as the message.
 impl<T: HostRet, E: std::fmt::Display + 'static> HostRet for Result<T, E> {
@@ -323,8 +338,10 @@ impl Engine {
     /// registered under the name of a builtin replaces it). Arguments:
     /// scalars, `&str` or `String` (a script `str`), [`Array`] (any array,
     /// the script's own), `&[T]` or `&mut [T]` (the elements of a `T` array
-    /// of any rank, row-major; writes are seen by the script); results: a
-    /// scalar, `String`, `()`, or a `Result` of one whose `Err` stops the
+    /// of any rank, row-major; writes are seen by the script),
+    /// [`crate::DeviceBuffer`] (inside `host_data`); results: a scalar,
+    /// `String`, `Vec<T>` (a new 1-D array), `()`, or a `Result` of one
+    /// whose `Err` stops the
     /// script with `accl::run::host_function`. Calls are type-checked
     /// against this signature.
     ///
@@ -334,6 +351,7 @@ impl Engine {
     /// e.register_fn("tag", |s: &str, n: i32| format!("{s}_{n:04}"));
     /// e.register_fn("rows", |a: accl::Array| a.shape()[0] as i32);
     /// e.register_fn("scale", |x: &mut [f32], k: f32| x.iter_mut().for_each(|v| *v *= k));
+    /// e.register_fn("squares", |n: i32| (0..n).map(|i| i * i).collect::<Vec<i32>>());
     /// let v = e.eval("hypot(3.0, 4.0)").unwrap().unwrap();
     /// assert_eq!(v.to_string(), "5");
     /// e.eval("let t = tag(\"heat\", rows(zeros(f32, 7, 2)));").unwrap();
@@ -341,6 +359,8 @@ impl Engine {
     /// assert_eq!(e.eval("tag(1, 2)").unwrap_err().code(), "accl::type::mismatch");
     /// e.eval("let x = ones(f32, 3); scale(x, 2.5);").unwrap();
     /// assert_eq!(e.get_array::<f32>("x").unwrap().0, [2.5; 3]);
+    /// e.eval("let q = squares(4);").unwrap();
+    /// assert_eq!(e.get_array::<i32>("q").unwrap().0, [0, 1, 4, 9]);
     /// ```
     pub fn register_fn<Args>(&mut self, name: &str, f: impl RegisterFn<Args>) -> &mut Self {
         let (params, ret, f) = f.into_host();
