@@ -27,7 +27,7 @@ pub fn check_source_text(name: &str, text: &str) -> (Source, Vec<Diag>) {
     (src, diags)
 }
 
-/// The mapping report of `text` ([`crate::explain`]), for a device's
+/// The mapping report of `text` (`crate::explain`), for a device's
 /// kernel specialisation when given; `None` when the script has errors.
 pub fn explain_text(name: &str, text: &str, spec: Option<&compiler::Spec>) -> Option<String> {
     let builtins = stdlib::builtins();

@@ -68,7 +68,7 @@ pub struct CConstruct {
     /// backend never looks).
     pub device: Option<Rc<DeviceCode>>,
     /// Every variable the kernel reduces into is one whose host reads and
-    /// writes look for pending results ([`deferred_access`]), so a
+    /// writes look for pending results ([`super::deferred::deferred_access`]), so a
     /// synchronous launch may leave its results to land later.
     pub defer_reductions: bool,
 }

@@ -419,6 +419,7 @@ impl Sc for bool {
 }
 
 /// Dispatch on a scalar type: `$body` is generic code using the type alias `$T`.
+#[doc(hidden)]
 #[macro_export]
 macro_rules! per_scalar {
     ($s:expr, $T:ident => $body:expr) => {

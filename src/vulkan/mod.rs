@@ -14,7 +14,7 @@
 //! the host reference uses (`interp::construct::run_construct`); this
 //! backend supplies the storage and the launch. Synchronous constructs wait
 //! for their work before returning; `async(q)` work is queued on accl queue
-//! `q` of the device ([`device`]) and checked for races ([`race`]).
+//! `q` of the device ([`device`]) and checked for races (`crate::interp::race`).
 //!
 //! Devices are the GPUs in [`ordered_adapters`] order (the CPU drivers when
 //! there is no GPU), or the list in `ACCL_DEVICES` ([`select_devices`]).
