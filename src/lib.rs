@@ -35,7 +35,7 @@ pub mod vulkan;
 /// The `ash` crate accl uses, for the Vulkan types of [`VulkanDevice`] and
 /// [`DeviceBuffer`] (a host program's own Vulkan code uses the same version).
 pub use ash;
-pub use engine::{Engine, EngineThread, Error, Program, Timings, Val};
+pub use engine::{Engine, EngineThread, Error, Program, SendEngine, Timings, Val};
 pub use interop::{DeviceBuffer, VulkanDevice};
 pub use lang;
 pub use stdlib;

@@ -23,6 +23,7 @@ fn every_embedding_example_runs() {
             "after `acc` became i32: accl::api::stale_program",
         ),
         ("embed_thread", "4 threads shared one engine"),
+        ("embed_send", "the engine moved to a worker thread and back: sum = 1000000"),
         (
             "embed_vulkan",
             "the host program's shader filled accl's buffer on the program's own device: a[9999] = 5000.5",

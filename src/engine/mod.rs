@@ -25,6 +25,7 @@ mod limits;
 mod nd;
 mod program;
 mod register;
+mod send;
 pub(crate) mod sources;
 mod thread;
 mod vars;
@@ -33,6 +34,7 @@ pub use error::Error;
 pub use introspect::PresentEntry;
 pub use program::Program;
 pub use register::{HostArg, HostRet, RegisterFn};
+pub use send::{SendArg, SendArgs, SendEngine};
 pub use thread::EngineThread;
 
 use crate::interp::{Ctx, RtVal};
