@@ -83,13 +83,13 @@ pub fn clause_names() -> impl Iterator<Item = &'static str> {
 }
 
 const DATA: &[&str] = &[
-    "deviceptr",
     "copy",
     "copyin",
     "copyout",
     "create",
     "present",
     "no_create",
+    "deviceptr",
 ];
 
 fn allowed(kind: DK) -> Vec<&'static str> {
