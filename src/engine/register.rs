@@ -405,6 +405,7 @@ impl Engine {
             effect: Effect::Host,
             synopsis,
             place_arg: false,
+            sections: false,
         });
     }
 }
