@@ -24,6 +24,7 @@ pub mod engine;
 mod explain;
 #[doc(hidden)]
 pub mod interp;
+pub mod mpi;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod repl;
