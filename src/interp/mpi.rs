@@ -278,6 +278,24 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
             i += 1;
             let recv = section(args, spans, &mut i, cx)?;
             let source = check_rank(int(&args[i]), size, sp(i), "source", true)?;
+            if !crate::mpi::launched() && (dest == 0) != (source == 0) {
+                // One rank: the only exchange is with itself, both ways (a
+                // receive from itself with no send to it would wait forever).
+                let (at, what) = if dest == 0 {
+                    (sp(i), "source")
+                } else {
+                    (sp(i - 1 - 2 * recv.array.rank()), "destination")
+                };
+                return Err(Box::new(
+                    Diag::error(
+                        "accl::run::mpi_rank",
+                        format!("`mpi_sendrecv` with one rank exchanges with rank 0 both ways, but its {what} is -1"),
+                        at,
+                        "no partner",
+                    )
+                    .with_help("name rank 0 as both destination and source (a copy), or -1 as both (nothing moves)"),
+                ));
+            }
             let (ss, rs) = (send.shape(), recv.shape());
             if dest >= 0 && source >= 0 && ss.count != rs.count {
                 return Err(Box::new(
