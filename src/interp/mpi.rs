@@ -133,7 +133,7 @@ fn check_rank(r: i128, size: i32, span: Span, what: &str, no_partner: bool) -> R
     let ranks = if size == 1 {
         "the only rank is 0".to_string()
     } else {
-        format!("the ranks are 0..{}", size - 1)
+        format!("the ranks are 0 to {}", size - 1)
     };
     let mut help = String::new();
     if no_partner {
@@ -149,16 +149,18 @@ fn check_rank(r: i128, size: i32, span: Span, what: &str, no_partner: bool) -> R
             "without an MPI launcher the script is one rank: run it with `mpirun -np N accl run FILE`",
         );
     }
-    let mut d = Diag::error(
-        "accl::run::mpi_rank",
-        format!("{what} rank {r} is not a rank of this job ({ranks})"),
-        span,
-        format!("rank {r}"),
-    );
-    if !help.is_empty() {
-        d = d.with_help(help);
+    if help.is_empty() {
+        help = format!("the {what} is one of the job's ranks, 0 to mpi_size() - 1");
     }
-    Err(Box::new(d))
+    Err(Box::new(
+        Diag::error(
+            "accl::run::mpi_rank",
+            format!("{what} rank {r} is not a rank of this job ({ranks})"),
+            span,
+            format!("rank {r}"),
+        )
+        .with_help(help),
+    ))
 }
 
 /// The host reads (or writes) a whole array: checked against pending async
@@ -274,6 +276,7 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
             let size = world()?.1;
             let mut i = 0;
             let send = section(args, spans, &mut i, cx)?;
+            let dest_at = i;
             let dest = check_rank(int(&args[i]), size, sp(i), "destination", true)?;
             i += 1;
             let recv = section(args, spans, &mut i, cx)?;
@@ -284,7 +287,7 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
                 let (at, what) = if dest == 0 {
                     (sp(i), "source")
                 } else {
-                    (sp(i - 1 - 2 * recv.array.rank()), "destination")
+                    (sp(dest_at), "destination")
                 };
                 return Err(Box::new(
                     Diag::error(
