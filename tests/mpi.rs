@@ -203,6 +203,11 @@ mod launched {
     /// two cores), over loopback TCP only, ended after two minutes (a hang
     /// is a failure, not a stuck CI).
     fn accl(np: Option<usize>, args: &[&str]) -> (i32, String, String) {
+        accl_env(np, args, &[])
+    }
+
+    /// [`accl`] with more environment variables for the ranks.
+    fn accl_env(np: Option<usize>, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
         super::common::set_env_once(&[]);
         let bin = env!("CARGO_BIN_EXE_accl");
         let mut cmd = Command::new("timeout");
@@ -228,6 +233,7 @@ mod launched {
             ]);
         }
         cmd.arg(bin).arg("run").args(args).current_dir(root());
+        cmd.envs(env.iter().copied());
         let out = cmd.output().expect("run timeout/mpirun");
         let code = out.status.code().unwrap_or(-1);
         assert_ne!(code, 124, "timed out: {args:?} on {np:?} ranks");
@@ -276,6 +282,24 @@ mod launched {
     #[test]
     fn jacobi_by_rows_and_columns_prints_the_single_rank_result() {
         same_on_every_rank_count("examples/jacobi_mpi_2d.accl", &GRID, LINE);
+    }
+
+    #[test]
+    fn rank_r_starts_on_device_r_mod_devices_unless_one_is_chosen() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("device.accl");
+        std::fs::write(
+            &script,
+            "let d = mpi_allreduce(acc_get_device_num() * (1 << (8 * mpi_rank())), \"+\");\nif mpi_rank() == 0 {\n    println(acc_get_num_devices(), \" devices: \", d);\n}\n",
+        )
+        .unwrap();
+        let s = script.to_str().unwrap();
+        // Two logical devices on lavapipe: ranks 0, 1, 2 on devices 0, 1, 0.
+        let two = [("ACCL_DEVICES", "0,0")];
+        let (code, out, err) = accl_env(Some(3), &[s], &two);
+        assert_eq!((code, out.as_str()), (0, "2 devices: 256\n"), "{err}");
+        let (code, out, err) = accl_env(Some(3), &["--device", "1", s], &two);
+        assert_eq!((code, out.as_str()), (0, "2 devices: 65793\n"), "{err}");
     }
 
     #[test]
