@@ -6,9 +6,14 @@
 #   vulkan-validationlayers the Khronos validation layer (tests run with it on)
 #   spirv-tools             spirv-val / spirv-dis (every generated module is validated)
 #   vulkan-tools            vulkaninfo, for diagnosing a machine
+#   openmpi-bin             mpirun, to run a script on several ranks (the `mpi` feature)
+#   libopenmpi-dev          Open MPI's headers and libmpi, which the `mpi` crate links
+#   libclang-dev            libclang, for the bindgen step of the `mpi` crate's build
+#   pkg-config              how that build finds Open MPI
 # Source it from a script that needs them:  . scripts/setup.sh
 set -u
-pkgs=(libvulkan1 mesa-vulkan-drivers vulkan-validationlayers spirv-tools vulkan-tools)
+pkgs=(libvulkan1 mesa-vulkan-drivers vulkan-validationlayers spirv-tools vulkan-tools
+      openmpi-bin libopenmpi-dev libclang-dev pkg-config)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,8 +6,15 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// Print diagnostics to stderr: coloured on a terminal, plain otherwise.
+/// Under an MPI launcher every line starts with `rank r: `, so the lines
+/// of ranks that fail at once stay apart.
 pub fn print_diags(src: &Source, diags: &[Diag]) {
-    if std::io::stderr().is_terminal() {
+    let prefix = crate::mpi::rank_prefix();
+    if !prefix.is_empty() {
+        for line in render_plain(src, diags, 100).lines() {
+            eprintln!("{prefix}{line}");
+        }
+    } else if std::io::stderr().is_terminal() {
         for d in diags {
             eprintln!("{:?}", d.clone().with_source(src));
         }
@@ -90,12 +97,18 @@ pub fn new_engine(backend: BackendChoice) -> Result<crate::Engine, String> {
             } else {
                 0
             };
-            crate::Engine::vulkan(d).map_err(|e| {
+            let mut e = crate::Engine::vulkan(d).map_err(|e| {
                 format!(
                     "{}\n  help: `accl devices` lists the devices; `--host` runs on the host reference backend",
                     e.render(100).trim_end()
                 )
-            })?
+            })?;
+            // Under an MPI launcher, rank r (on its host) starts on device
+            // r % devices unless a device was chosen.
+            if backend == BackendChoice::Auto {
+                e.set_device(crate::mpi::default_device(e.devices().len()))?;
+            }
+            e
         }
     };
     engine.set_fs_access(Some(std::path::PathBuf::from(".")));
@@ -145,7 +158,28 @@ pub struct RunOptions<'a> {
 /// script; exit status 1 on any error. File access is on, relative to the
 /// current directory. The trace is written whether the script succeeds or
 /// fails.
+///
+/// Under an MPI launcher MPI is initialised first and finalised after a
+/// run that succeeds; a rank that fails prints its diagnostic (each line
+/// prefixed `rank r: `) and ends the whole job with `MPI_Abort`, so the
+/// other ranks do not wait for it forever.
 pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> ExitCode {
+    if !crate::mpi::launched() {
+        return run_file_once(file, backend, opts);
+    }
+    if let Err(m) = crate::mpi::init() {
+        eprintln!("{}error: cannot start MPI: {m}", crate::mpi::rank_prefix());
+        return ExitCode::FAILURE;
+    }
+    let code = run_file_once(file, backend, opts);
+    if code != ExitCode::SUCCESS {
+        crate::mpi::abort(1);
+    }
+    crate::mpi::finalize();
+    code
+}
+
+fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> ExitCode {
     let trace = opts.trace;
     // `-`: the script comes from stdin.
     let text = if file == Path::new("-") {
@@ -240,7 +274,11 @@ pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> Ex
         Err(e) => {
             // `exit(code)` ends the run with its status, quietly.
             if let Some(code) = e.diags.first().and_then(crate::interp::error::exit_code) {
-                return ExitCode::from(code.clamp(0, 255) as u8);
+                let code = code.clamp(0, 255);
+                if code != 0 && crate::mpi::launched() {
+                    crate::mpi::abort(code);
+                }
+                return ExitCode::from(code as u8);
             }
             print_diags(&e.source, &e.diags);
             ExitCode::FAILURE

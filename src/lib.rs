@@ -6,7 +6,8 @@
 //! This crate ties them together: the interpreter, the embedding API
 //! ([`Engine`]) and the command line. The documented surface is the
 //! embedding API: [`Engine`], [`EngineThread`], [`Program`], [`Error`], [`Val`], [`Array`],
-//! [`Timings`] (a guide: `docs/embedding.md`); the other modules are public
+//! [`Timings`] (a guide: `docs/embedding.md`), and [`mpi`] (is this process
+//! an MPI rank, and `finalize` before exit); the other modules are public
 //! for the `accl` binary, its benches and tests only.
 //!
 //! ```
@@ -25,6 +26,7 @@ mod explain;
 mod interop;
 #[doc(hidden)]
 pub mod interp;
+pub mod mpi;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod repl;

@@ -161,7 +161,12 @@ fn main() -> ExitCode {
             accl::cli::BackendChoice::Auto
         };
         return match accl::cli::new_engine(choice) {
-            Ok(e) => accl::repl::run(e),
+            Ok(e) => {
+                let code = accl::repl::run(e);
+                // A session under mpirun that used the MPI builtins.
+                accl::mpi::finalize();
+                code
+            }
             Err(msg) => {
                 eprintln!("error: {msg}");
                 ExitCode::FAILURE

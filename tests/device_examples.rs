@@ -38,6 +38,8 @@ exact!(
     column_halo,
     heat,
     histogram,
+    jacobi_mpi,
+    jacobi_mpi_2d,
     mandelbrot,
     mandelbrot_async,
     mandelbrot_multi,

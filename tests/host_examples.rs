@@ -64,6 +64,8 @@ examples!(
     gram_schmidt,
     histogram,
     jacobi,
+    jacobi_mpi,
+    jacobi_mpi_2d,
     mandelbrot,
     mandelbrot_async,
     mandelbrot_multi,

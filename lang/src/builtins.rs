@@ -125,6 +125,35 @@ pub struct Builtin {
     pub synopsis: String,
     /// The first argument must be an array element (`atomic_add(a[k], v)`).
     pub place_arg: bool,
+    /// An array argument may be a section (`mpi_sendrecv(a[0:1], up, a[n:1],
+    /// down)`), checked as a data clause's section is. Each array argument
+    /// then reaches the typing rule and the implementation as the array
+    /// followed, per axis of its rank, by `lo` and `count` as `i64` (a whole
+    /// axis, `:` or the array written alone, as two [`WHOLE_AXIS`]): see
+    /// [`section_arg`].
+    pub sections: bool,
+}
+
+/// The `lo` and `count` that stand for a whole axis in the bounds of a
+/// section argument ([`Builtin::sections`]): no section bound a script
+/// writes by mistake (`a[0:n - 1]` with `n` 0 is a negative count, an
+/// error) looks like it.
+pub const WHOLE_AXIS: i64 = i64::MIN;
+
+/// At `args[*i]`, an array argument of a [`Builtin::sections`] builtin: its
+/// type, after which `2 * rank` `i64` bounds follow. Advances `*i` past them.
+pub fn section_arg(args: &[Type], i: &mut usize) -> Option<(crate::types::Scalar, u8)> {
+    match args.get(*i) {
+        Some(Type::Array(s, r)) => {
+            let end = *i + 1 + 2 * *r as usize;
+            if end > args.len() || args[*i + 1..end].iter().any(|t| *t != Type::I64) {
+                return None;
+            }
+            *i = end;
+            Some((*s, *r))
+        }
+        _ => None,
+    }
 }
 
 impl Builtin {

@@ -454,6 +454,7 @@ impl Engine {
             effect: Effect::Host,
             synopsis,
             place_arg: false,
+            sections: false,
         });
     }
 }

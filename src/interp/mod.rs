@@ -10,8 +10,8 @@
 //! node and keep the interpreter one small pass over the HIR.
 //!
 //! Modules, one per concept: [`value`] (frames, the scalar trait),
-//! [`expr`], [`stmt`], [`builtin`], [`construct`] (device constructs and the
-//! [`Backend`] trait), [`data`] (data clauses), [`present`] (the present
+//! [`expr`], [`stmt`], [`builtin`] (and [`mpi`], the `mpi_*` builtins),
+//! [`construct`] (device constructs and the [`Backend`] trait), [`data`] (data clauses), [`present`] (the present
 //! table) and [`region`] (the boxes it holds), [`error`].
 
 pub mod builtin;
@@ -20,6 +20,7 @@ pub mod data;
 pub mod deferred;
 pub mod error;
 pub mod expr;
+pub mod mpi;
 pub mod present;
 pub mod race;
 pub mod region;

@@ -10,13 +10,15 @@
 //!
 //! Host implementations: [`array`] (the array value itself), [`math`],
 //! [`ops`] (constructors and whole-array reductions), [`format`] (`print`),
-//! [`npy`] (`load_npy`/`save_npy`), [`image`] (`write_png`).
+//! [`npy`] (`load_npy`/`save_npy`), [`image`] (`write_png`); [`mpi`] (the
+//! MPI builtins' signatures).
 
 pub mod array;
 pub mod csvio;
 pub mod format;
 pub mod image;
 pub mod math;
+pub mod mpi;
 pub mod npy;
 pub mod ops;
 pub mod sigs;

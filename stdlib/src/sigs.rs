@@ -16,6 +16,7 @@ fn add(
         effect,
         synopsis: synopsis.to_string(),
         place_arg: false,
+        sections: false,
     });
 }
 
@@ -33,6 +34,7 @@ fn fixed(
         effect,
         synopsis: synopsis.to_string(),
         place_arg: false,
+        sections: false,
     });
 }
 
@@ -563,6 +565,7 @@ pub fn builtins() -> Builtins {
         effect: Atomic,
         synopsis: "atomic_read(a[i]) -> a[i], read atomically (`atomic read v = a[i];`)".into(),
         place_arg: true,
+        sections: false,
     });
     b.add(Builtin {
         name: "atomic_write".to_string(),
@@ -570,6 +573,7 @@ pub fn builtins() -> Builtins {
         effect: Atomic,
         synopsis: "atomic_write(a[i], v): a[i] = v atomically (`atomic write a[i] = v;`)".into(),
         place_arg: true,
+        sections: false,
     });
     // Atomics (capture forms).
     for f in ["atomic_add", "atomic_min", "atomic_max", "atomic_xchg"] {
@@ -579,6 +583,7 @@ pub fn builtins() -> Builtins {
             effect: Atomic,
             synopsis: format!("{f}(a[i], v) -> the old value of a[i]"),
             place_arg: true,
+            sections: false,
         });
     }
     // Arrays (host).
@@ -925,6 +930,8 @@ pub fn builtins() -> Builtins {
         vec![],
         Type::BOOL,
     );
+    // MPI (host): signatures in their own module.
+    crate::mpi::add_builtins(&mut b);
     // Constants.
     macro_rules! consts {
         ($owner:literal, $t:ty, $ctor:path, [$($n:ident),*]) => {

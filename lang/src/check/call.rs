@@ -67,7 +67,16 @@ impl Checker<'_> {
         }
         let mut hs = Vec::with_capacity(args.len());
         let mut tys = Vec::with_capacity(args.len());
+        let mut spans = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
+            if b.sections {
+                for (h, t, s) in self.section_call_arg(a) {
+                    hs.push(h);
+                    tys.push(t);
+                    spans.push(s);
+                }
+                continue;
+            }
             if i == 0 && b.place_arg {
                 match &a.kind {
                     ast::ExprKind::Index(arr, ix) => {
@@ -80,6 +89,7 @@ impl Checker<'_> {
                                 );
                                 hs.push(h);
                                 tys.push(t);
+                                spans.push(a.span);
                             }
                             None => return self.error_expr(span),
                         }
@@ -110,14 +120,15 @@ impl Checker<'_> {
             let (h, t) = self.expr(a, None);
             hs.push(h);
             tys.push(t);
+            spans.push(a.span);
         }
         if tys.contains(&Type::Error) {
             return self.error_expr(span);
         }
         match b.sig(&tys) {
             Ok(sig) => {
-                for ((h, t), (p, a)) in hs.iter().zip(&tys).zip(sig.params.iter().zip(args)) {
-                    self.coerce(*h, *t, *p, a.span);
+                for ((h, t), (p, s)) in hs.iter().zip(&tys).zip(sig.params.iter().zip(&spans)) {
+                    self.coerce(*h, *t, *p, *s);
                 }
                 // Literals that the signature left untyped take their default.
                 for (h, t) in hs.iter().zip(&tys) {

@@ -519,6 +519,19 @@ impl Checker<'_> {
                 None => self.error_expr(span),
             },
             ExprKind::Section(..) => {
+                // The builtins that take sections as arguments, by name.
+                let mut takers: Vec<String> = self
+                    .builtins
+                    .iter()
+                    .filter(|(_, b)| b.sections)
+                    .map(|(_, b)| format!("`{}`", b.name))
+                    .collect();
+                takers.sort();
+                let mut help =
+                    "index one element with `a[i]`, or copy the section with a loop".to_string();
+                if !takers.is_empty() {
+                    help.push_str(&format!(" ({} also take sections)", takers.join(" and ")));
+                }
                 self.err(
                     Diag::error(
                         "accl::type::section_outside_clause",
@@ -526,7 +539,7 @@ impl Checker<'_> {
                         span,
                         "section here",
                     )
-                    .with_help("index one element with `a[i]`, or copy the section with a loop"),
+                    .with_help(help),
                 );
                 self.error_expr(span)
             }
