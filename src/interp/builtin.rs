@@ -618,6 +618,85 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             }
             RtVal::Unit
         }
+        "acc_memcpy_d2d" => {
+            let (dst, src) = (
+                array(&args[0], span)?.clone(),
+                array(&args[1], span)?.clone(),
+            );
+            let source = cx.source.clone();
+            let text = |i: usize| -> String {
+                source
+                    .as_deref()
+                    .and_then(|s| s.text.get(sp(i).range()))
+                    .unwrap_or("the array")
+                    .to_string()
+            };
+            if dst.len() != src.len() {
+                return Err(error::count_mismatch(
+                    span,
+                    &format!(
+                        "`{}` has {} elements and `{}` {}: a copy needs the same count",
+                        text(0),
+                        dst.len(),
+                        text(1),
+                        src.len()
+                    ),
+                ));
+            }
+            let b = cx.backend.clone();
+            let n = b.num_devices();
+            let dev_arg = |i: usize| -> R<usize> {
+                let d = int(&args[i]);
+                usize::try_from(d)
+                    .ok()
+                    .filter(|&d| d < n)
+                    .ok_or_else(|| error::bad_device(sp(i), d, n))
+            };
+            let (dd, sd) = (dev_arg(2)?, dev_arg(3)?);
+            // Two devices share no memory: the copy goes through the host,
+            // after the work pending on both (async queues, which the race
+            // checks of the arguments leave only if they do not write the
+            // arrays, and synchronous kernels), so it copies what the
+            // program has computed and nothing reads what it overwrites.
+            let here = cx.device;
+            for d in [sd, dd] {
+                cx.device = d;
+                let r = b
+                    .wait(cx, None, None, span)
+                    .and_then(|_| b.complete_sync(cx, Some(d), Some(span)));
+                cx.device = here;
+                r?;
+            }
+            let names = [(dst.id(), text(0).into()), (src.id(), text(1).into())];
+            b.begin(cx, super::construct::QueueId::Sync, span, &names)?;
+            let copied = b
+                .env(cx)
+                .copy_between((&dst, dd), (&src, sd))
+                .map_err(|e| match e {
+                    super::present::EnvError::Race(d) => d,
+                    super::present::EnvError::Device(f) => error::device(span, &text(1), &f),
+                    e => error::device(span, &text(1), &e.message().into()),
+                })?;
+            if !copied {
+                let env = b.env(cx);
+                let (i, dev) = if !env.is_present(dd, &dst) {
+                    (0, dd)
+                } else if !env.is_present(sd, &src) {
+                    (1, sd)
+                } else {
+                    (0, dd)
+                };
+                drop(env);
+                return Err(error::not_present(
+                    sp(i),
+                    &text(i),
+                    "",
+                    dev,
+                    "a copy between devices needs it wholly present in one section",
+                ));
+            }
+            RtVal::Unit
+        }
         "acc_get_device_type" => {
             let kind = cx
                 .backend

@@ -287,6 +287,15 @@ pub trait Env {
     /// `acc_memcpy_device(dst, src)`: Ok(false) unless both arrays are
     /// wholly present on `dev` in one section each.
     fn copy_device(&mut self, dev: usize, dst: &Array, src: &Array) -> Result<bool, EnvError>;
+    /// `acc_memcpy_d2d(dst, src, dst_dev, src_dev)`: the device copy of
+    /// `src` on `src_dev` into that of `dst` on `dst_dev`, through host
+    /// memory (two devices share no memory); Ok(false) unless both arrays
+    /// are wholly present there in one section each.
+    fn copy_between(
+        &mut self,
+        dst: (&Array, usize),
+        src: (&Array, usize),
+    ) -> Result<bool, EnvError>;
 }
 
 impl<S: Storage> Env for Table<S> {
@@ -506,6 +515,40 @@ impl<S: Storage> Env for Table<S> {
         }
         self.store
             .copy_device(dev, (&d.host, &d.arr, dsec), (&s.host, &s.arr, ssec))?;
+        Ok(true)
+    }
+
+    fn copy_between(
+        &mut self,
+        (dst, dst_dev): (&Array, usize),
+        (src, src_dev): (&Array, usize),
+    ) -> Result<bool, EnvError> {
+        let whole = |a: &Array, dev: usize| match self.find(dev, a, &Region::whole(a.shape())) {
+            Find::Inside(i) => Some(i),
+            _ => None,
+        };
+        let (Some(i), Some(j)) = (whole(dst, dst_dev), whole(src, src_dev)) else {
+            return Ok(false);
+        };
+        let (Some(d), Some(s)) = (
+            self.maps.get(&(dst_dev, dst.id())),
+            self.maps.get(&(src_dev, src.id())),
+        ) else {
+            return Ok(false);
+        };
+        let (ds, dsec) = &d.sections[i];
+        let (ss, ssec) = &s.sections[j];
+        // Out through a host array of src's shape, in again as dst's
+        // shape (same count): the elements of both in row-major order.
+        let out = Array::zeros(src.scalar(), src.shape().to_vec())
+            .map_err(|e| EnvError::Device(Fault::Failed(e.to_string())))?;
+        self.store
+            .transfer(src_dev, &s.arr, ssec, ss.bx.lo, &out, &ss.bx, true)?;
+        let data = out.data().clone();
+        let back = Array::new(data, dst.shape().to_vec())
+            .map_err(|e| EnvError::Device(Fault::Failed(format!("{e:?}"))))?;
+        self.store
+            .transfer(dst_dev, &d.arr, dsec, ds.bx.lo, &back, &ds.bx, false)?;
         Ok(true)
     }
 

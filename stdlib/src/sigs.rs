@@ -375,6 +375,19 @@ fn memcpy_device_rule(args: &[Type]) -> Result<Sig, String> {
     }
 }
 
+fn memcpy_d2d_rule(args: &[Type]) -> Result<Sig, String> {
+    match args {
+        [a @ Type::Array(x, _), b @ Type::Array(y, _), _, _] if x == y => Ok(Sig {
+            params: vec![*a, *b, Type::I32, Type::I32],
+            ret: Type::Unit,
+        }),
+        [Type::Array(x, _), Type::Array(y, _), _, _] => Err(format!(
+            "copies between arrays of one element type, not `{x}` and `{y}`"
+        )),
+        _ => Err("is `acc_memcpy_d2d(dst, src, dst_device, src_device)` of two arrays and two device numbers".into()),
+    }
+}
+
 fn str_rule(args: &[Type]) -> Result<Sig, String> {
     match args {
         [t @ (Type::Scalar(_) | Type::IntLit | Type::FloatLit | Type::Str)] => Ok(Sig {
@@ -897,6 +910,13 @@ pub fn builtins() -> Builtins {
         "acc_memcpy_device(dst, src): copy src's device data into dst's, on the device (both wholly present, same element type and count)",
         Host,
         memcpy_device_rule,
+    );
+    add(
+        &mut b,
+        "acc_memcpy_d2d",
+        "acc_memcpy_d2d(dst, src, dst_device, src_device): copy src's data on device src_device into dst's on device dst_device (both wholly present there, same element type and count; through host memory, after the pending work of both devices)",
+        Host,
+        memcpy_d2d_rule,
     );
     fixed(
         &mut b,

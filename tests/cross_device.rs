@@ -1,0 +1,79 @@
+//! Copies between the device copies of arrays on two devices
+//! (`acc_memcpy_d2d`): on two logical lavapipe devices (`ACCL_DEVICES=0,0`),
+//! with the validation layer on; the values are checked against what the
+//! program computes, and the host reference (one device) refuses device 1.
+
+mod common;
+use common::{run, run_devices};
+
+fn ok(r: &common::Run) {
+    if let Err(e) = &r.result {
+        panic!("failed:\n{}", e.render(100));
+    }
+    assert!(r.engine.take_validation_messages().is_empty());
+}
+
+#[test]
+fn a_copy_between_two_devices_carries_what_the_first_computed() {
+    let dev = run_devices(
+        "let a = arange(f32, 1000.0);
+         let b = zeros(f32, 10, 100);
+         set device_num(0);
+         enter data copyin(a);
+         parallel loop present(a) async(1) for i in 0..1000 { a[i] = a[i] * 2.0; }
+         wait(1);
+         // A synchronous kernel not waited for yet: the copy finds it done.
+         parallel loop present(a) for i in 0..1000 { a[i] = a[i] + 0.5; }
+         set device_num(1);
+         enter data create(b);
+         acc_memcpy_d2d(b, a, 1, 0);
+         parallel loop present(b) for i in 0..10 { for j in 0..100 { b[i, j] = b[i, j] + 1.0; } }
+         exit data copyout(b);
+         // The same array on both devices: device 1's copy from device 0's.
+         enter data create(a);
+         acc_memcpy_d2d(a, a, 1, 0);
+         exit data copyout(a);
+         set device_num(0);
+         exit data delete(a);",
+        "0,0",
+    );
+    ok(&dev);
+    let (b, _) = dev.engine.get_array::<f32>("b").unwrap();
+    let want: Vec<f32> = (0..1000).map(|i| i as f32 * 2.0 + 1.5).collect();
+    assert_eq!(b, want);
+    let (a, _) = dev.engine.get_array::<f32>("a").unwrap();
+    let want: Vec<f32> = (0..1000).map(|i| i as f32 * 2.0 + 0.5).collect();
+    assert_eq!(a, want);
+    assert!(dev.engine.present().is_empty());
+}
+
+#[test]
+fn copies_between_devices_are_checked() {
+    let code = |src: &str| {
+        let r = run_devices(src, "0,0");
+        r.result.expect_err("refused").code()
+    };
+    let setup = "let a = zeros(f32, 16); let b = zeros(f32, 16); let c = zeros(f32, 8);
+                 set device_num(0); enter data copyin(a); ";
+    // The destination is not present on device 1.
+    assert_eq!(
+        code(&format!("{setup} acc_memcpy_d2d(b, a, 1, 0);")),
+        "accl::run::not_present"
+    );
+    // No device 2.
+    assert_eq!(
+        code(&format!("{setup} acc_memcpy_d2d(b, a, 2, 0);")),
+        "accl::run::bad_device"
+    );
+    // Different element counts.
+    assert_eq!(
+        code(&format!("{setup} acc_memcpy_d2d(c, a, 1, 0);")),
+        "accl::run::size_mismatch"
+    );
+    // The host reference has one device.
+    let host = run("let a = zeros(f32, 4); acc_memcpy_d2d(a, a, 1, 0);", false);
+    assert_eq!(
+        host.result.expect_err("refused").code(),
+        "accl::run::bad_device"
+    );
+}
