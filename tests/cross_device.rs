@@ -77,3 +77,69 @@ fn copies_between_devices_are_checked() {
         "accl::run::bad_device"
     );
 }
+
+/// Device 0's queue 1 computes `a` and a reduction and copies `a` back;
+/// device 1's queue 2 goes on from there.
+const JOINED: &str = "let a = zeros(f32, 1000); let s = 0.0f32; let t = 0.0f32;
+     set device_num(0);
+     enter data copyin(a);
+     parallel loop present(a) async(1) for i in 0..1000 { a[i] = i as f32; }
+     parallel loop present(a) async(1) reduction(+: s) for i in 0..1000 { s += a[i]; }
+     update self(a) async(1);
+     set device_num(1);
+     WAIT
+     t = s;
+     enter data copyin(a) async(2);
+     parallel loop present(a) async(2) for i in 0..1000 { a[i] = a[i] + 1.0; }
+     update self(a) async(2);
+     wait(2);
+     exit data delete(a);
+     set device_num(0);
+     exit data delete(a);";
+
+#[test]
+fn a_queue_of_one_device_waits_for_a_queue_of_another() {
+    for wait in [
+        "wait(devnum: 0, 1) async(2);",
+        "wait(devnum: 0, 1);",
+        "wait(devnum: 0);",
+    ] {
+        let dev = run_devices(&JOINED.replace("WAIT", wait), "0,0");
+        ok(&dev);
+        assert_eq!(dev.engine.get::<f32>("t"), Some(499500.0), "{wait}");
+        let (a, _) = dev.engine.get_array::<f32>("a").unwrap();
+        assert!(
+            a.iter().enumerate().all(|(i, &x)| x == i as f32 + 1.0),
+            "{wait}"
+        );
+    }
+    // Without it, device 1 reads the host array device 0 is copying into.
+    let racy = run_devices(&JOINED.replace("WAIT", ""), "0,0");
+    let code = racy.result.expect_err("a race").code();
+    assert!(code.starts_with("accl::race::"), "{code}");
+}
+
+#[test]
+fn cross_device_waits_are_checked() {
+    let r = run_devices("wait(devnum: 2, 1);", "0,0");
+    assert_eq!(
+        r.result.expect_err("refused").code(),
+        "accl::run::bad_device"
+    );
+    let r = run_devices("wait(dev: 0, 1);", "0,0");
+    assert_eq!(
+        r.result.expect_err("refused").code(),
+        "accl::parse::wait_argument"
+    );
+    // On the current device it is the plain wait.
+    let r = run_devices(
+        "let a = zeros(i32, 8); enter data copyin(a);
+         parallel loop present(a) async(3) for i in 0..8 { a[i] = i; }
+         update self(a) async(3);
+         wait(devnum: 0, 3);
+         let x = a[7];",
+        "0,0",
+    );
+    ok(&r);
+    assert_eq!(r.engine.get::<i32>("x"), Some(7));
+}

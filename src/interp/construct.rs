@@ -644,7 +644,33 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
     let b = cx.backend.clone();
     // The `wait` statement, or a `wait` clause: on the host, or with
     // `async(q)` a device-side join into q.
-    if cond && (waits.is_some() || c.kind == DK::Wait) {
+    let other = match (&c.device_num, c.kind) {
+        (Some(d), DK::Wait) if cond => {
+            let n = d.eval_int(fr, cx)?;
+            let devs = b.num_devices();
+            match usize::try_from(n).ok().filter(|&d| d < devs) {
+                Some(d) => (d != cx.device).then_some(d),
+                None => return Err(super::error::bad_device(c.span, n, devs)),
+            }
+        }
+        _ => None,
+    };
+    if let Some(d) = other {
+        // `wait(devnum: d, q..)`, `async(p)` or not: two devices share no
+        // timeline, so the host bridges them: it waits for those queues of
+        // device d (their results land), and what the current device does
+        // next, on any queue, comes after them.
+        let qs = waits.unwrap_or_default();
+        let which = (!qs.is_empty()).then_some(&qs[..]);
+        let here = cx.device;
+        cx.device = d;
+        let r = b.wait(cx, which, None, c.span);
+        if r.is_ok() {
+            super::deferred::land(fr, cx, which);
+        }
+        cx.device = here;
+        r?;
+    } else if cond && (waits.is_some() || c.kind == DK::Wait) {
         let qs = waits.unwrap_or_default();
         let join = (queue != QueueId::Sync).then_some(queue);
         let which = (!qs.is_empty()).then_some(&qs[..]);

@@ -52,6 +52,8 @@ const CLAUSES: &[(&str, Shape)] = &[
     ("private", Shape::Vars),
     ("firstprivate", Shape::Vars),
     ("use_device", Shape::Vars),
+    // `wait(devnum: d, ..)` (the parser makes it a clause).
+    ("devnum", Shape::Int),
     ("num_gangs", Shape::Int),
     ("num_workers", Shape::Int),
     ("vector_length", Shape::Int),
@@ -151,7 +153,7 @@ fn allowed(kind: DK) -> Vec<&'static str> {
             "async",
             "wait",
         ],
-        DK::Wait => vec!["async", "if"],
+        DK::Wait => vec!["async", "if", "devnum"],
         DK::Set => vec!["device_num", "device_type", "if"],
     };
     if matches!(kind, DK::ParallelLoop | DK::Parallel | DK::Data) {
@@ -386,7 +388,7 @@ impl Checker<'_> {
                 ("num_gangs", _) => c.num_gangs = Some(self.positive_int_arg(&list[0])),
                 ("num_workers", _) => c.num_workers = Some(self.positive_int_arg(&list[0])),
                 ("vector_length", _) => c.vector_length = Some(self.positive_int_arg(&list[0])),
-                ("device_num", _) => c.device_num = Some(self.int_arg(&list[0])),
+                ("device_num" | "devnum", _) => c.device_num = Some(self.int_arg(&list[0])),
                 ("device_type", _) => match &list[0].kind {
                     ast::ExprKind::Var(v)
                         if ["gpu", "cpu", "host", "any"].contains(&v.as_str()) =>
