@@ -32,6 +32,7 @@ pub fn launched() -> bool {
 /// This process's rank among the ranks of its host, as the launcher says
 /// (the world rank where it gives no local one), without initialising MPI:
 /// it picks the default device of a rank ([`default_device`]).
+#[doc(hidden)]
 pub fn local_rank() -> Option<usize> {
     if !launched() {
         return None;
@@ -50,6 +51,7 @@ pub fn local_rank() -> Option<usize> {
 
 /// The device a rank starts on when none is chosen: its local rank modulo
 /// the number of devices (device 0 outside a launcher).
+#[doc(hidden)]
 pub fn default_device(num_devices: usize) -> usize {
     match local_rank() {
         Some(r) if num_devices > 0 => r % num_devices,
@@ -60,6 +62,7 @@ pub fn default_device(num_devices: usize) -> usize {
 /// `rank r: ` under a launcher (the world rank, from the launcher's
 /// variables when MPI is not initialised yet), else empty: what the CLI puts
 /// before each line of a failing rank's diagnostic.
+#[doc(hidden)]
 pub fn rank_prefix() -> String {
     if !launched() {
         return String::new();
@@ -88,6 +91,7 @@ pub fn init() -> Result<bool, String> {
 }
 
 /// `(rank, size)` of this process: `(0, 1)` without a launcher.
+#[doc(hidden)]
 pub fn world() -> Result<(i32, i32), String> {
     if !launched() {
         return Ok((0, 1));
@@ -96,6 +100,7 @@ pub fn world() -> Result<(i32, i32), String> {
 }
 
 /// `MPI_Barrier` over every rank.
+#[doc(hidden)]
 pub fn barrier() -> Result<(), String> {
     if !launched() {
         return Ok(());
@@ -104,6 +109,7 @@ pub fn barrier() -> Result<(), String> {
 }
 
 /// `x` combined over every rank with `op` (`MPI_Allreduce`).
+#[doc(hidden)]
 pub fn allreduce(x: Value, op: ReduceOp) -> Result<Value, String> {
     if !launched() {
         return Ok(x);
@@ -112,6 +118,7 @@ pub fn allreduce(x: Value, op: ReduceOp) -> Result<Value, String> {
 }
 
 /// Overwrite `buf` on every rank with `root`'s (`MPI_Bcast`).
+#[doc(hidden)]
 pub fn bcast(buf: &mut [u8], root: i32) -> Result<(), String> {
     if !launched() {
         return Ok(());
@@ -121,6 +128,7 @@ pub fn bcast(buf: &mut [u8], root: i32) -> Result<(), String> {
 
 /// What one side of an exchange holds: the element type and count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct Shape {
     pub elem: Scalar,
     pub count: usize,
@@ -147,6 +155,7 @@ impl Shape {
 
 /// Why an exchange failed.
 #[derive(Debug, Clone, PartialEq)]
+#[doc(hidden)]
 pub enum ExchangeError {
     /// `source` sends other elements than the receive section holds.
     Mismatch { source: i32, sent: Option<Shape> },
@@ -160,6 +169,7 @@ pub enum ExchangeError {
 /// what its source sends is an error here rather than a truncated or
 /// short message. Callers have checked the ranks; without a launcher the
 /// only partners are `-1` and `0` (this process: a copy).
+#[doc(hidden)]
 pub fn sendrecv(
     send: &[u8],
     send_shape: Shape,
@@ -184,6 +194,7 @@ pub fn sendrecv(
 }
 
 /// End the whole job: `MPI_Abort` when MPI is running, else exit.
+#[doc(hidden)]
 pub fn abort(code: i32) -> ! {
     imp::abort(code);
     std::process::exit(code)
