@@ -566,30 +566,8 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             }
         }
         "acc_memcpy_device" => {
-            let (dst, src) = (
-                array(&args[0], span)?.clone(),
-                array(&args[1], span)?.clone(),
-            );
-            let source = cx.source.clone();
-            let text = |i: usize| -> String {
-                source
-                    .as_deref()
-                    .and_then(|s| s.text.get(sp(i).range()))
-                    .unwrap_or("the array")
-                    .to_string()
-            };
-            if dst.len() != src.len() {
-                return Err(error::count_mismatch(
-                    span,
-                    &format!(
-                        "`{}` has {} elements and `{}` {}: a device copy needs the same count",
-                        text(0),
-                        dst.len(),
-                        text(1),
-                        src.len()
-                    ),
-                ));
-            }
+            let (dst, src, texts) = copy_pair(args, [sp(0), sp(1)], span, cx)?;
+            let text = |i: usize| texts[i].clone();
             if dst.id() == src.id() {
                 return Ok(RtVal::Unit);
             }
@@ -619,30 +597,8 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             RtVal::Unit
         }
         "acc_memcpy_d2d" => {
-            let (dst, src) = (
-                array(&args[0], span)?.clone(),
-                array(&args[1], span)?.clone(),
-            );
-            let source = cx.source.clone();
-            let text = |i: usize| -> String {
-                source
-                    .as_deref()
-                    .and_then(|s| s.text.get(sp(i).range()))
-                    .unwrap_or("the array")
-                    .to_string()
-            };
-            if dst.len() != src.len() {
-                return Err(error::count_mismatch(
-                    span,
-                    &format!(
-                        "`{}` has {} elements and `{}` {}: a copy needs the same count",
-                        text(0),
-                        dst.len(),
-                        text(1),
-                        src.len()
-                    ),
-                ));
-            }
+            let (dst, src, texts) = copy_pair(args, [sp(0), sp(1)], span, cx)?;
+            let text = |i: usize| texts[i].clone();
             let b = cx.backend.clone();
             let n = b.num_devices();
             let dev_arg = |i: usize| -> R<usize> {
@@ -740,6 +696,42 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
 
 /// The array a whole-array reduction reads: the device's values when all of
 /// `a` is present on the current device, else `a`.
+/// The destination and source arrays of a copy between device copies
+/// (`acc_memcpy_device`, `acc_memcpy_d2d`) with their source texts; an
+/// error when their element counts differ.
+fn copy_pair(
+    args: &[RtVal],
+    spans: [Span; 2],
+    span: Span,
+    cx: &Ctx,
+) -> R<(Array, Array, [String; 2])> {
+    let (dst, src) = (
+        array(&args[0], span)?.clone(),
+        array(&args[1], span)?.clone(),
+    );
+    let text = |i: usize| -> String {
+        cx.source
+            .as_deref()
+            .and_then(|s| s.text.get(spans[i].range()))
+            .unwrap_or("the array")
+            .to_string()
+    };
+    let texts = [text(0), text(1)];
+    if dst.len() != src.len() {
+        return Err(error::count_mismatch(
+            span,
+            &format!(
+                "`{}` has {} elements and `{}` {}: a device copy needs the same count",
+                texts[0],
+                dst.len(),
+                texts[1],
+                src.len()
+            ),
+        ));
+    }
+    Ok((dst, src, texts))
+}
+
 fn reduce_source(a: &Array, cx: &mut Ctx, span: Span) -> R<Array> {
     let (b, dev) = (cx.backend.clone(), cx.device);
     let mut env = b.env(cx);

@@ -29,7 +29,7 @@ use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use gpu_allocator::{AllocationSizes, AllocatorDebugSettings};
 
 use crate::error::{vkerr, Result, VkError};
-use crate::instance::{AdapterFeatures, AdapterInfo, Instance, InstanceShared};
+use crate::instance::{AdapterFeatures, AdapterInfo, Instance, InstanceShared, QueueFamilyInfo};
 
 /// Which role a Vulkan queue has for accl.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -275,21 +275,8 @@ impl Device {
         let mut queues = Vec::new();
         for q in &families {
             for i in 0..q.count {
-                queues.push(HwQueue {
-                    raw: unsafe { raw.get_device_queue(q.index, i) },
-                    info: VkQueueInfo {
-                        slot: queues.len(),
-                        family: q.index,
-                        index: i,
-                        role: if q.compute {
-                            QueueRole::Compute
-                        } else {
-                            QueueRole::TransferOnly
-                        },
-                        timestamp_valid_bits: q.timestamp_valid_bits,
-                    },
-                    submit_lock: Mutex::new(()),
-                });
+                // SAFETY: the device was created with `q.count` queues of it.
+                queues.push(unsafe { hw_queue(&raw, q, i, queues.len()) });
             }
         }
 
@@ -322,29 +309,12 @@ impl Device {
             }
         };
 
-        let host_import = host_import.then(|| {
-            let mut p = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
-            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p);
-            // SAFETY: `physical` belongs to this instance; `p2` chains only `p`.
-            unsafe { raw_instance.get_physical_device_properties2(physical, &mut p2) };
-            let align = p.min_imported_host_pointer_alignment.max(1);
-            HostImport {
-                fns: ash::ext::external_memory_host::Device::new(raw_instance, &raw),
-                align,
-                // SAFETY: as above.
-                memory: unsafe { raw_instance.get_physical_device_memory_properties(physical) },
-            }
-        });
-        let push_descriptor = push_descriptor.then(|| {
-            let mut p = vk::PhysicalDevicePushDescriptorPropertiesKHR::default();
-            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p);
-            // SAFETY: `physical` belongs to this instance; `p2` chains only `p`.
-            unsafe { raw_instance.get_physical_device_properties2(physical, &mut p2) };
-            (
-                ash::khr::push_descriptor::Device::new(raw_instance, &raw),
-                p.max_push_descriptors,
-            )
-        });
+        // SAFETY: `physical` belongs to this instance, and the device was
+        // created with each extension asked for here.
+        let host_import =
+            host_import.then(|| unsafe { host_import_of(raw_instance, &raw, physical) });
+        let push_descriptor =
+            push_descriptor.then(|| unsafe { push_descriptor_of(raw_instance, &raw, physical) });
         let enabled = AdapterFeatures {
             timeline_semaphore: true,
             ..avail
@@ -620,6 +590,68 @@ mod tests {
     }
 }
 
+/// What importing host memory needs on `raw` (VK_EXT_external_memory_host).
+///
+/// # Safety
+/// `physical` belongs to `instance`; `raw` is a device of it with the
+/// extension enabled.
+unsafe fn host_import_of(
+    instance: &ash::Instance,
+    raw: &ash::Device,
+    physical: vk::PhysicalDevice,
+) -> HostImport {
+    let mut p = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
+    let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p);
+    instance.get_physical_device_properties2(physical, &mut p2);
+    let align = p.min_imported_host_pointer_alignment.max(1);
+    HostImport {
+        fns: ash::ext::external_memory_host::Device::new(instance, raw),
+        align,
+        memory: instance.get_physical_device_memory_properties(physical),
+    }
+}
+
+/// The push-descriptor functions of `raw` and the most bindings one push
+/// carries (VK_KHR_push_descriptor).
+///
+/// # Safety
+/// As [`host_import_of`], with that extension enabled.
+unsafe fn push_descriptor_of(
+    instance: &ash::Instance,
+    raw: &ash::Device,
+    physical: vk::PhysicalDevice,
+) -> (ash::khr::push_descriptor::Device, u32) {
+    let mut p = vk::PhysicalDevicePushDescriptorPropertiesKHR::default();
+    let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p);
+    instance.get_physical_device_properties2(physical, &mut p2);
+    (
+        ash::khr::push_descriptor::Device::new(instance, raw),
+        p.max_push_descriptors,
+    )
+}
+
+/// Queue `i` of family `q` of `raw`, the `slot`-th accl uses.
+///
+/// # Safety
+/// `raw` was created with at least `i + 1` queues of that family.
+unsafe fn hw_queue(raw: &ash::Device, q: &QueueFamilyInfo, i: u32, slot: usize) -> HwQueue {
+    HwQueue {
+        raw: raw.get_device_queue(q.index, i),
+        info: VkQueueInfo {
+            slot,
+            family: q.index,
+            index: i,
+            role: if q.compute {
+                QueueRole::Compute
+            } else {
+                QueueRole::TransferOnly
+            },
+            timestamp_valid_bits: q.timestamp_valid_bits,
+        },
+        submit_lock: Mutex::new(()),
+    }
+}
+
 /// A device the embedding program made, for [`Device::from_external`].
 #[derive(Debug, Clone)]
 pub struct ExternalDevice {
@@ -745,21 +777,7 @@ impl Device {
             }
             families.push(family);
             for i in 0..count {
-                queues.push(HwQueue {
-                    raw: raw.get_device_queue(family, i),
-                    info: VkQueueInfo {
-                        slot: queues.len(),
-                        family,
-                        index: i,
-                        role: if q.compute {
-                            QueueRole::Compute
-                        } else {
-                            QueueRole::TransferOnly
-                        },
-                        timestamp_valid_bits: q.timestamp_valid_bits,
-                    },
-                    submit_lock: Mutex::new(()),
-                });
+                queues.push(hw_queue(&raw, q, i, queues.len()));
             }
         }
         if !queues.iter().any(|q| q.info.role == QueueRole::Compute) {
@@ -781,26 +799,10 @@ impl Device {
         let cache = raw
             .create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None)
             .map_err(|e| VkError::from_vk("vkCreatePipelineCache", e))?;
-        let host_import = has(ash::ext::external_memory_host::NAME).then(|| {
-            let mut p = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
-            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p);
-            raw_instance.get_physical_device_properties2(physical, &mut p2);
-            let align = p.min_imported_host_pointer_alignment.max(1);
-            HostImport {
-                fns: ash::ext::external_memory_host::Device::new(raw_instance, &raw),
-                align,
-                memory: raw_instance.get_physical_device_memory_properties(physical),
-            }
-        });
-        let push_descriptor = has(ash::khr::push_descriptor::NAME).then(|| {
-            let mut p = vk::PhysicalDevicePushDescriptorPropertiesKHR::default();
-            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p);
-            raw_instance.get_physical_device_properties2(physical, &mut p2);
-            (
-                ash::khr::push_descriptor::Device::new(raw_instance, &raw),
-                p.max_push_descriptors,
-            )
-        });
+        let host_import = has(ash::ext::external_memory_host::NAME)
+            .then(|| host_import_of(raw_instance, &raw, physical));
+        let push_descriptor = has(ash::khr::push_descriptor::NAME)
+            .then(|| push_descriptor_of(raw_instance, &raw, physical));
         Ok(Device {
             shared: Arc::new(DeviceShared {
                 raw,
