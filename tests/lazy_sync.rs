@@ -165,3 +165,38 @@ fn a_watchdog_fault_of_a_lazy_kernel_is_reported_at_its_loop() {
     assert_eq!(out.borrow().trim(), "1");
     assert!(e.take_validation_messages().is_empty());
 }
+
+#[test]
+fn an_input_ends_with_its_kernels_done() {
+    let mut e = device_engine();
+    e.set_print(|_| {});
+    // Under llvmpipe's own cap of 65,535 iterations of one loop.
+    e.set_loop_budget(10_000);
+    e.eval(
+        "fn bump(a: f32[]) -> i32 {
+             parallel loop present(a) for i in 0..64 { a[i] = a[i] + 1.0; }
+             return 1;
+         }
+         fn endless(a: f32[]) -> i32 {
+             parallel loop present(a) for i in 0..64 {
+                 let k = 0;
+                 while k >= 0 { k = (k + 1) % 5; }
+                 a[i] = k as f32;
+             }
+             return 2;
+         }
+         let a = zeros(f32, 64);
+         enter data copyin(a);",
+    )
+    .unwrap();
+    e.eval("parallel loop present(a) for i in 0..64 { a[i] = a[i] * 3.0; }")
+        .unwrap();
+    assert!(e.pending().is_empty(), "{:?}", e.pending());
+    assert_eq!(e.eval_as::<i32>("bump(a)").unwrap(), 1);
+    // A kernel launched by the input's value is waited for by that input:
+    // its fault is this input's error, not the next one's.
+    let err = e.eval("endless(a)").expect_err("the watchdog stops it");
+    assert_eq!(err.code(), "accl::device::loop_budget");
+    e.eval("exit data delete(a);").unwrap();
+    assert!(e.take_validation_messages().is_empty());
+}

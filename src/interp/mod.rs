@@ -424,7 +424,12 @@ pub fn run(c: &Compiled, frame: &mut Frame, cx: &mut Ctx) -> Result<Option<RtVal
     let r = stmt::run_block(&c.main, frame, cx)
         .and_then(|_| deferred::land_at_end(frame, cx))
         .and_then(|_| match &c.tail {
-            Some(t) => Ok(Some(t.eval(frame, cx)?)),
+            Some(t) => {
+                let v = t.eval(frame, cx)?;
+                // The tail may have launched kernels of its own.
+                backend.complete_sync(cx, None, None)?;
+                Ok(Some(v))
+            }
             None => Ok(None),
         });
     if r.is_err() {
