@@ -459,14 +459,21 @@ impl Backend for VulkanBackend {
         let t0 = std::time::Instant::now();
         let mut t = self.table.borrow_mut();
         let store = &mut t.store;
+        // Asked at every async construct and `clock()`: nothing to do
+        // unless some device left synchronous kernels running.
+        let open = |i: usize, d: &Option<device::DevState>| {
+            dev.is_none_or(|n| n == i) && d.as_ref().is_some_and(|d| d.sync_open())
+        };
+        if !store.devs.iter().enumerate().any(|(i, d)| open(i, d)) {
+            return Ok(());
+        }
         let span = span.unwrap_or(store.lazy_span);
         store.set_limits(cx.wait_limits());
-        let mut waited = false;
         for (i, d) in store.devs.iter_mut().enumerate() {
-            let Some(d) = d else { continue };
-            if dev.is_some_and(|n| n != i) || !d.sync_open() {
+            if !open(i, d) {
                 continue;
             }
+            let d = d.as_mut().expect("open devices exist");
             d.complete_sync().map_err(|f| {
                 crate::interp::error::fault(span, "a synchronous kernel", &f, |m| {
                     Box::new(Diag::error(
@@ -477,9 +484,8 @@ impl Backend for VulkanBackend {
                     ))
                 })
             })?;
-            waited = true;
         }
-        if let (true, Some(tr)) = (waited, &mut store.trace) {
+        if let Some(tr) = &mut store.trace {
             tr.host(
                 format!("completion of synchronous kernels ({})", cx.line_of(span)),
                 "wait",

@@ -280,61 +280,22 @@ impl Device {
             }
         }
 
-        let destroy_device = |e: VkError| {
-            unsafe { raw.destroy_device(None) };
-            e
-        };
-        let allocator = Allocator::new(&AllocatorCreateDesc {
-            instance: raw_instance.clone(),
-            device: raw.clone(),
-            physical_device: physical,
-            debug_settings: AllocatorDebugSettings::default(),
-            buffer_device_address: false,
-            allocation_sizes: AllocationSizes::new(64 << 20, 16 << 20),
-        })
-        .map_err(|e| {
-            destroy_device(VkError::Allocator {
-                requested: 0,
-                what: "the device allocator".into(),
-                message: e.to_string(),
-            })
-        })?;
-        let cache = match unsafe {
-            raw.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None)
-        } {
-            Ok(c) => c,
-            Err(e) => {
-                drop(allocator);
-                return Err(destroy_device(VkError::from_vk("vkCreatePipelineCache", e)));
-            }
-        };
-
-        // SAFETY: `physical` belongs to this instance, and the device was
-        // created with each extension asked for here.
-        let host_import =
-            host_import.then(|| unsafe { host_import_of(raw_instance, &raw, physical) });
-        let push_descriptor =
-            push_descriptor.then(|| unsafe { push_descriptor_of(raw_instance, &raw, physical) });
+        let families = families.iter().map(|q| q.index).collect();
         let enabled = AdapterFeatures {
             timeline_semaphore: true,
             ..avail
         };
-        Ok(Device {
-            shared: Arc::new(DeviceShared {
-                raw,
-                physical,
-                info,
-                enabled,
-                allocator: Mutex::new(Some(allocator)),
-                queues,
-                families: families.iter().map(|q| q.index).collect(),
-                pipeline_cache: RwLock::new(cache),
-                host_import,
-                push_descriptor,
-                instance: instance.shared.clone(),
-                external: false,
-            }),
-        })
+        let ext = Extensions {
+            host_import,
+            push_descriptor,
+        };
+        // SAFETY: made above on `physical` of this instance, with these
+        // queues and extensions; destroyed there if assembling fails.
+        unsafe {
+            assemble(
+                instance, raw, physical, info, enabled, queues, families, ext, false,
+            )
+        }
     }
 
     /// The queue families accl's queues use on this device (buffers are
@@ -590,6 +551,84 @@ mod tests {
     }
 }
 
+/// The optional device extensions accl asked for (or the embedder enabled).
+struct Extensions {
+    host_import: bool,
+    push_descriptor: bool,
+}
+
+/// A [`Device`] from a created `VkDevice`: its allocator, pipeline cache
+/// and extension functions. On failure an accl-made device (`!external`)
+/// is destroyed; an embedder's is left to it.
+///
+/// # Safety
+/// `raw` is a live device of `physical` on `instance`, created with
+/// `queues` and the extensions `ext` names.
+#[allow(clippy::too_many_arguments)]
+unsafe fn assemble(
+    instance: &Instance,
+    raw: ash::Device,
+    physical: vk::PhysicalDevice,
+    info: AdapterInfo,
+    enabled: AdapterFeatures,
+    queues: Vec<HwQueue>,
+    families: Vec<u32>,
+    ext: Extensions,
+    external: bool,
+) -> Result<Device> {
+    let raw_instance = &instance.shared.raw;
+    let fail = |e: VkError| {
+        if !external {
+            raw.destroy_device(None);
+        }
+        e
+    };
+    let allocator = Allocator::new(&AllocatorCreateDesc {
+        instance: raw_instance.clone(),
+        device: raw.clone(),
+        physical_device: physical,
+        debug_settings: AllocatorDebugSettings::default(),
+        buffer_device_address: false,
+        allocation_sizes: AllocationSizes::new(64 << 20, 16 << 20),
+    })
+    .map_err(|e| {
+        fail(VkError::Allocator {
+            requested: 0,
+            what: "the device allocator".into(),
+            message: e.to_string(),
+        })
+    })?;
+    let cache = match raw.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None) {
+        Ok(c) => c,
+        Err(e) => {
+            drop(allocator);
+            return Err(fail(VkError::from_vk("vkCreatePipelineCache", e)));
+        }
+    };
+    let host_import = ext
+        .host_import
+        .then(|| host_import_of(raw_instance, &raw, physical));
+    let push_descriptor = ext
+        .push_descriptor
+        .then(|| push_descriptor_of(raw_instance, &raw, physical));
+    Ok(Device {
+        shared: Arc::new(DeviceShared {
+            raw,
+            physical,
+            info,
+            enabled,
+            allocator: Mutex::new(Some(allocator)),
+            queues,
+            families,
+            pipeline_cache: RwLock::new(cache),
+            host_import,
+            push_descriptor,
+            instance: instance.shared.clone(),
+            external,
+        }),
+    })
+}
+
 /// What importing host memory needs on `raw` (VK_EXT_external_memory_host).
 ///
 /// # Safety
@@ -783,41 +822,12 @@ impl Device {
         if !queues.iter().any(|q| q.info.role == QueueRole::Compute) {
             return Err(VkError::usage("accl needs a compute queue among `queues`"));
         }
-        let allocator = Allocator::new(&AllocatorCreateDesc {
-            instance: raw_instance.clone(),
-            device: raw.clone(),
-            physical_device: physical,
-            debug_settings: AllocatorDebugSettings::default(),
-            buffer_device_address: false,
-            allocation_sizes: AllocationSizes::new(64 << 20, 16 << 20),
-        })
-        .map_err(|e| VkError::Allocator {
-            requested: 0,
-            what: "the device allocator".into(),
-            message: e.to_string(),
-        })?;
-        let cache = raw
-            .create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None)
-            .map_err(|e| VkError::from_vk("vkCreatePipelineCache", e))?;
-        let host_import = has(ash::ext::external_memory_host::NAME)
-            .then(|| host_import_of(raw_instance, &raw, physical));
-        let push_descriptor = has(ash::khr::push_descriptor::NAME)
-            .then(|| push_descriptor_of(raw_instance, &raw, physical));
-        Ok(Device {
-            shared: Arc::new(DeviceShared {
-                raw,
-                physical,
-                info,
-                enabled,
-                allocator: Mutex::new(Some(allocator)),
-                queues,
-                families,
-                pipeline_cache: RwLock::new(cache),
-                host_import,
-                push_descriptor,
-                instance: instance.shared.clone(),
-                external: true,
-            }),
-        })
+        let ext = Extensions {
+            host_import: has(ash::ext::external_memory_host::NAME),
+            push_descriptor: has(ash::khr::push_descriptor::NAME),
+        };
+        assemble(
+            instance, raw, physical, info, enabled, queues, families, ext, true,
+        )
     }
 }
