@@ -4,7 +4,7 @@
 //! values of every variable, or the same error codes.
 
 mod common;
-use common::{run, same_as_host, Floats};
+use common::{run, run_without, same_as_host, Floats};
 
 fn exact(src: &str) {
     let (h, _) = same_as_host(src, Floats::Exact);
@@ -303,10 +303,47 @@ fn a_failed_launch_leaves_host_arrays_unchanged() {
     assert!(e.present().is_empty(), "the data region was undone");
 }
 
+/// lavapipe's maxStorageBufferRange is 128 MiB: 40M f32 (160 MB) is more
+/// than one binding shows a kernel, so kernels reach it by address.
+const BEYOND_ONE_BINDING: &str = "
+const N = 40000000;
+let a = zeros(f32, N);
+let hits = zeros(i32, 16);
+let total = 0.0;
+parallel loop copy(a[N - 10:10]) for i in N - 10..N { a[i] = 7.0; }
+parallel loop copy(a, hits) reduction(+: total) for i in 0..N {
+    a[i] = a[i] + (i % 1000) as f32 * 0.5;
+    total += (i % 7) as f64;
+    if i % 4000000 == 0 { atomic hits[i / 4000000] += 1; }
+}
+let last = a[N - 1];
+";
+
 #[test]
-fn arrays_larger_than_a_storage_buffer_are_refused_clearly() {
-    // lavapipe's maxStorageBufferRange is 128 MiB; 40M f32 is 160 MB.
-    let mut e = run("let a = zeros(f32, 40000000);", true).engine;
+fn arrays_larger_than_one_binding_are_reached_by_address() {
+    let (_, dev) = same_as_host(BEYOND_ONE_BINDING, Floats::Within(1e-5));
+    if let Err(e) = &dev.result {
+        panic!("{}", e.render(100));
+    }
+    // The last kernel reached `a` by address (the first one bound its
+    // 10-row section as usual), and its last element is right.
+    let spirv = dev.engine.last_spirv().unwrap();
+    assert!(spirv.contains("PhysicalStorageBuffer64"), "{spirv}");
+    assert_eq!(
+        dev.engine
+            .array("a")
+            .unwrap()
+            .data()
+            .get(39_999_999)
+            .unwrap()
+            .as_f64(),
+        Some(506.5)
+    );
+}
+
+#[test]
+fn without_buffer_addresses_arrays_larger_than_one_binding_are_refused_clearly() {
+    let mut e = run_without("let a = zeros(f32, 40000000);", &["bufferDeviceAddress"]).engine;
     let err = e
         .eval("parallel loop for i in 0..10 { a[i] = 1.0; }")
         .expect_err("too large");

@@ -39,7 +39,21 @@
 //!   row `j0`, 0 for a whole array) and `dim_0..dim_{r-1}` (idx, the whole
 //!   array's extents; element `[i, j, k]` is at `((i*d1 + j)*d2 + k) - base`
 //!   in the buffer);
+//! * per array reached by address (bit `i` of [`crate::Spec::by_address`]):
+//!   `addr_i` (u64, the buffer's device address, always 8 bytes) and
+//!   `len_i` (idx, the elements the buffer holds; what `OpArrayLength`
+//!   gives for a bound one);
 //! * per captured scalar (`kernel.params` order): its value.
+//!
+//! # Arrays reached by address
+//! A buffer larger than `maxStorageBufferRange` cannot be one binding. On a
+//! device with buffer device addresses such an array's bit is set in
+//! [`crate::Spec::by_address`]: the module declares no variable for it and
+//! reaches element `e` through the `PhysicalStorageBuffer` pointer
+//! `addr_i + e * size` (`Aligned` to the element size). Its binding number stays
+//! reserved, so the numbering above does not change; the runtime binds the
+//! buffer's first bytes there, which keeps the buffer alive and ordered
+//! with the batch that uses it.
 //!
 //! # Iteration
 //! The work-group size is specialisation constant 0 (`SpecId 0`, default
@@ -123,6 +137,10 @@ pub enum FieldKind {
     Lo(usize),
     Base(usize),
     Dim(usize, usize),
+    /// The device address of array `i`'s buffer.
+    Addr(usize),
+    /// The elements array `i`'s buffer holds.
+    Len(usize),
     Param(usize),
 }
 
@@ -131,6 +149,8 @@ pub enum FieldKind {
 pub enum FieldTy {
     Index,
     Scalar(Scalar),
+    /// A 64-bit device address.
+    Address,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -161,7 +181,27 @@ pub fn field_size(t: Scalar) -> u32 {
 }
 
 impl ArgLayout {
+    /// The layout of a module written for `spec`.
+    pub fn of(kernel: &Kernel, spec: &crate::Spec) -> ArgLayout {
+        ArgLayout::build(
+            kernel,
+            spec.index_width,
+            spec.by_address,
+            spec.max_push_constants,
+        )
+    }
+
+    /// The layout with every array bound (none reached by address).
     pub fn new(kernel: &Kernel, index_width: IndexWidth, max_push_constants: u32) -> ArgLayout {
+        ArgLayout::build(kernel, index_width, 0, max_push_constants)
+    }
+
+    fn build(
+        kernel: &Kernel,
+        index_width: IndexWidth,
+        by_address: u64,
+        max_push_constants: u32,
+    ) -> ArgLayout {
         let mut wanted: Vec<(FieldKind, FieldTy)> = vec![(FieldKind::Total, FieldTy::Index)];
         for (k, l) in kernel.levels.iter().enumerate() {
             wanted.push((FieldKind::Count(k), FieldTy::Index));
@@ -172,6 +212,10 @@ impl ArgLayout {
             for d in 0..a.rank as usize {
                 wanted.push((FieldKind::Dim(i, d), FieldTy::Index));
             }
+            if crate::Spec::addressed(by_address, i) {
+                wanted.push((FieldKind::Addr(i), FieldTy::Address));
+                wanted.push((FieldKind::Len(i), FieldTy::Index));
+            }
         }
         for (i, p) in kernel.params.iter().enumerate() {
             wanted.push((FieldKind::Param(i), FieldTy::Scalar(p.ty)));
@@ -179,6 +223,7 @@ impl ArgLayout {
         let size_of = |t: FieldTy| match t {
             FieldTy::Index => index_width.bytes(),
             FieldTy::Scalar(s) => field_size(s),
+            FieldTy::Address => 8,
         };
         // 8-byte fields first: natural alignment without padding.
         wanted.sort_by_key(|&(_, t)| std::cmp::Reverse(size_of(t)));
@@ -311,6 +356,12 @@ impl ArgLayout {
                         )))
                     }
                 },
+                FieldKind::Len(i) => Value::IntLit(args.arrays[i].len as i128),
+                FieldKind::Addr(i) => {
+                    let at = &mut bytes[f.offset as usize..(f.offset + 8) as usize];
+                    at.copy_from_slice(&args.arrays[i].address.to_le_bytes());
+                    continue;
+                }
                 FieldKind::Param(i) => args.params[i],
             };
             let at = &mut bytes[f.offset as usize..(f.offset + f.size) as usize];
@@ -320,6 +371,7 @@ impl ArgLayout {
                     IndexWidth::U64 => Scalar::I64,
                 },
                 FieldTy::Scalar(s) => s,
+                FieldTy::Address => Scalar::I64,
             };
             let word: u64 = match v.cast(ty) {
                 Value::Bool(b) => b as u64,
@@ -401,6 +453,11 @@ pub struct ArrayArgs {
     pub base: u64,
     /// Extents of the whole array.
     pub dims: Vec<u64>,
+    /// The buffer's device address, for an array reached by address
+    /// ([`crate::Spec::by_address`]); unused otherwise.
+    pub address: u64,
+    /// The elements the buffer holds, for an array reached by address.
+    pub len: u64,
 }
 
 /// What the runtime fills in at each launch.

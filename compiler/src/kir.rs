@@ -481,6 +481,9 @@ pub struct Features {
     pub float32_atomic_add: bool,
     /// `shaderBufferFloat64AtomicAdd` (native `f64` atomic add; optional).
     pub float64_atomic_add: bool,
+    /// `bufferDeviceAddress` (an array reached by address: its buffer is
+    /// larger than one binding; see [`crate::Spec::by_address`]).
+    pub buffer_device_address: bool,
 }
 
 impl Features {
@@ -492,6 +495,7 @@ impl Features {
             int64_atomics: self.int64_atomics || o.int64_atomics,
             float32_atomic_add: self.float32_atomic_add || o.float32_atomic_add,
             float64_atomic_add: self.float64_atomic_add || o.float64_atomic_add,
+            buffer_device_address: self.buffer_device_address || o.buffer_device_address,
         }
     }
     /// The features in `self` that `available` lacks, by their Vulkan names.
@@ -515,6 +519,9 @@ impl Features {
         if self.float64_atomic_add && !available.float64_atomic_add {
             v.push("shaderBufferFloat64AtomicAdd");
         }
+        if self.buffer_device_address && !available.buffer_device_address {
+            v.push("bufferDeviceAddress");
+        }
         v
     }
     /// These features with the one named `name` (as [`Features::missing`]
@@ -527,6 +534,7 @@ impl Features {
             "shaderBufferInt64Atomics" => self.int64_atomics = false,
             "shaderBufferFloat32AtomicAdd" => self.float32_atomic_add = false,
             "shaderBufferFloat64AtomicAdd" => self.float64_atomic_add = false,
+            "bufferDeviceAddress" => self.buffer_device_address = false,
             _ => return None,
         }
         Some(self)

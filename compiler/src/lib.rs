@@ -95,9 +95,21 @@ pub struct Spec {
     /// Iterations per trip of a flat kernel's grid-stride loop where its
     /// body allows it ([`spirv::coarsening`]); 1 leaves the loop alone.
     pub coarsen: u8,
+    /// Bit `i` set: array `i` is reached through its buffer's 64-bit device
+    /// address (`PhysicalStorageBuffer` pointers, in the argument block)
+    /// instead of its binding: for a buffer larger than one binding may be
+    /// (see [`abi`], "Arrays reached by address"). Needs `shaderInt64` and
+    /// a device with buffer device addresses; arrays past the 64th are
+    /// always bound.
+    pub by_address: u64,
 }
 
 impl Spec {
+    /// Is array `i` reached by address under the mask `by_address`?
+    pub fn addressed(by_address: u64, i: usize) -> bool {
+        i < 64 && by_address & (1 << i) != 0
+    }
+
     /// Does the module bind the fault buffer (binding
     /// [`ArgLayout::num_bindings`], after everything else)?
     pub fn uses_fault_buffer(&self) -> bool {
@@ -120,6 +132,7 @@ impl Default for Spec {
                 int64_atomics: true,
                 float32_atomic_add: true,
                 float64_atomic_add: true,
+                buffer_device_address: true,
             },
             max_push_constants: 128,
             unroll: 1,
@@ -128,6 +141,7 @@ impl Default for Spec {
             subgroup_size: 0,
             max_workgroup_size: 1024,
             coarsen: 1,
+            by_address: 0,
         }
     }
 }

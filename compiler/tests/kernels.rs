@@ -69,6 +69,41 @@ fn saxpy_f32_matches_cpu() {
 }
 
 #[test]
+fn saxpy_with_arrays_reached_by_address() {
+    // Both arrays through their device addresses, at both index widths
+    // (32-bit element indices are widened before the byte offset).
+    for index_width in [IndexWidth::U32, IndexWidth::U64] {
+        let spec = Spec {
+            by_address: !0,
+            index_width,
+            ..Spec::default()
+        };
+        saxpy_run(&spec);
+        let k = Source::new(SAXPY).kernel(0);
+        let text = compiler::disassemble(&compiler::compile(&k, &spec).unwrap());
+        assert!(text.contains("OpMemoryModel PhysicalStorageBuffer64 GLSL450"));
+        assert!(text.contains("OpConvertUToPtr"), "{text}");
+        assert!(text.contains("Aligned 4"), "{text}");
+        assert!(!text.contains("Binding"), "{text}");
+    }
+    // Only the arrays named: x bound, y by address.
+    let k = Source::new(SAXPY).kernel(0);
+    let yi = k.arrays.iter().position(|(_, p)| p.name == "y").unwrap();
+    let spec = Spec {
+        by_address: 1 << yi,
+        ..Spec::default()
+    };
+    saxpy_run(&spec);
+    let text = compiler::disassemble(&compiler::compile(&k, &spec).unwrap());
+    let x = text
+        .lines()
+        .find_map(|l| l.strip_suffix(" \"x\"")?.strip_prefix("OpName "))
+        .expect("x is declared");
+    assert!(text.contains(&format!("OpDecorate {x} Binding")), "{text}");
+    assert!(!text.contains("\"y\""), "y has no variable: {text}");
+}
+
+#[test]
 fn saxpy_with_the_argument_block_in_a_buffer() {
     let spec = Spec {
         max_push_constants: 8,

@@ -568,6 +568,7 @@ fn encode_groups_by_shape() {
             arrays: vec![compiler::ArrayArgs {
                 base: 0,
                 dims: vec![10],
+                ..Default::default()
             }],
             levels: src.bounds(&k),
             num_gangs: gangs,
@@ -585,6 +586,7 @@ fn encode_groups_by_shape() {
         arrays: vec![compiler::ArrayArgs {
             base: 0,
             dims: vec![10],
+            ..Default::default()
         }],
         levels: vec![],
         num_gangs: None,
@@ -706,6 +708,7 @@ fn atomic_update_forms_every_type() {
             features: compiler::Features {
                 float32_atomic_add: false,
                 float64_atomic_add: false,
+                buffer_device_address: false,
                 ..native.features
             },
             ..native

@@ -124,7 +124,10 @@ impl Engine {
     /// then refused at compile time with `accl::compile::missing_feature`,
     /// naming the feature. `subgroups` turns off subgroup operations
     /// instead: gangs are then whole workgroups that fold through
-    /// workgroup memory. Pipelines compiled before are kept.
+    /// workgroup memory. `bufferDeviceAddress` makes an array larger than
+    /// one binding (`maxStorageBufferRange`) be refused when it goes to the
+    /// device, as on a device without buffer addresses. Pipelines compiled
+    /// before are kept.
     pub fn disable_device_feature(&mut self, name: &str) -> Result<(), String> {
         self.cx.backend.disable_feature(name)
     }

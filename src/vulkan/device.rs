@@ -185,6 +185,10 @@ pub struct DevState {
     /// Synchronous kernels complete lazily (`device/completion.rs`);
     /// `ACCL_LAZY_SYNC=0` makes every one wait at its construct.
     pub lazy_sync: bool,
+    /// `ACCL_BY_ADDRESS=all`: kernels reach every array through its device
+    /// address, not only those larger than one binding (for testing that
+    /// path on small arrays, and measuring it).
+    pub by_address_all: bool,
     /// The synchronous queue holds kernels the host has not waited for.
     pub(super) sync_open: bool,
     pub device: Device,
@@ -295,6 +299,7 @@ impl DevState {
             strided: None,
             idle_submits: Vec::new(),
             lazy_sync: std::env::var_os("ACCL_LAZY_SYNC").is_none_or(|v| v != "0"),
+            by_address_all: std::env::var_os("ACCL_BY_ADDRESS").is_some_and(|v| v == "all"),
             sync_open: false,
             prefetching: HashMap::new(),
             workers: Vec::new(),
@@ -329,6 +334,7 @@ impl DevState {
                     int64_atomics: f.shader_buffer_int64_atomics,
                     float32_atomic_add: f.shader_buffer_float32_atomic_add,
                     float64_atomic_add: f.shader_buffer_float64_atomic_add,
+                    buffer_device_address: f.buffer_device_address,
                 },
                 &o.disabled,
             ),
@@ -365,6 +371,8 @@ impl DevState {
             } else {
                 1
             },
+            // Set per launch, by the sizes of the buffers bound.
+            by_address: 0,
         }
     }
 

@@ -3,6 +3,7 @@
 //! section, check the arrays' rows against pending async work, dispatch on
 //! the construct's queue (and wait, unless it is async).
 
+use super::device::DevState;
 use super::storage::VkStorage;
 use crate::interp::construct::{CConstruct, QueueId};
 use crate::interp::error;
@@ -184,7 +185,12 @@ pub fn launch(
             });
         }
         let dims: Vec<u64> = a.shape().iter().map(|&d| d as u64).collect();
-        bound.push((sec.buffer.clone(), ArrayArgs { base, dims }, a.len() as u64));
+        let args = ArrayArgs {
+            base,
+            dims,
+            ..ArrayArgs::default()
+        };
+        bound.push((sec.buffer.clone(), args, a.len() as u64));
     }
 
     let g = table
@@ -296,9 +302,21 @@ fn dispatch(
         .map_err(|f| launch_fault(c.span, f))?;
     let mut spec = d.spec(kernels);
     let limits = d.device.info().limits.clone();
+    spec.by_address = by_address(d, c.span, kernel, bound, &spec)?;
     let args = LaunchArgs {
         params,
-        arrays: bound.iter().map(|b| b.1.clone()).collect(),
+        arrays: bound
+            .iter()
+            .enumerate()
+            .map(|(i, (buffer, a, _))| match buffer.device_address() {
+                Some(address) if compiler::Spec::addressed(spec.by_address, i) => ArrayArgs {
+                    address,
+                    len: buffer.size() / element_size(kernel, i),
+                    ..a.clone()
+                },
+                _ => a.clone(),
+            })
+            .collect(),
         levels,
         num_gangs,
     };
@@ -330,7 +348,7 @@ fn dispatch(
     }
     let words = d.module(key, kernel, &spec).map_err(Box::new)?;
     d.last_module = Some(words.clone());
-    let layout = ArgLayout::new(kernel, spec.index_width, spec.max_push_constants);
+    let layout = ArgLayout::of(kernel, &spec);
     let launch = layout
         .encode(
             kernel,
@@ -390,8 +408,17 @@ fn dispatch(
     } else {
         Some(d.partials(end).map_err(|f| launch_fault(c.span, f))?)
     };
-    let mut bindings: Vec<BufferBinding> =
-        bound.iter().map(|b| BufferBinding::whole(&b.0)).collect();
+    // An array reached by address keeps its binding number with the
+    // buffer's first bytes bound there: the batch then holds the buffer
+    // and orders it like any other (the module declares no variable).
+    let mut bindings: Vec<BufferBinding> = bound
+        .iter()
+        .map(|b| BufferBinding {
+            buffer: &b.0,
+            offset: 0,
+            range: b.0.size().min(limits.max_storage_buffer_range),
+        })
+        .collect();
     if let Some(p) = &partials {
         bindings.extend(ranges.iter().map(|&(offset, range)| BufferBinding {
             buffer: p,
@@ -551,4 +578,51 @@ fn max_groups(
     } else {
         max.min(REDUCTION_GROUPS)
     }
+}
+
+/// The arrays of a launch reached through their device addresses
+/// (`compiler::Spec::by_address`): those whose buffer is larger than one
+/// binding shows a kernel, or all of them under `ACCL_BY_ADDRESS=all`.
+fn by_address(
+    d: &DevState,
+    span: Span,
+    kernel: &compiler::Kernel,
+    bound: &[(Buffer, ArrayArgs, u64)],
+    spec: &compiler::Spec,
+) -> R<u64> {
+    let max = d.device.info().limits.max_storage_buffer_range;
+    let mut mask = 0u64;
+    for (i, (buffer, _, _)) in bound.iter().enumerate() {
+        let large = buffer.size() > max;
+        if !(large || d.by_address_all) {
+            continue;
+        }
+        let usable = spec.features.buffer_device_address && buffer.device_address().is_some();
+        if i >= 64 || !usable {
+            if !large {
+                continue; // the testing switch asks only where it can
+            }
+            return Err(launch_error(
+                span,
+                format!(
+                    "`{}` needs {} bytes on the device, more than one binding shows a kernel \
+                     ({max} bytes, maxStorageBufferRange), and {}",
+                    kernel.arrays[lang::arena::Handle::new(i)].name,
+                    buffer.size(),
+                    if i >= 64 {
+                        "only a kernel's first 64 arrays can be reached by address"
+                    } else {
+                        "this device has no buffer device addresses"
+                    }
+                ),
+            ));
+        }
+        mask |= 1 << i;
+    }
+    Ok(mask)
+}
+
+/// Bytes per element of array `i`'s buffer.
+fn element_size(kernel: &compiler::Kernel, i: usize) -> u64 {
+    kernel.arrays[lang::arena::Handle::new(i)].elem.size() as u64
 }

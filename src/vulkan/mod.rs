@@ -237,8 +237,7 @@ impl Backend for VulkanBackend {
                 if d.has_module(key, kernel, &spec) {
                     return None;
                 }
-                let layout =
-                    compiler::ArgLayout::new(kernel, spec.index_width, spec.max_push_constants);
+                let layout = compiler::ArgLayout::of(kernel, &spec);
                 Some(device::PrefetchJob {
                     key,
                     kernel: kernel.clone(),

@@ -256,14 +256,27 @@ impl Storage for VkStorage {
         let value = self.guard(dev, std::slice::from_ref(&acc), what)?;
         let queue = self.queue;
         let mem_limit = self.mem_limit;
+        let addresses_off = self
+            .kernels
+            .disabled
+            .iter()
+            .any(|f| f == "bufferDeviceAddress");
         let d = self.dev(dev).map_err(EnvError::Device)?;
         let rb = row_bytes(host);
         let bytes = (hi - lo) as u64 * rb;
-        let max = d.device.info().limits.max_storage_buffer_range;
+        // Kernels reach a buffer past one binding by its address.
+        let (max, limit) = if addresses_off {
+            (
+                d.device.info().limits.max_storage_buffer_range,
+                "maxStorageBufferRange",
+            )
+        } else {
+            Buffer::max_size(&d.device)
+        };
         if bytes > max {
             return Err(EnvError::Device(Fault::Failed(format!(
-                "{} needs {bytes} bytes on the device, more than its largest storage buffer \
-                 ({max} bytes, maxStorageBufferRange); keep a smaller section of it on the \
+                "{} needs {bytes} bytes on the device, more than its largest buffer \
+                 ({max} bytes, {limit}); keep a smaller section of it on the \
                  device at a time (`copyin(a[lo:n])`)",
                 if lo == 0 && hi == host.shape()[0] {
                     "the array".to_string()

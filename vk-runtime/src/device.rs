@@ -248,7 +248,8 @@ impl Device {
             .timeline_semaphore(true)
             .shader_int8(avail.shader_int8)
             .storage_buffer8_bit_access(avail.storage_buffer_8bit_access)
-            .shader_buffer_int64_atomics(avail.shader_buffer_int64_atomics);
+            .shader_buffer_int64_atomics(avail.shader_buffer_int64_atomics)
+            .buffer_device_address(avail.buffer_device_address);
         // Only the add bits: float load/store/exchange can be done on the
         // integer bit patterns, and enabling what is absent is an error.
         let mut fatomic = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT {
@@ -588,7 +589,8 @@ unsafe fn assemble(
         device: raw.clone(),
         physical_device: physical,
         debug_settings: AllocatorDebugSettings::default(),
-        buffer_device_address: false,
+        // Every allocation can then hold a buffer kernels reach by address.
+        buffer_device_address: enabled.buffer_device_address,
         allocation_sizes: AllocationSizes::new(64 << 20, 16 << 20),
     })
     .map_err(|e| {
@@ -721,6 +723,7 @@ pub const EXTERNAL_FEATURES: &[&str] = &[
     "shaderBufferFloat64AtomicAdd",
     "shaderBufferInt64Atomics",
     "robustBufferAccess",
+    "bufferDeviceAddress",
 ];
 
 impl Device {
@@ -783,6 +786,7 @@ impl Device {
                 avail.shader_buffer_int64_atomics,
             ),
             robust_buffer_access: on("robustBufferAccess", avail.robust_buffer_access),
+            buffer_device_address: on("bufferDeviceAddress", avail.buffer_device_address),
             subgroup_operations: avail.subgroup_operations.clone(),
             ext_shader_atomic_float: false,
         };

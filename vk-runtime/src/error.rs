@@ -75,10 +75,10 @@ pub enum VkError {
         feature: &'static str,
     },
 
-    /// A buffer larger than the device's largest storage buffer was asked for.
+    /// A buffer larger than the device allows was asked for.
     #[error(
-        "a storage buffer of {requested} bytes was requested but this device's \
-         maxStorageBufferRange is {max} bytes"
+        "a buffer of {requested} bytes was requested but this device's \
+         {limit} is {max} bytes"
     )]
     #[diagnostic(
         code(accl::vk::buffer_too_large),
@@ -89,6 +89,9 @@ pub enum VkError {
         requested: u64,
         /// The device limit in bytes.
         max: u64,
+        /// The limit's Vulkan name (`maxStorageBufferRange`, or
+        /// `maxMemoryAllocationSize` where kernels reach buffers by address).
+        limit: &'static str,
     },
 
     /// The device or host ran out of memory.

@@ -445,6 +445,9 @@ pub struct AdapterFeatures {
     pub shader_buffer_int64_atomics: bool,
     /// Robust buffer access (out-of-bounds accesses are harmless).
     pub robust_buffer_access: bool,
+    /// Buffer device addresses (Vulkan 1.2): kernels reach buffers larger
+    /// than `maxStorageBufferRange` through 64-bit pointers.
+    pub buffer_device_address: bool,
     /// Subgroup operations supported in compute shaders (empty if none).
     pub subgroup_operations: Vec<&'static str>,
     /// Whether `VK_EXT_shader_atomic_float` exists.
@@ -648,6 +651,7 @@ pub(crate) fn query_adapter(raw: &ash::Instance, pd: vk::PhysicalDevice) -> Resu
                     && fatomic.shader_buffer_float64_atomic_add == vk::TRUE,
                 shader_buffer_int64_atomics: is12 && f12.shader_buffer_int64_atomics == vk::TRUE,
                 robust_buffer_access: f10.robust_buffer_access == vk::TRUE,
+                buffer_device_address: is12 && f12.buffer_device_address == vk::TRUE,
                 subgroup_operations: if compute_subgroups {
                     subgroup_op_names(subgroup.supported_operations)
                 } else {
@@ -712,9 +716,11 @@ impl fmt::Display for AdapterInfo {
         let l = &self.limits;
         writeln!(
             f,
-            "    max storage buffer: {} ({} bytes)",
+            "    max storage buffer: {} ({} bytes), max allocation {}, buffer addresses {}",
             mib(l.max_storage_buffer_range),
-            l.max_storage_buffer_range
+            l.max_storage_buffer_range,
+            mib(l.max_memory_allocation_size),
+            yes(self.features.buffer_device_address)
         )?;
         writeln!(
             f,

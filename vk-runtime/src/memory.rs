@@ -8,10 +8,13 @@
 //! batch using it is observed complete. `Drop` of `BufferInner` frees the
 //! allocation before destroying the buffer, both before the device.
 //!
-//! A [`Buffer`] is always a storage buffer and so never larger than the
-//! device's `maxStorageBufferRange`: bigger requests are refused with
-//! [`VkError::BufferTooLarge`] naming both sizes; splitting is the caller's
-//! job. Where the chosen memory is host-visible and coherent
+//! A [`Buffer`] is always a storage buffer. Without buffer device
+//! addresses it is never larger than the device's `maxStorageBufferRange`,
+//! the most one binding can show a kernel; with them it may be as large as
+//! one allocation (`maxMemoryAllocationSize`), and kernels reach it through
+//! its 64-bit address ([`Buffer::device_address`]). Bigger requests are
+//! refused with [`VkError::BufferTooLarge`] naming both sizes; splitting is
+//! the caller's job. Where the chosen memory is host-visible and coherent
 //! (integrated GPUs, CPU drivers), it stays mapped and callers may copy
 //! directly ([`Buffer::write`], [`Buffer::read`]) instead of staging.
 //!
@@ -205,18 +208,22 @@ impl fmt::Debug for Buffer {
 
 impl Buffer {
     /// Allocates a storage buffer of `size` bytes (`name` is for messages).
-    /// Refused with [`VkError::BufferTooLarge`] above `maxStorageBufferRange`.
+    /// Refused with [`VkError::BufferTooLarge`] above [`Buffer::max_size`].
     pub fn new(device: &Device, size: u64, name: &str) -> Result<Buffer> {
-        let max = device.info().limits.max_storage_buffer_range;
+        let (max, limit) = Buffer::max_size(device);
         if size > max {
             return Err(VkError::BufferTooLarge {
                 requested: size,
                 max,
+                limit,
             });
         }
-        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+        let mut usage = vk::BufferUsageFlags::STORAGE_BUFFER
             | vk::BufferUsageFlags::TRANSFER_SRC
             | vk::BufferUsageFlags::TRANSFER_DST;
+        if device.features().buffer_device_address {
+            usage |= vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
+        }
         Ok(Buffer {
             inner: Arc::new(BufferInner::new(
                 device,
@@ -339,6 +346,38 @@ impl Buffer {
         self.inner.size
     }
 
+    /// The largest buffer [`Buffer::new`] makes on `device`, and the
+    /// Vulkan limit that sets it: `maxStorageBufferRange` (the most one
+    /// binding shows a kernel), or with buffer device addresses
+    /// `maxMemoryAllocationSize` (one allocation holds a buffer) when that
+    /// is larger.
+    pub fn max_size(device: &Device) -> (u64, &'static str) {
+        let l = &device.info().limits;
+        let range = l.max_storage_buffer_range;
+        if device.features().buffer_device_address && l.max_memory_allocation_size > range {
+            (l.max_memory_allocation_size, "maxMemoryAllocationSize")
+        } else {
+            (range, "maxStorageBufferRange")
+        }
+    }
+
+    /// The buffer's 64-bit device address, for kernels that reach it
+    /// through a pointer rather than a binding; `None` on a device without
+    /// buffer device addresses, and for a buffer the embedding program
+    /// made ([`Buffer::from_external`]: its usage is not known).
+    pub fn device_address(&self) -> Option<u64> {
+        let shared = &self.inner.device;
+        if !shared.enabled.buffer_device_address || self.inner.external {
+            return None;
+        }
+        let info = vk::BufferDeviceAddressInfo::default().buffer(self.inner.raw);
+        // SAFETY: the buffer lives (this handle owns it), was created with
+        // SHADER_DEVICE_ADDRESS usage (`new` adds it when the feature is
+        // enabled) and is bound to memory allocated with the address flag
+        // (the allocator's `buffer_device_address`).
+        Some(unsafe { shared.raw.get_buffer_device_address(&info) })
+    }
+
     /// Whether the memory is host-visible and coherent, so that
     /// [`Buffer::write`] and [`Buffer::read`] work.
     pub fn is_host_visible(&self) -> bool {
@@ -423,6 +462,7 @@ impl StagingBuffer {
             return Err(VkError::BufferTooLarge {
                 requested: size,
                 max,
+                limit: "maxMemoryAllocationSize",
             });
         }
         let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;

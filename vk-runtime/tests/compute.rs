@@ -159,13 +159,18 @@ fn direct_host_access_where_memory_is_host_visible() {
 fn oversized_buffer_is_refused_with_both_sizes() {
     with_validation(|instance| {
         let dev = device(instance);
-        let max = dev.info().limits.max_storage_buffer_range;
+        let (max, limit) = Buffer::max_size(&dev);
         match Buffer::new(&dev, max + 1, "huge") {
             Err(e @ VkError::BufferTooLarge { .. }) => {
-                let VkError::BufferTooLarge { requested, max: m } = e else {
+                let VkError::BufferTooLarge {
+                    requested,
+                    max: m,
+                    limit: l,
+                } = e
+                else {
                     unreachable!()
                 };
-                assert_eq!((requested, m), (max + 1, max));
+                assert_eq!((requested, m, l), (max + 1, max, limit));
                 let text = e.to_string();
                 assert!(text.contains(&(max + 1).to_string()) && text.contains(&max.to_string()));
                 let code = miette::Diagnostic::code(&e).unwrap().to_string();

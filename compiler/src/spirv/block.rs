@@ -8,7 +8,7 @@ use crate::abi::FieldKind;
 use crate::kir::{ArrayH, Block, Expr, ExprH, Function, Stmt, StmtKind};
 use lang::hir::UnOp;
 use lang::{Diag, Scalar};
-use rspirv::spirv::{LoopControl, SelectionControl, StorageClass, Word};
+use rspirv::spirv::{LoopControl, SelectionControl, Word};
 
 impl Writer<'_> {
     // ---- statements ----------------------------------------------------------
@@ -61,11 +61,11 @@ impl Writer<'_> {
                 match (ok, &mut self.deferred) {
                     (Some(ok), _) => {
                         let m = self.begin_if(ok);
-                        spv(self.m.b.store(ptr, v, None, []));
+                        self.store_elem(ptr, v);
                         self.end_if(m);
                     }
                     (None, Some(later)) => later.push((ptr, v)),
-                    (None, None) => spv(self.m.b.store(ptr, v, None, [])),
+                    (None, None) => self.store_elem(ptr, v),
                 }
             }
             StmtKind::Eval(e) => {
@@ -194,15 +194,6 @@ impl Writer<'_> {
         Ok(self.element_ptr(array, lin))
     }
 
-    /// The pointer to element `lin` (from [`Writer::element_index`]).
-    pub(super) fn element_ptr(&mut self, array: ArrayH, lin: Word) -> Word {
-        let a = array.index();
-        let et = self.m.ty(self.views[a]);
-        let p = self.m.ptr(StorageClass::StorageBuffer, et);
-        let zero = self.m.u32c(0);
-        spv(self.m.b.access_chain(p, None, self.buffers[a], [zero, lin]))
-    }
-
     /// The element's index in the array's buffer (row-major, less the
     /// section's base), in the index type.
     pub(super) fn element_index(
@@ -258,7 +249,7 @@ impl Writer<'_> {
                         // Out of bounds (check mode), the pointer is to element 0:
                         // the load is harmless and the kernel's results are dropped.
                         let (ptr, _) = self.element_at(f, *array, index, f.exprs.span(h))?;
-                        spv(self.m.b.load(st, None, ptr, None, []))
+                        self.load_elem(st, ptr)
                     }
                 };
                 match elem {

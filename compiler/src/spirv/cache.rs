@@ -69,7 +69,6 @@ impl Writer<'_> {
             return Ok(());
         }
         let idx_w = self.m.ty(self.idx);
-        let u32t = self.m.ty(Ty::U32);
         let bool_t = self.m.ty(Ty::Bool);
         let et = self.m.ty(view);
         // The previous iteration's readers are done with the copy.
@@ -93,8 +92,7 @@ impl Writer<'_> {
             }
         };
         // for l = lid; l < count; l += wg: copy[l] = a[lo + l] (in range).
-        let len = spv(self.m.b.array_length(u32t, None, self.buffers[a], 0));
-        let len = self.int_cast(len, Ty::U32, self.idx);
+        let len = self.buffer_len(a);
         let lid = self.local_id();
         let n = self.m.u32c(count);
         let step = self.wg_size;
@@ -104,7 +102,7 @@ impl Writer<'_> {
             let ok = spv(w.m.b.u_less_than(bool_t, None, at, len));
             let m = w.begin_if(ok);
             let gp = w.element_ptr(array, at);
-            let v = spv(w.m.b.load(et, None, gp, None, []));
+            let v = w.load_elem(et, gp);
             let pe = w.m.ptr(StorageClass::Workgroup, et);
             let sp = spv(w.m.b.access_chain(pe, None, var, [l]));
             spv(w.m.b.store(sp, v, None, []));
@@ -145,7 +143,7 @@ impl Writer<'_> {
         spv(self.m.b.branch(merge));
         self.label(else_l);
         let gp = self.element_ptr(c.array, lin);
-        let b = spv(self.m.b.load(et, None, gp, None, []));
+        let b = self.load_elem(et, gp);
         let else_end = self.cur_label;
         spv(self.m.b.branch(merge));
         self.label(merge);

@@ -173,8 +173,7 @@ impl Writer<'_> {
         let base = self.load_arg(FieldKind::Base(a))?;
         let rel = spv(self.m.b.i_sub(idx_w, None, lin, base));
         let u32t = self.m.ty(Ty::U32);
-        let len32 = spv(self.m.b.array_length(u32t, None, self.buffers[a], 0));
-        let len = self.int_cast(len32, Ty::U32, idx);
+        let len = self.buffer_len(a);
         let in_buf = spv(self.m.b.u_less_than(bool_t, None, rel, len));
         let ok = spv(self.m.b.logical_and(bool_t, None, axes_ok, in_buf));
         let bad = spv(self.m.b.logical_not(bool_t, None, ok));
@@ -222,10 +221,7 @@ impl Writer<'_> {
         self.end_if(m);
         let zero = self.int_const(idx, 0);
         let safe = spv(self.m.b.select(idx_w, None, ok, rel, zero));
-        let et = self.m.ty(self.views[a]);
-        let p = self.m.ptr(StorageClass::StorageBuffer, et);
-        let z32 = self.m.u32c(0);
-        let ptr = spv(self.m.b.access_chain(p, None, self.buffers[a], [z32, safe]));
+        let ptr = self.element_ptr(array, safe);
         Ok((ptr, ok))
     }
 

@@ -136,7 +136,7 @@ impl Writer<'_> {
             self.block(&k.entry, &k.entry.body)?;
         }
         for (ptr, v) in self.deferred.take().unwrap_or_default() {
-            spv(self.m.b.store(ptr, v, None, []));
+            self.store_elem(ptr, v);
         }
         spv(self.m.b.branch(merge));
 

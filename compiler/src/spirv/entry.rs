@@ -224,7 +224,7 @@ impl Writer<'_> {
             }
         }
         if self.spec.spirv_version >= (1, 4) {
-            interface.extend(&self.buffers);
+            interface.extend(self.buffers.iter().flatten());
             interface.extend(&self.partials);
             interface.push(self.args_var);
             for &(v, class) in &self.late_globals {

@@ -68,6 +68,7 @@
 //! `private` (privatised atomics) and `cache`; `f64math` holds the f64
 //! transcendentals.
 
+mod address;
 mod atomics;
 mod block;
 mod cache;
@@ -95,9 +96,9 @@ use reduce::partial_ty;
 use rspirv::binary::Assemble;
 use rspirv::dr::Operand;
 use rspirv::spirv::{
-    AddressingModel, BuiltIn, Decoration, FunctionControl, MemoryModel, SelectionControl,
-    StorageClass, Word,
+    BuiltIn, Decoration, FunctionControl, MemoryModel, SelectionControl, StorageClass, Word,
 };
+use std::collections::HashMap;
 pub use teams::{teams, Teams};
 use types::{Module, Ty};
 
@@ -133,6 +134,11 @@ pub fn write(kernel: Validated<'_>, spec: &Spec) -> Result<Vec<u32>, Diag> {
     if spec.index_width == IndexWidth::U64 {
         needs.int64 = true;
     }
+    if (0..k.arrays.len()).any(|a| Spec::addressed(spec.by_address, a)) {
+        // Addresses are 64-bit integers.
+        needs.buffer_device_address = true;
+        needs.int64 = true;
+    }
     let views = storage_views(k, spec);
     if views
         .iter()
@@ -156,7 +162,7 @@ pub fn write(kernel: Validated<'_>, spec: &Spec) -> Result<Vec<u32>, Diag> {
         )
         .with_help(help_for(&missing)));
     }
-    let layout = ArgLayout::new(k, spec.index_width, spec.max_push_constants);
+    let layout = ArgLayout::of(k, spec);
     let mut w = Writer::new(k, spec, layout);
     w.views = views;
     w.module_scope();
@@ -174,6 +180,7 @@ fn help_for(missing: &[&str]) -> String {
             "shaderFloat64" => "use `f32` instead of `f64` in this kernel, or run it on the host with `if(false)`",
             "shaderInt64" => "use `i32` instead of `i64` in this kernel (arrays under 2^31 elements index in 32 bits)",
             "shaderBufferInt64Atomics" => "use 32-bit elements for atomics on this device (i64 atomics and f64 atomics without a native add need 64-bit integer atomics)",
+            "bufferDeviceAddress" => "keep a smaller section of the array on the device at a time (`copyin(a[lo:n])`): without buffer addresses a kernel sees at most maxStorageBufferRange bytes of an array",
             _ => "store `u32` instead of `u8`/`bool` arrays, or run it on the host with `if(false)`",
         });
     }
@@ -199,7 +206,11 @@ struct Writer<'k> {
     layout: ArgLayout,
     m: Module,
     idx: Ty,
-    buffers: Vec<Word>,
+    /// Each array's buffer variable; `None` for one reached by address
+    /// ([`address`]).
+    buffers: Vec<Option<Word>>,
+    /// Pointers to elements reached by address, and their alignment.
+    aligned: HashMap<Word, u32>,
     args_var: Word,
     args_class: StorageClass,
     gid: Word,
@@ -270,6 +281,7 @@ impl<'k> Writer<'k> {
             m: Module::new(spec.spirv_version),
             idx,
             buffers: Vec::new(),
+            aligned: HashMap::new(),
             args_var: 0,
             args_class: StorageClass::PushConstant,
             gid: 0,
@@ -336,8 +348,9 @@ impl<'k> Writer<'k> {
 
     /// Memory model, built-ins, buffers, the argument block, the work-group size.
     fn module_scope(&mut self) {
+        let addressing = self.addressing_model();
         let m = &mut self.m;
-        m.b.memory_model(AddressingModel::Logical, MemoryModel::GLSL450);
+        m.b.memory_model(addressing, MemoryModel::GLSL450);
         let uvec3 = m.ty(Ty::UVec3);
         let pin = m.ptr(StorageClass::Input, uvec3);
         self.gid = m.b.variable(pin, None, StorageClass::Input, None);
@@ -357,6 +370,10 @@ impl<'k> Writer<'k> {
 
         let written = self.written_arrays();
         for (i, (_, a)) in self.k.arrays.iter().enumerate() {
+            if self.addressed(i) {
+                self.buffers.push(None);
+                continue;
+            }
             let st = self.m.buffer_struct(self.views[i]);
             let p = self.m.ptr(StorageClass::StorageBuffer, st);
             let v = self
@@ -370,7 +387,7 @@ impl<'k> Writer<'k> {
                 b.decorate(v, Decoration::NonWritable, []);
             }
             b.name(v, a.name.clone());
-            self.buffers.push(v);
+            self.buffers.push(Some(v));
         }
         let a_count = self.k.arrays.len() as u32;
         for (r, red) in self.k.reductions.iter().enumerate() {
@@ -401,6 +418,7 @@ impl<'k> Writer<'k> {
             .map(|f| match f.ty {
                 FieldTy::Index => self.m.ty(self.idx),
                 FieldTy::Scalar(s) => self.m.ty(arg_ty(s)),
+                FieldTy::Address => self.m.ty(Ty::U64),
             })
             .collect();
         let st = self.m.b.type_struct(member_tys);
@@ -476,6 +494,12 @@ impl<'k> Writer<'k> {
             FieldKind::Dim(a, d) => {
                 format!("{}_dim{d}", self.k.arrays[lang::arena::Handle::new(a)].name)
             }
+            FieldKind::Addr(a) => {
+                format!("{}_addr", self.k.arrays[lang::arena::Handle::new(a)].name)
+            }
+            FieldKind::Len(a) => {
+                format!("{}_len", self.k.arrays[lang::arena::Handle::new(a)].name)
+            }
             FieldKind::Param(p) => self.k.params[p].name.clone(),
         }
     }
@@ -549,6 +573,7 @@ impl<'k> Writer<'k> {
         let t = match f.ty {
             FieldTy::Index => self.idx,
             FieldTy::Scalar(s) => arg_ty(s),
+            FieldTy::Address => Ty::U64,
         };
         let tw = self.m.ty(t);
         let p = self.m.ptr(self.args_class, tw);

@@ -206,8 +206,13 @@ impl Writer<'_> {
             let cap = self.m.u32c(CAP);
             let arr_t = self.m.b.type_array(et, cap);
             let var = self.gvar(arr_t, StorageClass::Workgroup, &format!("private_{a}"));
-            let len = spv(self.m.b.array_length(u32t, None, self.buffers[a], 0));
-            let on = spv(self.m.b.u_less_than_equal(bool_t, None, len, cap));
+            // Compared in the index type (a buffer reached by address may
+            // hold more than 2^32 elements); only a length under the cap is
+            // used as a u32.
+            let len = self.buffer_len(a);
+            let cap_i = self.int_const(self.idx, CAP as i64);
+            let on = spv(self.m.b.u_less_than_equal(bool_t, None, len, cap_i));
+            let len = self.int_cast(len, self.idx, Ty::U32);
             let zero = self.m.u32c(0);
             let bound = spv(self.m.b.select(u32t, None, on, len, zero));
             let elem = self.k.arrays[ArrayH::new(a)].elem;
@@ -251,8 +256,6 @@ impl Writer<'_> {
             let signed = elem == Scalar::I32;
             let id_bits = self.m.u32c(p.fold.identity_of(elem));
             let pe = self.m.ptr(StorageClass::Workgroup, et);
-            let pg = self.m.ptr(StorageClass::StorageBuffer, et);
-            let buf = self.buffers[a];
             self.lanes(bound, |w, j| {
                 let lp = spv(w.m.b.access_chain(pe, None, p.var, [j]));
                 let v = spv(w.m.b.load(et, None, lp, None, []));
@@ -277,8 +280,8 @@ impl Writer<'_> {
                     // Only a float of this kind is privatised: no error.
                     let _ = w.atomic_at(gp, ArrayH::new(a), kind, x);
                 } else {
-                    let z = w.m.u32c(0);
-                    let gp = spv(w.m.b.access_chain(pg, None, buf, [z, j]));
+                    let ji = w.int_cast(j, Ty::U32, w.idx);
+                    let gp = w.element_ptr(ArrayH::new(a), ji);
                     w.atomic_op(gp, et, p.fold, signed, v, 1);
                 }
                 w.end_if(m);

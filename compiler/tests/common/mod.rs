@@ -152,6 +152,7 @@ pub fn spec_for(dev: &Device) -> Spec {
             int64_atomics: f.shader_buffer_int64_atomics,
             float32_atomic_add: f.shader_buffer_float32_atomic_add,
             float64_atomic_add: f.shader_buffer_float64_atomic_add,
+            buffer_device_address: f.buffer_device_address,
         },
         ..Spec::default()
     }
@@ -209,7 +210,12 @@ pub fn run_capped(
 ) -> Ran {
     let words = compiler::compile(k, spec).unwrap_or_else(|d| panic!("compile failed: {d:#?}"));
     spirv_val(&words);
-    let layout = ArgLayout::new(k, spec.index_width, spec.max_push_constants);
+    let layout = ArgLayout::of(k, spec);
+    let mut q = Queue::new(dev, 0).unwrap();
+    let mut bufs: Vec<Buffer> = Vec::new();
+    for (_, a) in k.arrays.iter() {
+        bufs.push(upload(&mut q, &arrays[a.name.as_str()].bytes));
+    }
     let args = LaunchArgs {
         params: k
             .params
@@ -225,11 +231,16 @@ pub fn run_capped(
         arrays: k
             .arrays
             .iter()
-            .map(|(_, a)| {
+            .zip(&bufs)
+            .map(|((_, a), buf)| {
                 let arr = &arrays[a.name.as_str()];
+                let size = compiler::spirv::types::Ty::storage(a.elem).size() as u64;
                 ArrayArgs {
                     base: arr.base,
                     dims: arr.dims.clone(),
+                    // Read only for an array `spec.by_address` names.
+                    address: buf.device_address().unwrap_or(0),
+                    len: arr.bytes.len() as u64 / size,
                 }
             })
             .collect(),
@@ -261,11 +272,6 @@ pub fn run_capped(
         &[(0, wg)],
     )
     .expect("pipeline");
-    let mut q = Queue::new(dev, 0).unwrap();
-    let mut bufs: Vec<Buffer> = Vec::new();
-    for (_, a) in k.arrays.iter() {
-        bufs.push(upload(&mut q, &arrays[a.name.as_str()].bytes));
-    }
     for r in &k.reductions {
         // Poisoned, so a workgroup that skips its slot is seen.
         let n = launch.groups[0].max(1) as usize * compiler::abi::partial_size(r.ty);

@@ -190,6 +190,13 @@ fn total(runs: &[Run]) -> usize {
 }
 
 impl DevState {
+    /// Can the strided-copy kernel bind the section and a packed buffer of
+    /// `bytes`? (A section larger than one binding goes by copy regions.)
+    fn bindable(&self, section: &Buffer, bytes: usize) -> bool {
+        let max = self.device.info().limits.max_storage_buffer_range;
+        section.size() <= max && (bytes as u64).max(1 << 16).next_power_of_two() <= max
+    }
+
     /// The strided-copy pipeline and a packed buffer of at least `bytes`.
     fn packing(&mut self, bytes: u64) -> Result<(ComputePipeline, Buffer), Fault> {
         if self.strided.is_none() {
@@ -333,7 +340,9 @@ impl DevState {
             return Ok(());
         }
         if let (QueueId::Sync, Some(u)) = (id, uniform(runs, base)) {
-            return self.upload_packed(buf, u, host, runs, all);
+            if self.bindable(buf, all) {
+                return self.upload_packed(buf, u, host, runs, all);
+            }
         }
         if let Some(hb) = self.import(host, all)? {
             let regions: Vec<CopyRegion> = runs
@@ -412,7 +421,9 @@ impl DevState {
             return Ok(());
         }
         if let (QueueId::Sync, Some(u)) = (id, uniform(runs, base)) {
-            return self.download_packed(buf, u, host, runs, all);
+            if self.bindable(buf, all) {
+                return self.download_packed(buf, u, host, runs, all);
+            }
         }
         // Straight into the host array, except for `bool` arrays (whose
         // bytes are normalised on the way in).
