@@ -90,7 +90,7 @@ pub enum VkError {
         /// The device limit in bytes.
         max: u64,
         /// The limit's Vulkan name (`maxStorageBufferRange`, or
-        /// `maxMemoryAllocationSize` where kernels reach buffers by address).
+        /// `maxBufferSize` where kernels reach buffers by address).
         limit: &'static str,
     },
 

@@ -416,8 +416,12 @@ pub struct AdapterLimits {
     pub timestamp_compute_and_graphics: bool,
     /// Default subgroup size (0 where unknown).
     pub subgroup_size: u32,
-    /// Largest single memory allocation in bytes.
+    /// Largest single memory allocation in bytes, as the driver reports it
+    /// (NVIDIA reports 4 GiB and makes larger ones).
     pub max_memory_allocation_size: u64,
+    /// Largest buffer in bytes (`maxBufferSize`, Vulkan 1.3); 0 where
+    /// unknown.
+    pub max_buffer_size: u64,
 }
 
 /// Optional features of an adapter that accl uses.
@@ -540,6 +544,10 @@ pub(crate) fn query_adapter(raw: &ash::Instance, pd: vk::PhysicalDevice) -> Resu
         if is12 {
             props2 = props2.push_next(&mut driver);
         }
+        let mut maint4 = vk::PhysicalDeviceMaintenance4Properties::default();
+        if api >= vk::API_VERSION_1_3 {
+            props2 = props2.push_next(&mut maint4);
+        }
         raw.get_physical_device_properties2(pd, &mut props2);
         let limits = props2.properties.limits;
 
@@ -636,6 +644,7 @@ pub(crate) fn query_adapter(raw: &ash::Instance, pd: vk::PhysicalDevice) -> Resu
                 timestamp_compute_and_graphics: limits.timestamp_compute_and_graphics == vk::TRUE,
                 subgroup_size: subgroup.subgroup_size,
                 max_memory_allocation_size: maint3.max_memory_allocation_size,
+                max_buffer_size: maint4.max_buffer_size,
             },
             features: AdapterFeatures {
                 shader_float64: f10.shader_float64 == vk::TRUE,
@@ -716,10 +725,15 @@ impl fmt::Display for AdapterInfo {
         let l = &self.limits;
         writeln!(
             f,
-            "    max storage buffer: {} ({} bytes), max allocation {}, buffer addresses {}",
+            "    max storage buffer: {} ({} bytes), max allocation {}, max buffer {}, buffer addresses {}",
             mib(l.max_storage_buffer_range),
             l.max_storage_buffer_range,
             mib(l.max_memory_allocation_size),
+            if l.max_buffer_size == 0 {
+                "unknown".to_string()
+            } else {
+                mib(l.max_buffer_size)
+            },
             yes(self.features.buffer_device_address)
         )?;
         writeln!(
