@@ -63,6 +63,12 @@ pub struct Completion {
 /// The largest staging buffer kept (bigger transfers go in chunks).
 const STAGING_MAX: u64 = 64 << 20;
 
+/// The largest staging buffer an async copy makes: larger copies go in
+/// pieces, each with a buffer of its own. Every Vulkan device allocates
+/// this much at once (`maxMemoryAllocationSize` is at least 1 GiB); some
+/// refuse more.
+const ASYNC_STAGING_MAX: usize = 1 << 30;
+
 /// Transfers of at least this many bytes go straight between device memory
 /// and the host array, imported into Vulkan, where the device can import
 /// host memory: no staging buffer, no host copy. (Smaller ones cost less
@@ -148,6 +154,9 @@ pub struct DevState {
     /// allocating host-visible memory costs a millisecond or more per
     /// buffer on some drivers, more than the copy itself.
     spare: Vec<StagingBuffer>,
+    /// The largest staging buffer of one async copy ([`ASYNC_STAGING_MAX`];
+    /// smaller in tests, so that several pieces are cheap to make).
+    async_chunk: usize,
     pub pipelines: HashMap<PipelineKey, ComputePipeline>,
     /// Compiled modules by (kernel fingerprint, specialisation).
     pub modules: compiler::Cache,
@@ -285,6 +294,7 @@ impl DevState {
             up: None,
             down: None,
             spare: Vec::new(),
+            async_chunk: ASYNC_STAGING_MAX,
             pipelines: HashMap::new(),
             modules: compiler::Cache::new(),
             last_module: None,

@@ -200,3 +200,69 @@ mod lazy_sync {
         }
     }
 }
+
+mod async_pieces {
+    //! Async copies larger than one staging buffer go in pieces, each with
+    //! a buffer of its own (1 GiB on a real device; 4 KiB here, so several
+    //! pieces are cheap): contiguous and strided, up and down.
+    use super::super::*;
+
+    const SIDE: usize = 100;
+
+    fn grid(f: impl Fn(usize) -> f32) -> Array {
+        Array::from_vec((0..SIDE * SIDE).map(f).collect(), vec![SIDE, SIDE]).unwrap()
+    }
+
+    fn values(a: &Array) -> Vec<f64> {
+        let d = a.data();
+        (0..SIDE * SIDE)
+            .map(|i| d.get(i).unwrap().as_f64().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn async_copies_larger_than_one_staging_buffer_go_in_pieces() {
+        let r = vk_runtime::testing::with_validation("accl async pieces", |instance| {
+            let mut d = DevState::open(instance, 0).expect("device 0");
+            d.async_chunk = 4096;
+            d.direct = false;
+            let id = QueueId::Async(1);
+            let bytes = SIDE * SIDE * 4;
+            let a = grid(|i| i as f32 + 0.5);
+            let whole = Buffer::new(&d.device, bytes as u64, "whole").unwrap();
+            d.upload(id, &whole, 0, &a, 0, bytes).unwrap();
+            let b = grid(|_| 0.0);
+            d.download_into(id, &whole, 0, &b, 0, bytes).unwrap();
+            assert_eq!(d.completions.len(), bytes.div_ceil(4096), "one per piece");
+            d.wait_queue(id).unwrap();
+            assert!(d.completions.is_empty());
+            assert_eq!(values(&b), values(&a));
+
+            // Columns 10..30 of every row: 100 runs of 80 bytes, cut across
+            // pieces.
+            let runs: Vec<strided::Run> = (0..SIDE).map(|r| (r * SIDE * 4 + 40, 80)).collect();
+            let inside = |i: usize| (10..30).contains(&(i % SIDE));
+            let cols = Buffer::new(&d.device, bytes as u64, "columns").unwrap();
+            d.zero(id, &cols).unwrap();
+            d.upload_runs(id, &cols, 0, &a, &runs).unwrap();
+            let c = grid(|_| 0.0);
+            d.download_into(id, &cols, 0, &c, 0, bytes).unwrap();
+            let e = grid(|_| -1.0);
+            d.download_runs(id, &whole, 0, &e, &runs).unwrap();
+            assert_eq!(d.completions.len(), bytes.div_ceil(4096) + 2);
+            d.wait_queue(id).unwrap();
+            let (va, vc, ve) = (values(&a), values(&c), values(&e));
+            for i in 0..SIDE * SIDE {
+                let (want_c, want_e) = if inside(i) {
+                    (va[i], va[i])
+                } else {
+                    (0.0, -1.0)
+                };
+                assert_eq!((vc[i], ve[i]), (want_c, want_e), "element {i}");
+            }
+        });
+        if let Err(m) = r {
+            panic!("validation messages:\n{}", m.join("\n"));
+        }
+    }
+}

@@ -369,20 +369,30 @@ impl DevState {
                 .collect()
         };
         if let QueueId::Async(_) = id {
-            // The host data is read now, into a staging buffer of its own.
-            let mut st = StagingBuffer::new(
-                &self.device,
-                all as u64,
-                StagingKind::Upload,
-                "accl async upload",
-            )
-            .map_err(Fault::from)?;
-            let pieces = pack(runs, &mut 0, &mut 0, all);
-            gather(host, &pieces, st.as_mut_slice());
+            // The host data is read now, into staging buffers of the copy's
+            // own (pieces of at most `async_chunk` bytes).
+            let mut staged = Vec::new();
+            let (mut at, mut part, mut done) = (0, 0, 0);
+            while at < runs.len() {
+                let cap = self.async_chunk.min(all - done);
+                let mut st = StagingBuffer::new(
+                    &self.device,
+                    cap as u64,
+                    StagingKind::Upload,
+                    "accl async upload",
+                )
+                .map_err(Fault::from)?;
+                let pieces = pack(runs, &mut at, &mut part, cap);
+                gather(host, &pieces, st.as_mut_slice());
+                done += pieces.iter().map(|p| p.len).sum::<usize>();
+                staged.push((st, pieces));
+            }
             let q = self.queue(id)?;
             q.set_label("upload strided");
-            q.copy_regions(&st, buf, &regions(&pieces))
-                .map_err(Fault::from)?;
+            for (st, pieces) in &staged {
+                q.copy_regions(st, buf, &regions(pieces))
+                    .map_err(Fault::from)?;
+            }
             return self.settle(id);
         }
         let (mut at, mut part, mut done) = (0, 0, 0);
@@ -459,22 +469,35 @@ impl DevState {
                 .collect()
         };
         if let QueueId::Async(_) = id {
-            let st = self.async_staging(all as u64)?;
-            let pieces = pack(runs, &mut 0, &mut 0, all);
+            // Pieces of at most `async_chunk` bytes, each with its own
+            // staging buffer, all made before any copy is recorded.
+            let mut staged = Vec::new();
+            let (mut at, mut part, mut done) = (0, 0, 0);
+            while at < runs.len() {
+                let cap = self.async_chunk.min(all - done);
+                let st = self.async_staging(cap as u64)?;
+                let pieces = pack(runs, &mut at, &mut part, cap);
+                done += pieces.iter().map(|p| p.len).sum::<usize>();
+                staged.push((st, pieces));
+            }
             let q = self.queue(id)?;
             q.set_label("download strided");
-            q.copy_regions(buf, &st, &regions(&pieces))
-                .map_err(Fault::from)?;
+            for (st, pieces) in &staged {
+                q.copy_regions(buf, st, &regions(pieces))
+                    .map_err(Fault::from)?;
+            }
             let value = q.submitted_value() + 1;
-            self.completions.push(Completion {
-                queue: id,
-                value,
-                staging: st,
-                array: host.clone(),
-                offset: 0,
-                len: all,
-                pieces,
-            });
+            for (st, pieces) in staged {
+                self.completions.push(Completion {
+                    queue: id,
+                    value,
+                    staging: st,
+                    array: host.clone(),
+                    offset: 0,
+                    len: 0,
+                    pieces,
+                });
+            }
             return self.submit(id).map(|_| ());
         }
         let (mut at, mut part, mut done) = (0, 0, 0);

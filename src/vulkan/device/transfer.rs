@@ -126,19 +126,28 @@ impl DevState {
         let data = host.data();
         let src = &data.bytes()[host_offset..host_offset + len];
         if let QueueId::Async(_) = id {
-            let mut st = StagingBuffer::new(
-                &self.device,
-                src.len() as u64,
-                StagingKind::Upload,
-                "accl async upload",
-            )
-            .map_err(Fault::from)?;
-            copy_bytes(&mut st.as_mut_slice()[..src.len()], src);
+            // The host data is read now, into staging buffers of the copy's
+            // own (pieces of at most `async_chunk` bytes).
+            let mut staged = Vec::new();
+            for part in src.chunks(self.async_chunk) {
+                let mut st = StagingBuffer::new(
+                    &self.device,
+                    part.len() as u64,
+                    StagingKind::Upload,
+                    "accl async upload",
+                )
+                .map_err(Fault::from)?;
+                copy_bytes(&mut st.as_mut_slice()[..part.len()], part);
+                staged.push((st, part.len() as u64));
+            }
             drop(data);
             let q = self.queue(id)?;
             q.set_label("upload");
-            q.copy_buffer(&st, 0, buf, offset, len as u64)
-                .map_err(Fault::from)?;
+            let mut at = offset;
+            for (st, n) in &staged {
+                q.copy_buffer(st, 0, buf, at, *n).map_err(Fault::from)?;
+                at += n;
+            }
             return self.settle(id);
         }
         let mut done = 0usize;
@@ -233,21 +242,35 @@ impl DevState {
             };
         }
         if let QueueId::Async(_) = id {
-            let st = self.async_staging(len as u64)?;
+            // Pieces of at most `async_chunk` bytes, each landing in the host
+            // array from its own staging buffer; every buffer is made before
+            // any copy is recorded, so a refusal records none.
+            let pieces: Vec<(usize, usize)> = (0..len)
+                .step_by(self.async_chunk)
+                .map(|at| (at, self.async_chunk.min(len - at)))
+                .collect();
+            let mut staged = Vec::with_capacity(pieces.len());
+            for &(_, n) in &pieces {
+                staged.push(self.async_staging(n as u64)?);
+            }
             let q = self.queue(id)?;
             q.set_label("download");
-            q.copy_buffer(buf, offset, &st, 0, len as u64)
-                .map_err(Fault::from)?;
+            for (st, &(at, n)) in staged.iter().zip(&pieces) {
+                q.copy_buffer(buf, offset + at as u64, st, 0, n as u64)
+                    .map_err(Fault::from)?;
+            }
             let value = q.submitted_value() + 1;
-            self.completions.push(Completion {
-                queue: id,
-                value,
-                staging: st,
-                array: host.clone(),
-                offset: host_offset,
-                len,
-                pieces: Vec::new(),
-            });
+            for (st, (at, n)) in staged.into_iter().zip(pieces) {
+                self.completions.push(Completion {
+                    queue: id,
+                    value,
+                    staging: st,
+                    array: host.clone(),
+                    offset: host_offset + at,
+                    len: n,
+                    pieces: Vec::new(),
+                });
+            }
             // A copy to the host ends the batch: submitted now, it can be
             // observed (and land in the host array) as soon as it is done.
             return self.submit(id).map(|_| ());
