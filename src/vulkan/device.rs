@@ -52,11 +52,7 @@ pub struct Completion {
     pub value: u64,
     staging: StagingBuffer,
     array: Array,
-    /// Byte offset in the host array, and bytes copied.
-    offset: usize,
-    len: usize,
-    /// For a strided copy, where each staged piece goes in the host array
-    /// (`offset` and `len` then unused); empty for a contiguous one.
+    /// Where each staged piece goes in the host array.
     pieces: Vec<strided::Piece>,
 }
 
@@ -751,11 +747,7 @@ impl DevState {
             .partition(reached);
         self.completions = rest;
         for c in ready {
-            if c.pieces.is_empty() {
-                write_host(&c.array, c.offset, &c.staging.as_slice()[..c.len]);
-            } else {
-                strided::scatter(&c.array, &c.pieces, c.staging.as_slice());
-            }
+            strided::scatter(&c.array, &c.pieces, c.staging.as_slice());
             self.spare_staging(c.staging);
         }
         Ok(done)
@@ -911,7 +903,7 @@ fn without_all(f: Features, names: &[String]) -> Features {
 mod strided;
 mod submission;
 mod transfer;
-use transfer::write_host;
+use transfer::copy_bytes;
 
 #[cfg(test)]
 #[path = "device_tests.rs"]

@@ -8,7 +8,8 @@
 //! the device imports it (as large contiguous transfers do), else packed
 //! into a staging buffer, so only the box's bytes cross the bus. A row
 //! section never comes here ([`DevState::upload`] and
-//! [`DevState::download_into`] move it in one piece).
+//! [`DevState::download_into`] move it in one piece), except that its
+//! staged async copies share the pieces-of-runs staging below, as one run.
 
 use super::*;
 use vk_runtime::{BufferBinding, CopyRegion};
@@ -111,7 +112,9 @@ pub(super) fn scatter(array: &Array, pieces: &[Piece], src: &[u8]) {
             continue;
         };
         match data.bytes_mut() {
-            Some(b) if p.host + p.len <= b.len() => b[p.host..p.host + p.len].copy_from_slice(from),
+            Some(b) if p.host + p.len <= b.len() => {
+                copy_bytes(&mut b[p.host..p.host + p.len], from)
+            }
             _ => data.write_bytes(p.host, from),
         }
     }
@@ -126,7 +129,7 @@ fn gather(host: &Array, pieces: &[Piece], dst: &mut [u8]) {
             dst.get_mut(p.staged..p.staged + p.len),
             bytes.get(p.host..p.host + p.len),
         ) {
-            d.copy_from_slice(s);
+            copy_bytes(d, s);
         }
     }
 }
@@ -369,31 +372,14 @@ impl DevState {
                 .collect()
         };
         if let QueueId::Async(_) = id {
-            // The host data is read now, into staging buffers of the copy's
-            // own (pieces of at most `async_chunk` bytes).
-            let mut staged = Vec::new();
-            let (mut at, mut part, mut done) = (0, 0, 0);
-            while at < runs.len() {
-                let cap = self.async_chunk.min(all - done);
-                let mut st = StagingBuffer::new(
-                    &self.device,
-                    cap as u64,
-                    StagingKind::Upload,
-                    "accl async upload",
-                )
-                .map_err(Fault::from)?;
-                let pieces = pack(runs, &mut at, &mut part, cap);
-                gather(host, &pieces, st.as_mut_slice());
-                done += pieces.iter().map(|p| p.len).sum::<usize>();
-                staged.push((st, pieces));
-            }
-            let q = self.queue(id)?;
-            q.set_label("upload strided");
-            for (st, pieces) in &staged {
-                q.copy_regions(st, buf, &regions(pieces))
-                    .map_err(Fault::from)?;
-            }
-            return self.settle(id);
+            return self.upload_staged_async(
+                id,
+                buf,
+                host,
+                runs,
+                |h| (h - base) as u64,
+                "upload strided",
+            );
         }
         let (mut at, mut part, mut done) = (0, 0, 0);
         while at < runs.len() {
@@ -469,36 +455,14 @@ impl DevState {
                 .collect()
         };
         if let QueueId::Async(_) = id {
-            // Pieces of at most `async_chunk` bytes, each with its own
-            // staging buffer, all made before any copy is recorded.
-            let mut staged = Vec::new();
-            let (mut at, mut part, mut done) = (0, 0, 0);
-            while at < runs.len() {
-                let cap = self.async_chunk.min(all - done);
-                let st = self.async_staging(cap as u64)?;
-                let pieces = pack(runs, &mut at, &mut part, cap);
-                done += pieces.iter().map(|p| p.len).sum::<usize>();
-                staged.push((st, pieces));
-            }
-            let q = self.queue(id)?;
-            q.set_label("download strided");
-            for (st, pieces) in &staged {
-                q.copy_regions(buf, st, &regions(pieces))
-                    .map_err(Fault::from)?;
-            }
-            let value = q.submitted_value() + 1;
-            for (st, pieces) in staged {
-                self.completions.push(Completion {
-                    queue: id,
-                    value,
-                    staging: st,
-                    array: host.clone(),
-                    offset: 0,
-                    len: 0,
-                    pieces,
-                });
-            }
-            return self.submit(id).map(|_| ());
+            return self.download_staged_async(
+                id,
+                buf,
+                host,
+                runs,
+                |h| (h - base) as u64,
+                "download strided",
+            );
         }
         let (mut at, mut part, mut done) = (0, 0, 0);
         while at < runs.len() {
@@ -520,6 +484,105 @@ impl DevState {
             done += pieces.iter().map(|p| p.len).sum::<usize>();
         }
         Ok(())
+    }
+
+    /// An async copy of `runs` of `host` into `buf` through staging: the
+    /// host bytes are read now, into staging buffers of the copy's own of
+    /// at most `async_chunk` bytes each (every Vulkan device allocates
+    /// that much; some refuse more). `to_buf` gives the buffer offset of a
+    /// host byte offset.
+    pub(super) fn upload_staged_async(
+        &mut self,
+        id: QueueId,
+        buf: &Buffer,
+        host: &Array,
+        runs: &[Run],
+        to_buf: impl Fn(usize) -> u64,
+        label: &str,
+    ) -> Result<(), Fault> {
+        let all = total(runs);
+        let mut staged = Vec::new();
+        let (mut at, mut part, mut done) = (0, 0, 0);
+        while at < runs.len() {
+            let cap = self.async_chunk.min(all - done);
+            let mut st = StagingBuffer::new(
+                &self.device,
+                cap as u64,
+                StagingKind::Upload,
+                "accl async upload",
+            )
+            .map_err(Fault::from)?;
+            let pieces = pack(runs, &mut at, &mut part, cap);
+            gather(host, &pieces, st.as_mut_slice());
+            done += pieces.iter().map(|p| p.len).sum::<usize>();
+            staged.push((st, pieces));
+        }
+        let q = self.queue(id)?;
+        q.set_label(label);
+        for (st, pieces) in &staged {
+            let regions: Vec<CopyRegion> = pieces
+                .iter()
+                .map(|p| CopyRegion {
+                    src_offset: p.staged as u64,
+                    dst_offset: to_buf(p.host),
+                    size: p.len as u64,
+                })
+                .collect();
+            q.copy_regions(st, buf, &regions).map_err(Fault::from)?;
+        }
+        self.settle(id)
+    }
+
+    /// An async copy of `runs` of `buf` into `host` through staging
+    /// buffers of at most `async_chunk` bytes, each landing in the host
+    /// array when the host observes the queue. Every buffer is made before
+    /// any copy is recorded, so a refusal records none. `to_buf` gives the
+    /// buffer offset of a host byte offset.
+    pub(super) fn download_staged_async(
+        &mut self,
+        id: QueueId,
+        buf: &Buffer,
+        host: &Array,
+        runs: &[Run],
+        to_buf: impl Fn(usize) -> u64,
+        label: &str,
+    ) -> Result<(), Fault> {
+        let all = total(runs);
+        let mut staged = Vec::new();
+        let (mut at, mut part, mut done) = (0, 0, 0);
+        while at < runs.len() {
+            let cap = self.async_chunk.min(all - done);
+            let st = self.async_staging(cap as u64)?;
+            let pieces = pack(runs, &mut at, &mut part, cap);
+            done += pieces.iter().map(|p| p.len).sum::<usize>();
+            staged.push((st, pieces));
+        }
+        let q = self.queue(id)?;
+        q.set_label(label);
+        for (st, pieces) in &staged {
+            let regions: Vec<CopyRegion> = pieces
+                .iter()
+                .map(|p| CopyRegion {
+                    src_offset: to_buf(p.host),
+                    dst_offset: p.staged as u64,
+                    size: p.len as u64,
+                })
+                .collect();
+            q.copy_regions(buf, st, &regions).map_err(Fault::from)?;
+        }
+        let value = q.submitted_value() + 1;
+        for (staging, pieces) in staged {
+            self.completions.push(Completion {
+                queue: id,
+                value,
+                staging,
+                array: host.clone(),
+                pieces,
+            });
+        }
+        // A copy to the host ends the batch: submitted now, it can be
+        // observed (and land in the host array) as soon as it is done.
+        self.submit(id).map(|_| ())
     }
 }
 

@@ -123,33 +123,19 @@ impl DevState {
             .map_err(Fault::from)?;
             return self.settle(id);
         }
+        if let QueueId::Async(_) = id {
+            let to_buf = |h: usize| (h - host_offset) as u64 + offset;
+            return self.upload_staged_async(
+                id,
+                buf,
+                host,
+                &[(host_offset, len)],
+                to_buf,
+                "upload",
+            );
+        }
         let data = host.data();
         let src = &data.bytes()[host_offset..host_offset + len];
-        if let QueueId::Async(_) = id {
-            // The host data is read now, into staging buffers of the copy's
-            // own (pieces of at most `async_chunk` bytes).
-            let mut staged = Vec::new();
-            for part in src.chunks(self.async_chunk) {
-                let mut st = StagingBuffer::new(
-                    &self.device,
-                    part.len() as u64,
-                    StagingKind::Upload,
-                    "accl async upload",
-                )
-                .map_err(Fault::from)?;
-                copy_bytes(&mut st.as_mut_slice()[..part.len()], part);
-                staged.push((st, part.len() as u64));
-            }
-            drop(data);
-            let q = self.queue(id)?;
-            q.set_label("upload");
-            let mut at = offset;
-            for (st, n) in &staged {
-                q.copy_buffer(st, 0, buf, at, *n).map_err(Fault::from)?;
-                at += n;
-            }
-            return self.settle(id);
-        }
         let mut done = 0usize;
         while done < src.len() {
             let st = self.staging(StagingKind::Upload, (src.len() - done) as u64)?;
@@ -242,38 +228,15 @@ impl DevState {
             };
         }
         if let QueueId::Async(_) = id {
-            // Pieces of at most `async_chunk` bytes, each landing in the host
-            // array from its own staging buffer; every buffer is made before
-            // any copy is recorded, so a refusal records none.
-            let pieces: Vec<(usize, usize)> = (0..len)
-                .step_by(self.async_chunk)
-                .map(|at| (at, self.async_chunk.min(len - at)))
-                .collect();
-            let mut staged = Vec::with_capacity(pieces.len());
-            for &(_, n) in &pieces {
-                staged.push(self.async_staging(n as u64)?);
-            }
-            let q = self.queue(id)?;
-            q.set_label("download");
-            for (st, &(at, n)) in staged.iter().zip(&pieces) {
-                q.copy_buffer(buf, offset + at as u64, st, 0, n as u64)
-                    .map_err(Fault::from)?;
-            }
-            let value = q.submitted_value() + 1;
-            for (st, (at, n)) in staged.into_iter().zip(pieces) {
-                self.completions.push(Completion {
-                    queue: id,
-                    value,
-                    staging: st,
-                    array: host.clone(),
-                    offset: host_offset + at,
-                    len: n,
-                    pieces: Vec::new(),
-                });
-            }
-            // A copy to the host ends the batch: submitted now, it can be
-            // observed (and land in the host array) as soon as it is done.
-            return self.submit(id).map(|_| ());
+            let to_buf = |h: usize| (h - host_offset) as u64 + offset;
+            return self.download_staged_async(
+                id,
+                buf,
+                host,
+                &[(host_offset, len)],
+                to_buf,
+                "download",
+            );
         }
         if len as u64 <= STAGING_MAX {
             // One staging buffer's worth: straight from it into the host
@@ -357,7 +320,7 @@ const PAR_COPY: usize = 1 << 20;
 /// `dst.copy_from_slice(src)`, on several threads when large: moving bytes
 /// between staging memory and host arrays is the host's share of every
 /// transfer, and one core moves only a few GB/s of it.
-fn copy_bytes(dst: &mut [u8], src: &[u8]) {
+pub(super) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
     use rayon::prelude::*;
     if src.len() < PAR_COPY {
         dst.copy_from_slice(src);
@@ -369,7 +332,7 @@ fn copy_bytes(dst: &mut [u8], src: &[u8]) {
 }
 
 /// Write `src` into the host array at byte `offset`.
-pub(super) fn write_host(array: &Array, offset: usize, src: &[u8]) {
+fn write_host(array: &Array, offset: usize, src: &[u8]) {
     let mut data = array.data_mut();
     match data.bytes_mut() {
         Some(b) if offset + src.len() <= b.len() => {
