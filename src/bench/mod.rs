@@ -115,9 +115,9 @@ fn copy_ceiling(adapter: usize, bytes: u64, runs: usize) -> Result<f64, String> 
 /// saxpy over arrays of 1 GiB, which one binding shows a kernel, and of
 /// 8 GiB, which kernels reach by address: the same GB/s is the goal. Only
 /// on a GPU with room for the two 8 GiB arrays and more. Each size runs on
-/// constant and on random data: NVIDIA's memory compression makes constant
-/// arrays faster to read than random ones, and more so for some
-/// allocations than others, so only random data compares sizes fairly.
+/// constant and on random data: NVIDIA's Vulkan driver runs kernels slower
+/// once large arrays hold non-constant values (see docs/language.md), so
+/// only random data compares sizes fairly.
 fn large_arrays(b: &mut Bench, info: &vk_runtime::AdapterInfo) -> Result<(), String> {
     const BIG: u64 = 8 << 30;
     if info.device_type == DeviceType::Cpu || info.device_local_memory < 3 * BIG {
