@@ -47,6 +47,55 @@ fn a_copy_between_two_devices_carries_what_the_first_computed() {
     assert!(dev.engine.present().is_empty());
 }
 
+/// Copies back and forth, step after step, with kernels on both devices
+/// between them (synchronous ones not waited for yet), and a copy
+/// into an array of another shape among them: every step goes through the
+/// same host memory, reused while the shape stays, and still carries what
+/// the last kernel computed. 128K elements, so the copies go straight
+/// between device and host memory where the device can.
+#[test]
+fn repeated_copies_between_devices_carry_each_step() {
+    let dev = run_devices(
+        "let n = 131072;
+         let a = arange(f32, n as f32);
+         let m = zeros(f32, 256, 512);
+         set device_num(1); enter data copyin(a, m);
+         set device_num(0); enter data copyin(a);
+         for step in 0..6 {
+             parallel loop present(a) async(1) for i in 0..n { a[i] = a[i] + 1.0; }
+             wait(1);
+             acc_memcpy_d2d(a, a, 1, 0);
+             set device_num(1);
+             parallel loop present(a) for i in 0..n { a[i] = a[i] * 0.5; }
+             if step % 2 == 1 {
+                 // Another shape, same count: the copy changes its host memory.
+                 acc_memcpy_d2d(m, a, 1, 1);
+             }
+             set device_num(0);
+             acc_memcpy_d2d(a, a, 0, 1);
+         }
+         exit data copyout(a);
+         set device_num(1); exit data copyout(m) delete(a);",
+        "0,0",
+    );
+    ok(&dev);
+    let mut want: Vec<f32> = (0..131072).map(|i| i as f32).collect();
+    let mut m = Vec::new();
+    for step in 0..6 {
+        for v in &mut want {
+            *v = (*v + 1.0) * 0.5;
+        }
+        if step % 2 == 1 {
+            m = want.clone();
+        }
+    }
+    let (a, _) = dev.engine.get_array::<f32>("a").unwrap();
+    assert_eq!(a, want);
+    let (got_m, shape) = dev.engine.get_array::<f32>("m").unwrap();
+    assert_eq!((got_m, shape), (m, vec![256, 512]));
+    assert!(dev.engine.present().is_empty());
+}
+
 #[test]
 fn copies_between_devices_are_checked() {
     let code = |src: &str| {

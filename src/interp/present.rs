@@ -186,6 +186,11 @@ pub struct Mapping<S: Storage> {
 /// The present table of every device of one backend.
 pub struct Table<S: Storage> {
     maps: HashMap<(usize, u64), Mapping<S>>,
+    /// The host array the last device-to-device copy went through, kept
+    /// for the next copy of the same shape: its pages are in memory and
+    /// the devices have it imported already, so a repeated copy (a block
+    /// moved every step) costs the two transfers alone.
+    bounce: Option<Array>,
     pub store: S,
 }
 
@@ -193,6 +198,7 @@ impl<S: Storage + Default> Default for Table<S> {
     fn default() -> Self {
         Table {
             maps: HashMap::new(),
+            bounce: None,
             store: S::default(),
         }
     }
@@ -202,6 +208,7 @@ impl<S: Storage> Table<S> {
     pub fn new(store: S) -> Self {
         Table {
             maps: HashMap::new(),
+            bounce: None,
             store,
         }
     }
@@ -540,15 +547,24 @@ impl<S: Storage> Env for Table<S> {
         let (ss, ssec) = &s.sections[j];
         // Out through a host array of src's shape, in again as dst's
         // shape (same count): the elements of both in row-major order.
-        let out = Array::zeros(src.scalar(), src.shape().to_vec())
-            .map_err(|e| EnvError::Device(Fault::Failed(e.to_string())))?;
+        let out = match self.bounce.take() {
+            Some(b) if b.scalar() == src.scalar() && b.shape() == src.shape() => b,
+            _ => Array::zeros(src.scalar(), src.shape().to_vec())
+                .map_err(|e| EnvError::Device(Fault::Failed(e.to_string())))?,
+        };
         self.store
             .transfer(src_dev, &s.arr, ssec, ss.bx.lo, &out, &ss.bx, true)?;
-        let data = out.data().clone();
-        let back = Array::new(data, dst.shape().to_vec())
-            .map_err(|e| EnvError::Device(Fault::Failed(format!("{e:?}"))))?;
-        self.store
-            .transfer(dst_dev, &d.arr, dsec, ds.bx.lo, &back, &ds.bx, false)?;
+        if dst.shape() == src.shape() {
+            self.store
+                .transfer(dst_dev, &d.arr, dsec, ds.bx.lo, &out, &ds.bx, false)?;
+        } else {
+            let data = out.data().clone();
+            let back = Array::new(data, dst.shape().to_vec())
+                .map_err(|e| EnvError::Device(Fault::Failed(format!("{e:?}"))))?;
+            self.store
+                .transfer(dst_dev, &d.arr, dsec, ds.bx.lo, &back, &ds.bx, false)?;
+        }
+        self.bounce = Some(out);
         Ok(true)
     }
 
