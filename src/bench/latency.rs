@@ -2,8 +2,9 @@
 //! wall time measured by the script's own `clock()` (execution only, not
 //! the parsing and checking each `eval` does first): a tiny synchronous
 //! kernel and reduction, small copies each way, Jacobi reading its error
-//! every iteration, how much of an async kernel host work hides, and the
-//! compile wait of a script's first launches.
+//! every iteration, how much of an async kernel host work hides, what a
+//! join and a copy between two devices cost, and the compile wait of a
+//! script's first launches.
 
 use super::{adapters, exit, wall_ms, Wall};
 use crate::Engine;
@@ -212,6 +213,7 @@ fn run(device: usize, runs: usize) -> Result<(), String> {
         2.0 * sync.median
     );
     drop(e);
+    two_devices(device, runs, cpu)?;
 
     // A script of three kernels, first launches on a fresh engine with an
     // empty pipeline cache, against the same script run again.
@@ -246,6 +248,68 @@ fn run(device: usize, runs: usize) -> Result<(), String> {
     println!(
         "jit 3 kernels     cold pipeline cache, first launches: {c:.2} ms, the same script again {a:.2} ms: {:.2} ms waiting for compiles",
         c - a
+    );
+    Ok(())
+}
+
+/// A join and a copy between two devices against the same on one, on two
+/// logical devices of the one adapter: Vulkan devices share no timeline
+/// semaphore and no memory, so the host bridges them as it would two GPUs
+/// (their own link is not measured here).
+fn two_devices(device: usize, runs: usize, cpu: bool) -> Result<(), String> {
+    let mut e = Engine::vulkan_devices(Some(&format!("{device},{device}")), 0)
+        .map_err(|e| e.render(100))?;
+    let mib: usize = if cpu { 16 } else { 256 };
+    ev(
+        &mut e,
+        &format!(
+            "let t0 = zeros(f32, 32); let t1 = zeros(f32, 32);
+             let big = zeros(f32, {n}); let big2 = zeros(f32, {n});
+             acc_set_device_num(1); enter data copyin(t1, big);
+             acc_set_device_num(0); enter data copyin(t0, big, big2);",
+            n = mib << 18
+        ),
+    )?;
+    // A tiny kernel on queue 1, one on queue 2 of device 0 after it, and
+    // the host waiting for the second.
+    let chain = |first: &str, join: &str| {
+        format!(
+            "{first} parallel loop async(1) present(t1) for i in 0..32 {{ t1[i] = t1[i] + 1.0; }}
+             acc_set_device_num(0); {join}
+             parallel loop async(2) present(t0) for i in 0..32 {{ t0[i] = t0[i] * 0.5; }}
+             wait(2);"
+        )
+    };
+    let n = 200;
+    let same = per_op(
+        &mut e,
+        &chain("", "wait(1) async(2);").replace("t1", "t0"),
+        n,
+        runs,
+    )?;
+    let across = per_op(
+        &mut e,
+        &chain("acc_set_device_num(1);", "wait(devnum: 1, 1) async(2);"),
+        n,
+        runs,
+    )?;
+    ev(
+        &mut e,
+        "acc_set_device_num(1); wait; acc_set_device_num(0); wait;",
+    )?;
+    println!(
+        "join              tiny kernel on queue 1, then one on queue 2 after it, waited for: one device {}, two devices {} (the host bridges them)",
+        us(same),
+        us(across)
+    );
+    let gbs = |w: Wall| 2.0 * (mib << 20) as f64 / (w.median * 1e6);
+    let local = wall_ms(&mut e, "acc_memcpy_device(big2, big); wait;", runs)?;
+    let d2d = wall_ms(&mut e, "acc_memcpy_d2d(big, big, 0, 1);", runs)?;
+    println!(
+        "device to device  {mib} MiB (read + write): acc_memcpy_device {:.1} GB/s on one device, acc_memcpy_d2d {:.1} GB/s between two ({:.2} ms, through host memory)",
+        gbs(local),
+        gbs(d2d),
+        d2d.median
     );
     Ok(())
 }
