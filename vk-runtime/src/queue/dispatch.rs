@@ -1,0 +1,204 @@
+//! Recording kernel dispatches: bindings through push descriptors where the
+//! device has them, else descriptor sets from the batch's pools.
+
+use ash::vk;
+
+use super::{BufferBinding, DescPool, Queue, POOL_DESCRIPTORS, POOL_SETS};
+use crate::device::QueueRole;
+use crate::error::{vkerr, Result, VkError};
+use crate::pipeline::ComputePipeline;
+
+impl Queue {
+    /// Records a dispatch of `groups` work groups of `pipeline`, with
+    /// `bindings[i]` at binding i of set 0 and `push_constants` at offset 0.
+    pub fn dispatch(
+        &mut self,
+        pipeline: &ComputePipeline,
+        bindings: &[BufferBinding<'_>],
+        push_constants: &[u8],
+        groups: [u32; 3],
+    ) -> Result<()> {
+        let p = &pipeline.inner;
+        self.same_device(&p.device)?;
+        if self.hw.role != QueueRole::Compute {
+            return Err(VkError::usage(
+                "kernels cannot run on a transfer-only queue",
+            ));
+        }
+        if bindings.len() != p.num_storage_buffers as usize {
+            return Err(VkError::usage(format!(
+                "kernel '{}' has {} storage buffers but {} were bound",
+                p.entry,
+                p.num_storage_buffers,
+                bindings.len()
+            )));
+        }
+        if push_constants.len() % 4 != 0 || push_constants.len() > p.push_constant_bytes as usize {
+            return Err(VkError::usage(format!(
+                "kernel '{}' takes {} bytes of push constants; {} given (must be a multiple of 4 and not more)",
+                p.entry,
+                p.push_constant_bytes,
+                push_constants.len()
+            )));
+        }
+        let limits = &self.device.shared.info.limits;
+        let align = limits.min_storage_buffer_offset_alignment.max(1);
+        for (i, bnd) in bindings.iter().enumerate() {
+            self.same_device(&bnd.buffer.inner.device)?;
+            Self::check_range("binding", bnd.buffer, bnd.offset, bnd.range)?;
+            if bnd.range == 0
+                || bnd.offset % align != 0
+                || bnd.range > limits.max_storage_buffer_range
+            {
+                return Err(VkError::usage(format!(
+                    "binding {i}: offset {} must be a multiple of {align} and range {} in 1..={}",
+                    bnd.offset, bnd.range, limits.max_storage_buffer_range
+                )));
+            }
+        }
+        let max = limits.max_compute_work_group_count;
+        if (0..3).any(|k| groups[k] > max[k]) {
+            return Err(VkError::usage(format!(
+                "dispatch of {groups:?} work groups exceeds the device limit {max:?}"
+            )));
+        }
+        if groups.contains(&0) {
+            return Ok(());
+        }
+
+        let set = if p.push_descriptors {
+            vk::DescriptorSet::null()
+        } else {
+            self.allocate_set(p.set_layout, p.num_storage_buffers)?
+        };
+        let d = self.device.shared.raw.clone();
+        let infos: Vec<_> = bindings
+            .iter()
+            .map(|b| {
+                [vk::DescriptorBufferInfo {
+                    buffer: b.buffer.inner.raw,
+                    offset: b.offset,
+                    range: b.range,
+                }]
+            })
+            .collect();
+        let writes: Vec<_> = infos
+            .iter()
+            .enumerate()
+            .map(|(i, info)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(set)
+                    .dst_binding(i as u32)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(info)
+            })
+            .collect();
+        if !writes.is_empty() && !p.push_descriptors {
+            unsafe { d.update_descriptor_sets(&writes, &[]) };
+        }
+        let label = format!("dispatch {}", p.entry);
+        let (cmd, query) = self.begin_op(&label)?;
+        unsafe {
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, p.raw);
+            if p.push_descriptors {
+                let (fns, _) = self
+                    .device
+                    .shared
+                    .push_descriptor
+                    .as_ref()
+                    .expect("a pipeline pushes descriptors only where the device can");
+                fns.cmd_push_descriptor_set(
+                    cmd,
+                    vk::PipelineBindPoint::COMPUTE,
+                    p.layout,
+                    0,
+                    &writes,
+                );
+            } else if p.num_storage_buffers > 0 {
+                d.cmd_bind_descriptor_sets(
+                    cmd,
+                    vk::PipelineBindPoint::COMPUTE,
+                    p.layout,
+                    0,
+                    &[set],
+                    &[],
+                );
+            }
+            if !push_constants.is_empty() {
+                d.cmd_push_constants(
+                    cmd,
+                    p.layout,
+                    vk::ShaderStageFlags::COMPUTE,
+                    0,
+                    push_constants,
+                );
+            }
+            d.cmd_dispatch(cmd, groups[0], groups[1], groups[2]);
+        }
+        self.end_op(query);
+        let b = self.open.as_mut().expect("open");
+        b.pipelines.push(p.clone());
+        b.buffers
+            .extend(bindings.iter().map(|bnd| bnd.buffer.inner.clone()));
+        Ok(())
+    }
+
+    /// Allocates a descriptor set from the open batch's current pool,
+    /// taking a recycled or new pool when it is full.
+    fn allocate_set(
+        &mut self,
+        layout: vk::DescriptorSetLayout,
+        descriptors: u32,
+    ) -> Result<vk::DescriptorSet> {
+        if descriptors == 0 {
+            return Ok(vk::DescriptorSet::null());
+        }
+        let d = self.device.shared.raw.clone();
+        let (fits, _) = {
+            let b = self.batch()?;
+            (b.sets_left >= 1 && b.descriptors_left >= descriptors, ())
+        };
+        if !fits {
+            let idx = self
+                .free_desc_pools
+                .iter()
+                .position(|p| p.descriptors >= descriptors);
+            let pool = match idx {
+                Some(i) => self.free_desc_pools.swap_remove(i),
+                None => {
+                    let count = POOL_DESCRIPTORS.max(descriptors);
+                    let sizes = [vk::DescriptorPoolSize {
+                        ty: vk::DescriptorType::STORAGE_BUFFER,
+                        descriptor_count: count,
+                    }];
+                    let info = vk::DescriptorPoolCreateInfo::default()
+                        .max_sets(POOL_SETS)
+                        .pool_sizes(&sizes);
+                    let raw = unsafe { d.create_descriptor_pool(&info, None) }
+                        .map_err(vkerr("vkCreateDescriptorPool"))?;
+                    self.stats.descriptor_pools_created += 1;
+                    DescPool {
+                        raw,
+                        sets: POOL_SETS,
+                        descriptors: count,
+                    }
+                }
+            };
+            let b = self.batch()?;
+            b.desc_pools.push(pool);
+            b.sets_left = pool.sets;
+            b.descriptors_left = pool.descriptors;
+        }
+        let b = self.batch()?;
+        let pool = b.desc_pools.last().expect("pushed above").raw;
+        let layouts = [layout];
+        let info = vk::DescriptorSetAllocateInfo::default()
+            .descriptor_pool(pool)
+            .set_layouts(&layouts);
+        let set = unsafe { d.allocate_descriptor_sets(&info) }
+            .map_err(vkerr("vkAllocateDescriptorSets"))?[0];
+        b.sets_left -= 1;
+        b.descriptors_left -= descriptors;
+        Ok(set)
+    }
+}
