@@ -96,6 +96,35 @@ fn repeated_copies_between_devices_carry_each_step() {
     assert!(dev.engine.present().is_empty());
 }
 
+/// Copies of 64 MiB, both ways, step after step: every row arrives where
+/// it belongs.
+#[test]
+fn large_copies_between_devices_carry_every_row() {
+    let dev = run_devices(
+        "let a = reshape(arange(i32, 4100 * 4096), 4100, 4096);
+         set device_num(1); enter data create(a);
+         set device_num(0); enter data copyin(a);
+         for step in 0..2 {
+             set device_num(0);
+             parallel loop collapse(2) present(a)
+             for i in 0..4100 { for j in 0..4096 { a[i, j] = a[i, j] + step + 1; } }
+             acc_memcpy_d2d(a, a, 1, 0);
+             set device_num(1);
+             parallel loop collapse(2) present(a)
+             for i in 0..4100 { for j in 0..4096 { a[i, j] = a[i, j] * 2; } }
+             acc_memcpy_d2d(a, a, 0, 1);
+         }
+         set device_num(1); exit data delete(a);
+         set device_num(0); exit data copyout(a);",
+        "0,0",
+    );
+    ok(&dev);
+    let (a, shape) = dev.engine.get_array::<i32>("a").unwrap();
+    assert_eq!(shape, vec![4100, 4096]);
+    let want: Vec<i32> = (0..4100 * 4096).map(|i| ((i + 1) * 2 + 2) * 2).collect();
+    assert!(a == want, "rows lost or misplaced");
+}
+
 #[test]
 fn copies_between_devices_are_checked() {
     let code = |src: &str| {
