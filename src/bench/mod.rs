@@ -235,8 +235,12 @@ fn run(
         }
     );
 
-    // Streams: copy ceiling, saxpy, sum.
+    // Streams: copy ceiling, saxpy, sum, on constant arrays (comparable
+    // with earlier runs); the large-array figures below add random ones.
     let n = z.stream;
+    println!(
+        "streams           on arrays of constant values (non-constant ones past a few hundred MiB run slower on NVIDIA's Vulkan driver; see docs/language.md)"
+    );
     let dma = copy_ceiling(info.index, n * 4, runs)?;
     b.eval(&format!(
         "let n = {n}; let x = full(f32, 1.0, n); let y = full(f32, 2.0, n); let a = 2.0f32;
