@@ -361,16 +361,7 @@ impl DevState {
             q.copy_regions(&hb, buf, &regions).map_err(Fault::from)?;
             return self.settle(id);
         }
-        let regions = |pieces: &[Piece]| -> Vec<CopyRegion> {
-            pieces
-                .iter()
-                .map(|p| CopyRegion {
-                    src_offset: p.staged as u64,
-                    dst_offset: (p.host - base) as u64,
-                    size: p.len as u64,
-                })
-                .collect()
-        };
+        let regions = |pieces: &[Piece]| piece_regions(pieces, |h| (h - base) as u64, true);
         if let QueueId::Async(_) = id {
             return self.upload_staged_async(
                 id,
@@ -444,16 +435,7 @@ impl DevState {
                 QueueId::Sync => self.wait_queue(id),
             };
         }
-        let regions = |pieces: &[Piece]| -> Vec<CopyRegion> {
-            pieces
-                .iter()
-                .map(|p| CopyRegion {
-                    src_offset: (p.host - base) as u64,
-                    dst_offset: p.staged as u64,
-                    size: p.len as u64,
-                })
-                .collect()
-        };
+        let regions = |pieces: &[Piece]| piece_regions(pieces, |h| (h - base) as u64, false);
         if let QueueId::Async(_) = id {
             return self.download_staged_async(
                 id,
@@ -487,10 +469,8 @@ impl DevState {
     }
 
     /// An async copy of `runs` of `host` into `buf` through staging: the
-    /// host bytes are read now, into staging buffers of the copy's own of
-    /// at most `async_chunk` bytes each (every Vulkan device allocates
-    /// that much; some refuse more). `to_buf` gives the buffer offset of a
-    /// host byte offset.
+    /// host bytes are read now, into staging buffers of the copy's own.
+    /// `to_buf` gives the buffer offset of a host byte offset.
     pub(super) fn upload_staged_async(
         &mut self,
         id: QueueId,
@@ -500,44 +480,20 @@ impl DevState {
         to_buf: impl Fn(usize) -> u64,
         label: &str,
     ) -> Result<(), Fault> {
-        let all = total(runs);
-        let mut staged = Vec::new();
-        let (mut at, mut part, mut done) = (0, 0, 0);
-        while at < runs.len() {
-            let cap = self.async_chunk.min(all - done);
-            let mut st = StagingBuffer::new(
-                &self.device,
-                cap as u64,
-                StagingKind::Upload,
-                "accl async upload",
-            )
-            .map_err(Fault::from)?;
-            let pieces = pack(runs, &mut at, &mut part, cap);
-            gather(host, &pieces, st.as_mut_slice());
-            done += pieces.iter().map(|p| p.len).sum::<usize>();
-            staged.push((st, pieces));
+        let mut staged = self.stage_runs(runs, |d, cap| {
+            StagingBuffer::new(&d.device, cap, StagingKind::Upload, "accl async upload")
+                .map_err(Fault::from)
+        })?;
+        for (st, pieces) in &mut staged {
+            gather(host, pieces, st.as_mut_slice());
         }
-        let q = self.queue(id)?;
-        q.set_label(label);
-        for (st, pieces) in &staged {
-            let regions: Vec<CopyRegion> = pieces
-                .iter()
-                .map(|p| CopyRegion {
-                    src_offset: p.staged as u64,
-                    dst_offset: to_buf(p.host),
-                    size: p.len as u64,
-                })
-                .collect();
-            q.copy_regions(st, buf, &regions).map_err(Fault::from)?;
-        }
+        self.record_staged(id, buf, &staged, to_buf, true, label)?;
         self.settle(id)
     }
 
     /// An async copy of `runs` of `buf` into `host` through staging
-    /// buffers of at most `async_chunk` bytes, each landing in the host
-    /// array when the host observes the queue. Every buffer is made before
-    /// any copy is recorded, so a refusal records none. `to_buf` gives the
-    /// buffer offset of a host byte offset.
+    /// buffers, each landing in the host array when the host observes the
+    /// queue. `to_buf` gives the buffer offset of a host byte offset.
     pub(super) fn download_staged_async(
         &mut self,
         id: QueueId,
@@ -547,30 +503,9 @@ impl DevState {
         to_buf: impl Fn(usize) -> u64,
         label: &str,
     ) -> Result<(), Fault> {
-        let all = total(runs);
-        let mut staged = Vec::new();
-        let (mut at, mut part, mut done) = (0, 0, 0);
-        while at < runs.len() {
-            let cap = self.async_chunk.min(all - done);
-            let st = self.async_staging(cap as u64)?;
-            let pieces = pack(runs, &mut at, &mut part, cap);
-            done += pieces.iter().map(|p| p.len).sum::<usize>();
-            staged.push((st, pieces));
-        }
-        let q = self.queue(id)?;
-        q.set_label(label);
-        for (st, pieces) in &staged {
-            let regions: Vec<CopyRegion> = pieces
-                .iter()
-                .map(|p| CopyRegion {
-                    src_offset: to_buf(p.host),
-                    dst_offset: p.staged as u64,
-                    size: p.len as u64,
-                })
-                .collect();
-            q.copy_regions(buf, st, &regions).map_err(Fault::from)?;
-        }
-        let value = q.submitted_value() + 1;
+        let staged = self.stage_runs(runs, |d, cap| d.async_staging(cap))?;
+        self.record_staged(id, buf, &staged, to_buf, false, label)?;
+        let value = self.queue(id)?.submitted_value() + 1;
         for (staging, pieces) in staged {
             self.completions.push(Completion {
                 queue: id,
@@ -584,6 +519,71 @@ impl DevState {
         // observed (and land in the host array) as soon as it is done.
         self.submit(id).map(|_| ())
     }
+
+    /// `runs` cut into pieces of at most `async_chunk` bytes (every Vulkan
+    /// device allocates that much at once; some refuse more), each with a
+    /// staging buffer from `make` of its size. Every buffer is made before
+    /// any copy is recorded, so a refusal records none.
+    fn stage_runs(
+        &mut self,
+        runs: &[Run],
+        mut make: impl FnMut(&mut Self, u64) -> Result<StagingBuffer, Fault>,
+    ) -> Result<Vec<(StagingBuffer, Vec<Piece>)>, Fault> {
+        let all = total(runs);
+        let mut staged = Vec::new();
+        let (mut at, mut part, mut done) = (0, 0, 0);
+        while at < runs.len() {
+            let cap = self.async_chunk.min(all - done);
+            let st = make(self, cap as u64)?;
+            let pieces = pack(runs, &mut at, &mut part, cap);
+            done += pieces.iter().map(|p| p.len).sum::<usize>();
+            staged.push((st, pieces));
+        }
+        Ok(staged)
+    }
+
+    /// Records the copies between `buf` and staged pieces: into `buf` when
+    /// `up`, out of it otherwise.
+    fn record_staged(
+        &mut self,
+        id: QueueId,
+        buf: &Buffer,
+        staged: &[(StagingBuffer, Vec<Piece>)],
+        to_buf: impl Fn(usize) -> u64,
+        up: bool,
+        label: &str,
+    ) -> Result<(), Fault> {
+        let q = self.queue(id)?;
+        q.set_label(label);
+        for (st, pieces) in staged {
+            let regions = piece_regions(pieces, &to_buf, up);
+            if up {
+                q.copy_regions(st, buf, &regions)
+            } else {
+                q.copy_regions(buf, st, &regions)
+            }
+            .map_err(Fault::from)?;
+        }
+        Ok(())
+    }
+}
+
+/// The copy regions between staged `pieces` and a buffer (at `to_buf` of
+/// each piece's host offset): into the buffer when `up`, out of it
+/// otherwise.
+fn piece_regions(pieces: &[Piece], to_buf: impl Fn(usize) -> u64, up: bool) -> Vec<CopyRegion> {
+    pieces
+        .iter()
+        .map(|p| {
+            let (staged, at) = (p.staged as u64, to_buf(p.host));
+            let (src_offset, dst_offset) = if up { (staged, at) } else { (at, staged) };
+            CopyRegion {
+                src_offset,
+                dst_offset,
+                size: p.len as u64,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
