@@ -554,16 +554,14 @@ impl<S: Storage> Env for Table<S> {
         };
         self.store
             .transfer(src_dev, &s.arr, ssec, ss.bx.lo, &out, &ss.bx, true)?;
-        if dst.shape() == src.shape() {
-            self.store
-                .transfer(dst_dev, &d.arr, dsec, ds.bx.lo, &out, &ds.bx, false)?;
+        let back = if dst.shape() == src.shape() {
+            out.clone()
         } else {
-            let data = out.data().clone();
-            let back = Array::new(data, dst.shape().to_vec())
-                .map_err(|e| EnvError::Device(Fault::Failed(format!("{e:?}"))))?;
-            self.store
-                .transfer(dst_dev, &d.arr, dsec, ds.bx.lo, &back, &ds.bx, false)?;
-        }
+            Array::new(out.data().clone(), dst.shape().to_vec())
+                .map_err(|e| EnvError::Device(Fault::Failed(format!("{e:?}"))))?
+        };
+        self.store
+            .transfer(dst_dev, &d.arr, dsec, ds.bx.lo, &back, &ds.bx, false)?;
         self.bounce = Some(out);
         Ok(true)
     }
