@@ -28,6 +28,7 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use gpu_allocator::{AllocationSizes, AllocatorDebugSettings};
 
+use crate::clocks::{ClockHold, ClockHoldState};
 use crate::error::{vkerr, Result, VkError};
 use crate::instance::{AdapterFeatures, AdapterInfo, Instance, InstanceShared, QueueFamilyInfo};
 
@@ -99,6 +100,8 @@ pub(crate) struct DeviceShared {
     /// Made by the program that embeds accl ([`Device::from_external`]):
     /// never destroyed here (accl's own objects on it are).
     external: bool,
+    /// Keeps an NVIDIA GPU at its working clocks while the device is open.
+    clock_hold: Option<ClockHold>,
 }
 
 /// What importing host allocations needs: the extension's function, the
@@ -419,6 +422,12 @@ impl Device {
         unsafe { self.shared.raw.device_wait_idle() }.map_err(vkerr("vkDeviceWaitIdle"))
     }
 
+    /// Whether accl holds this GPU at its working clocks (see
+    /// [`crate::clocks`]).
+    pub fn clock_hold(&self) -> ClockHoldState {
+        ClockHold::state(self.shared.clock_hold.as_ref())
+    }
+
     /// Bytes currently allocated by the device's allocator (blocks included).
     pub fn allocated_bytes(&self) -> u64 {
         self.shared
@@ -613,6 +622,7 @@ unsafe fn assemble(
     let push_descriptor = ext
         .push_descriptor
         .then(|| push_descriptor_of(raw_instance, &raw, physical));
+    let clock_hold = ClockHold::start(info.vendor_id, device_uuid(raw_instance, physical));
     Ok(Device {
         shared: Arc::new(DeviceShared {
             raw,
@@ -627,8 +637,20 @@ unsafe fn assemble(
             push_descriptor,
             instance: instance.shared.clone(),
             external,
+            clock_hold,
         }),
     })
+}
+
+/// `VkPhysicalDeviceIDProperties::deviceUUID` of `physical`.
+///
+/// # Safety
+/// `physical` belongs to `instance` (Vulkan 1.1 or later).
+unsafe fn device_uuid(instance: &ash::Instance, physical: vk::PhysicalDevice) -> [u8; 16] {
+    let mut id = vk::PhysicalDeviceIDProperties::default();
+    let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut id);
+    instance.get_physical_device_properties2(physical, &mut props);
+    id.device_uuid
 }
 
 /// What importing host memory needs on `raw` (VK_EXT_external_memory_host).

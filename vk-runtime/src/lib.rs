@@ -6,7 +6,8 @@
 //! messages, adapter descriptions), [`device`] (a `VkDevice` with its
 //! allocator, pipeline cache and queues), [`memory`] (storage and staging
 //! buffers), [`pipeline`] (compute pipelines), [`queue`] (accl queues on
-//! timeline semaphores) and [`error`].
+//! timeline semaphores), [`clocks`] (keeping an NVIDIA GPU at its working
+//! clocks while it is open) and [`error`].
 //!
 //! # Ownership and teardown order
 //!
@@ -31,6 +32,7 @@
 //! With the validation layer on, creating and dropping everything in any
 //! order the types allow produces no message.
 
+pub mod clocks;
 pub mod device;
 pub mod error;
 pub mod event;
@@ -61,6 +63,7 @@ pub(crate) fn validation_lock(validation: bool) -> Option<std::sync::MutexGuard<
     validation.then(lifecycle_lock)
 }
 
+pub use clocks::ClockHoldState;
 pub use device::{Device, ExternalDevice, QueueRole, RawHandles, VkQueueInfo, EXTERNAL_FEATURES};
 pub use error::{Result, VkError};
 pub use event::HostEvent;
