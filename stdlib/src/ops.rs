@@ -133,30 +133,46 @@ pub fn len(a: &Array) -> usize {
 
 /// `rand(T, seed, dims..)`: uniform values in `[0, 1)` from a splitmix64
 /// stream started at `seed` (the same seed gives the same array on every
-/// machine).
+/// machine). Element `i` is the stream's `i + 1`-th output, so the array is
+/// filled in pieces on every core: a large `rand` no longer keeps the
+/// program (and an idle GPU) waiting for seconds.
 pub fn rand(t: Scalar, seed: u64, dims: &[i128]) -> Result<Array, ShapeError> {
+    use rayon::prelude::*;
+    /// Elements one task fills.
+    const PIECE: usize = 1 << 16;
     let a = zeros(t, dims)?;
-    let mut state = seed;
-    let mut next = move || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
     {
         let mut d = a.data_mut();
-        for i in 0..a.len() {
-            // 53 random bits: exact in f64, rounded down in f32 below 1.
-            let u = (next() >> 11) as f64 / (1u64 << 53) as f64;
-            let v = match t {
-                Scalar::F32 => Value::F32((u as f32).min(1.0 - f32::EPSILON / 2.0)),
-                _ => Value::F64(u),
-            };
-            d.set(i, v);
+        match &mut *d {
+            Data::F32(v) => v.par_chunks_mut(PIECE).enumerate().for_each(|(c, s)| {
+                for (j, x) in s.iter_mut().enumerate() {
+                    // Rounded down below 1 in f32.
+                    *x = (uniform(seed, c * PIECE + j) as f32).min(1.0 - f32::EPSILON / 2.0);
+                }
+            }),
+            Data::F64(v) => v.par_chunks_mut(PIECE).enumerate().for_each(|(c, s)| {
+                for (j, x) in s.iter_mut().enumerate() {
+                    *x = uniform(seed, c * PIECE + j);
+                }
+            }),
+            d => {
+                for i in 0..d.len() {
+                    d.set(i, Value::F64(uniform(seed, i)));
+                }
+            }
         }
     }
     Ok(a)
+}
+
+/// The `i`-th value of `rand`'s stream for `seed`: the splitmix64 output
+/// `i + 1` steps from `seed`, as 53 random bits (exact in f64).
+fn uniform(seed: u64, i: usize) -> f64 {
+    let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15u64.wrapping_mul(i as u64 + 1));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// `mean(a)`: the `f64` average of the elements (NaN for an empty array).
@@ -250,6 +266,39 @@ pub fn reshape(a: &Array, dims: &[i128]) -> Result<Option<Array>, ShapeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `rand` as one sequential splitmix64 stream, the definition the
+    /// pieces filled in parallel must reproduce bit for bit.
+    fn rand_sequential(seed: u64, n: usize) -> Vec<f64> {
+        let mut state = seed;
+        (0..n)
+            .map(|_| {
+                state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = state;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rand_in_pieces_is_the_one_stream() {
+        // Across several pieces, with a short last one.
+        let n = 3 * (1 << 16) + 17;
+        for seed in [0u64, 7, u64::MAX] {
+            let want = rand_sequential(seed, n);
+            let d = rand(Scalar::F64, seed, &[n as i128]).unwrap();
+            assert_eq!(d.to_vec::<f64>().unwrap(), want, "seed {seed}");
+            let f = rand(Scalar::F32, seed, &[3, n as i128 / 3]).unwrap();
+            let want32: Vec<f32> = want[..f.len()]
+                .iter()
+                .map(|&u| (u as f32).min(1.0 - f32::EPSILON / 2.0))
+                .collect();
+            assert_eq!(f.to_vec::<f32>().unwrap(), want32, "seed {seed}");
+            assert!(want32.iter().all(|&x| (0.0..1.0).contains(&x)));
+        }
+    }
 
     #[test]
     fn constructors() {
