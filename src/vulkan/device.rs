@@ -71,6 +71,15 @@ const ASYNC_STAGING_MAX: usize = 1 << 30;
 /// through staging than an import does the first time.)
 const DIRECT_MIN: usize = 256 << 10;
 
+/// Host arrays larger than this many bytes are imported in pieces of it, so
+/// that copies of arrays past the device's `maxMemoryAllocationSize` (4 GiB
+/// on NVIDIA) go straight too. Every Vulkan device imports this much at
+/// once (the limit is at least 1 GiB).
+const IMPORT_PIECE: usize = 1 << 30;
+
+/// The key of an import of a whole array.
+const WHOLE: usize = usize::MAX;
+
 /// Bytes of spare async download staging kept per device.
 const SPARE_MAX: u64 = 256 << 20;
 
@@ -124,12 +133,17 @@ pub struct DevState {
     /// their queue waits for the last one.
     outstanding: Vec<Outstanding>,
     pub completions: Vec<Completion>,
-    /// Host arrays imported for direct copies, by array id, each with a
-    /// handle that keeps its (never moving) elements alive while the
-    /// import exists. After `queues`: no batch records them when they go.
-    imports: HashMap<u64, (HostBuffer, Array)>,
+    /// Host arrays imported for direct copies, by array id and piece
+    /// ([`WHOLE`] for a whole array), each with a handle that keeps its
+    /// (never moving) elements alive while the import exists. After
+    /// `queues`: no batch records them when they go.
+    imports: HashMap<(u64, usize), (HostBuffer, Array)>,
     /// Copy large transfers straight to and from host arrays.
     pub direct: bool,
+    /// Host arrays larger than this are imported in pieces of this size
+    /// ([`IMPORT_PIECE`]; `ACCL_IMPORT_PIECE=BYTES`, a power of two of at
+    /// least 64 KiB, for testing the pieces on small arrays).
+    import_piece: usize,
     /// How long a host wait polls before it blocks in the driver
     /// (`spin_time`).
     spin: std::time::Duration,
@@ -278,6 +292,11 @@ impl DevState {
             outstanding: Vec::new(),
             completions: Vec::new(),
             imports: HashMap::new(),
+            import_piece: std::env::var("ACCL_IMPORT_PIECE")
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+                .filter(|p| p.is_power_of_two() && *p >= 64 << 10)
+                .unwrap_or(IMPORT_PIECE),
             spin: spin_time(device.info()),
             // A knob for measuring, and a way around a driver whose imports
             // misbehave.

@@ -51,11 +51,23 @@ impl DevState {
         if !self.direct || len < DIRECT_MIN || !self.device.imports_host_memory() {
             return Ok(None);
         }
-        if let Some((b, _)) = self.imports.get(&array.id()) {
+        let bytes = array.data().bytes().len();
+        self.import_range(array, WHOLE, 0, bytes)
+    }
+
+    /// Bytes `start..start + len` of `array` imported, kept under `key`.
+    fn import_range(
+        &mut self,
+        array: &Array,
+        key: usize,
+        start: usize,
+        len: usize,
+    ) -> Result<Option<HostBuffer>, Fault> {
+        if let Some((b, _)) = self.imports.get(&(array.id(), key)) {
             return Ok(Some(b.clone()));
         }
         let data = array.data();
-        let bytes = data.bytes();
+        let bytes = &data.bytes()[start..start + len];
         // SAFETY: the elements never move while the array lives
         // (`stdlib::Array`), and the entry made here holds the array until
         // no batch records the import. The host does not touch bytes a
@@ -66,9 +78,63 @@ impl DevState {
         .map_err(|e| self.fault(e))?;
         drop(data);
         if let Some(b) = &b {
-            self.imports.insert(array.id(), (b.clone(), array.clone()));
+            self.imports
+                .insert((array.id(), key), (b.clone(), array.clone()));
         }
         Ok(b)
+    }
+
+    /// The runs of a direct copy of bytes `offset..offset + len` of
+    /// `array`: one through the whole array's import, or, for an array
+    /// too large for one import, one per imported piece it touches.
+    /// `None` where the copy must be staged.
+    pub(super) fn direct_runs(
+        &mut self,
+        array: &Array,
+        offset: usize,
+        len: usize,
+    ) -> Result<Option<Vec<DirectRun>>, Fault> {
+        let whole = array.data().bytes().len() <= self.import_piece;
+        if let Some(hb) = whole
+            .then(|| self.import(array, len))
+            .transpose()?
+            .flatten()
+        {
+            return Ok(Some(vec![DirectRun {
+                at: hb.offset() + offset as u64,
+                hb,
+                delta: 0,
+                len: len as u64,
+            }]));
+        }
+        let (base, total) = {
+            let d = array.data();
+            (d.bytes().as_ptr() as usize, d.bytes().len())
+        };
+        let piece = self.import_piece;
+        if !self.direct || len < DIRECT_MIN || total <= piece || !self.device.imports_host_memory()
+        {
+            return Ok(None);
+        }
+        // Pieces at multiples of `piece` in the address space, so that no
+        // page is imported twice (`piece` is a multiple of any import
+        // alignment).
+        let mut runs = Vec::new();
+        let (lo, hi) = (base + offset, base + offset + len);
+        for k in lo / piece..hi.div_ceil(piece) {
+            let (p0, p1) = ((k * piece).max(base), ((k + 1) * piece).min(base + total));
+            let Some(hb) = self.import_range(array, k, p0 - base, p1 - p0)? else {
+                return Ok(None);
+            };
+            let (s0, s1) = (lo.max(p0), hi.min(p1));
+            runs.push(DirectRun {
+                at: hb.offset() + (s0 - p0) as u64,
+                hb,
+                delta: (s0 - lo) as u64,
+                len: (s1 - s0) as u64,
+            });
+        }
+        Ok(Some(runs))
     }
 
     pub(super) fn staging(
@@ -110,17 +176,13 @@ impl DevState {
         if len == 0 {
             return Ok(());
         }
-        if let Some(hb) = self.import(host, len)? {
+        if let Some(runs) = self.direct_runs(host, host_offset, len)? {
             let q = self.queue(id)?;
             q.set_label("upload direct");
-            q.copy_buffer(
-                &hb,
-                hb.offset() + host_offset as u64,
-                buf,
-                offset,
-                len as u64,
-            )
-            .map_err(Fault::from)?;
+            for r in &runs {
+                q.copy_buffer(&r.hb, r.at, buf, offset + r.delta, r.len)
+                    .map_err(Fault::from)?;
+            }
             return self.settle(id);
         }
         if let QueueId::Async(_) = id {
@@ -175,9 +237,9 @@ impl DevState {
         // bytes are normalised on the way in).
         let direct = match host.scalar() {
             lang::Scalar::Bool => None,
-            _ => self.import(host, len)?,
+            _ => self.direct_runs(host, host_offset, len)?,
         };
-        if let (Some(hb), QueueId::Async(_), true) =
+        if let (Some(runs), QueueId::Async(_), true) =
             (&direct, id, self.copy_engines != CopyEngines::Off)
         {
             let v = self.flush(id)?;
@@ -189,14 +251,10 @@ impl DevState {
             );
             c.wait_on(q, v).map_err(Fault::from)?;
             c.set_label("download direct");
-            c.copy_buffer(
-                buf,
-                offset,
-                hb,
-                hb.offset() + host_offset as u64,
-                len as u64,
-            )
-            .map_err(Fault::from)?;
+            for r in runs {
+                c.copy_buffer(buf, offset + r.delta, &r.hb, r.at, r.len)
+                    .map_err(Fault::from)?;
+            }
             let cv = c.submit().map_err(Fault::from)?;
             let rb = (host.row_len() * host.scalar().size()).max(1);
             self.outstanding.push(Outstanding {
@@ -209,17 +267,13 @@ impl DevState {
             });
             return Ok(());
         }
-        if let Some(hb) = direct {
+        if let Some(runs) = direct {
             let q = self.queue(id)?;
             q.set_label("download direct");
-            q.copy_buffer(
-                buf,
-                offset,
-                &hb,
-                hb.offset() + host_offset as u64,
-                len as u64,
-            )
-            .map_err(Fault::from)?;
+            for r in &runs {
+                q.copy_buffer(buf, offset + r.delta, &r.hb, r.at, r.len)
+                    .map_err(Fault::from)?;
+            }
             return match id {
                 // Submitted now, so the copy starts as soon as its queue
                 // gets there; nothing is left for the host to do after it.
@@ -312,6 +366,15 @@ impl DevState {
         q.zero(buf, 0, buf.size()).map_err(Fault::from)?;
         self.settle(id)
     }
+}
+
+/// One copy of a direct transfer: `len` bytes at `at` in the imported
+/// buffer `hb`, `delta` bytes from the transfer's start.
+pub(super) struct DirectRun {
+    hb: HostBuffer,
+    at: u64,
+    delta: u64,
+    len: u64,
 }
 
 /// Copies of at least this many bytes are split over threads.
