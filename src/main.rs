@@ -109,6 +109,10 @@ enum BenchWhat {
         /// watchdog cost).
         #[command(flatten)]
         kernels: accl::cli::KernelFlags,
+        /// Run only these workloads (comma-separated): jit, streams, large,
+        /// jacobi, mandelbrot, math, histogram, spmv.
+        #[arg(long)]
+        only: Option<String>,
     },
     /// Async queues and devices (wall clock): the pipelined Mandelbrot
     /// against the same blocks without async, the launch cost of a chain of
@@ -221,8 +225,16 @@ fn main() -> ExitCode {
                     runs,
                     sizes,
                     kernels,
+                    only,
                 },
         } => {
+            let only = match accl::bench::Only::parse(only.as_deref()) {
+                Ok(o) => o,
+                Err(m) => {
+                    eprintln!("error: {m}");
+                    return ExitCode::FAILURE;
+                }
+            };
             let sizes = match sizes.as_deref() {
                 None => None,
                 Some("gpu") => Some(accl::bench::Sizes::GPU),
@@ -232,7 +244,7 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            accl::bench::bench_device(device, runs, sizes, kernels)
+            accl::bench::bench_device(device, runs, sizes, kernels, only)
         }
     }
 }

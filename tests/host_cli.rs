@@ -64,6 +64,35 @@ fn bench_runs_small() {
 }
 
 #[test]
+fn bench_device_runs_only_the_named_workloads() {
+    let out = accl()
+        .args(["bench", "device", "--only", "histogram,nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not `nope`") && err.contains("spmv"), "{err}");
+    // On the test machine's device (lavapipe in CI), at the small sizes.
+    let out = accl()
+        .env("ACCL_VALIDATION", "1")
+        .args(["bench", "device", "--sizes", "cpu", "--runs", "1"])
+        .args(["--only", "histogram"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("histogram ") && text.contains("array reduction"),
+        "{text}"
+    );
+    assert!(!text.contains("saxpy") && !text.contains("JIT"), "{text}");
+}
+
+#[test]
 fn run_reads_stdin_skips_a_shebang_and_exits_with_a_code() {
     use std::io::Write;
     let mut child = accl()

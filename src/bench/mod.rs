@@ -67,9 +67,11 @@ impl Bench {
         self.e.eval(src).map(|_| ()).map_err(|e| e.render(100))
     }
 
-    /// Device nanoseconds of the kernels of one evaluation of `src`, per run.
+    /// Device nanoseconds of the kernels of one evaluation of `src`, per
+    /// run, after one untimed evaluation (compiles, first touches).
     fn kernel_ns(&mut self, src: &str) -> Result<Vec<f64>, String> {
         let mut v = Vec::new();
+        self.eval(src)?;
         self.e.take_device_timings();
         for _ in 0..self.runs {
             self.eval(src)?;
@@ -114,11 +116,8 @@ fn copy_ceiling(adapter: usize, bytes: u64, runs: usize) -> Result<f64, String> 
 
 /// saxpy over arrays of 1 GiB, which one binding shows a kernel, and of
 /// 8 GiB, which kernels reach by address: the same GB/s is the goal. Only
-/// on a GPU with room for the two 8 GiB arrays and more. Each size runs on
-/// constant and on random data: NVIDIA's Vulkan driver runs kernels slower
-/// once large arrays hold non-constant values (see docs/language.md), so
-/// only random data compares sizes fairly.
-fn large_arrays(b: &mut Bench, info: &vk_runtime::AdapterInfo) -> Result<(), String> {
+/// on a GPU with room for the two 8 GiB arrays and more.
+fn large_arrays(b: &mut Bench, _: &Sizes, info: &vk_runtime::AdapterInfo) -> Result<(), String> {
     const BIG: u64 = 8 << 30;
     if info.device_type == DeviceType::Cpu || info.device_local_memory < 3 * BIG {
         println!("large arrays: skipped (needs a GPU with more than 24 GiB)");
@@ -132,32 +131,74 @@ fn large_arrays(b: &mut Bench, info: &vk_runtime::AdapterInfo) -> Result<(), Str
         } else {
             "bound"
         };
-        let mut rates = Vec::new();
-        for (x, y) in [
-            ("full(f32, 1.0, n)", "full(f32, 2.0, n)"),
-            ("rand(f32, 1, n)", "rand(f32, 2, n)"),
-        ] {
-            b.eval(&format!(
-                "let n = {n}i64; let x = {x}; let y = {y}; let a = 2.0f32;
-                 enter data copyin(x, y);"
-            ))?;
-            let t = median(b.kernel_ns(
-                "parallel loop present(x, y) for i in 0..n { y[i] = a * x[i] + y[i]; }",
-            )?);
-            rates.push((gbs(12.0 * n as f64, t), t / 1e6));
-            // The host copies go too, before the next arrays.
-            b.eval("exit data delete(x, y); let x = zeros(f32, 1); let y = zeros(f32, 1);")?;
-        }
+        b.eval(&format!(
+            "let n = {n}i64; let x = rand(f32, 1, n); let y = rand(f32, 2, n); let a = 2.0f32;
+             enter data copyin(x, y);"
+        ))?;
+        let t = median(
+            b.kernel_ns("parallel loop present(x, y) for i in 0..n { y[i] = a * x[i] + y[i]; }")?,
+        );
+        // The host copies go too, before the next arrays.
+        b.eval("exit data delete(x, y); let x = zeros(f32, 1); let y = zeros(f32, 1);")?;
         println!(
-            "saxpy {:>2} GiB      n = {n} f32: {:8.1} GB/s constant data ({:.3} ms), {:.1} GB/s random ({:.3} ms); arrays {how}",
+            "saxpy {:>2} GiB      n = {n} f32: {:8.1} GB/s ({:.3} ms); arrays {how}",
             bytes >> 30,
-            rates[0].0,
-            rates[0].1,
-            rates[1].0,
-            rates[1].1,
+            gbs(12.0 * n as f64, t),
+            t / 1e6,
         );
     }
     Ok(())
+}
+
+/// One workload of `accl bench device`: it makes its data, measures, and
+/// deletes its data, so it leaves the device as it found it.
+type Workload = fn(&mut Bench, &Sizes, &vk_runtime::AdapterInfo) -> Result<(), String>;
+
+/// The workloads in the order they run, by the names `--only` takes.
+pub const WORKLOAD_NAMES: [&str; 8] = [
+    "jit",
+    "streams",
+    "large",
+    "jacobi",
+    "mandelbrot",
+    "math",
+    "histogram",
+    "spmv",
+];
+
+const WORKLOADS: [(&str, Workload); 7] = [
+    ("streams", streams),
+    ("large", large_arrays),
+    ("jacobi", jacobi),
+    ("mandelbrot", mandelbrot),
+    ("math", math),
+    ("histogram", histogram),
+    ("spmv", spmv),
+];
+
+/// Which workloads to run: all, or those `--only` names.
+#[derive(Clone, Debug, Default)]
+pub struct Only(Option<Vec<String>>);
+
+impl Only {
+    /// From `--only a,b,..`; an unknown name is an error naming the known ones.
+    pub fn parse(list: Option<&str>) -> Result<Only, String> {
+        let Some(list) = list else {
+            return Ok(Only(None));
+        };
+        let names: Vec<String> = list.split(',').map(|w| w.trim().to_string()).collect();
+        if let Some(bad) = names.iter().find(|w| !WORKLOAD_NAMES.contains(&w.as_str())) {
+            return Err(format!(
+                "--only takes workloads among {}, not `{bad}`",
+                WORKLOAD_NAMES.join(", ")
+            ));
+        }
+        Ok(Only(Some(names)))
+    }
+
+    fn wants(&self, name: &str) -> bool {
+        self.0.as_ref().is_none_or(|v| v.iter().any(|w| w == name))
+    }
 }
 
 fn gbs(bytes: f64, ns: f64) -> f64 {
@@ -170,8 +211,9 @@ pub fn bench_device(
     runs: usize,
     sizes: Option<Sizes>,
     mode: crate::cli::KernelFlags,
+    only: Only,
 ) -> ExitCode {
-    exit(run(device, runs.max(1), sizes, mode))
+    exit(run(device, runs.max(1), sizes, mode, only))
 }
 
 fn exit(r: Result<(), String>) -> ExitCode {
@@ -202,6 +244,7 @@ fn run(
     runs: usize,
     sizes: Option<Sizes>,
     mode: crate::cli::KernelFlags,
+    only: Only,
 ) -> Result<(), String> {
     let (_, info) = adapters(device)?;
     let z = sizes.unwrap_or(if info.device_type == DeviceType::Cpu {
@@ -215,7 +258,9 @@ fn run(
     );
 
     // JIT latency first, while nothing is cached in this process.
-    jit_latency(device, runs)?;
+    if only.wants("jit") {
+        jit_latency(device, runs)?;
+    }
 
     let mut b = Bench {
         e: Engine::vulkan(device).map_err(|e| e.render(100))?,
@@ -235,15 +280,25 @@ fn run(
         }
     );
 
-    // Streams: copy ceiling, saxpy, sum, on constant arrays (comparable
-    // with earlier runs); the large-array figures below add random ones.
+    for (name, workload) in WORKLOADS {
+        if only.wants(name) {
+            workload(&mut b, &z, &info)?;
+        }
+    }
+    let msgs = b.e.take_validation_messages();
+    if !msgs.is_empty() {
+        return Err(format!("validation messages:\n{}", msgs.join("\n")));
+    }
+    Ok(())
+}
+
+fn streams(b: &mut Bench, z: &Sizes, info: &vk_runtime::AdapterInfo) -> Result<(), String> {
+    // Streams: copy ceiling, saxpy, sum (random data; the copy ceiling's
+    // vkCmdCopyBuffer on a zeroed buffer).
     let n = z.stream;
-    println!(
-        "streams           on arrays of constant values (non-constant ones past a few hundred MiB run slower on NVIDIA's Vulkan driver; see docs/language.md)"
-    );
-    let dma = copy_ceiling(info.index, n * 4, runs)?;
+    let dma = copy_ceiling(info.index, n * 4, b.runs)?;
     b.eval(&format!(
-        "let n = {n}; let x = full(f32, 1.0, n); let y = full(f32, 2.0, n); let a = 2.0f32;
+        "let n = {n}; let x = rand(f32, 1, n); let y = rand(f32, 2, n); let a = 2.0f32;
          enter data copyin(x, y);"
     ))?;
     let t = median(b.kernel_ns("parallel loop present(x, y) for i in 0..n { y[i] = x[i]; }")?);
@@ -271,8 +326,10 @@ fn run(
         t / 1e6
     );
     b.eval("exit data delete(x, y);")?;
-    large_arrays(&mut b, &info)?;
+    Ok(())
+}
 
+fn jacobi(b: &mut Bench, z: &Sizes, _: &vk_runtime::AdapterInfo) -> Result<(), String> {
     // Jacobi with its max-reduction, per iteration (two kernels).
     let m = z.jacobi;
     b.eval(&format!(
@@ -298,7 +355,10 @@ fn run(
         gbs(16.0 * (m * m) as f64, t)
     );
     b.eval("exit data delete(A, Anew);")?;
+    Ok(())
+}
 
+fn mandelbrot(b: &mut Bench, z: &Sizes, _: &vk_runtime::AdapterInfo) -> Result<(), String> {
     // Mandelbrot, one pixel per iteration of a collapsed nest.
     let w = z.mandel;
     b.eval(&format!(
@@ -326,7 +386,10 @@ fn run(
         (w * w) as f64 / t * 1e3
     );
     b.eval("exit data delete(img);")?;
+    Ok(())
+}
 
+fn math(b: &mut Bench, z: &Sizes, _: &vk_runtime::AdapterInfo) -> Result<(), String> {
     // Transcendentals: f64 (accl's own functions) next to f32 (GLSL.std.450).
     let nm = z.math;
     b.eval(&format!(
@@ -351,7 +414,10 @@ fn run(
         );
     }
     b.eval("exit data delete(xd, yd, xs, ys);")?;
+    Ok(())
+}
 
+fn histogram(b: &mut Bench, z: &Sizes, _: &vk_runtime::AdapterInfo) -> Result<(), String> {
     // Histogram with atomics.
     let h = z.hist;
     b.eval(&format!(
@@ -385,7 +451,10 @@ fn run(
         tf / 1e6
     );
     b.eval("exit data delete(keys, bins);")?;
+    Ok(())
+}
 
+fn spmv(b: &mut Bench, z: &Sizes, _: &vk_runtime::AdapterInfo) -> Result<(), String> {
     // CSR SpMV, 16 non-zeros per row, one gang per row.
     let r = z.spmv_rows;
     b.eval(&format!(
@@ -439,10 +508,6 @@ fn run(
         );
     }
     b.eval("exit data delete(rowptr, cols, vals, out, v);")?;
-    let msgs = b.e.take_validation_messages();
-    if !msgs.is_empty() {
-        return Err(format!("validation messages:\n{}", msgs.join("\n")));
-    }
     Ok(())
 }
 
