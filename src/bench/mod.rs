@@ -36,7 +36,7 @@ impl Sizes {
         mandel: 8192,
         hist: 1 << 26,
         spmv_rows: 1 << 22,
-        math: 1 << 22,
+        math: 1 << 24,
     };
     pub const CPU: Sizes = Sizes {
         stream: 1 << 22,

@@ -18,12 +18,17 @@
 //! context takes about 0.5 GiB of device memory. It is shared with any CUDA
 //! the host program uses (primary contexts are reference counted).
 //! `ACCL_HOLD_CLOCKS=0` turns it off. The CUDA driver starts on a thread of
-//! its own, so opening the device does not wait for it.
+//! its own, so opening the device does not wait for it, and only once the
+//! device has been open for [`HOLD_AFTER`]: creating a Vulkan device keeps
+//! the clocks up for a few seconds anyway, and a short run (whose exit
+//! would wait for the CUDA driver to start and stop, half a second on an
+//! H100) never starts it.
 
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// PCI vendor ID of NVIDIA.
 const NVIDIA: u32 = 0x10de;
@@ -33,13 +38,17 @@ const NVIDIA: u32 = 0x10de;
 pub enum ClockHoldState {
     /// Not tried: not an NVIDIA device, or `ACCL_HOLD_CLOCKS=0`.
     Off,
-    /// The CUDA driver is starting.
+    /// Waiting for the device to have been open for [`HOLD_AFTER`], or the
+    /// CUDA driver is starting.
     Starting,
     /// The CUDA primary context of this GPU is retained.
     Held,
     /// No CUDA driver, or no CUDA device with this UUID.
     Unavailable,
 }
+
+/// How long a device is open before its clocks are held.
+pub const HOLD_AFTER: Duration = Duration::from_secs(1);
 
 const STARTING: u8 = 1;
 const HELD: u8 = 2;
@@ -66,6 +75,15 @@ impl ClockHold {
         let thread = std::thread::Builder::new()
             .name("accl-clock-hold".into())
             .spawn(move || {
+                // Until the device has been open a while; a device dropped
+                // before then never touches CUDA.
+                if !matches!(
+                    stopped.recv_timeout(HOLD_AFTER),
+                    Err(mpsc::RecvTimeoutError::Timeout)
+                ) {
+                    shown.store(UNAVAILABLE, Ordering::Release);
+                    return;
+                }
                 // SAFETY: the library is the CUDA driver API (checked by its
                 // symbols); each call follows its documented signature.
                 let held = unsafe { Cuda::retain(&device_uuid) };
