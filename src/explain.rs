@@ -251,20 +251,21 @@ fn construct(
 
 /// What the device of `spec` does with `k`.
 fn device(out: &mut String, k: &Kernel, spec: &Spec) {
-    if let Some(t) = compiler::spirv::teams(k, spec) {
+    let plan = compiler::Plan::of(k, spec);
+    if let Some(t) = plan.teams {
         let _ = writeln!(
             out,
             "  on this device: each gang is a team of {} lanes in one {}-lane subgroup, {} teams per workgroup{}",
             t.lanes,
             spec.subgroup_size,
             t.per_group,
-            match compiler::spirv::coarsening(k, spec) {
+            match plan.coarsening {
                 1 => String::new(),
                 j => format!(", {j} gang iterations at a time per team"),
             }
         );
     } else if k.shape == Shape::Flat {
-        match compiler::spirv::coarsening(k, spec) {
+        match plan.coarsening {
             1 => {}
             u => {
                 let _ = writeln!(
