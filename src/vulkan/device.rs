@@ -21,7 +21,6 @@
 //! ([`DevState::order_after_copies`]), and before a host wait or a join.
 
 pub use super::prefetch::PrefetchJob;
-use super::prefetch::Prefetched;
 use crate::interp::construct::QueueId;
 use crate::interp::present::Fault;
 use crate::interp::WaitLimits;
@@ -108,6 +107,15 @@ enum CopyEngines {
     /// engines: a testing aid (`ACCL_COPY_QUEUES=1`) that runs the
     /// companion path on lavapipe.
     Forced,
+}
+
+/// What a prefetch worker made of one job.
+pub(super) struct Prefetched {
+    /// When the worker started and finished this job.
+    pub(super) took: (std::time::Instant, std::time::Instant),
+    pub(super) words: Result<Arc<Vec<u32>>, lang::Diag>,
+    /// The pipeline for the job's work-group size.
+    pub(super) pipeline: Option<(u32, Result<ComputePipeline, vk_runtime::VkError>)>,
 }
 
 pub struct DevState {
