@@ -52,7 +52,7 @@ pub struct Completion {
     staging: StagingBuffer,
     array: Array,
     /// Where each staged piece goes in the host array.
-    pieces: Vec<strided::Piece>,
+    pieces: Vec<Piece>,
 }
 
 /// The largest staging buffer kept (bigger transfers go in chunks).
@@ -755,7 +755,7 @@ impl DevState {
             .partition(reached);
         self.completions = rest;
         for c in ready {
-            strided::scatter(&c.array, &c.pieces, c.staging.as_slice());
+            scatter(&c.array, &c.pieces, c.staging.as_slice());
             self.spare_staging(c.staging);
         }
         Ok(done)
@@ -908,10 +908,11 @@ fn without_all(f: Features, names: &[String]) -> Features {
     names.iter().fold(f, |f, n| f.without(n).unwrap_or(f))
 }
 
+mod bytes;
 mod strided;
 mod submission;
 mod transfer;
-use transfer::copy_bytes;
+use bytes::{copy_bytes, scatter, Piece};
 
 #[cfg(test)]
 #[path = "device_tests.rs"]
