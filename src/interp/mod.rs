@@ -22,6 +22,7 @@ pub mod error;
 pub mod expr;
 pub mod mpi;
 pub mod present;
+pub mod queue;
 pub mod race;
 pub mod region;
 pub mod stmt;
