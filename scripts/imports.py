@@ -4,6 +4,7 @@
     scripts/imports.py               check every crate; exit 1 naming each cycle
     scripts/imports.py --graph [C]   print the graph (of crate C: lang, stdlib,
                                      compiler, vk-runtime, accl), one arrow a line
+    scripts/imports.py --why A B     the paths by which module A imports module B
 
 A module is one source file (`foo.rs` or `foo/mod.rs`); an inline `mod x { .. }`
 (a file's tests) belongs to its file. Module A imports module B when A names
@@ -35,6 +36,24 @@ CRATES = [
     ("accl", "src/lib.rs"),
     ("accl-bin", "src/main.rs"),
 ]
+
+# Circles that exist and are not broken yet, each with why. The check fails
+# on any other circle, and on one of these that changes (grows, shrinks or
+# goes away: then this list is updated with it).
+KNOWN = {
+    frozenset({"vk-runtime::event", "vk-runtime::queue"}):
+        "a queue records waits on host events and an event signals through "
+        "its queue; vk-runtime is being changed by others",
+    frozenset({
+        "accl::interp", "accl::interp::construct", "accl::interp::data",
+        "accl::interp::deferred", "accl::interp::error", "accl::interp::expr",
+        "accl::interp::stmt", "accl::interp::value",
+    }):
+        "`Ctx` (interp/mod.rs) holds the compiled functions, whose closure "
+        "types (value.rs) take `&mut Ctx`, and the `Backend` (construct.rs) "
+        "that takes compiled constructs: the context, the closures and the "
+        "backend trait have to move down together",
+}
 
 ITEM_KEYWORDS = {"fn", "struct", "enum", "trait", "type", "const", "static", "union"}
 
@@ -314,7 +333,7 @@ def resolve(m, segs, seen=None):
     return r
 
 
-def graph(root, mods):
+def graph(root, mods, why=None):
     edges = set()
     for m in mods:
         # A `pub use` only passes a name on (lookups follow it to where the
@@ -325,6 +344,8 @@ def graph(root, mods):
             if r is None or r[1] is m:
                 continue
             edges.add((m.name(), r[1].name()))
+            if why is not None:
+                why.setdefault((m.name(), r[1].name()), set()).add("::".join(segs))
     return edges
 
 
@@ -387,8 +408,19 @@ def one_cycle(comp, adj):
 
 def main(argv):
     want_graph = "--graph" in argv
+    if "--why" in argv:
+        # --why A B: the paths in module A that name items of module B.
+        a, b = argv[argv.index("--why") + 1:][:2]
+        for crate, root_file in CRATES:
+            if a.split("::")[0] == crate:
+                why = {}
+                graph(*load(crate, root_file), why=why)
+                for p in sorted(why.get((a, b), ())):
+                    print(p)
+        return 0
     only = [a for a in argv if not a.startswith("--")]
     failed = False
+    seen_known = set()
     for crate, root_file in CRATES:
         if only and crate not in only:
             continue
@@ -400,9 +432,21 @@ def main(argv):
             continue
         comps, adj = cycles([m.name() for m in mods], edges)
         for comp in comps:
+            if frozenset(comp) in KNOWN:
+                seen_known.add(frozenset(comp))
+                continue
             failed = True
             print(f"import cycle in {crate}: " + " -> ".join(one_cycle(comp, adj)), file=sys.stderr)
             print(f"  (modules in one circle: {', '.join(comp)})", file=sys.stderr)
+    for k in KNOWN:
+        crate = next(iter(k)).split("::")[0]
+        if k not in seen_known and (not only or crate in only) and not want_graph:
+            failed = True
+            print(
+                f"a known circle is gone or changed: {', '.join(sorted(k))}; "
+                "update KNOWN in scripts/imports.py",
+                file=sys.stderr,
+            )
     if failed:
         print(
             "a module imports a module that imports it back; move what both need "
