@@ -1,26 +1,40 @@
 //! accl's middle and back end: device constructs to kernel IR to SPIR-V.
 //!
-//! Stages, each its own type:
+//! Stages, each its own type, every module importing only the stages
+//! before it (`scripts/imports.py --graph compiler` prints the arrows):
 //!
 //! ```text
 //! hir::Construct ──lower──▶ kir::Kernel ──validate──▶ Validated<Kernel>
-//!                ──spirv::write(spec)──▶ Vec<u32> (SPIR-V words)
+//!                 kir::Kernel + Spec ──Plan::of──▶ Plan
+//!                 Validated<Kernel> + Plan ──spirv::write──▶ Vec<u32> (SPIR-V words)
 //! ```
 //!
+//! * [`kir`] is the IR: kernels, functions, statements, expressions, and
+//!   the notes lowering leaves for `--explain`. It imports nothing else of
+//!   the compiler. [`spec`] describes a device and a launch ([`Spec`]).
+//! * The analyses read the HIR or the KIR and decide nothing about a
+//!   device: dependences and vector loops ([`autovec`]), collapse
+//!   ([`collapse`]), array footprints ([`footprint`]), the body facts a
+//!   plan asks for ([`facts`]) and the privatisation candidates
+//!   ([`privatise`]).
 //! * [`lower`] turns one `parallel loop` or `parallel { .. }` region of the
-//!   typed HIR into a [`Kernel`] ([`kir`]), or refuses with
-//!   `accl::compile::unsupported`. How gangs, workers, vectors, reductions,
-//!   private clauses and atomics map onto workgroups and invocations is
-//!   written down for users in `docs/language.md` ("How compute constructs
-//!   map onto the device").
-//! * [`compile`] validates the kernel ([`validate`]) and writes a SPIR-V
-//!   module specialised for a [`Spec`] (SPIR-V version, index width,
-//!   work-group size default, device features and push-constant budget).
+//!   typed HIR into a [`Kernel`], or refuses with
+//!   `accl::compile::unsupported`; [`validate`] checks the result and
+//!   [`unroll`] rewrites it for drivers with a loop budget. How gangs,
+//!   workers, vectors, reductions, private clauses and atomics map onto
+//!   workgroups and invocations is written down for users in
+//!   `docs/language.md` ("How compute constructs map onto the device").
+//! * [`plan`] maps one kernel onto one device: team shape, coarsening,
+//!   privatised arrays, cached sections, arrays reached by address, and the
+//!   launch ABI derived from them. The writer, the runtime's launch path
+//!   and `--explain` all read a [`Plan`].
 //! * [`abi`] is the launch contract with the runtime: bindings (arrays, then
 //!   one partials buffer per reduction, then the argument buffer), the
 //!   argument block, [`LaunchArgs`] → bytes and dispatch size, and
 //!   [`reduce_partials`], the host's second pass of a reduction.
-//! * [`Cache`] memoises [`compile`] by kernel and [`Spec`].
+//! * [`spirv`] writes a validated kernel as a module, as its plan says;
+//!   [`compile`] is validate, plan and write in a row, and [`Cache`]
+//!   memoises it by kernel and [`Spec`].
 //!
 //! ```
 //! let src = "let x = zeros(f32, 100); let a = 2.0f32;

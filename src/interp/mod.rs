@@ -9,10 +9,16 @@
 //! register bytecode because they let rustc inline each operator into its
 //! node and keep the interpreter one small pass over the HIR.
 //!
-//! Modules, one per concept: [`value`] (frames, the scalar trait),
-//! [`expr`], [`stmt`], [`builtin`] (and [`mpi`], the `mpi_*` builtins),
-//! [`construct`] (device constructs and the [`Backend`] trait), [`data`] (data clauses), [`present`] (the present
-//! table) and [`region`] (the boxes it holds), [`error`].
+//! Modules, one per concept, bottom up: [`region`] (the boxes of a
+//! section), [`queue`] (which queue work goes to), [`wait`] (what stops a
+//! device wait), [`race`] (host accesses against pending device work) and
+//! [`present`] (the present table), which import nothing above them;
+//! then [`value`] (frames, the scalar trait), [`error`], [`data`] (data
+//! clauses), [`deferred`] (async results), [`expr`], [`stmt`], [`builtin`]
+//! (and [`mpi`], the `mpi_*` builtins) and [`construct`] (device
+//! constructs and the [`Backend`] trait). The second group still shares
+//! one circle through [`Ctx`], which holds the compiled closures that take
+//! it (see `scripts/imports.py`).
 
 pub mod builtin;
 pub mod construct;
