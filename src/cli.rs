@@ -344,39 +344,6 @@ fn thread_cpu_seconds() -> Option<f64> {
     Some(ns as f64 / 1e9)
 }
 
-/// Every compute construct of a checked program, in source order, with the
-/// body it appears in.
-pub fn kernel_constructs(
-    prog: &lang::hir::Program,
-) -> Vec<(&lang::hir::Body, &lang::hir::Construct)> {
-    use lang::hir::{Block, Body, ConstructBody, DirectiveKind as DK, StmtKind};
-    fn walk<'a>(body: &'a Body, b: &'a Block, out: &mut Vec<(&'a Body, &'a lang::hir::Construct)>) {
-        for s in b {
-            match &s.kind {
-                StmtKind::Construct(c) => match &c.body {
-                    _ if matches!(c.kind, DK::Parallel | DK::ParallelLoop) => out.push((body, c)),
-                    ConstructBody::Block(b) => walk(body, b, out),
-                    _ => {}
-                },
-                StmtKind::If { then, els, .. } => {
-                    walk(body, then, out);
-                    walk(body, els, out);
-                }
-                StmtKind::While { body: w, .. } | StmtKind::Block(w) => walk(body, w, out),
-                StmtKind::For(f) => walk(body, &f.body, out),
-                _ => {}
-            }
-        }
-    }
-    let mut v = Vec::new();
-    for (_, f) in prog.functions.iter() {
-        walk(&f.body, &f.body.block, &mut v);
-    }
-    walk(&prog.main, &prog.main.block, &mut v);
-    v.sort_by_key(|(_, c)| c.span.start);
-    v
-}
-
 /// `accl spirv FILE`: the SPIR-V disassembly of every kernel, specialised
 /// for device `device` when given (else for a Vulkan 1.2 device with every
 /// feature, 256-invocation work groups and 32-bit indexing).
@@ -408,7 +375,7 @@ pub fn spirv_file(file: &Path, device: Option<usize>) -> ExitCode {
         },
     };
     let mut failed = false;
-    for (body, c) in kernel_constructs(&prog) {
+    for (body, c) in crate::explain::kernel_constructs(&prog) {
         let line = text[..(c.span.start as usize).min(text.len())]
             .matches('\n')
             .count()

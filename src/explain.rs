@@ -25,7 +25,7 @@ pub fn report(
         text[from..at].matches('\n').count() + 1
     };
     let mut out = String::new();
-    for (body, c) in crate::cli::kernel_constructs(prog) {
+    for (body, c) in kernel_constructs(prog) {
         if (c.span.start as usize) < from {
             continue;
         }
@@ -251,20 +251,21 @@ fn construct(
 
 /// What the device of `spec` does with `k`.
 fn device(out: &mut String, k: &Kernel, spec: &Spec) {
-    if let Some(t) = compiler::spirv::teams(k, spec) {
+    let plan = compiler::Plan::of(k, spec);
+    if let Some(t) = plan.teams {
         let _ = writeln!(
             out,
             "  on this device: each gang is a team of {} lanes in one {}-lane subgroup, {} teams per workgroup{}",
             t.lanes,
             spec.subgroup_size,
             t.per_group,
-            match compiler::spirv::coarsening(k, spec) {
+            match plan.coarsening {
                 1 => String::new(),
                 j => format!(", {j} gang iterations at a time per team"),
             }
         );
     } else if k.shape == Shape::Flat {
-        match compiler::spirv::coarsening(k, spec) {
+        match plan.coarsening {
             1 => {}
             u => {
                 let _ = writeln!(
@@ -274,4 +275,37 @@ fn device(out: &mut String, k: &Kernel, spec: &Spec) {
             }
         }
     }
+}
+
+/// Every compute construct of a checked program, in source order, with the
+/// body it appears in.
+pub fn kernel_constructs(
+    prog: &lang::hir::Program,
+) -> Vec<(&lang::hir::Body, &lang::hir::Construct)> {
+    use lang::hir::{Block, Body, ConstructBody, DirectiveKind as DK, StmtKind};
+    fn walk<'a>(body: &'a Body, b: &'a Block, out: &mut Vec<(&'a Body, &'a lang::hir::Construct)>) {
+        for s in b {
+            match &s.kind {
+                StmtKind::Construct(c) => match &c.body {
+                    _ if matches!(c.kind, DK::Parallel | DK::ParallelLoop) => out.push((body, c)),
+                    ConstructBody::Block(b) => walk(body, b, out),
+                    _ => {}
+                },
+                StmtKind::If { then, els, .. } => {
+                    walk(body, then, out);
+                    walk(body, els, out);
+                }
+                StmtKind::While { body: w, .. } | StmtKind::Block(w) => walk(body, w, out),
+                StmtKind::For(f) => walk(body, &f.body, out),
+                _ => {}
+            }
+        }
+    }
+    let mut v = Vec::new();
+    for (_, f) in prog.functions.iter() {
+        walk(&f.body, &f.body.block, &mut v);
+    }
+    walk(&prog.main, &prog.main.block, &mut v);
+    v.sort_by_key(|(_, c)| c.span.start);
+    v
 }

@@ -63,7 +63,7 @@
 //! * `Flat`: each invocation runs a grid-stride loop
 //!   `for it = gid.x; it < total; it += num_workgroups.x * wg_size`, and
 //!   splits `it` row-major over the levels (innermost fastest); groups =
-//!   `ceil(total / wg_size)`. Coarsened ([`crate::spirv::coarsening`] `u`),
+//!   `ceil(total / wg_size)`. Coarsened ([`crate::plan::coarsening`] `u`),
 //!   a trip runs `it, it + L, .., it + (u - 1) L` (`L` = lanes) and steps by
 //!   `u L`; groups = `ceil(total / (wg_size u))`;
 //! * `Seq` (`parallel loop seq`): invocation 0 of group 0 runs every
@@ -71,7 +71,7 @@
 //! * `Gang` (a `parallel loop` with a `loop vector` inside): each workgroup
 //!   runs `for g = group; g < total; g += num_workgroups.x` and `g` is split
 //!   over the levels; groups = `total`. With teams
-//!   ([`crate::spirv::teams`]: `T` teams of `vector_length` lanes in one
+//!   ([`crate::plan::teams`]: `T` teams of `vector_length` lanes in one
 //!   workgroup, `w` per gang), team `t` of group `g` takes `g * T + t, +
 //!   groups * T, ..` (`j` of those at once when jammed, see
 //!   [`PerInvocation`]) and groups = `ceil(min(total, num_gangs * w) / (T
@@ -88,35 +88,9 @@
 //! bytes).
 
 use crate::kir::{Kernel, LoopLevel, ReductionOp, Shape};
+pub use crate::spec::IndexWidth;
+use crate::spec::Spec;
 use lang::{Diag, Scalar, Value};
-
-/// Width of the index arithmetic (`it`, counts, dims, bases).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum IndexWidth {
-    /// Every array has fewer than 2^31 elements and `total < 2^31`.
-    #[default]
-    U32,
-    /// Larger iteration spaces or arrays (needs `shaderInt64`).
-    U64,
-}
-
-impl IndexWidth {
-    pub fn bytes(self) -> u32 {
-        match self {
-            IndexWidth::U32 => 4,
-            IndexWidth::U64 => 8,
-        }
-    }
-    /// The narrowest width for arrays of these element counts and this many iterations.
-    pub fn for_sizes(array_elements: impl IntoIterator<Item = u64>, total: u64) -> IndexWidth {
-        const LIMIT: u64 = 1 << 31;
-        if total < LIMIT && array_elements.into_iter().all(|n| n < LIMIT) {
-            IndexWidth::U32
-        } else {
-            IndexWidth::U64
-        }
-    }
-}
 
 /// Where the argument block goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,7 +156,7 @@ pub fn field_size(t: Scalar) -> u32 {
 
 impl ArgLayout {
     /// The layout of a module written for `spec`.
-    pub fn of(kernel: &Kernel, spec: &crate::Spec) -> ArgLayout {
+    pub fn of(kernel: &Kernel, spec: &Spec) -> ArgLayout {
         ArgLayout::build(
             kernel,
             spec.index_width,
@@ -212,7 +186,7 @@ impl ArgLayout {
             for d in 0..a.rank as usize {
                 wanted.push((FieldKind::Dim(i, d), FieldTy::Index));
             }
-            if crate::Spec::addressed(by_address, i) {
+            if Spec::addressed(by_address, i) {
                 wanted.push((FieldKind::Addr(i), FieldTy::Address));
                 wanted.push((FieldKind::Len(i), FieldTy::Index));
             }
@@ -407,8 +381,8 @@ impl ArgLayout {
 
 /// How a launch's work-group count follows from its iterations, besides
 /// the work-group size: teams of a gang kernel per workgroup
-/// ([`crate::spirv::teams`]), iterations of a flat kernel per trip of its
-/// grid-stride loop ([`crate::spirv::coarsening`]).
+/// ([`crate::plan::teams`]), iterations of a flat kernel per trip of its
+/// grid-stride loop ([`crate::plan::coarsening`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PerInvocation {
     /// Teams per gang: `num_gangs(g)` allows `g` times this many.
@@ -424,16 +398,6 @@ impl PerInvocation {
         teams_per_group: 1,
         coarsening: 1,
     };
-
-    /// What the module of `kernel` for `spec` does.
-    pub fn of(kernel: &Kernel, spec: &crate::Spec) -> PerInvocation {
-        let teams = crate::spirv::teams(kernel, spec);
-        PerInvocation {
-            teams_per_gang: teams.map_or(1, |t| t.per_gang),
-            teams_per_group: teams.map_or(1, |t| t.per_group),
-            coarsening: crate::spirv::coarsening(kernel, spec),
-        }
-    }
 }
 
 /// Trip count of `lo..hi` (or `lo..=hi`), 0 when empty.

@@ -25,6 +25,8 @@
 //!   neighbouring elements where one lane per outer iteration would read
 //!   far apart ones), and its trip count is not a constant below 16.
 
+use crate::kir::reduction_legal;
+pub use crate::kir::LoopNote;
 use lang::hir::{self, BinOp, Block, Expr, ExprH, LocalH, Place, ReductionOp, StmtKind};
 use lang::{Builtins, Effect, Span, Type};
 
@@ -32,17 +34,6 @@ use lang::{Builtins, Effect, Span, Type};
 /// subgroup on NVIDIA GPUs (a team, see `spirv::teams`), a workgroup of
 /// 32 elsewhere.
 pub const DEFAULT_VECTOR: u32 = 32;
-
-/// What the mapper decided about one inner loop.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoopNote {
-    /// The `for` statement.
-    pub span: Span,
-    /// `Some(reductions)`: made a vector loop; `None`: stays sequential.
-    pub vector: Option<Vec<(ReductionOp, String)>>,
-    /// Why it stays sequential (empty when vectorised).
-    pub reason: String,
-}
 
 /// Are the iterations of every level of the nest `loops` (around
 /// `block`) independent? `Err` says why not (for `parallel loop auto`).
@@ -304,7 +295,7 @@ impl Cx<'_> {
                     let Type::Scalar(t) = self.body.locals[v].ty else {
                         return Err(format!("`{}` is not a scalar", self.name(v)));
                     };
-                    if !crate::lower::reduction_legal(op, t) {
+                    if !reduction_legal(op, t) {
                         return Err(format!(
                             "`{}` cannot reduce with `{}`",
                             self.name(v),

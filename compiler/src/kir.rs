@@ -67,7 +67,7 @@ pub struct Kernel {
     pub vector_length: Option<u32>,
     /// `num_workers(n)` when `n` is a constant: a gang's workers, each a
     /// team of `vector_length` lanes taking gang iterations of its own
-    /// ([`crate::spirv::teams`]).
+    /// ([`crate::plan::teams`]).
     pub num_workers: Option<u32>,
     /// `tile(a, b)` on a flat two-level nest: `(a, b)`, `a` lanes along the
     /// inner loop and `b` along the outer one make a workgroup, which takes
@@ -88,14 +88,14 @@ pub struct Kernel {
     /// `num_gangs(e)` (a host expression of the construct's body).
     pub num_gangs_expr: Option<hir::ExprH>,
     /// Some array gets a workgroup copy for its atomics (outside check
-    /// mode; `crate::spirv::privatises_atomics`), decided once when lowered.
+    /// mode; `crate::plan::privatises_atomics`), decided once when lowered.
     pub private_atomics: bool,
     /// What the back end asks about the body at every launch, found once
-    /// when lowered ([`crate::spirv::body_facts`]).
+    /// when lowered ([`crate::facts::body_facts`]).
     pub facts: BodyFacts,
     /// What the compiler decided about the body's inner loops (vector or
     /// sequential, and why), for `--explain`.
-    pub notes: Vec<crate::autovec::LoopNote>,
+    pub notes: Vec<LoopNote>,
 }
 
 impl Kernel {
@@ -144,6 +144,27 @@ pub struct BodyFacts {
     pub no_early_exit: bool,
     /// A `cache` statement at the top of the entry body.
     pub caches: bool,
+}
+
+/// What the mapper (`crate::autovec`) decided about one inner loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopNote {
+    /// The `for` statement.
+    pub span: Span,
+    /// `Some(reductions)`: made a vector loop; `None`: stays sequential.
+    pub vector: Option<Vec<(ReductionOp, String)>>,
+    /// Why it stays sequential (empty when vectorised).
+    pub reason: String,
+}
+
+/// The operator/type pairs the checker accepts (`lang::check::clauses`).
+pub fn reduction_legal(op: ReductionOp, t: Scalar) -> bool {
+    use ReductionOp as O;
+    match op {
+        O::Add | O::Mul | O::Max | O::Min => t.is_numeric(),
+        O::BitAnd | O::BitOr | O::BitXor => t.is_int(),
+        O::And | O::Or => t == Scalar::Bool,
+    }
 }
 
 /// How a kernel's work maps onto the dispatch.

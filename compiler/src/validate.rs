@@ -44,7 +44,7 @@ pub fn validate(kernel: &Kernel) -> Result<Validated<'_>, Diag> {
     for (r, &l) in kernel.reductions.iter().zip(&kernel.reduction_locals) {
         if l.index() >= kernel.entry.locals.len()
             || kernel.entry.locals[l].ty != r.ty
-            || !crate::lower::reduction_legal(r.op, r.ty)
+            || !reduction_legal(r.op, r.ty)
         {
             return Err(bad(kernel.span, format!("reduction `{}`", r.name)));
         }
@@ -239,7 +239,7 @@ impl V<'_> {
             Expr::Reduce(op, a, b) => {
                 let (a, b) = (self.operand(f, h, *a)?, self.operand(f, h, *b)?);
                 want(
-                    a == b && a == ty && crate::lower::reduction_legal(*op, ty),
+                    a == b && a == ty && reduction_legal(*op, ty),
                     "a reduction combine of mismatched or illegal types",
                 )
             }
@@ -399,7 +399,7 @@ impl V<'_> {
                         r.target.index() < f.locals.len()
                             && r.private.index() < f.locals.len()
                             && f.locals[r.target].ty == f.locals[r.private].ty
-                            && crate::lower::reduction_legal(r.op, f.locals[r.target].ty),
+                            && reduction_legal(r.op, f.locals[r.target].ty),
                         "a vector loop reduction of mismatched or illegal types",
                     )?;
                 }

@@ -1,6 +1,7 @@
 //! Evaluating source text: parse, check against the kept state, compile,
 //! run, and commit the new state only when every step succeeded.
 
+use super::compiled::{OwnDecl, Prepared};
 use super::sources::{Decl, SourceMap};
 use super::{Engine, Error, Val};
 use lang::ast::StmtKind as AK;
@@ -294,20 +295,4 @@ fn decl_name(s: &lang::ast::Stmt) -> Option<&str> {
         AK::Const { name, .. } => Some(&name.name),
         _ => None,
     }
-}
-
-pub(super) struct Prepared {
-    pub map: SourceMap,
-    pub prog: lang::hir::Program,
-    /// The input's own `fn` and `const` declarations.
-    pub decls: Vec<OwnDecl>,
-}
-
-/// A `fn` or `const` an input declares: its name, its text (ending in `;`
-/// or `}`) and where it starts in the input.
-#[derive(Clone)]
-pub(super) struct OwnDecl {
-    pub name: String,
-    pub text: String,
-    pub at: usize,
 }

@@ -15,6 +15,7 @@
 //! functions), `limits` (operations, depth, progress), `io` (print sink,
 //! file-system access), `error`.
 
+mod compiled;
 mod error;
 mod eval;
 mod interop;
@@ -30,9 +31,9 @@ pub(crate) mod sources;
 mod thread;
 mod vars;
 
+pub use compiled::Program;
 pub use error::Error;
 pub use introspect::PresentEntry;
-pub use program::Program;
 pub use register::{HostArg, HostRet, RegisterFn};
 pub use send::{SendArg, SendArgs, SendEngine};
 pub use thread::EngineThread;

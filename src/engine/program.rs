@@ -8,57 +8,12 @@
 //! one lookup per variable it uses) and refuses a program that no longer
 //! fits with `accl::api::stale_program`, before anything runs.
 
+use super::compiled::{HostSig, Prepared, Program};
 use super::{Engine, Error, Val, Var};
 use crate::interp::{self, Frame};
 use lang::hir::StmtKind;
-use lang::Type;
 use std::collections::HashMap;
 use std::rc::Rc;
-
-/// A checked and compiled input, run with [`Engine::run`] as often as
-/// needed without being parsed or checked again.
-///
-/// It is a snapshot: the `fn` and `const` declarations it sees are those of
-/// the engine when it was compiled (a later redeclaration does not change
-/// it). Running it is [`Engine::eval`] of its text without the front end:
-/// its `let`s, `fn`s and `const`s are kept by the engine afterwards.
-///
-/// ```
-/// let mut e = accl::Engine::new();
-/// e.eval("fn sq(x: f64) -> f64 { return x * x; } let acc = 0.0;").unwrap();
-/// let p = e.compile("acc += sq(2.0); acc").unwrap();
-/// for _ in 0..3 {
-///     e.run(&p).unwrap();
-/// }
-/// assert_eq!(e.get::<f64>("acc"), Some(12.0));
-/// ```
-pub struct Program {
-    /// The engine it was compiled by and its registration count then.
-    pub(super) engine: u64,
-    pub(super) host_gen: u64,
-    /// The checked text and where its pieces came from.
-    pub(super) map: Rc<super::sources::SourceMap>,
-    pub(super) compiled: interp::Compiled,
-    /// The engine variables the text names: (slot, name, type).
-    pub(super) globals: Vec<(usize, String, Type)>,
-    /// Top-level `let`s: (slot, name, type).
-    pub(super) lets: Vec<(usize, String, Type)>,
-    /// Its own `fn` and `const` declarations.
-    pub(super) decls: Vec<super::eval::OwnDecl>,
-    /// Every identifier of the text (declarations included), and the
-    /// signature of those that were registered Rust functions.
-    pub(super) idents: Vec<String>,
-    pub(super) host: HashMap<String, HostSig>,
-}
-
-/// A registered function's parameter and result types.
-pub(super) type HostSig = (Vec<lang::Param>, Type);
-
-impl std::fmt::Debug for Program {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Program({})", self.map.input.name)
-    }
-}
 
 fn stale(msg: String) -> Error {
     let mut e = Error::api("accl::api::stale_program", msg);
@@ -88,7 +43,7 @@ impl Engine {
     }
 
     /// The host half of a compile: closures and kernels from a checked program.
-    pub(super) fn finish_compile(&self, p: super::eval::Prepared) -> Program {
+    pub(super) fn finish_compile(&self, p: Prepared) -> Program {
         let idents = lang_idents(&p.map.text);
         let known: std::collections::HashSet<&str> = idents.iter().map(String::as_str).collect();
         let globals = self

@@ -15,7 +15,9 @@
 pub use super::data::CData;
 use super::data::{enter_implicit, enter_structured, exit_structured, standalone};
 use super::expr::Ix;
+pub use super::present::PresentRow;
 use super::present::{Env, PresentTable};
+pub use super::queue::QueueId;
 use super::stmt::{counter_bits, run_block};
 use super::value::{bits_to_value, value_to_bits, CExpr, Ex, Flow, Frame, St, R};
 use super::{Compiler, Ctx};
@@ -94,30 +96,6 @@ pub struct DeviceCode {
     /// backend compiling ahead of the launch can pick the work-group size
     /// the launch will.
     pub total_hint: Option<u64>,
-}
-
-/// An accl queue of a device: the synchronous one, or an async queue
-/// number (`async` alone is [`QueueId::DEFAULT_ASYNC`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub enum QueueId {
-    #[default]
-    Sync,
-    Async(i64),
-}
-
-impl QueueId {
-    /// The queue of `async` without a number (OpenACC's `acc_async_noval`).
-    pub const DEFAULT_ASYNC: QueueId = QueueId::Async(-1);
-
-    /// Its short name, as the clause reads (`async(1)`, `async`, `sync`):
-    /// trace track names.
-    pub fn track(&self) -> String {
-        match self {
-            QueueId::Sync => "sync".into(),
-            QueueId::Async(-1) => "async".into(),
-            QueueId::Async(n) => format!("async({n})"),
-        }
-    }
 }
 
 impl std::fmt::Display for QueueId {
@@ -386,24 +364,6 @@ fn host_memory() -> u64 {
             Some(kb * 1024)
         })
         .unwrap_or(0)
-}
-
-/// One present section, as [`Backend::present_rows`] reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PresentRow {
-    pub device: usize,
-    /// [`stdlib::Array::id`] of the host array.
-    pub array: u64,
-    /// Rows `lo..hi` of the leading axis.
-    pub lo: usize,
-    pub hi: usize,
-    /// The ranges of the other axes (all of them) when the section is a
-    /// box that cuts one; empty when they are whole.
-    pub inner: Vec<(usize, usize)>,
-    /// Extent of the leading axis.
-    pub rows: usize,
-    pub structured: u32,
-    pub dynamic: u32,
 }
 
 /// Runs everything on the host, with one simulated device.

@@ -9,10 +9,16 @@
 //! register bytecode because they let rustc inline each operator into its
 //! node and keep the interpreter one small pass over the HIR.
 //!
-//! Modules, one per concept: [`value`] (frames, the scalar trait),
-//! [`expr`], [`stmt`], [`builtin`] (and [`mpi`], the `mpi_*` builtins),
-//! [`construct`] (device constructs and the [`Backend`] trait), [`data`] (data clauses), [`present`] (the present
-//! table) and [`region`] (the boxes it holds), [`error`].
+//! Modules, one per concept, bottom up: [`region`] (the boxes of a
+//! section), [`queue`] (which queue work goes to), [`wait`] (what stops a
+//! device wait), [`race`] (host accesses against pending device work) and
+//! [`present`] (the present table), which import nothing above them;
+//! then [`value`] (frames, the scalar trait), [`error`], [`data`] (data
+//! clauses), [`deferred`] (async results), [`expr`], [`stmt`], [`builtin`]
+//! (and [`mpi`], the `mpi_*` builtins) and [`construct`] (device
+//! constructs and the [`Backend`] trait). The second group still shares
+//! one circle through [`Ctx`], which holds the compiled closures that take
+//! it (see `scripts/imports.py`).
 
 pub mod builtin;
 pub mod construct;
@@ -22,13 +28,16 @@ pub mod error;
 pub mod expr;
 pub mod mpi;
 pub mod present;
+pub mod queue;
 pub mod race;
 pub mod region;
 pub mod stmt;
 pub mod value;
+pub mod wait;
 
 pub use construct::{Backend, HostBackend, PresentRow};
 pub use value::{Flow, Frame, RtVal, R};
+pub use wait::{Progress, WaitLimits, WaitStop};
 
 use lang::{hir, Builtins, Diag, Span, Value};
 use std::cell::RefCell;
@@ -144,10 +153,6 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Compiled {
         kernels: kernels.into_inner(),
     }
 }
-
-/// The embedder's progress callback (operations so far → go on?), shared
-/// by the interpreter and the backend's waits.
-pub type Progress = Rc<RefCell<dyn FnMut(u64) -> bool>>;
 
 /// Where `print` output goes.
 pub type Sink = Box<dyn FnMut(&str)>;
@@ -368,47 +373,6 @@ impl Ctx {
         }
         self.device = d as usize;
         Ok(())
-    }
-}
-
-/// What stops a device wait early: the deadline (with the limit it came
-/// from, for the message) and the embedder's progress callback.
-#[derive(Clone, Default)]
-pub struct WaitLimits {
-    pub deadline: Option<(Instant, Duration)>,
-    pub progress: Option<Progress>,
-    pub ops: u64,
-}
-
-/// Why a device wait stopped before the device finished.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WaitStop {
-    TimeLimit(Duration),
-    Aborted,
-}
-
-impl WaitLimits {
-    /// Whether waiting may go on; called between short slices of a wait.
-    pub fn check(&self) -> Result<(), WaitStop> {
-        if let Some((d, t)) = self.deadline {
-            if Instant::now() >= d {
-                return Err(WaitStop::TimeLimit(t));
-            }
-        }
-        if let Some(p) = &self.progress {
-            // A callback already running (a wait inside it) is not re-entered.
-            if let Ok(mut f) = p.try_borrow_mut() {
-                if !f(self.ops) {
-                    return Err(WaitStop::Aborted);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Whether any limit applies (a wait without one blocks in one call).
-    pub fn is_set(&self) -> bool {
-        self.deadline.is_some() || self.progress.is_some()
     }
 }
 

@@ -723,3 +723,21 @@ impl PresentTable {
         self.mapping(dev, a).map(|m| m.arr.clone())
     }
 }
+
+/// One present section, as [`super::construct::Backend::present_rows`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PresentRow {
+    pub device: usize,
+    /// [`stdlib::Array::id`] of the host array.
+    pub array: u64,
+    /// Rows `lo..hi` of the leading axis.
+    pub lo: usize,
+    pub hi: usize,
+    /// The ranges of the other axes (all of them) when the section is a
+    /// box that cuts one; empty when they are whole.
+    pub inner: Vec<(usize, usize)>,
+    /// Extent of the leading axis.
+    pub rows: usize,
+    pub structured: u32,
+    pub dynamic: u32,
+}

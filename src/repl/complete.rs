@@ -32,7 +32,7 @@ pub fn complete(
     let at_line_start = before.is_empty() && head[..start].trim().is_empty();
     if before.is_empty() && head.trim_start().starts_with(':') {
         if at_line_start {
-            let mut v: Vec<String> = super::meta::COMMANDS
+            let mut v: Vec<String> = super::commands::COMMANDS
                 .iter()
                 .map(|c| c.name.to_string())
                 .filter(|n| n.starts_with(word))

@@ -147,7 +147,7 @@ fn highlight_meta(line: &str) -> String {
     let rest = &line[lead..];
     let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
     let (cmd, args) = rest.split_at(end);
-    let colour = if super::meta::COMMANDS.iter().any(|c| c.name == cmd) {
+    let colour = if super::commands::COMMANDS.iter().any(|c| c.name == cmd) {
         META
     } else {
         ERROR

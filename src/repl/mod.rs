@@ -8,6 +8,7 @@
 //! Ctrl-C while an input runs stops it through the engine's progress
 //! callback; the session and its state stay.
 
+mod commands;
 mod complete;
 mod highlight;
 mod input;

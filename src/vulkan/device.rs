@@ -21,7 +21,6 @@
 //! ([`DevState::order_after_copies`]), and before a host wait or a join.
 
 pub use super::prefetch::PrefetchJob;
-use super::prefetch::Prefetched;
 use crate::interp::construct::QueueId;
 use crate::interp::present::Fault;
 use crate::interp::WaitLimits;
@@ -53,7 +52,7 @@ pub struct Completion {
     staging: StagingBuffer,
     array: Array,
     /// Where each staged piece goes in the host array.
-    pieces: Vec<strided::Piece>,
+    pieces: Vec<Piece>,
 }
 
 /// The largest staging buffer kept (bigger transfers go in chunks).
@@ -117,6 +116,15 @@ enum CopyEngines {
     /// engines: a testing aid (`ACCL_COPY_QUEUES=1`) that runs the
     /// companion path on lavapipe.
     Forced,
+}
+
+/// What a prefetch worker made of one job.
+pub(super) struct Prefetched {
+    /// When the worker started and finished this job.
+    pub(super) took: (std::time::Instant, std::time::Instant),
+    pub(super) words: Result<Arc<Vec<u32>>, lang::Diag>,
+    /// The pipeline for the job's work-group size.
+    pub(super) pipeline: Option<(u32, Result<ComputePipeline, vk_runtime::VkError>)>,
 }
 
 pub struct DevState {
@@ -766,7 +774,7 @@ impl DevState {
             .partition(reached);
         self.completions = rest;
         for c in ready {
-            strided::scatter(&c.array, &c.pieces, c.staging.as_slice());
+            scatter(&c.array, &c.pieces, c.staging.as_slice());
             self.spare_staging(c.staging);
         }
         Ok(done)
@@ -919,10 +927,11 @@ fn without_all(f: Features, names: &[String]) -> Features {
     names.iter().fold(f, |f, n| f.without(n).unwrap_or(f))
 }
 
+mod bytes;
 mod strided;
 mod submission;
 mod transfer;
-use transfer::copy_bytes;
+use bytes::{copy_bytes, scatter, Piece};
 
 #[cfg(test)]
 #[path = "device_tests.rs"]

@@ -11,7 +11,7 @@ use crate::interp::present::{Env, Fault, Region, Table};
 use crate::interp::race::{Access, Mode};
 use crate::interp::value::{bits_to_value, value_to_bits, Flow, Frame, R};
 use crate::interp::Ctx;
-use compiler::{ArgLayout, ArgLocation, ArrayArgs, IndexWidth, LaunchArgs};
+use compiler::{ArgLocation, ArrayArgs, IndexWidth, LaunchArgs};
 use lang::value::combine;
 use lang::{Diag, Span, Value};
 use std::cell::RefCell;
@@ -348,14 +348,15 @@ fn dispatch(
     }
     let words = d.module(key, kernel, &spec).map_err(Box::new)?;
     d.last_module = Some(words.clone());
-    let layout = ArgLayout::of(kernel, &spec);
+    let plan = compiler::Plan::of(kernel, &spec);
+    let layout = &plan.layout;
     let launch = layout
         .encode(
             kernel,
             &args,
             wg,
             max_groups(kernel, &spec, &limits),
-            compiler::PerInvocation::of(kernel, &spec),
+            plan.per_invocation(),
         )
         .map_err(Box::new)?;
     if launch.groups[0] == 0 {
@@ -531,7 +532,7 @@ pub fn work_group_size(
     // over more compute units instead of packing them into a couple, so one
     // kernel finishes sooner and kernels of other queues find idle units.
     // Aim at ~1024 groups; never below a warp (32).
-    if let Some(t) = compiler::spirv::teams(kernel, spec) {
+    if let Some(t) = compiler::plan::teams(kernel, spec) {
         return t.workgroup_size();
     }
     if let Some((a, b)) = kernel.tile {
@@ -573,7 +574,7 @@ fn max_groups(
     // groups as for a reduction, so each folds its copy after many
     // iterations (one iteration per invocation made the fold cost as much
     // as the atomics it saved).
-    if kernel.reductions.is_empty() && !compiler::spirv::privatises_atomics(kernel, spec) {
+    if kernel.reductions.is_empty() && !compiler::plan::privatises_atomics(kernel, spec) {
         max.min(FLAT_GROUPS)
     } else {
         max.min(REDUCTION_GROUPS)

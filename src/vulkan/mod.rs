@@ -237,7 +237,7 @@ impl Backend for VulkanBackend {
                 if d.has_module(key, kernel, &spec) {
                     return None;
                 }
-                let layout = compiler::ArgLayout::of(kernel, &spec);
+                let layout = compiler::Plan::of(kernel, &spec).layout;
                 Some(device::PrefetchJob {
                     key,
                     kernel: kernel.clone(),

@@ -3,7 +3,7 @@
 //! worker threads ([`DevState::prefetch`]); a launch takes its own result
 //! in [`DevState::module`].
 
-use super::device::DevState;
+use super::device::{DevState, Prefetched};
 use compiler::Spec;
 use std::sync::Arc;
 use vk_runtime::ComputePipeline;
@@ -18,15 +18,6 @@ pub struct PrefetchJob {
     pub wg: u32,
     pub bindings: u32,
     pub push_bytes: u32,
-}
-
-/// What a prefetch worker made of one job.
-pub(super) struct Prefetched {
-    /// When the worker started and finished this job.
-    pub(super) took: (std::time::Instant, std::time::Instant),
-    pub(super) words: Result<Arc<Vec<u32>>, lang::Diag>,
-    /// The pipeline for the job's work-group size.
-    pub(super) pipeline: Option<(u32, Result<ComputePipeline, vk_runtime::VkError>)>,
 }
 
 impl DevState {

@@ -2,7 +2,7 @@
 //! proof of independence), or a [`VectorLoop`] over the gang's
 //! invocations, each with its `private` and `reduction` clauses.
 
-use super::{internal, reduction_legal, scalar_of, Binding, Fx, Lowerer};
+use super::{internal, scalar_of, Binding, Fx, Lowerer};
 use crate::kir::*;
 use crate::unsupported;
 use lang::hir;

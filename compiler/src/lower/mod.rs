@@ -37,7 +37,6 @@ mod function;
 mod inner;
 mod stmt;
 
-use crate::autovec::LoopNote;
 use crate::kir::*;
 use lang::arena::Arena;
 use lang::hir::{self, DirectiveKind, FnH};
@@ -415,8 +414,8 @@ fn lower_mapped(
         notes,
     };
     kernel.features = features_of(&kernel);
-    kernel.private_atomics = crate::spirv::private_atomics(&kernel);
-    kernel.facts = crate::spirv::body_facts(&kernel);
+    kernel.private_atomics = crate::privatise::private_atomics(&kernel);
+    kernel.facts = crate::facts::body_facts(&kernel);
     Ok(kernel)
 }
 
@@ -430,16 +429,6 @@ fn has_inner_loops(b: &hir::Block) -> bool {
         hir::StmtKind::For(f) => has_inner_loops(&f.body),
         _ => false,
     })
-}
-
-/// The operator/type pairs the checker accepts (`lang::check::clauses`).
-pub fn reduction_legal(op: ReductionOp, t: Scalar) -> bool {
-    use ReductionOp as O;
-    match op {
-        O::Add | O::Mul | O::Max | O::Min => t.is_numeric(),
-        O::BitAnd | O::BitOr | O::BitXor => t.is_int(),
-        O::And | O::Or => t == Scalar::Bool,
-    }
 }
 
 /// Every optional feature the kernel uses (64-bit index arithmetic is added

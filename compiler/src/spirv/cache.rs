@@ -7,8 +7,9 @@
 //! of more than 16 KiB, the hint is ignored: results are the same either
 //! way.
 
+use super::writer::Cached;
 use super::{spv, Writer};
-use crate::kir::{ArrayH, ExprH, Function, Kernel, Shape, Stmt, StmtKind};
+use crate::kir::{ArrayH, ExprH, Function, Stmt};
 use lang::Diag;
 use rspirv::spirv::{SelectionControl, StorageClass, Word};
 
@@ -16,38 +17,6 @@ use super::types::Ty;
 
 /// Bytes of workgroup memory one cached section may use.
 const CACHE_BYTES: u32 = 16 * 1024;
-
-/// A section in workgroup memory for the current gang iteration.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Cached {
-    pub array: ArrayH,
-    pub var: Word,
-    /// The section's first element, as a buffer index (index type).
-    pub lo: Word,
-    pub count: u32,
-}
-
-/// The `cache` statements of `k` that are honoured: at the top level of a
-/// gang loop's iteration body (as pointers into the body).
-pub(super) fn honoured(k: &Kernel) -> Vec<*const Stmt> {
-    if k.shape != Shape::Gang {
-        return Vec::new();
-    }
-    k.entry
-        .body
-        .iter()
-        .filter(|s| matches!(s.kind, StmtKind::Cache { .. }))
-        .map(|s| s as *const Stmt)
-        .collect()
-}
-
-/// Does a kernel with `cache` statements keep its gangs whole workgroups?
-pub(super) fn has_cache(k: &Kernel) -> bool {
-    k.entry
-        .body
-        .iter()
-        .any(|s| matches!(s.kind, StmtKind::Cache { .. }))
-}
 
 impl Writer<'_> {
     pub(super) fn cache_stmt(

@@ -22,70 +22,9 @@
 //! behind a bounds test, stores in place.
 
 use super::{spv, Writer};
-use crate::kir::{Block, Expr, ExprH, Function, Kernel, Shape, StmtKind};
-use crate::Spec;
 use rspirv::spirv::{SelectionControl, Word};
 
 use super::types::Ty;
-
-/// Iterations per trip of `k`'s grid-stride loop under `spec` (1: none);
-/// for a gang loop, gang iterations per trip of a team (`super::jam`).
-pub fn coarsening(k: &Kernel, spec: &Spec) -> u32 {
-    if k.shape == Shape::Gang {
-        return super::jam::jam(k, spec);
-    }
-    if spec.coarsen <= 1
-        || k.shape != Shape::Flat
-        || k.levels.len() != 1
-        || spec.checks
-        || k.private_atomics
-        || !k.facts.straight_line
-    {
-        return 1;
-    }
-    spec.coarsen as u32
-}
-
-pub(super) fn straight_line(f: &Function, b: &Block) -> bool {
-    let mut stored = Vec::new();
-    for s in b {
-        match &s.kind {
-            StmtKind::Store { value, .. } => {
-                if !plain(f, *value, &stored) {
-                    return false;
-                }
-            }
-            StmtKind::StoreElem {
-                array,
-                index,
-                value,
-            } => {
-                if !index.iter().chain([value]).all(|&e| plain(f, e, &stored)) {
-                    return false;
-                }
-                stored.push(*array);
-            }
-            _ => return false,
-        }
-    }
-    true
-}
-
-/// No call, no atomic, no load of an array in `stored`.
-fn plain(f: &Function, e: ExprH, stored: &[crate::kir::ArrayH]) -> bool {
-    match &f.exprs[e] {
-        Expr::Const(_) | Expr::Param(_) | Expr::Local(_) | Expr::InvocationIndex => true,
-        Expr::Load { array, index } => {
-            !stored.contains(array) && index.iter().all(|&i| plain(f, i, stored))
-        }
-        Expr::Unary(_, a) | Expr::Cast(a, _) => plain(f, *a, stored),
-        Expr::Binary(_, a, b) | Expr::Reduce(_, a, b) => {
-            plain(f, *a, stored) && plain(f, *b, stored)
-        }
-        Expr::Math(_, args) => args.iter().all(|&a| plain(f, a, stored)),
-        Expr::Call(..) | Expr::Atomic { .. } => false,
-    }
-}
 
 impl Writer<'_> {
     /// The `n` iterations of one trip that starts at `cur` (index type):

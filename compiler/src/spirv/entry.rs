@@ -1,12 +1,12 @@
 //! The entry point `main`: the reduction copies, the loop of [`crate::abi`]
 //! that the kernel's [`Shape`] asks for (grid-stride over iterations, gangs
 //! or teams; tiled, coarsened or jammed where [`super::tiles`],
-//! [`super::coarsening`] and [`super::jam`] apply), each workgroup's
+//! [`crate::plan::coarsening`] and [`super::jam`] apply), each workgroup's
 //! reduction partials, and the entry point's interface and local size.
 
 use super::reduce::partial_ty;
 use super::types::Ty;
-use super::{coarsening, spv, Writer};
+use super::{spv, Writer};
 use crate::abi::FieldKind;
 use crate::kir::Shape;
 use lang::Diag;
@@ -142,7 +142,7 @@ impl Writer<'_> {
             });
         }
         let vars: Vec<_> = k.levels.iter().map(|l| (l.var, l.ty)).collect();
-        let coarse = coarsening(k, self.spec);
+        let coarse = self.plan.coarsening;
         self.loops.push((merge, cont, None));
         if let (Some(t), Shape::Flat) = (k.tile, k.shape) {
             self.tile_iteration(t, rest, &vars, &los, &counts)?;

@@ -22,54 +22,11 @@
 //! iterations one after the other.
 
 use super::{spv, Writer};
-use crate::kir::{Block, Function, Kernel, StmtKind, VectorLoop};
-use crate::Spec;
+use crate::kir::{Function, StmtKind, VectorLoop};
 use lang::Diag;
 use rspirv::spirv::{SelectionControl, Word};
 
 use super::types::Ty;
-
-/// Gang iterations per trip of a team of `k` under `spec` (1: none).
-pub(super) fn jam(k: &Kernel, spec: &Spec) -> u32 {
-    let Some(t) = super::teams(k, spec) else {
-        return 1;
-    };
-    // Four rows in flight per subgroup, counting the subgroup's teams.
-    // (On an H200's SpMV, 2 and 8 were slower than 4.)
-    let j = (4 * t.lanes / spec.subgroup_size).max(1);
-    if j == 1 || spec.checks || k.facts.shares_memory || !k.facts.no_early_exit {
-        return 1;
-    }
-    j
-}
-
-/// No `break`/`continue`/`return` that leaves the gang iteration or a
-/// `loop vector` (those inside nested sequential loops stay there).
-pub(super) fn straight(b: &Block) -> bool {
-    b.iter().all(|s| match &s.kind {
-        StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) => false,
-        StmtKind::If { then, els, .. } => straight(then) && straight(els),
-        StmtKind::VectorLoop(v) => straight(&v.body),
-        StmtKind::Loop { body, continuing } => {
-            exits_only_inner(body) && exits_only_inner(continuing)
-        }
-        _ => true,
-    })
-}
-
-/// Inside a sequential loop: `break`/`continue` are its own; a `return`
-/// still leaves everything.
-fn exits_only_inner(b: &Block) -> bool {
-    b.iter().all(|s| match &s.kind {
-        StmtKind::Return(_) => false,
-        StmtKind::If { then, els, .. } => exits_only_inner(then) && exits_only_inner(els),
-        StmtKind::Loop { body, continuing } => {
-            exits_only_inner(body) && exits_only_inner(continuing)
-        }
-        StmtKind::VectorLoop(v) => exits_only_inner(&v.body),
-        _ => true,
-    })
-}
 
 impl Writer<'_> {
     /// One trip of a jammed gang loop at gang iteration `cur` (index

@@ -84,52 +84,29 @@ mod teams;
 mod tiles;
 pub mod types;
 mod vector;
+mod writer;
 
-use crate::abi::{ArgLayout, ArgLocation, FieldKind, FieldTy, IndexWidth};
+use crate::abi::{ArgLocation, FieldKind, FieldTy, IndexWidth};
 use crate::kir::*;
+use crate::plan::Plan;
+pub use crate::plan::{coarsening, privatises_atomics, teams, Teams};
 use crate::validate::Validated;
 use crate::Spec;
 use atomics::storage_views;
-pub use coarsen::coarsening;
-use lang::{Diag, Scalar, Span, Value};
+use lang::{Diag, Scalar, Value};
 use reduce::partial_ty;
 use rspirv::binary::Assemble;
 use rspirv::dr::Operand;
 use rspirv::spirv::{
     BuiltIn, Decoration, FunctionControl, MemoryModel, SelectionControl, StorageClass, Word,
 };
-use std::collections::HashMap;
-pub use teams::{teams, Teams};
-use types::{Module, Ty};
+use types::Ty;
+use writer::{ice, spv, Writer};
 
-/// The facts about `k`'s body that its layouts depend on (lowering records
-/// them in the kernel).
-pub fn body_facts(k: &Kernel) -> BodyFacts {
-    BodyFacts {
-        shares_memory: teams::gang_shares_memory(k),
-        straight_line: coarsen::straight_line(&k.entry, &k.entry.body),
-        no_early_exit: jam::straight(&k.entry.body),
-        caches: cache::has_cache(k),
-    }
-}
-
-/// Whether some array of `k` qualifies for a workgroup copy of its atomics
-/// (`private`), outside check mode. Lowering records it in the kernel.
-pub fn private_atomics(k: &Kernel) -> bool {
-    private::candidates(k, false).iter().any(Option::is_some)
-}
-
-/// Whether the module of `k` under `spec` keeps workgroup copies of arrays
-/// updated by atomics: its launch should then give each workgroup many
-/// iterations, so the copy's setup and fold are paid rarely. (No walk of the
-/// kernel: this is on the launch path.)
-pub fn privatises_atomics(k: &Kernel, spec: &Spec) -> bool {
-    k.private_atomics && !spec.checks
-}
-
-/// Write a validated kernel as a SPIR-V module for `spec`.
-pub fn write(kernel: Validated<'_>, spec: &Spec) -> Result<Vec<u32>, Diag> {
+/// Write a validated kernel as a SPIR-V module, as `plan` maps it.
+pub fn write(kernel: Validated<'_>, plan: &Plan) -> Result<Vec<u32>, Diag> {
     let k = kernel.kernel();
+    let spec = &plan.spec;
     let mut needs = k.features;
     if spec.index_width == IndexWidth::U64 {
         needs.int64 = true;
@@ -162,8 +139,7 @@ pub fn write(kernel: Validated<'_>, spec: &Spec) -> Result<Vec<u32>, Diag> {
         )
         .with_help(help_for(&missing)));
     }
-    let layout = ArgLayout::of(k, spec);
-    let mut w = Writer::new(k, spec, layout);
+    let mut w = Writer::new(k, plan);
     w.views = views;
     w.module_scope();
     w.functions()?;
@@ -187,134 +163,7 @@ fn help_for(missing: &[&str]) -> String {
     h.join("; ")
 }
 
-fn ice(span: Span, what: &str) -> Diag {
-    Diag::error(
-        "accl::compile::internal",
-        format!("internal compiler error in the SPIR-V writer: {what}"),
-        span,
-        "while compiling this",
-    )
-}
-
-/// Branch targets of the innermost loop: (merge, continue).
-/// A loop's merge and continue targets, and (watchdog on) its `exited` flag.
-type LoopTargets = (Word, Word, Option<Word>);
-
-struct Writer<'k> {
-    k: &'k Kernel,
-    spec: &'k Spec,
-    layout: ArgLayout,
-    m: Module,
-    idx: Ty,
-    /// Each array's buffer variable; `None` for one reached by address
-    /// ([`address`]).
-    buffers: Vec<Option<Word>>,
-    /// Pointers to elements reached by address, and their alignment.
-    aligned: HashMap<Word, u32>,
-    args_var: Word,
-    args_class: StorageClass,
-    gid: Word,
-    nwg: Word,
-    wg_size: Word,
-    func_ids: Vec<Word>,
-    /// Element type of each array's buffer ([`storage_views`]).
-    views: Vec<Ty>,
-    /// Partials buffers, per `kernel.reductions`.
-    partials: Vec<Word>,
-    /// Built-in inputs made on first use: LocalInvocationId, WorkgroupId.
-    lid_var: Option<Word>,
-    wgid_var: Option<Word>,
-    /// Workgroup scratch arrays (`wg_size` elements) by element type.
-    scratch: Vec<(Ty, Word)>,
-    /// Scalar built-in inputs made on first use ([`teams`]).
-    scalar_builtins: Vec<(BuiltIn, Word)>,
-    /// A gang's lanes in one subgroup ([`teams`]).
-    teams: Option<Teams>,
-    /// Element stores held back until every copy of a coarsened trip has
-    /// loaded ([`coarsening`]): pointer and value.
-    deferred: Option<Vec<(Word, Word)>>,
-    /// Whether gang-redundant stores and `loop vector` need barriers.
-    gang_barriers: bool,
-    /// A tiled loop's tiles along the inner level and the outer level's
-    /// trip count ([`tiles`]).
-    tile_dims: Option<(Word, Word)>,
-    /// The `cache` statements honoured, the sections in workgroup memory
-    /// for this gang iteration, and their variables ([`cache`]).
-    top_caches: Vec<*const Stmt>,
-    cached: Vec<cache::Cached>,
-    cache_vars: Vec<(ArrayH, u32, Word)>,
-    /// Globals made after the module scope (for the interface list).
-    late_globals: Vec<(Word, StorageClass)>,
-    /// The gang number (index type) inside a gang loop.
-    gang_index: Option<Word>,
-    /// The fault buffer and the loop counter ([`checks`]), when bound.
-    fault_var: Option<Word>,
-    count_var: Option<Word>,
-    cut_vars: Option<(Word, Word)>,
-    /// Arrays whose atomics go to a workgroup copy ([`private`]), by index.
-    private: Vec<Option<private::Private>>,
-    /// The f64 transcendental functions called ([`f64math`]).
-    f64fns: f64math::Fns,
-    // Per function being written.
-    locals: Vec<Word>,
-    loops: Vec<LoopTargets>,
-    cur_label: Word,
-    terminated: bool,
-}
-
-fn spv<T>(r: Result<T, rspirv::dr::Error>) -> T {
-    r.expect(
-        "rspirv builder misuse (a writer bug): a block is always open where instructions are added",
-    )
-}
-
-impl<'k> Writer<'k> {
-    fn new(k: &'k Kernel, spec: &'k Spec, layout: ArgLayout) -> Writer<'k> {
-        let idx = match spec.index_width {
-            IndexWidth::U32 => Ty::U32,
-            IndexWidth::U64 => Ty::U64,
-        };
-        Writer {
-            k,
-            spec,
-            layout,
-            m: Module::new(spec.spirv_version),
-            idx,
-            buffers: Vec::new(),
-            aligned: HashMap::new(),
-            args_var: 0,
-            args_class: StorageClass::PushConstant,
-            gid: 0,
-            nwg: 0,
-            wg_size: 0,
-            func_ids: Vec::new(),
-            views: Vec::new(),
-            partials: Vec::new(),
-            lid_var: None,
-            wgid_var: None,
-            scratch: Vec::new(),
-            scalar_builtins: Vec::new(),
-            teams: teams(k, spec),
-            deferred: None,
-            gang_barriers: k.shape != Shape::Gang || k.facts.shares_memory,
-            tile_dims: None,
-            top_caches: cache::honoured(k),
-            cached: Vec::new(),
-            cache_vars: Vec::new(),
-            late_globals: Vec::new(),
-            gang_index: None,
-            fault_var: None,
-            count_var: None,
-            cut_vars: None,
-            private: vec![None; k.arrays.len()],
-            f64fns: f64math::Fns::default(),
-            locals: Vec::new(),
-            loops: Vec::new(),
-            cur_label: 0,
-            terminated: false,
-        }
-    }
-
+impl Writer<'_> {
     fn written_arrays(&self) -> Vec<bool> {
         fn walk(b: &Block, w: &mut [bool]) {
             for s in b {

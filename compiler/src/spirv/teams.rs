@@ -29,68 +29,13 @@
 //! shuffles) the gang is one workgroup and `num_workers` is ignored.
 
 use super::{spv, Writer};
-use crate::kir::{Kernel, ReductionOp, Shape};
-use crate::Spec;
+use crate::kir::ReductionOp;
+use crate::plan::Teams;
 use lang::Scalar;
 use rspirv::dr::Operand;
 use rspirv::spirv::{BuiltIn, Capability, Decoration, StorageClass, Word};
 
 use super::types::Ty;
-
-/// How a gang kernel's teams sit in its workgroups.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Teams {
-    /// Vector lanes of one team (a power of two, at most the subgroup size).
-    pub lanes: u32,
-    /// Teams per gang (`num_workers`, else 1).
-    pub per_gang: u32,
-    /// Teams per workgroup (a multiple of the teams per subgroup).
-    pub per_group: u32,
-}
-
-impl Teams {
-    /// Invocations of one workgroup.
-    pub fn workgroup_size(&self) -> u32 {
-        self.lanes * self.per_group
-    }
-}
-
-/// The teams of `k` on a device described by `spec`, or `None` where each
-/// gang is one workgroup.
-pub fn teams(k: &Kernel, spec: &Spec) -> Option<Teams> {
-    let s = spec.subgroup_size;
-    if k.shape != Shape::Gang
-        || s == 0
-        || !s.is_power_of_two()
-        || spec.spirv_version < (1, 3)
-        || k.vector_length_expr.is_some()
-        || k.facts.caches
-    {
-        return None;
-    }
-    let lanes = match (k.vector_length, k.num_workers) {
-        (Some(v), _) => v,
-        // Workers without a vector length: a subgroup each.
-        (None, Some(_)) => s,
-        (None, None) => return None,
-    };
-    if lanes > s || !lanes.is_power_of_two() {
-        return None;
-    }
-    let per_subgroup = s / lanes;
-    // Whole subgroups, about the default workgroup size.
-    let subgroups = (spec.workgroup_size / s)
-        .max(1)
-        .min(spec.max_workgroup_size / s);
-    if subgroups == 0 {
-        return None;
-    }
-    Some(Teams {
-        lanes,
-        per_gang: k.num_workers.unwrap_or(1),
-        per_group: subgroups * per_subgroup,
-    })
-}
 
 const SCOPE_SUBGROUP: u32 = 3;
 /// AcquireRelease | UniformMemory | WorkgroupMemory.
@@ -235,52 +180,6 @@ impl Writer<'_> {
         }
         acc
     }
-}
-
-/// Does some array of `k` get both read and written by its code (loads,
-/// stores, atomics, in the kernel or its functions)? Only then can the
-/// lanes of a gang pass values through memory within one gang iteration,
-/// and need the barriers of gang-redundant stores and `loop vector`
-/// (iterations of a `parallel loop` are independent, so nothing passes
-/// between them).
-pub(super) fn gang_shares_memory(k: &Kernel) -> bool {
-    use crate::kir::{Block, Expr, Function, StmtKind};
-    fn exprs(f: &Function, read: &mut [bool], written: &mut [bool]) {
-        for (_, e) in f.exprs.iter() {
-            match e {
-                Expr::Load { array, .. } => read[array.index()] = true,
-                Expr::Atomic { array, .. } => {
-                    read[array.index()] = true;
-                    written[array.index()] = true;
-                }
-                _ => {}
-            }
-        }
-    }
-    fn stores(b: &Block, written: &mut [bool]) {
-        for s in b {
-            match &s.kind {
-                StmtKind::StoreElem { array, .. } => written[array.index()] = true,
-                StmtKind::If { then, els, .. } => {
-                    stores(then, written);
-                    stores(els, written);
-                }
-                StmtKind::Loop { body, continuing } => {
-                    stores(body, written);
-                    stores(continuing, written);
-                }
-                StmtKind::VectorLoop(v) => stores(&v.body, written),
-                _ => {}
-            }
-        }
-    }
-    let n = k.arrays.len();
-    let (mut read, mut written) = (vec![false; n], vec![false; n]);
-    for f in std::iter::once(&k.entry).chain(k.functions.iter().map(|(_, f)| f)) {
-        exprs(f, &mut read, &mut written);
-        stores(&f.body, &mut written);
-    }
-    read.iter().zip(&written).any(|(r, w)| *r && *w)
 }
 
 impl Writer<'_> {

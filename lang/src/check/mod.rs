@@ -17,13 +17,14 @@ pub use clauses::clause_names;
 mod construct;
 mod device;
 mod expr;
+mod names;
 mod sections;
 mod update;
 
 use crate::arena::Arena;
 use crate::ast;
 use crate::builtins::Builtins;
-use crate::diag::{did_you_mean_within, Diag};
+use crate::diag::Diag;
 use crate::hir::{self, ExprH, FnH, LocalH};
 use crate::span::Span;
 use crate::types::Type;
@@ -983,28 +984,5 @@ fn stmt_returns(s: &ast::Stmt) -> bool {
         } => block_returns(then) && block_returns(els),
         ast::StmtKind::While { cond, .. } => matches!(cond.kind, ast::ExprKind::Bool(true)),
         _ => false,
-    }
-}
-
-impl Checker<'_> {
-    fn unknown_name(&mut self, name: &str, span: Span) {
-        let names = if self.suggest_budget > 0 {
-            self.visible_names()
-        } else {
-            Vec::new()
-        };
-        let mut d = Diag::error(
-            "accl::name::unknown",
-            format!("cannot find `{name}` in this scope"),
-            span,
-            "not found",
-        );
-        let budget = &mut self.suggest_budget;
-        if let Some(s) = did_you_mean_within(name, names.iter().map(String::as_str), budget) {
-            d = d.with_help(format!("a name with a similar spelling exists: `{s}`"));
-        } else if self.in_fn {
-            d = d.with_help("functions see only their parameters, constants and other functions; pass the value as a parameter");
-        }
-        self.err(d);
     }
 }

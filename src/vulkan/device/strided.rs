@@ -71,15 +71,6 @@ fn uniform(runs: &[Run], base: usize) -> Option<Uniform> {
 /// at `host - base` in the device buffer.
 pub type Run = (usize, usize);
 
-/// A piece of a staged strided copy: `len` bytes at `host` in the host
-/// array and at `staged` in the staging buffer.
-#[derive(Debug, Clone, Copy)]
-pub struct Piece {
-    pub host: usize,
-    pub staged: usize,
-    pub len: usize,
-}
-
 /// The runs from `*at` on (`*part` bytes of the first already done), cut
 /// and packed into at most `cap` bytes of staging; advances `*at` and
 /// `*part` past them.
@@ -102,22 +93,6 @@ fn pack(runs: &[Run], at: &mut usize, part: &mut usize, cap: usize) -> Vec<Piece
         }
     }
     pieces
-}
-
-/// Write the staged `pieces` of `src` into the host array.
-pub(super) fn scatter(array: &Array, pieces: &[Piece], src: &[u8]) {
-    let mut data = array.data_mut();
-    for p in pieces {
-        let Some(from) = src.get(p.staged..p.staged + p.len) else {
-            continue;
-        };
-        match data.bytes_mut() {
-            Some(b) if p.host + p.len <= b.len() => {
-                copy_bytes(&mut b[p.host..p.host + p.len], from)
-            }
-            _ => data.write_bytes(p.host, from),
-        }
-    }
 }
 
 /// Copy the host bytes of `pieces` into the staging slice `dst`.

@@ -377,23 +377,6 @@ pub(super) struct DirectRun {
     len: u64,
 }
 
-/// Copies of at least this many bytes are split over threads.
-const PAR_COPY: usize = 1 << 20;
-
-/// `dst.copy_from_slice(src)`, on several threads when large: moving bytes
-/// between staging memory and host arrays is the host's share of every
-/// transfer, and one core moves only a few GB/s of it.
-pub(super) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
-    use rayon::prelude::*;
-    if src.len() < PAR_COPY {
-        dst.copy_from_slice(src);
-        return;
-    }
-    dst.par_chunks_mut(PAR_COPY / 4)
-        .zip(src.par_chunks(PAR_COPY / 4))
-        .for_each(|(d, s)| d.copy_from_slice(s));
-}
-
 /// Write `src` into the host array at byte `offset`.
 fn write_host(array: &Array, offset: usize, src: &[u8]) {
     let mut data = array.data_mut();

@@ -2,7 +2,8 @@
 //! calls, and the bodies written after the entry point by [`Spv`], the
 //! [`Ops`] that emits SPIR-V.
 
-use super::{body, trig, FCmp, FOp, Fun, Ops, UCmp, UOp, F, F1};
+use super::dispatch::body;
+use super::{trig, FCmp, FOp, Fns, Fun, Ops, UCmp, UOp, F, F1};
 use crate::kir::MathFn;
 use crate::spirv::types::{Module, Ty};
 use crate::spirv::{spv, Writer};
@@ -11,49 +12,6 @@ use rspirv::spirv::{
     Decoration, FunctionControl, GlslStd450Op as GLOp, SelectionControl, StorageClass, Word,
 };
 use std::cell::{Cell, RefCell};
-
-/// The f64 functions of one module: ids reserved on first use, bodies
-/// written at the end.
-#[derive(Debug, Default)]
-pub(in crate::spirv) struct Fns {
-    ids: Vec<(Fun, Word)>,
-    emitted: usize,
-    uvec2: Option<Word>,
-    pair: Option<Word>,
-}
-
-impl Fns {
-    /// The id of `f`'s function (reserved now, body written later).
-    fn id(&mut self, m: &mut Module, f: Fun) -> Word {
-        if let Some(&(_, id)) = self.ids.iter().find(|(g, _)| *g == f) {
-            return id;
-        }
-        let id = m.b.id();
-        self.ids.push((f, id));
-        id
-    }
-    fn uvec2(&mut self, m: &mut Module) -> Word {
-        if let Some(t) = self.uvec2 {
-            return t;
-        }
-        let u = m.ty(Ty::U32);
-        let t = m.b.type_vector(u, 2);
-        self.uvec2 = Some(t);
-        t
-    }
-    /// `struct { u32, u32 }` for `OpUMulExtended` (given its own id: the
-    /// builder would otherwise dedup it onto some Block struct).
-    fn pair(&mut self, m: &mut Module) -> Word {
-        if let Some(t) = self.pair {
-            return t;
-        }
-        let u = m.ty(Ty::U32);
-        let id = m.b.id();
-        let t = m.b.type_struct_id(Some(id), [u, u]);
-        self.pair = Some(t);
-        t
-    }
-}
 
 impl Writer<'_> {
     /// `m` on f64 arguments: a call of its function.

@@ -37,14 +37,19 @@
 // hex words in comments), some of them equal to `std::f64::consts` ones.
 #![allow(clippy::excessive_precision, clippy::approx_constant)]
 
+mod dispatch;
 mod emit;
 mod exp_log;
 #[cfg(test)]
 mod tests;
 mod trig;
 
-pub(super) use emit::Fns;
+// The unit tests evaluate the same bodies the writer emits.
+#[cfg(test)]
+pub(in crate::spirv::f64math) use dispatch::body;
 
+use crate::spirv::types::{Module, Ty};
+use rspirv::spirv::Word;
 use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Shl, Shr, Sub};
 
 /// A device function of f64 arguments returning f64.
@@ -95,23 +100,46 @@ impl Fun {
     }
 }
 
-/// The body of `f` on `a` (its arity's arguments).
-fn body<'a, O: Ops>(f: Fun, a: &[F<'a, O>]) -> F<'a, O> {
-    match f {
-        Fun::Exp => exp_log::exp(a[0]),
-        Fun::Expo2 => exp_log::expo2(a[0]),
-        Fun::Exp2 => exp_log::exp2(a[0]),
-        Fun::Log => exp_log::log(a[0]),
-        Fun::Log2 => exp_log::log2(a[0]),
-        Fun::Pow => exp_log::pow(a[0], a[1]),
-        Fun::Sinh => exp_log::sinh(a[0]),
-        Fun::Cosh => exp_log::cosh(a[0]),
-        Fun::Tanh => exp_log::tanh(a[0]),
-        Fun::Trig => trig::trig(a[0], a[1]),
-        Fun::Asin => trig::asin(a[0]),
-        Fun::Acos => trig::acos(a[0]),
-        Fun::Atan => trig::atan(a[0]),
-        Fun::Atan2 => trig::atan2(a[0], a[1]),
+/// The f64 functions of one module: ids reserved on first use, bodies
+/// written at the end.
+#[derive(Debug, Default)]
+pub(in crate::spirv) struct Fns {
+    ids: Vec<(Fun, Word)>,
+    emitted: usize,
+    uvec2: Option<Word>,
+    pair: Option<Word>,
+}
+
+impl Fns {
+    /// The id of `f`'s function (reserved now, body written later).
+    fn id(&mut self, m: &mut Module, f: Fun) -> Word {
+        if let Some(&(_, id)) = self.ids.iter().find(|(g, _)| *g == f) {
+            return id;
+        }
+        let id = m.b.id();
+        self.ids.push((f, id));
+        id
+    }
+    fn uvec2(&mut self, m: &mut Module) -> Word {
+        if let Some(t) = self.uvec2 {
+            return t;
+        }
+        let u = m.ty(Ty::U32);
+        let t = m.b.type_vector(u, 2);
+        self.uvec2 = Some(t);
+        t
+    }
+    /// `struct { u32, u32 }` for `OpUMulExtended` (given its own id: the
+    /// builder would otherwise dedup it onto some Block struct).
+    fn pair(&mut self, m: &mut Module) -> Word {
+        if let Some(t) = self.pair {
+            return t;
+        }
+        let u = m.ty(Ty::U32);
+        let id = m.b.id();
+        let t = m.b.type_struct_id(Some(id), [u, u]);
+        self.pair = Some(t);
+        t
     }
 }
 

@@ -1,0 +1,143 @@
+//! Facts about a kernel's body that decide how it maps onto a device:
+//! whether a gang passes values through memory, whether the body is
+//! straight-line (coarsening), whether anything leaves a gang iteration
+//! early (unroll and jam), whether it caches sections. Walked once when
+//! the kernel is lowered ([`crate::kir::BodyFacts`]); the plan reads them
+//! at every launch.
+
+use crate::kir::{ArrayH, Block, BodyFacts, Expr, ExprH, Function, Kernel, StmtKind};
+
+/// The facts about `k`'s body that its layouts depend on (lowering records
+/// them in the kernel).
+pub fn body_facts(k: &Kernel) -> BodyFacts {
+    BodyFacts {
+        shares_memory: gang_shares_memory(k),
+        straight_line: straight_line(&k.entry, &k.entry.body),
+        no_early_exit: straight(&k.entry.body),
+        caches: has_cache(k),
+    }
+}
+
+/// Does some array of `k` get both read and written by its code (loads,
+/// stores, atomics, in the kernel or its functions)? Only then can the
+/// lanes of a gang pass values through memory within one gang iteration,
+/// and need the barriers of gang-redundant stores and `loop vector`
+/// (iterations of a `parallel loop` are independent, so nothing passes
+/// between them).
+fn gang_shares_memory(k: &Kernel) -> bool {
+    fn exprs(f: &Function, read: &mut [bool], written: &mut [bool]) {
+        for (_, e) in f.exprs.iter() {
+            match e {
+                Expr::Load { array, .. } => read[array.index()] = true,
+                Expr::Atomic { array, .. } => {
+                    read[array.index()] = true;
+                    written[array.index()] = true;
+                }
+                _ => {}
+            }
+        }
+    }
+    fn stores(b: &Block, written: &mut [bool]) {
+        for s in b {
+            match &s.kind {
+                StmtKind::StoreElem { array, .. } => written[array.index()] = true,
+                StmtKind::If { then, els, .. } => {
+                    stores(then, written);
+                    stores(els, written);
+                }
+                StmtKind::Loop { body, continuing } => {
+                    stores(body, written);
+                    stores(continuing, written);
+                }
+                StmtKind::VectorLoop(v) => stores(&v.body, written),
+                _ => {}
+            }
+        }
+    }
+    let n = k.arrays.len();
+    let (mut read, mut written) = (vec![false; n], vec![false; n]);
+    for f in std::iter::once(&k.entry).chain(k.functions.iter().map(|(_, f)| f)) {
+        exprs(f, &mut read, &mut written);
+        stores(&f.body, &mut written);
+    }
+    read.iter().zip(&written).any(|(r, w)| *r && *w)
+}
+
+/// Only local and element stores, no load of an array after a store to it
+/// (see `crate::spirv::coarsen`).
+fn straight_line(f: &Function, b: &Block) -> bool {
+    let mut stored = Vec::new();
+    for s in b {
+        match &s.kind {
+            StmtKind::Store { value, .. } => {
+                if !plain(f, *value, &stored) {
+                    return false;
+                }
+            }
+            StmtKind::StoreElem {
+                array,
+                index,
+                value,
+            } => {
+                if !index.iter().chain([value]).all(|&e| plain(f, e, &stored)) {
+                    return false;
+                }
+                stored.push(*array);
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// No call, no atomic, no load of an array in `stored`.
+fn plain(f: &Function, e: ExprH, stored: &[ArrayH]) -> bool {
+    match &f.exprs[e] {
+        Expr::Const(_) | Expr::Param(_) | Expr::Local(_) | Expr::InvocationIndex => true,
+        Expr::Load { array, index } => {
+            !stored.contains(array) && index.iter().all(|&i| plain(f, i, stored))
+        }
+        Expr::Unary(_, a) | Expr::Cast(a, _) => plain(f, *a, stored),
+        Expr::Binary(_, a, b) | Expr::Reduce(_, a, b) => {
+            plain(f, *a, stored) && plain(f, *b, stored)
+        }
+        Expr::Math(_, args) => args.iter().all(|&a| plain(f, a, stored)),
+        Expr::Call(..) | Expr::Atomic { .. } => false,
+    }
+}
+
+/// No `break`/`continue`/`return` that leaves the gang iteration or a
+/// `loop vector` (those inside nested sequential loops stay there).
+fn straight(b: &Block) -> bool {
+    b.iter().all(|s| match &s.kind {
+        StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) => false,
+        StmtKind::If { then, els, .. } => straight(then) && straight(els),
+        StmtKind::VectorLoop(v) => straight(&v.body),
+        StmtKind::Loop { body, continuing } => {
+            exits_only_inner(body) && exits_only_inner(continuing)
+        }
+        _ => true,
+    })
+}
+
+/// Inside a sequential loop: `break`/`continue` are its own; a `return`
+/// still leaves everything.
+fn exits_only_inner(b: &Block) -> bool {
+    b.iter().all(|s| match &s.kind {
+        StmtKind::Return(_) => false,
+        StmtKind::If { then, els, .. } => exits_only_inner(then) && exits_only_inner(els),
+        StmtKind::Loop { body, continuing } => {
+            exits_only_inner(body) && exits_only_inner(continuing)
+        }
+        StmtKind::VectorLoop(v) => exits_only_inner(&v.body),
+        _ => true,
+    })
+}
+
+/// Does a kernel with `cache` statements keep its gangs whole workgroups?
+fn has_cache(k: &Kernel) -> bool {
+    k.entry
+        .body
+        .iter()
+        .any(|s| matches!(s.kind, StmtKind::Cache { .. }))
+}

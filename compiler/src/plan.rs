@@ -1,0 +1,190 @@
+//! The plan: how one kernel maps onto a device described by a [`Spec`],
+//! decided in one place and read by everyone after it: the SPIR-V writer
+//! ([`crate::spirv::write`] takes a plan), the launch path (work-group
+//! size, dispatch size, argument bytes) and `--explain`.
+//!
+//! A [`Plan`] holds the team shape of a gang kernel ([`Teams`]: a gang's
+//! vector lanes in one subgroup), the iterations each invocation runs per
+//! trip ([`coarsening`]: grid-stride coarsening of a flat loop, unroll and
+//! jam of a gang loop), the arrays whose atomics get a workgroup copy
+//! ([`crate::privatise`]), the `cache` sections kept in workgroup memory,
+//! the arrays reached by address ([`Spec::by_address`]) and the launch ABI
+//! derived from all of them ([`ArgLayout`], [`PerInvocation`]). The loop
+//! levels and the [`Shape`] are the kernel's own (lowering decides them).
+//! What it reads of the body was found once when the kernel was lowered
+//! ([`crate::kir::BodyFacts`]), so a plan is cheap enough to make at every
+//! launch.
+
+use crate::abi::{ArgLayout, PerInvocation};
+use crate::kir::{Kernel, Shape, StmtKind};
+use crate::privatise::{candidates, Fold};
+use crate::spec::Spec;
+
+/// How one kernel runs on one device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// What it was made for.
+    pub spec: Spec,
+    /// A gang kernel's teams, or `None` where each gang is one workgroup.
+    pub teams: Option<Teams>,
+    /// Iterations per trip of the grid-stride loop (flat) or gang
+    /// iterations per trip of a team (gang); 1: none.
+    pub coarsening: u32,
+    /// Per array: the fold of its workgroup copy, `None` for plain atomics.
+    pub private: Vec<Option<Fold>>,
+    /// The honoured `cache` statements, as places in the entry body.
+    pub cached: Vec<usize>,
+    /// The argument block and the bindings.
+    pub layout: ArgLayout,
+}
+
+impl Plan {
+    /// The plan of `k` on a device described by `spec`.
+    pub fn of(k: &Kernel, spec: &Spec) -> Plan {
+        Plan {
+            spec: *spec,
+            teams: teams(k, spec),
+            coarsening: coarsening(k, spec),
+            private: candidates(k, spec.checks),
+            cached: honoured(k),
+            layout: ArgLayout::of(k, spec),
+        }
+    }
+
+    /// How the dispatch size follows from the iterations.
+    pub fn per_invocation(&self) -> PerInvocation {
+        PerInvocation {
+            teams_per_gang: self.teams.map_or(1, |t| t.per_gang),
+            teams_per_group: self.teams.map_or(1, |t| t.per_group),
+            coarsening: self.coarsening,
+        }
+    }
+
+    /// Is array `i` reached through its device address?
+    pub fn addressed(&self, i: usize) -> bool {
+        Spec::addressed(self.spec.by_address, i)
+    }
+}
+
+impl PerInvocation {
+    /// What the module of `kernel` for `spec` does (the plan's, without
+    /// the rest of the plan).
+    pub fn of(kernel: &Kernel, spec: &Spec) -> PerInvocation {
+        let teams = teams(kernel, spec);
+        PerInvocation {
+            teams_per_gang: teams.map_or(1, |t| t.per_gang),
+            teams_per_group: teams.map_or(1, |t| t.per_group),
+            coarsening: coarsening(kernel, spec),
+        }
+    }
+}
+
+/// How a gang kernel's teams sit in its workgroups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Teams {
+    /// Vector lanes of one team (a power of two, at most the subgroup size).
+    pub lanes: u32,
+    /// Teams per gang (`num_workers`, else 1).
+    pub per_gang: u32,
+    /// Teams per workgroup (a multiple of the teams per subgroup).
+    pub per_group: u32,
+}
+
+impl Teams {
+    /// Invocations of one workgroup.
+    pub fn workgroup_size(&self) -> u32 {
+        self.lanes * self.per_group
+    }
+}
+
+/// The teams of `k` on a device described by `spec`, or `None` where each
+/// gang is one workgroup.
+pub fn teams(k: &Kernel, spec: &Spec) -> Option<Teams> {
+    let s = spec.subgroup_size;
+    if k.shape != Shape::Gang
+        || s == 0
+        || !s.is_power_of_two()
+        || spec.spirv_version < (1, 3)
+        || k.vector_length_expr.is_some()
+        || k.facts.caches
+    {
+        return None;
+    }
+    let lanes = match (k.vector_length, k.num_workers) {
+        (Some(v), _) => v,
+        // Workers without a vector length: a subgroup each.
+        (None, Some(_)) => s,
+        (None, None) => return None,
+    };
+    if lanes > s || !lanes.is_power_of_two() {
+        return None;
+    }
+    let per_subgroup = s / lanes;
+    // Whole subgroups, about the default workgroup size.
+    let subgroups = (spec.workgroup_size / s)
+        .max(1)
+        .min(spec.max_workgroup_size / s);
+    if subgroups == 0 {
+        return None;
+    }
+    Some(Teams {
+        lanes,
+        per_gang: k.num_workers.unwrap_or(1),
+        per_group: subgroups * per_subgroup,
+    })
+}
+
+/// Iterations per trip of `k`'s grid-stride loop under `spec` (1: none);
+/// for a gang loop, gang iterations per trip of a team (`crate::spirv::jam`).
+pub fn coarsening(k: &Kernel, spec: &Spec) -> u32 {
+    if k.shape == Shape::Gang {
+        return jam(k, spec);
+    }
+    if spec.coarsen <= 1
+        || k.shape != Shape::Flat
+        || k.levels.len() != 1
+        || spec.checks
+        || k.private_atomics
+        || !k.facts.straight_line
+    {
+        return 1;
+    }
+    spec.coarsen as u32
+}
+
+/// Gang iterations per trip of a team of `k` under `spec` (1: none).
+fn jam(k: &Kernel, spec: &Spec) -> u32 {
+    let Some(t) = teams(k, spec) else {
+        return 1;
+    };
+    // Four rows in flight per subgroup, counting the subgroup's teams.
+    // (On an H200's SpMV, 2 and 8 were slower than 4.)
+    let j = (4 * t.lanes / spec.subgroup_size).max(1);
+    if j == 1 || spec.checks || k.facts.shares_memory || !k.facts.no_early_exit {
+        return 1;
+    }
+    j
+}
+
+/// The `cache` statements of `k` that are honoured: at the top level of a
+/// gang loop's iteration body (as places in the entry body).
+fn honoured(k: &Kernel) -> Vec<usize> {
+    if k.shape != Shape::Gang {
+        return Vec::new();
+    }
+    k.entry
+        .body
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s.kind, StmtKind::Cache { .. }))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Whether the module of `k` under `spec` keeps workgroup copies of arrays
+/// updated by atomics: its launch should then give each workgroup many
+/// iterations, so the copy's setup and fold are paid rarely. (No walk of the
+/// kernel: this is on the launch path.)
+pub fn privatises_atomics(k: &Kernel, spec: &Spec) -> bool {
+    k.private_atomics && !spec.checks
+}

@@ -1,0 +1,124 @@
+//! What a kernel is specialised for: the device's side of a compile (SPIR-V
+//! version, index width, features, limits, subgroup size) and the knobs a
+//! launch picks (checks, watchdog, coarsening, arrays reached by address).
+//! It names nothing of a kernel, so the IR's analyses, the plan, the ABI
+//! and the writer all read it from below.
+
+use crate::kir::Features;
+
+/// Width of the index arithmetic (`it`, counts, dims, bases).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum IndexWidth {
+    /// Every array has fewer than 2^31 elements and `total < 2^31`.
+    #[default]
+    U32,
+    /// Larger iteration spaces or arrays (needs `shaderInt64`).
+    U64,
+}
+
+impl IndexWidth {
+    pub fn bytes(self) -> u32 {
+        match self {
+            IndexWidth::U32 => 4,
+            IndexWidth::U64 => 8,
+        }
+    }
+    /// The narrowest width for arrays of these element counts and this many iterations.
+    pub fn for_sizes(array_elements: impl IntoIterator<Item = u64>, total: u64) -> IndexWidth {
+        const LIMIT: u64 = 1 << 31;
+        if total < LIMIT && array_elements.into_iter().all(|n| n < LIMIT) {
+            IndexWidth::U32
+        } else {
+            IndexWidth::U64
+        }
+    }
+}
+
+/// What a kernel is specialised for at launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Spec {
+    /// SPIR-V version of the module: (1, 5) for Vulkan 1.2 and later, (1, 3)
+    /// for Vulkan 1.1. From 1.4 on, every global the entry point uses is in
+    /// its interface list (the writer does this).
+    pub spirv_version: (u8, u8),
+    /// Default of the work-group-size specialisation constant (`SpecId 0`)
+    /// when the kernel has no constant `vector_length(n)`.
+    pub workgroup_size: u32,
+    /// Index arithmetic width ([`IndexWidth::for_sizes`]).
+    pub index_width: IndexWidth,
+    /// Device features available.
+    pub features: Features,
+    /// Push-constant budget; a larger argument block goes to a buffer.
+    pub max_push_constants: u32,
+    /// Unroll every innermost loop this many times ([`crate::unroll`]); 1 leaves
+    /// loops alone. For drivers with a loop budget (llvmpipe).
+    pub unroll: u8,
+    /// Bounds-check mode: every array index and integer divisor is checked
+    /// and the first violation recorded in the fault buffer
+    /// ([`crate::abi::fault`]); the access itself is skipped (a load reads element
+    /// 0 of the buffer, a store or atomic does nothing).
+    pub checks: bool,
+    /// The watchdog: loop back-edges one invocation may take before it
+    /// records [`crate::abi::fault::LOOP_BUDGET`] and leaves every loop; 0 turns it
+    /// off. With the fault buffer bound (checks or a budget), a loop left
+    /// other than by its own exit (a driver's iteration cap) is recorded too.
+    pub loop_budget: u32,
+    /// Lanes of a subgroup when the device has subgroup shuffles in compute
+    /// (a power of two), else 0. With it, a gang of at most that many vector
+    /// lanes lives in one subgroup ([`crate::plan::teams`]).
+    pub subgroup_size: u32,
+    /// `maxComputeWorkGroupInvocations` (and the x size limit), whichever is less.
+    pub max_workgroup_size: u32,
+    /// Iterations per trip of a flat kernel's grid-stride loop where its
+    /// body allows it ([`crate::plan::coarsening`]); 1 leaves the loop alone.
+    pub coarsen: u8,
+    /// Bit `i` set: array `i` is reached through its buffer's 64-bit device
+    /// address (`PhysicalStorageBuffer` pointers, in the argument block)
+    /// instead of its binding: for a buffer larger than one binding may be
+    /// (see [`crate::abi`], "Arrays reached by address"). Needs `shaderInt64` and
+    /// a device with buffer device addresses; arrays past the 64th are
+    /// always bound.
+    pub by_address: u64,
+}
+
+impl Spec {
+    /// Is array `i` reached by address under the mask `by_address`?
+    pub fn addressed(by_address: u64, i: usize) -> bool {
+        i < 64 && by_address & (1 << i) != 0
+    }
+
+    /// Does the module bind the fault buffer (binding
+    /// [`crate::ArgLayout::num_bindings`], after everything else)?
+    pub fn uses_fault_buffer(&self) -> bool {
+        self.checks || self.loop_budget != 0
+    }
+}
+
+impl Default for Spec {
+    /// Vulkan 1.2, 256 invocations, 32-bit indexing, every feature, 128 bytes,
+    /// no unrolling.
+    fn default() -> Spec {
+        Spec {
+            spirv_version: (1, 5),
+            workgroup_size: 256,
+            index_width: IndexWidth::U32,
+            features: Features {
+                float64: true,
+                int64: true,
+                storage_buffer_8bit: true,
+                int64_atomics: true,
+                float32_atomic_add: true,
+                float64_atomic_add: true,
+                buffer_device_address: true,
+            },
+            max_push_constants: 128,
+            unroll: 1,
+            checks: false,
+            loop_budget: 0,
+            subgroup_size: 0,
+            max_workgroup_size: 1024,
+            coarsen: 1,
+            by_address: 0,
+        }
+    }
+}
