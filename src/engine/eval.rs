@@ -239,6 +239,12 @@ impl Engine {
     }
 
     fn eval_named(&mut self, name: &str, src: &str) -> Result<Option<Val>, Error> {
+        // Parsing, checking, compiling and running recurse as deep as the
+        // input's expressions and calls: on a large stack segment.
+        lang::stack::large(|| self.eval_named_here(name, src))
+    }
+
+    fn eval_named_here(&mut self, name: &str, src: &str) -> Result<Option<Val>, Error> {
         let t = std::time::Instant::now();
         let p = self.front_end(name, src);
         self.timings = super::Timings {

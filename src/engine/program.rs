@@ -83,8 +83,10 @@ impl Engine {
     /// assert_eq!(e.compile("n = 1.5;").unwrap_err().code(), "accl::type::mismatch");
     /// ```
     pub fn compile(&self, src: &str) -> Result<Program, Error> {
-        let p = self.front_end("<program>", src)?;
-        Ok(self.finish_compile(p))
+        lang::stack::large(|| {
+            let p = self.front_end("<program>", src)?;
+            Ok(self.finish_compile(p))
+        })
     }
 
     /// The host half of a compile: closures and kernels from a checked program.
@@ -147,7 +149,7 @@ impl Engine {
     /// ```
     pub fn run(&mut self, p: &Program) -> Result<Option<Val>, Error> {
         self.timings = super::Timings::default();
-        self.run_program(p)
+        lang::stack::large(|| self.run_program(p))
     }
 
     /// Bind, run, commit. `self.timings.check` is left as the caller set it.

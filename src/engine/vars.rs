@@ -295,7 +295,7 @@ impl Engine {
         self.timings.compile = t.elapsed();
         self.call_cache
             .insert(name.to_string(), (types, self.decl_gen, p.clone()));
-        self.run_program(&p)
+        lang::stack::large(|| self.run_program(&p))
     }
 
     /// [`Engine::eval`] of an expression of type `T`: its value, or an

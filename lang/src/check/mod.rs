@@ -17,6 +17,7 @@ pub use clauses::clause_names;
 mod construct;
 mod device;
 mod expr;
+mod rebind;
 mod sections;
 mod update;
 
@@ -55,6 +56,15 @@ pub fn check(
     builtins: &Builtins,
     globals: &[Global],
 ) -> Result<Checked, Vec<Diag>> {
+    crate::stack::large(|| check_here(prog, src, builtins, globals))
+}
+
+fn check_here(
+    prog: &ast::Program,
+    src: &str,
+    builtins: &Builtins,
+    globals: &[Global],
+) -> Result<Checked, Vec<Diag>> {
     let mut cx = Checker::new(builtins, src);
     cx.run(prog, globals);
     let (errors, warnings): (Vec<_>, Vec<_>) = cx.diags.into_iter().partition(|d| d.is_error());
@@ -73,6 +83,10 @@ pub fn check(
 
 /// Parse and check a source text in one call.
 pub fn check_source(src: &str, builtins: &Builtins) -> Result<Checked, Vec<Diag>> {
+    crate::stack::large(|| check_source_here(src, builtins))
+}
+
+fn check_source_here(src: &str, builtins: &Builtins) -> Result<Checked, Vec<Diag>> {
     let (ast, diags) = crate::parse(src);
     if !diags.is_empty() {
         return Err(diags);
