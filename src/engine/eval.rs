@@ -254,7 +254,9 @@ impl Engine {
         let t = std::time::Instant::now();
         let p = self.finish_compile(p?);
         self.timings.compile = t.elapsed();
-        self.run_program(&p)
+        let r = self.run_program(&p);
+        self.release_unreachable();
+        r
     }
 
     /// Keep the declarations of an input (`input`) that ran: a name
