@@ -102,7 +102,7 @@ pub fn load_within(
         Ok(f) => f,
         Err(e) => return Ok(Err(CsvError::Io(e))),
     };
-    Ok(read_table(file, t, max_values)?)
+    read_table(file, t, max_values)
 }
 
 /// The table `file` holds (see [`load_within`]).

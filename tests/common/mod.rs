@@ -54,9 +54,34 @@ pub fn set_env_once(extra: &'static [(&'static str, &'static str)]) {
     );
 }
 
+/// Device engines of one test process run one test at a time. The Khronos
+/// validation layer this CI uses (1.3.239) keeps a global map from each
+/// dispatchable handle to its state, which `GetLayerDataPtr` reads on every
+/// Vulkan call and writes when an instance or device is created or
+/// destroyed, without a lock (KhronosGroup/Vulkan-ValidationLayers#4391,
+/// later fixed with a shared mutex): a test thread opening or closing its
+/// validated engine while another thread's engine is busy could crash the
+/// whole test binary (the SIGSEGV seen once in `host_races` under load).
+/// The first device engine of a test takes this lock; the test's thread
+/// gives it back when it ends, after its engines are dropped.
+fn hold_device_lock() {
+    use std::sync::{Mutex, MutexGuard};
+    static DEVICE_TESTS: Mutex<()> = Mutex::new(());
+    thread_local! {
+        static HELD: RefCell<Option<MutexGuard<'static, ()>>> = const { RefCell::new(None) };
+    }
+    HELD.with(|h| {
+        let mut h = h.borrow_mut();
+        if h.is_none() {
+            *h = Some(DEVICE_TESTS.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+    });
+}
+
 fn engine_on(device: bool, devices: Option<&str>) -> Engine {
     set_env_once(&[]);
     if device {
+        hold_device_lock();
         Engine::vulkan_devices(devices, 0)
             .unwrap_or_else(|e| panic!("no Vulkan device: {}", e.render(100)))
     } else {
