@@ -112,7 +112,79 @@ pub fn new_engine(backend: BackendChoice) -> Result<crate::Engine, String> {
         }
     };
     engine.set_fs_access(Some(std::path::PathBuf::from(".")));
+    engine
+        .set_max_array_bytes(default_memory_limit())
+        .set_max_call_depth(DEFAULT_CALL_DEPTH);
     Ok(engine)
+}
+
+/// The command line's call depth (the library's default is 128): calls run
+/// on a stack that grows on demand (docs/reliability.md).
+pub const DEFAULT_CALL_DEPTH: usize = 10_000;
+
+/// The command line's memory limit: half the machine's RAM (`MemTotal` of
+/// `/proc/meminfo`), so one value cannot take the machine down (no limit
+/// but the host's 16 GiB guard where the RAM is unknown).
+pub fn default_memory_limit() -> usize {
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            let line = t.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kb.saturating_mul(1024))
+        })
+        .unwrap_or(0);
+    usize::try_from(total / 2).unwrap_or(usize::MAX)
+}
+
+/// `--max-memory`: bytes, with an optional `K`, `M`, `G` or `T` suffix
+/// (powers of 1024; `KiB`, `MB` and the like read the same).
+pub fn parse_bytes(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(digits);
+    let n: usize = n
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (bytes, or a number with K, M, G or T)"))?;
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => {
+            return Err(format!(
+                "`{s}` is not a size (bytes, or a number with K, M, G or T)"
+            ))
+        }
+    };
+    n.checked_mul(1usize << shift)
+        .ok_or_else(|| format!("`{s}` is too large"))
+}
+
+/// Limits of `accl run` on what a script may take.
+#[derive(Debug, Clone, Copy, Default)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct LimitFlags {
+    /// The largest array or string the script may make (bytes; K, M, G
+    /// suffixes); default: half the machine's memory.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "BYTES", value_parser = parse_bytes))]
+    pub max_memory: Option<usize>,
+    /// The deepest nesting of calls (default 10,000).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
+    pub max_call_depth: Option<usize>,
+}
+
+impl LimitFlags {
+    /// Set them on `engine` (unset: the engine's stay).
+    pub fn apply(&self, engine: &mut crate::Engine) {
+        if let Some(n) = self.max_memory {
+            engine.set_max_array_bytes(n);
+        }
+        if let Some(n) = self.max_call_depth {
+            engine.set_max_call_depth(n);
+        }
+    }
 }
 
 /// How device kernels are compiled (`accl run`, `accl bench device`).
@@ -152,6 +224,7 @@ pub struct RunOptions<'a> {
     pub time: bool,
     /// The script's parameters.
     pub args: &'a [String],
+    pub limits: LimitFlags,
 }
 
 /// `accl run [--host] [--check] [--loop-budget N] [--trace OUT] FILE`: run a
@@ -222,6 +295,7 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
         }
     };
     opts.kernels.apply(&mut engine);
+    opts.limits.apply(&mut engine);
     engine.set_args(opts.args).set_env_access(true);
     if opts.explain {
         let spec = match backend {

@@ -59,6 +59,8 @@ enum Cmd {
         trace: Option<PathBuf>,
         #[command(flatten)]
         kernels: accl::cli::KernelFlags,
+        #[command(flatten)]
+        limits: accl::cli::LimitFlags,
         /// The .accl script (`-` reads it from stdin).
         file: PathBuf,
         /// Parameters for the script, read by `nargs()`, `arg(i)`,
@@ -186,6 +188,7 @@ fn main() -> ExitCode {
             time,
             trace,
             kernels,
+            limits,
             file,
             args,
         } => accl::cli::run_file(
@@ -201,6 +204,7 @@ fn main() -> ExitCode {
                 explain,
                 time,
                 args: &args,
+                limits,
             },
         ),
         Cmd::Devices => accl::cli::list_devices(),

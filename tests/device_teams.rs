@@ -212,7 +212,7 @@ fn gang_redundant_stores_are_seen_by_the_team() {
     // Lane 0 stores in gang-redundant code; the team reads it back in its
     // `loop vector` (a subgroup barrier in between), rows of other teams
     // of the same subgroup running at the same time.
-    same_as_host(
+    let (host, _) = same_as_host(
         "let rows = 500; let a = zeros(i32, rows * 8); let b = zeros(i32, rows * 8);
          parallel loop gang worker vector_length(4) num_workers(8) for i in 0..rows {
              a[i * 8] = i * 3;
@@ -224,11 +224,21 @@ fn gang_redundant_stores_are_seen_by_the_team() {
          }",
         Floats::Exact,
     );
+    // The known answer (both backends could share a bug).
+    let (a, _) = host.engine.get_array::<i32>("a").unwrap();
+    let (b, _) = host.engine.get_array::<i32>("b").unwrap();
+    for i in 0..500 {
+        let s = 8 * i * 3 + 28;
+        for k in 0..8 {
+            assert_eq!(a[(i * 8 + k) as usize], i * 3 + k, "a[{i} * 8 + {k}]");
+            assert_eq!(b[(i * 8 + k) as usize], s - k, "b[{i} * 8 + {k}]");
+        }
+    }
 }
 
 #[test]
 fn num_gangs_caps_teams_and_every_row_is_done() {
-    same_as_host(
+    let (host, _) = same_as_host(
         "let rows = 1000; let y = zeros(i64, rows); let hits = zeros(i32, rows); let t: i64 = 7;
          parallel loop gang worker vector_length(8) num_workers(4) num_gangs(5) reduction(+: t) for i in 0..rows {
              let s: i64 = 0;
@@ -237,6 +247,17 @@ fn num_gangs_caps_teams_and_every_row_is_done() {
          }",
         Floats::Exact,
     );
+    let (y, _) = host.engine.get_array::<i64>("y").unwrap();
+    let (hits, _) = host.engine.get_array::<i32>("hits").unwrap();
+    let mut t = 7i64;
+    for i in 0..1000i64 {
+        let m = i % 37;
+        let s = i * (m * (m - 1) / 2);
+        assert_eq!(y[i as usize], s, "y[{i}]");
+        t += s;
+    }
+    assert!(hits.iter().all(|&h| h == 1), "every row once");
+    assert_eq!(host.engine.get::<i64>("t"), Some(t));
 }
 
 #[test]

@@ -335,4 +335,106 @@ mod launched {
             "{err}"
         );
     }
+
+    /// `mpirun -np np PROGRAM..` (the settings of [`accl_env`]), ended after
+    /// two minutes: exit status, stderr and how long it took.
+    fn mpirun(np: usize, program: &[&str]) -> (i32, String, std::time::Duration) {
+        super::common::set_env_once(&[]);
+        let mpirun = which("mpirun").expect("mpirun is missing");
+        let t = std::time::Instant::now();
+        let out = Command::new("timeout")
+            .args(["--kill-after=10", "120"])
+            .arg(mpirun)
+            .args([
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "--mca",
+                "btl",
+                "self,tcp",
+                "--mca",
+                "btl_tcp_if_include",
+                "lo",
+                "--mca",
+                "oob_tcp_if_include",
+                "lo",
+                "-np",
+                &np.to_string(),
+            ])
+            .args(program)
+            .current_dir(root())
+            .output()
+            .expect("run timeout/mpirun");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            t.elapsed(),
+        )
+    }
+
+    /// Ranks that wait for each other forever in `mpi_allreduce`.
+    const FOREVER: &str = "let n = 0;\nwhile true {\n    n = mpi_allreduce(1, \"+\");\n}\n";
+
+    /// Generous: a job that is not ended hangs until the two-minute timeout.
+    const NO_HANG: std::time::Duration = std::time::Duration::from_secs(10);
+
+    #[test]
+    fn a_rank_killed_mid_run_ends_the_job_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("forever.accl");
+        std::fs::write(&script, FOREVER).unwrap();
+        let bin = env!("CARGO_BIN_EXE_accl");
+        for backend in ["--host", "--device=0"] {
+            // Rank 1 is killed (SIGKILL) a second after it starts: `exec`
+            // keeps the shell's pid for accl.
+            // keeps the shell's pid for accl. The time of the kill goes to
+            // a file.
+            let killed = dir.path().join(format!("killed{}", backend.len()));
+            let sh = format!(
+                "if [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then (sleep 1; touch {}; kill -9 $$) & fi; exec {bin} run {backend} {}",
+                killed.display(),
+                script.display()
+            );
+            let (code, err, _) = mpirun(3, &["sh", "-c", &sh]);
+            let after_kill = std::fs::metadata(&killed)
+                .and_then(|m| m.modified())
+                .map(|t| t.elapsed().unwrap_or_default())
+                .unwrap_or_else(|e| panic!("rank 1 was not killed ({e}):\n{err}"));
+            assert_ne!(code, 124, "the job hung: {err}");
+            assert_ne!(code, 0, "{err}");
+            assert!(
+                after_kill < NO_HANG,
+                "{backend}: the job ended {after_kill:?} after the kill:\n{err}"
+            );
+            assert!(
+                err.contains("rank 1") && (err.contains("signal 9") || err.contains("Killed")),
+                "{backend}: the message names the rank and the signal:\n{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_rank_that_fails_while_the_others_wait_in_allreduce_ends_the_job() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("fail_in_allreduce.accl");
+        std::fs::write(
+            &script,
+            "let x = mpi_allreduce(1, \"+\");\nif mpi_rank() == 2 {\n    let a = zeros(f32, 4);\n    let i = 7;\n    a[i] = 1.0;\n}\nlet y = mpi_allreduce(x, \"+\");\nprintln(\"passed \", y);\n",
+        )
+        .unwrap();
+        let bin = env!("CARGO_BIN_EXE_accl");
+        let s = script.to_str().unwrap();
+        for backend in [&["--host"][..], &[][..]] {
+            let mut program = vec![bin, "run"];
+            program.extend(backend);
+            program.push(s);
+            let (code, err, took) = mpirun(3, &program);
+            assert_ne!(code, 124, "the job hung: {err}");
+            assert_ne!(code, 0, "{err}");
+            assert!(took < NO_HANG, "{backend:?}: the job took {took:?}:\n{err}");
+            assert!(
+                err.contains("rank 2: accl::run::index_out_of_bounds"),
+                "{backend:?}: rank 2's diagnostic, prefixed:\n{err}"
+            );
+        }
+    }
 }

@@ -2,10 +2,14 @@
 //!
 //! The tree is owned (`Box`/`Vec`), which keeps the grammar actions simple. Its
 //! depth is bounded by construction: the lexer adapter refuses bracket nesting
-//! beyond [`crate::MAX_NESTING`], and an expression deeper than
-//! [`crate::MAX_EXPR_DEPTH`] (a long chain of unary or binary operators) is
-//! replaced by [`ExprKind::Error`] with a diagnostic. So every recursive pass,
-//! and the recursive `Drop`, stays well inside the stack.
+//! beyond [`crate::MAX_NESTING`], and an expression nested deeper than
+//! [`crate::MAX_EXPR_NESTING`] (a chain of unary operators, or of operators
+//! in right operands) or longer than [`crate::MAX_EXPR_DEPTH`] (a flat chain
+//! of left-associative operators, `1 + 1 + ... + 1`, is long but not deep to
+//! a user) is replaced by [`ExprKind::Error`] with a diagnostic. Every
+//! recursive pass, and the recursive `Drop`, runs on a stack that grows on
+//! demand (`stacker`): the engine's entry points, `lang::check` and
+//! `lang::check_source` switch to a large stack segment first.
 
 use crate::span::Span;
 use crate::types::Scalar;
@@ -275,6 +279,9 @@ pub struct Expr {
     pub span: Span,
     /// Height of this expression tree (a leaf is 1); bounded, see module doc.
     pub depth: u32,
+    /// Nesting as a user sees it: the height not counting the left operand
+    /// of a binary operator (a left-associative chain is flat).
+    pub nesting: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -300,6 +307,53 @@ pub enum ExprKind {
     Call(Ident, Vec<Expr>),
     /// An expression that failed to parse (already reported).
     Error,
+}
+
+/// Expression trees deeper than this are taken apart iteratively on drop.
+const DROP_ITERATIVELY_ABOVE: u32 = 64;
+
+impl Drop for Expr {
+    /// A long chain of operators is a deep tree: the derived, recursive drop
+    /// would need stack in proportion to it, so deep trees are taken apart
+    /// with a stack on the heap.
+    fn drop(&mut self) {
+        if self.depth <= DROP_ITERATIVELY_ABOVE {
+            return;
+        }
+        fn detach(e: &mut Expr) -> ExprKind {
+            e.depth = 0;
+            std::mem::replace(&mut e.kind, ExprKind::Error)
+        }
+        let mut todo = vec![detach(self)];
+        while let Some(k) = todo.pop() {
+            match k {
+                ExprKind::Unary(_, mut e) | ExprKind::Cast(mut e, _) => todo.push(detach(&mut e)),
+                ExprKind::Binary(_, mut a, mut b) => {
+                    todo.push(detach(&mut a));
+                    todo.push(detach(&mut b));
+                }
+                ExprKind::Index(mut a, mut ix) => {
+                    todo.push(detach(&mut a));
+                    todo.extend(ix.iter_mut().map(detach));
+                }
+                ExprKind::Section(mut a, mut axes) => {
+                    todo.push(detach(&mut a));
+                    for ax in &mut axes {
+                        match ax {
+                            SectionAxis::Range(lo, n) => {
+                                todo.push(detach(lo));
+                                todo.push(detach(n));
+                            }
+                            SectionAxis::Index(i) => todo.push(detach(i)),
+                            SectionAxis::All(_) => {}
+                        }
+                    }
+                }
+                ExprKind::Call(_, mut args) => todo.extend(args.iter_mut().map(detach)),
+                _ => {}
+            }
+        }
+    }
 }
 
 /// One axis of an array section.
@@ -405,6 +459,21 @@ impl BinOp {
 impl Expr {
     /// Build a node, computing its depth from its children.
     pub fn new(kind: ExprKind, span: Span) -> Expr {
+        let nest = |e: &Expr| e.nesting;
+        let nesting = match &kind {
+            ExprKind::Binary(_, a, b) => nest(a).max(1 + nest(b)),
+            ExprKind::Unary(_, e) | ExprKind::Cast(e, _) => 1 + nest(e),
+            ExprKind::Index(a, ix) => 1 + ix.iter().map(nest).fold(nest(a), u32::max),
+            ExprKind::Section(a, axes) => {
+                1 + axes
+                    .iter()
+                    .flat_map(SectionAxis::exprs)
+                    .map(nest)
+                    .fold(nest(a), u32::max)
+            }
+            ExprKind::Call(_, args) => 1 + args.iter().map(nest).max().unwrap_or(0),
+            _ => 1,
+        };
         let child = |e: &Expr| e.depth;
         let depth = 1 + match &kind {
             ExprKind::Unary(_, e) | ExprKind::Cast(e, _) => child(e),
@@ -418,13 +487,19 @@ impl Expr {
             ExprKind::Call(_, args) => args.iter().map(child).max().unwrap_or(0),
             _ => 0,
         };
-        Expr { kind, span, depth }
+        Expr {
+            kind,
+            span,
+            depth,
+            nesting,
+        }
     }
     pub fn error(span: Span) -> Expr {
         Expr {
             kind: ExprKind::Error,
             span,
             depth: 1,
+            nesting: 1,
         }
     }
 }

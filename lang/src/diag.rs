@@ -297,14 +297,15 @@ impl SourceCode for Source {
             }
             let local = SourceSpan::new((span.offset() - start).into(), span.len());
             let c = src.read_span(&local, before, after)?;
-            return Ok(Box::new(MietteSpanContents::new_named(
+            return Ok(windowed(
                 src.name.to_string(),
                 c.data(),
-                SourceSpan::new((c.span().offset() + start).into(), c.span().len()),
+                c.span().offset() + start,
                 c.line(),
                 c.column(),
                 c.line_count(),
-            )));
+                span,
+            ));
         }
         let text = &*self.text;
         if span.offset() > text.len() {
@@ -323,15 +324,87 @@ impl SourceCode for Source {
         let hi = starts.get(last).copied().unwrap_or(text.len());
         let local = SourceSpan::new((span.offset() - lo).into(), span.len());
         let c = text[lo..hi].read_span(&local, before, after)?;
-        Ok(Box::new(MietteSpanContents::new_named(
+        Ok(windowed(
             self.name.to_string(),
             c.data(),
-            SourceSpan::new((c.span().offset() + lo).into(), c.span().len()),
+            c.span().offset() + lo,
             c.line() + first,
             c.column(),
             c.line_count() + first,
-        )))
+            span,
+        ))
     }
+}
+
+/// Source lines longer than this are shown as a window around the label.
+pub const MAX_SNIPPET_LINE: usize = 160;
+/// Bytes of context either side of a label in such a window.
+const WINDOW_CONTEXT: usize = 60;
+
+/// The contents miette read (`data`, starting at offset `off` of the whole
+/// text), or, when the label `span` sits on a line longer than
+/// [`MAX_SNIPPET_LINE`], only a window of that line around it: a 5 KB line
+/// of brackets is not printed whole.
+fn windowed<'a>(
+    name: String,
+    data: &'a [u8],
+    off: usize,
+    line: usize,
+    column: usize,
+    line_count: usize,
+    span: &SourceSpan,
+) -> Box<dyn SpanContents<'a> + 'a> {
+    let whole = |data: &'a [u8]| -> Box<dyn SpanContents<'a> + 'a> {
+        Box::new(MietteSpanContents::new_named(
+            name.clone(),
+            data,
+            SourceSpan::new(off.into(), data.len()),
+            line,
+            column,
+            line_count,
+        ))
+    };
+    let (s, e) = (span.offset(), span.offset().saturating_add(span.len()));
+    let (Some(s), Some(e)) = (s.checked_sub(off), e.checked_sub(off)) else {
+        return whole(data);
+    };
+    if e > data.len() {
+        return whole(data);
+    }
+    let ls = data[..s]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let le = data[s..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(data.len(), |i| s + i);
+    if le - ls <= MAX_SNIPPET_LINE || e > le {
+        return whole(data);
+    }
+    let boundary = |mut i: usize, up: bool| {
+        // A window edge inside a UTF-8 sequence moves to its boundary.
+        while i > ls && i < le && (data[i] & 0xC0) == 0x80 {
+            if up {
+                i += 1;
+            } else {
+                i -= 1;
+            }
+        }
+        i
+    };
+    let lo = boundary(s.saturating_sub(WINDOW_CONTEXT).max(ls), false);
+    let hi = boundary((e.max(s + 1) + WINDOW_CONTEXT).min(le), true);
+    let lines_before = data[..ls].iter().filter(|&&b| b == b'\n').count();
+    let col = if ls == 0 { column + lo } else { lo - ls };
+    Box::new(MietteSpanContents::new_named(
+        name,
+        &data[lo..hi],
+        SourceSpan::new((off + lo).into(), hi - lo),
+        line + lines_before,
+        col,
+        1,
+    ))
 }
 
 /// Render diagnostics as plain text (no colour), as the snapshot tests and

@@ -13,8 +13,14 @@ lalrpop_util::lalrpop_mod!(
     grammar
 );
 
-/// Deepest expression tree accepted (operators chained without brackets).
-pub const MAX_EXPR_DEPTH: u32 = 512;
+/// Deepest nesting of an expression accepted ([`Expr::nesting`]: unary
+/// operators, right operands, calls, indices; a flat chain of
+/// left-associative operators does not nest).
+pub const MAX_EXPR_NESTING: u32 = 512;
+
+/// Highest expression tree accepted ([`Expr::depth`]): a flat chain of
+/// 10,000 terms. Recursive passes run on a stack that grows on demand.
+pub const MAX_EXPR_DEPTH: u32 = 10_000;
 
 /// Parse a whole program. Always returns a program (possibly partial, with
 /// `Error` nodes where parsing failed) and every diagnostic found.
@@ -344,12 +350,17 @@ pub(crate) fn recovered(e: ErrorRecovery<usize, Tok<'_>, Diag>) -> Diag {
 pub(crate) fn mk(errors: &mut Vec<Diag>, kind: ExprKind, l: usize, r: usize) -> Expr {
     let span = Span::new(l, r);
     let e = Expr::new(kind, span);
-    if e.depth > MAX_EXPR_DEPTH {
+    if e.depth > MAX_EXPR_DEPTH || e.nesting > MAX_EXPR_NESTING {
         if !errors.iter().any(|d| d.code == "accl::parse::too_deep") {
+            let message = if e.nesting > MAX_EXPR_NESTING {
+                format!("expression nested more than {MAX_EXPR_NESTING} deep")
+            } else {
+                format!("expression of more than {MAX_EXPR_DEPTH} chained operations")
+            };
             errors.push(
                 Diag::error(
                     "accl::parse::too_deep",
-                    format!("expression nested more than {MAX_EXPR_DEPTH} deep"),
+                    message,
                     span,
                     "this expression is too deep",
                 )

@@ -240,6 +240,12 @@ impl Engine {
     }
 
     fn eval_named(&mut self, name: &str, src: &str) -> Result<Option<Val>, Error> {
+        // Parsing, checking, compiling and running recurse as deep as the
+        // input's expressions and calls: on a large stack segment.
+        lang::stack::large(|| self.eval_named_here(name, src))
+    }
+
+    fn eval_named_here(&mut self, name: &str, src: &str) -> Result<Option<Val>, Error> {
         let t = std::time::Instant::now();
         let p = self.front_end(name, src);
         self.timings = super::Timings {
@@ -249,7 +255,9 @@ impl Engine {
         let t = std::time::Instant::now();
         let p = self.finish_compile(p?);
         self.timings.compile = t.elapsed();
-        self.run_program(&p)
+        let r = self.run_program(&p);
+        self.release_unreachable();
+        r
     }
 
     /// Keep the declarations of an input (`input`) that ran: a name

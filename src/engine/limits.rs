@@ -37,7 +37,9 @@ impl Engine {
         self
     }
 
-    /// The deepest nesting of calls allowed (default 128).
+    /// The deepest nesting of calls allowed (default 128; the command line
+    /// uses 10,000). Calls run on a stack that grows on demand, so any
+    /// depth is safe for the native stack.
     ///
     /// ```
     /// let mut e = accl::Engine::new();
@@ -63,10 +65,12 @@ impl Engine {
         self
     }
 
-    /// The largest array a script may allocate, in bytes
-    /// (`accl::run::array_limit`); 0: only the built-in guard of 16 GiB.
-    /// Arrays the embedder passes in with [`Engine::set_array`] are not
-    /// counted.
+    /// The memory limit: the largest array (`accl::run::array_limit`) or
+    /// string, table or file read (`accl::run::memory_limit`) a script may
+    /// make, in bytes; 0: only the built-in guard of 16 GiB. An allocation
+    /// the system refuses below it is `accl::run::out_of_memory`, never an
+    /// abort. Arrays the embedder passes in with [`Engine::set_array`] are
+    /// not counted.
     ///
     /// ```
     /// let mut e = accl::Engine::new();

@@ -176,6 +176,15 @@ impl Engine {
         self.cx.backend.validation_messages()
     }
 
+    /// Device memory accl holds, per device (in device order; a device not
+    /// opened yet holds none): the bytes allocated now (arrays, staging and
+    /// reduction buffers) and the bytes of the memory blocks they come from.
+    /// Empty on the host backend. A long-running embedder can watch it for
+    /// growth.
+    pub fn device_memory_in_use(&self) -> Vec<(u64, u64)> {
+        self.cx.backend.device_memory_in_use()
+    }
+
     /// Where the time of the last evaluation went (check, compile, run).
     ///
     /// ```

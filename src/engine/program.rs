@@ -38,8 +38,10 @@ impl Engine {
     /// assert_eq!(e.compile("n = 1.5;").unwrap_err().code(), "accl::type::mismatch");
     /// ```
     pub fn compile(&self, src: &str) -> Result<Program, Error> {
-        let p = self.front_end("<program>", src)?;
-        Ok(self.finish_compile(p))
+        lang::stack::large(|| {
+            let p = self.front_end("<program>", src)?;
+            Ok(self.finish_compile(p))
+        })
     }
 
     /// The host half of a compile: closures and kernels from a checked program.
@@ -102,7 +104,31 @@ impl Engine {
     /// ```
     pub fn run(&mut self, p: &Program) -> Result<Option<Val>, Error> {
         self.timings = super::Timings::default();
-        self.run_program(p)
+        let r = lang::stack::large(|| self.run_program(p));
+        self.release_unreachable();
+        r
+    }
+
+    /// After an input: free the device data no variable can reach (entered
+    /// by an input that failed, or whose variable now holds another array),
+    /// so that an engine running inputs again and again keeps its device
+    /// memory flat.
+    ///
+    /// Data that pending async work may still use (work of a failed input
+    /// on a queue nothing waits for) is freed after waiting for the
+    /// devices' queues; a fault that work reports then is dropped, as its
+    /// input is gone.
+    pub(super) fn release_unreachable(&mut self) {
+        let b = self.cx.backend.clone();
+        if b.release_unreachable(&mut self.cx) > 0 {
+            for d in 0..b.num_devices() {
+                let here = self.cx.device;
+                self.cx.device = d;
+                let _ = b.wait(&mut self.cx, None, None, lang::Span::default());
+                self.cx.device = here;
+            }
+            b.release_unreachable(&mut self.cx);
+        }
     }
 
     /// Bind, run, commit. `self.timings.check` is left as the caller set it.

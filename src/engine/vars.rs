@@ -295,7 +295,9 @@ impl Engine {
         self.timings.compile = t.elapsed();
         self.call_cache
             .insert(name.to_string(), (types, self.decl_gen, p.clone()));
-        self.run_program(&p)
+        let r = lang::stack::large(|| self.run_program(&p));
+        self.release_unreachable();
+        r
     }
 
     /// [`Engine::eval`] of an expression of type `T`: its value, or an

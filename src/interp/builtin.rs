@@ -451,7 +451,18 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
         "join" => {
             let sep = string(&args[0]);
             let parts: Vec<String> = args[1..].iter().map(show).collect();
-            RtVal::Str(parts.join(sep).into())
+            let bytes = parts.iter().fold(
+                sep.len().saturating_mul(parts.len().saturating_sub(1)),
+                |n, p| n.saturating_add(p.len()),
+            );
+            let mut s = cx.new_string(bytes, span)?;
+            for (i, p) in parts.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(sep);
+                }
+                s.push_str(p);
+            }
+            RtVal::Str(s.into())
         }
         "format" => {
             let fmt = string(&args[0]);
@@ -464,9 +475,14 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                     RtVal::Unit | RtVal::Type(_) => stdlib::text::Arg::Str(""),
                 })
                 .collect();
-            match stdlib::text::format(fmt, &vals) {
-                Ok(s) => RtVal::Str(s.into()),
-                Err(e) => return Err(error::bad_format(sp(0), &e, cx)),
+            let limit = cx.memory_limit();
+            match stdlib::text::format_within(fmt, &vals, limit) {
+                Ok(Ok(s)) => RtVal::Str(s.into()),
+                Ok(Err(e)) => return Err(error::bad_format(sp(0), &e, cx)),
+                Err(bytes) if bytes > limit => {
+                    return Err(error::memory_limit(span, "string", bytes, limit))
+                }
+                Err(bytes) => return Err(error::out_of_memory(span, "string", bytes)),
             }
         }
         "print" | "println" => {
@@ -509,10 +525,15 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
         }
         "load_csv" => {
             let path = cx.path(name, string(&args[1]), span)?;
-            RtVal::Array(
-                stdlib::csvio::load(&path, ty_arg(&args[0]))
-                    .map_err(|e| error::io(sp(1), &path, e))?,
-            )
+            let t = ty_arg(&args[0]);
+            let limit = cx.memory_limit();
+            match stdlib::csvio::load_within(&path, t, limit / t.size().max(1)) {
+                Ok(r) => RtVal::Array(r.map_err(|e| error::io(sp(1), &path, e))?),
+                Err(n) => {
+                    let bytes = n.saturating_mul(t.size());
+                    return Err(error::memory_limit(span, "table", bytes, limit));
+                }
+            }
         }
         "save_npy" => {
             let path = cx.path(name, string(&args[1]), span)?;
@@ -526,6 +547,15 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                 "load_npy3" => Some(3),
                 _ => None,
             };
+            // The file is read whole: its size counts against the limit
+            // before it is read (the header is at most 64 KiB of it).
+            let limit = cx.memory_limit();
+            if let Ok(m) = std::fs::metadata(&path) {
+                let len = usize::try_from(m.len()).unwrap_or(usize::MAX);
+                if len > limit.saturating_add(1 << 16) {
+                    return Err(error::memory_limit(span, "file", len, limit));
+                }
+            }
             RtVal::Array(
                 npy::load(&path, ty_arg(&args[0]), rank).map_err(|e| error::io(sp(1), &path, e))?,
             )

@@ -231,6 +231,18 @@ pub trait Backend {
     fn validation_messages(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Per open device: bytes of device memory allocated now, and bytes of
+    /// the memory blocks held (empty on the host backend).
+    fn device_memory_in_use(&self) -> Vec<(u64, u64)> {
+        Vec::new()
+    }
+    /// Free device copies no variable can reach any more
+    /// ([`super::present::Table::release_unreachable`]); the host backend's
+    /// table is the context's. Returns how many stay because pending work
+    /// may use them.
+    fn release_unreachable(&self, cx: &mut Ctx) -> usize {
+        cx.present.release_unreachable()
+    }
     /// The data operations and launch that follow, up to the next call,
     /// go on `queue` of the current device; `span` is their construct;
     /// `names` names the arrays of its clauses (array id, variable) when

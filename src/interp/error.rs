@@ -459,3 +459,32 @@ pub fn no_device_of_type(span: Span, t: &str, k: i128, devices: &[String]) -> Bo
             .with_help(format!("the devices are: {}", devices.join("; "))),
     )
 }
+
+/// A string (or other text a script builds) larger than the memory limit.
+pub fn memory_limit(span: Span, what: &str, bytes: usize, limit: usize) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::memory_limit",
+            format!("this {what} would take {bytes} bytes, more than the limit of {limit}"),
+            span,
+            "allocated here",
+        )
+        .with_help(
+            "the memory limit bounds every array and string a script makes \
+             (Engine::set_max_array_bytes, `accl run --max-memory`)",
+        ),
+    )
+}
+
+/// The system refused an allocation the limit allowed.
+pub fn out_of_memory(span: Span, what: &str, bytes: usize) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::out_of_memory",
+            format!("the system refused {bytes} bytes for this {what}"),
+            span,
+            "allocated here",
+        )
+        .with_help("lower the memory limit (`accl run --max-memory`) or make the value smaller"),
+    )
+}

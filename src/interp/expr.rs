@@ -343,7 +343,7 @@ impl Compiler<'_> {
             }))
         };
         match op {
-            BinOp::Add => CExpr::Str(concat(self.text(a), self.text(b))),
+            BinOp::Add => CExpr::Str(concat(self.text(a), self.text(b), span)),
             BinOp::Eq => cmp(|p, q| p == q),
             BinOp::Ne => cmp(|p, q| p != q),
             BinOp::Lt => cmp(|p, q| p < q),
@@ -496,7 +496,8 @@ impl Compiler<'_> {
             cx.enter_call(span)?;
             let fns = cx.fns.clone();
             let r = match fns.get(idx) {
-                Some(cf) => super::stmt::run_block(&cf.body, &mut nf, cx),
+                // Deep recursion goes on on a stack that grows.
+                Some(cf) => lang::stack::for_call(|| super::stmt::run_block(&cf.body, &mut nf, cx)),
                 None => Err(error::internal(span, "function not compiled")),
             };
             cx.depth -= 1;
@@ -581,11 +582,11 @@ pub fn op_fn<T: Sc>(op: BinOp) -> fn(T, T) -> Option<T> {
 }
 
 /// `x + y` on strings: one allocation for the joined text.
-pub fn concat(x: Ex<Rc<str>>, y: Ex<Rc<str>>) -> Ex<Rc<str>> {
+pub fn concat(x: Ex<Rc<str>>, y: Ex<Rc<str>>, span: Span) -> Ex<Rc<str>> {
     Box::new(move |fr, cx| {
         let p = x(fr, cx)?;
         let q = y(fr, cx)?;
-        let mut s = String::with_capacity(p.len() + q.len());
+        let mut s = cx.new_string(p.len().saturating_add(q.len()), span)?;
         s.push_str(&p);
         s.push_str(&q);
         Ok(s.into())

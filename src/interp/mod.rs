@@ -330,6 +330,39 @@ impl Ctx {
         Ok(())
     }
 
+    /// The memory limit for one value: the embedder's, or the host's own
+    /// guard (`stdlib::array::MAX_BYTES`).
+    pub fn memory_limit(&self) -> usize {
+        match self.max_array_bytes {
+            0 => stdlib::array::MAX_BYTES,
+            n => n,
+        }
+    }
+
+    /// An empty string with room for `bytes`, or a located error: over the
+    /// memory limit (`accl::run::memory_limit`) or refused by the system
+    /// (`accl::run::out_of_memory`), never an abort.
+    pub fn new_string(&self, bytes: usize, span: Span) -> R<String> {
+        let limit = self.memory_limit();
+        if bytes > limit {
+            return Err(error::memory_limit(span, "string", bytes, limit));
+        }
+        let mut s = String::new();
+        s.try_reserve_exact(bytes)
+            .map_err(|_| error::out_of_memory(span, "string", bytes))?;
+        Ok(s)
+    }
+
+    /// Check a string already built (bounded by the inputs that made it)
+    /// against the memory limit.
+    pub fn check_string(&self, s: &str, span: Span) -> R<()> {
+        let limit = self.memory_limit();
+        if s.len() > limit {
+            return Err(error::memory_limit(span, "string", s.len(), limit));
+        }
+        Ok(())
+    }
+
     /// Recompute when the next limit check is due.
     pub fn reset_check(&mut self) {
         let mut next = u64::MAX;

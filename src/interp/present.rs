@@ -230,6 +230,39 @@ impl<S: Storage> Table<S> {
     pub fn clear(&mut self) {
         self.maps.clear();
     }
+
+    /// Free the device copies of host arrays that nothing but this table
+    /// holds: no variable can name them again (data entered by an input
+    /// that failed, whose variables were not kept, or an entered array
+    /// whose variable was given another one). A copy that pending work may
+    /// still use (the release would race with it) stays for a later call.
+    /// Returns how many stay because of pending work.
+    pub fn release_unreachable(&mut self) -> usize {
+        let keys: Vec<(usize, u64)> = self
+            .maps
+            .iter()
+            .filter(|(_, m)| m.host.handles() == 1)
+            .map(|(k, _)| *k)
+            .collect();
+        let mut blocked = 0;
+        for key in keys {
+            let Some(m) = self.maps.get(&key) else {
+                continue;
+            };
+            let host = m.host.clone();
+            let rows: Vec<(usize, usize)> =
+                m.sections.iter().map(|(s, _)| (s.bx.lo, s.bx.hi)).collect();
+            if rows
+                .iter()
+                .all(|&(lo, hi)| self.store.release(key.0, &host, lo, hi, false).is_ok())
+            {
+                self.maps.remove(&key);
+            } else {
+                blocked += 1;
+            }
+        }
+        blocked
+    }
 }
 
 impl<S: Storage> Table<S> {

@@ -109,6 +109,7 @@ impl Compiler<'_> {
                                     fr.t[slot].clone().ok_or_else(error::uninit)
                                 }),
                                 self.text(*value),
+                                span,
                             );
                             return Box::new(move |fr, cx| {
                                 fr.t[slot] = Some(f(fr, cx)?);

@@ -648,6 +648,18 @@ impl Backend for VulkanBackend {
             .instance
             .take_validation_messages()
     }
+    fn release_unreachable(&self, _cx: &mut crate::interp::Ctx) -> usize {
+        self.table.borrow_mut().release_unreachable()
+    }
+    fn device_memory_in_use(&self) -> Vec<(u64, u64)> {
+        self.table
+            .borrow()
+            .store
+            .devs
+            .iter()
+            .map(|d| d.as_ref().map_or((0, 0), |d| d.device.memory_in_use()))
+            .collect()
+    }
 }
 
 impl VulkanBackend {

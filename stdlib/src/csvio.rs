@@ -80,7 +80,46 @@ fn field(text: &str, t: Scalar) -> Option<Value> {
 
 /// The table in `path` as a `t[,]` array.
 pub fn load(path: &Path, t: Scalar) -> Result<Array, CsvError> {
-    let file = std::fs::File::open(path).map_err(CsvError::Io)?;
+    load_within(path, t, usize::MAX).unwrap_or_else(|n| {
+        Err(CsvError::Io(std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            format!("more than {n} values"),
+        )))
+    })
+}
+
+/// [`load`], stopping once the table holds more than `max_values` values:
+/// `Err(values so far)` then, so that a large file cannot take more memory
+/// than the caller allows (each value read takes a few words until the
+/// array is built).
+#[allow(clippy::result_large_err)]
+pub fn load_within(
+    path: &Path,
+    t: Scalar,
+    max_values: usize,
+) -> Result<Result<Array, CsvError>, usize> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) => return Ok(Err(CsvError::Io(e))),
+    };
+    read_table(file, t, max_values)
+}
+
+/// The table `file` holds (see [`load_within`]).
+#[allow(clippy::result_large_err)]
+pub fn read_table(
+    file: impl std::io::Read,
+    t: Scalar,
+    max_values: usize,
+) -> Result<Result<Array, CsvError>, usize> {
+    macro_rules! tri {
+        ($e:expr) => {
+            match $e {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            }
+        };
+    }
     let mut rd = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -89,7 +128,7 @@ pub fn load(path: &Path, t: Scalar) -> Result<Array, CsvError> {
     let mut values: Vec<Value> = Vec::new();
     let (mut rows, mut cols) = (0usize, None::<usize>);
     for (k, rec) in rd.records().enumerate() {
-        let rec = rec.map_err(CsvError::Csv)?;
+        let rec = tri!(rec.map_err(CsvError::Csv));
         let line = rec.position().map_or(k as u64 + 1, |p| p.line());
         if rec.len() == 1 && rec[0].is_empty() {
             continue; // a blank line
@@ -110,36 +149,39 @@ pub fn load(path: &Path, t: Scalar) -> Result<Array, CsvError> {
             Ok(r) => r,
             // A header: a first line with no number in it.
             Err(_) if k == 0 && rec.iter().all(|s| s.parse::<f64>().is_err()) => continue,
-            Err(e) => return Err(e),
+            Err(e) => return Ok(Err(e)),
         };
         match cols {
             None => cols = Some(row.len()),
             Some(c) if c != row.len() => {
-                return Err(CsvError::Ragged {
+                return Ok(Err(CsvError::Ragged {
                     line,
                     found: row.len(),
                     want: c,
-                })
+                }))
             }
             _ => {}
+        }
+        if values.len().saturating_add(row.len()) > max_values {
+            return Err(values.len().saturating_add(row.len()));
         }
         values.extend(row);
         rows += 1;
     }
     let cols = cols.unwrap_or(0);
-    let a = Array::zeros(t, vec![rows, cols]).map_err(|e| {
+    let a = tri!(Array::zeros(t, vec![rows, cols]).map_err(|e| {
         CsvError::Io(std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             e.to_string(),
         ))
-    })?;
+    }));
     {
         let mut d = a.data_mut();
         for (i, v) in values.into_iter().enumerate() {
             d.set(i, v);
         }
     }
-    Ok(a)
+    Ok(Ok(a))
 }
 
 /// Write `a` (rank 1: one value per line; rank 2: one row per line).

@@ -57,7 +57,42 @@ struct Spec {
 /// assert_eq!(s.unwrap(), "  2.50|a|0xff");
 /// ```
 pub fn format(fmt: &str, args: &[Arg]) -> Result<String, FmtError> {
+    format_within(fmt, args, usize::MAX).unwrap_or_else(|_| fail("the result is too long", 0..0))
+}
+
+/// [`format`], stopping as soon as the result grows past `max` bytes:
+/// `Err(bytes so far)` then (a placeholder adds at most its width, capped
+/// at 2^16, or its argument's text, so the string never grows much past
+/// `max`). Allocations are fallible: one the system refuses is
+/// `Err(bytes wanted)` too.
+///
+/// ```
+/// use stdlib::text::{format_within, Arg};
+/// assert!(format_within("{:100}", &[Arg::Str("a")], 10).is_err());
+/// assert_eq!(format_within("{}", &[Arg::Str("a")], 10).unwrap().unwrap(), "a");
+/// ```
+#[allow(clippy::result_large_err)]
+pub fn format_within(
+    fmt: &str,
+    args: &[Arg],
+    max: usize,
+) -> Result<Result<String, FmtError>, usize> {
     let mut out = String::new();
+    out.try_reserve(fmt.len().min(max)).map_err(|_| fmt.len())?;
+    Ok(format_into(&mut out, fmt, args, max)?.map(|()| out))
+}
+
+fn format_into(
+    out: &mut String,
+    fmt: &str,
+    args: &[Arg],
+    max: usize,
+) -> Result<Result<(), FmtError>, usize> {
+    macro_rules! fail {
+        ($m:expr, $at:expr $(,)?) => {
+            return Ok(fail($m, $at))
+        };
+    }
     let mut used = vec![false; args.len()];
     let mut next = 0usize;
     let mut it = fmt.char_indices().peekable();
@@ -71,10 +106,10 @@ pub fn format(fmt: &str, args: &[Arg]) -> Result<String, FmtError> {
                 it.next();
                 out.push('}');
             }
-            '}' => return fail("unmatched `}` (write `}}` for a brace)", i..i + 1),
+            '}' => fail!("unmatched `}` (write `}}` for a brace)", i..i + 1),
             '{' => {
                 let Some(close) = fmt[i..].find('}').map(|k| i + k) else {
-                    return fail("unclosed `{` (write `{{` for a brace)", i..fmt.len());
+                    fail!("unclosed `{` (write `{{` for a brace)", i..fmt.len());
                 };
                 let inner = &fmt[i + 1..close];
                 while it.peek().is_some_and(|p| p.0 <= close) {
@@ -91,7 +126,7 @@ pub fn format(fmt: &str, args: &[Arg]) -> Result<String, FmtError> {
                     match pos.trim().parse::<usize>() {
                         Ok(k) => k,
                         Err(_) => {
-                            return fail(
+                            fail!(
                                 format!("`{pos}` is not an argument number (named arguments are not supported)"),
                                 i..close + 1,
                             )
@@ -99,7 +134,7 @@ pub fn format(fmt: &str, args: &[Arg]) -> Result<String, FmtError> {
                     }
                 };
                 let Some(arg) = args.get(k) else {
-                    return fail(
+                    fail!(
                         format!(
                             "placeholder for argument {k}, but {} given",
                             match args.len() {
@@ -113,16 +148,37 @@ pub fn format(fmt: &str, args: &[Arg]) -> Result<String, FmtError> {
                 };
                 used[k] = true;
                 let spec = match spec {
-                    Some(s) => parse_spec(s, i..close + 1)?,
+                    Some(s) => match parse_spec(s, i..close + 1) {
+                        Ok(s) => s,
+                        Err(e) => return Ok(Err(e)),
+                    },
                     None => Spec::default(),
                 };
-                one(&mut out, arg, &spec, i..close + 1)?;
+                // Room for the widest this placeholder can be, asked of
+                // the allocator first: a refusal is an error, not an abort.
+                let room = spec.width.max(match arg {
+                    Arg::Str(s) => s.len(),
+                    _ => 64,
+                });
+                out.try_reserve(room)
+                    .map_err(|_| out.len().saturating_add(room))?;
+                if let Err(e) = one(out, arg, &spec, i..close + 1) {
+                    return Ok(Err(e));
+                }
+                if out.len() > max {
+                    return Err(out.len());
+                }
             }
-            c => out.push(c),
+            c => {
+                if out.len() >= max {
+                    return Err(out.len() + 1);
+                }
+                out.push(c)
+            }
         }
     }
     if let Some(k) = used.iter().position(|u| !u) {
-        return fail(
+        fail!(
             format!(
                 "argument {k} is never used ({} placeholder{} for {} argument{})",
                 used.iter().filter(|u| **u).count(),
@@ -134,10 +190,10 @@ pub fn format(fmt: &str, args: &[Arg]) -> Result<String, FmtError> {
                 args.len(),
                 if args.len() == 1 { "" } else { "s" }
             ),
-            0..fmt.len(),
+            0..fmt.len()
         );
     }
-    Ok(out)
+    Ok(Ok(()))
 }
 
 fn parse_spec(s: &str, at: std::ops::Range<usize>) -> Result<Spec, FmtError> {

@@ -54,9 +54,34 @@ pub fn set_env_once(extra: &'static [(&'static str, &'static str)]) {
     );
 }
 
+/// Device engines of one test process run one test at a time. The Khronos
+/// validation layer this CI uses (1.3.239) keeps a global map from each
+/// dispatchable handle to its state, which `GetLayerDataPtr` reads on every
+/// Vulkan call and writes when an instance or device is created or
+/// destroyed, without a lock (KhronosGroup/Vulkan-ValidationLayers#4391,
+/// later fixed with a shared mutex): a test thread opening or closing its
+/// validated engine while another thread's engine is busy could crash the
+/// whole test binary (the SIGSEGV seen once in `host_races` under load).
+/// The first device engine of a test takes this lock; the test's thread
+/// gives it back when it ends, after its engines are dropped.
+fn hold_device_lock() {
+    use std::sync::{Mutex, MutexGuard};
+    static DEVICE_TESTS: Mutex<()> = Mutex::new(());
+    thread_local! {
+        static HELD: RefCell<Option<MutexGuard<'static, ()>>> = const { RefCell::new(None) };
+    }
+    HELD.with(|h| {
+        let mut h = h.borrow_mut();
+        if h.is_none() {
+            *h = Some(DEVICE_TESTS.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+    });
+}
+
 fn engine_on(device: bool, devices: Option<&str>) -> Engine {
     set_env_once(&[]);
     if device {
+        hold_device_lock();
         Engine::vulkan_devices(devices, 0)
             .unwrap_or_else(|e| panic!("no Vulkan device: {}", e.render(100)))
     } else {
@@ -149,16 +174,58 @@ pub enum Floats {
     Within(f64),
 }
 
-/// Run `src` on both backends and require the same outcome: the same error
-/// codes, or the same values of every variable (integers and booleans bit
-/// for bit, floats as `floats` says) and the same printed output when
-/// `same_output`.
+/// Run `src` on both backends and require that both succeed with the same
+/// values of every variable (integers and booleans bit for bit, floats as
+/// `floats` says): a variable one engine has and the other lacks is a
+/// failure. Two runs that fail alike are a failure too (a script that is
+/// meant to fail uses [`same_failure`]). The caller still checks the known
+/// answer where there is one: a bug both backends share (parser, checker,
+/// stdlib) is invisible to this comparison.
 pub fn same_as_host(src: &str, floats: Floats) -> (Run, Run) {
     let host = run(src, false);
     let dev = run(src, true);
     match (&host.result, &dev.result) {
         (Ok(()), Ok(())) => {}
+        (Err(h), Err(d)) => panic!(
+            "fails on both backends:\nhost:\n{}\ndevice:\n{}",
+            h.render(100),
+            d.render(100)
+        ),
+        (Err(h), Ok(())) => panic!("fails on the host only:\n{}", h.render(100)),
+        (Ok(()), Err(d)) => panic!("fails on the device only:\n{}", d.render(100)),
+    }
+    compare_all(&host, &dev, floats);
+    (host, dev)
+}
+
+/// Every variable of either run, compared; one missing from the other
+/// engine is a failure.
+fn compare_all(host: &Run, dev: &Run, floats: Floats) {
+    let hv = host.engine.variables();
+    let dv = dev.engine.variables();
+    for (name, ty) in &dv {
+        assert!(
+            hv.iter().any(|(n, t)| n == name && t == ty),
+            "`{name}: {ty:?}` is on the device engine only"
+        );
+    }
+    for (name, ty) in hv {
+        assert!(
+            dv.iter().any(|(n, t)| *n == name && *t == ty),
+            "`{name}: {ty:?}` is on the host engine only"
+        );
+        compare_var(&host.engine, &dev.engine, &name, ty, floats);
+    }
+}
+
+/// Run `src`, which must fail, on both backends: the same error codes,
+/// `code` first.
+pub fn same_failure(src: &str, code: &str) -> (Run, Run) {
+    let host = run(src, false);
+    let dev = run(src, true);
+    match (&host.result, &dev.result) {
         (Err(h), Err(d)) => {
+            assert_eq!(h.code(), code, "host:\n{}", h.render(100));
             assert_eq!(
                 h.diags.iter().map(|x| x.code).collect::<Vec<_>>(),
                 d.diags.iter().map(|x| x.code).collect::<Vec<_>>(),
@@ -166,13 +233,12 @@ pub fn same_as_host(src: &str, floats: Floats) -> (Run, Run) {
                 h.render(100),
                 d.render(100)
             );
-            return (host, dev);
         }
-        (Err(h), Ok(())) => panic!("fails on the host only:\n{}", h.render(100)),
-        (Ok(()), Err(d)) => panic!("fails on the device only:\n{}", d.render(100)),
-    }
-    for (name, ty) in host.engine.variables() {
-        compare_var(&host.engine, &dev.engine, &name, ty, floats);
+        _ => panic!(
+            "expected {code} on both backends; host ok: {}, device ok: {}",
+            host.result.is_ok(),
+            dev.result.is_ok()
+        ),
     }
     (host, dev)
 }
@@ -186,10 +252,12 @@ pub fn same_values(a: &Run, b: &Run, names: &[&str], floats: Floats) {
     b.result
         .as_ref()
         .unwrap_or_else(|e| panic!("{}", e.render(100)));
-    for (name, ty) in a.engine.variables() {
-        if names.contains(&name.as_str()) {
-            compare_var(&a.engine, &b.engine, &name, ty, floats);
-        }
+    let vars = a.engine.variables();
+    for n in names {
+        let Some((name, ty)) = vars.iter().find(|(v, _)| v == n) else {
+            panic!("`{n}` is not a variable of the first run");
+        };
+        compare_var(&a.engine, &b.engine, name, *ty, floats);
     }
 }
 
@@ -226,7 +294,11 @@ fn compare_var(h: &Engine, d: &Engine, name: &str, ty: Type, floats: Floats) {
         }
         _ => {
             let (Some(a), Some(b)) = (h.array(name), d.array(name)) else {
-                return;
+                panic!(
+                    "`{name}` is an array on one engine only (host: {}, device: {})",
+                    h.array(name).is_some(),
+                    d.array(name).is_some()
+                );
             };
             assert_eq!(a.shape(), b.shape(), "`{name}`: shapes differ");
             let (ad, bd) = (a.data(), b.data());

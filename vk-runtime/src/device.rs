@@ -164,6 +164,21 @@ pub struct Device {
     pub(crate) shared: Arc<DeviceShared>,
 }
 
+impl Device {
+    /// Bytes of device memory the allocator has handed out now, and the
+    /// bytes of the memory blocks it holds (handed out or not): what a soak
+    /// watches for leaks.
+    pub fn memory_in_use(&self) -> (u64, u64) {
+        match self.shared.allocator().as_ref() {
+            Some(a) => {
+                let r = a.generate_report();
+                (r.total_allocated_bytes, r.total_capacity_bytes)
+            }
+            None => (0, 0),
+        }
+    }
+}
+
 impl fmt::Debug for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Device")

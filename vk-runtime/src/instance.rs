@@ -97,6 +97,16 @@ unsafe extern "system" fn debug_callback(
     // messenger; `data` is valid for the duration of the call.
     let sink = unsafe { &*(user as *const Mutex<Vec<String>>) };
     let data = unsafe { &*data };
+    // The loader's own notices (a layer enabled both by the environment
+    // and by the application, a manifest it skips) are not validation
+    // findings: a run with `VK_INSTANCE_LAYERS` set must not fail on them.
+    let id = unsafe { data.message_id_name_as_c_str() };
+    if types == vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+        && !severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR)
+        && id.is_some_and(|n| n.to_bytes().starts_with(b"Loader Message"))
+    {
+        return vk::FALSE;
+    }
     let msg = unsafe { data.message_as_c_str() }
         .map(|m| m.to_string_lossy().into_owned())
         .unwrap_or_default();
@@ -110,6 +120,17 @@ unsafe extern "system" fn debug_callback(
         v.push(line);
     }
     vk::FALSE
+}
+
+/// Whether `VK_INSTANCE_LAYERS` (`:`-separated) names `layer`.
+fn layer_in_env(layer: &CStr) -> bool {
+    let Some(list) = std::env::var_os("VK_INSTANCE_LAYERS") else {
+        return false;
+    };
+    let want = layer.to_bytes();
+    list.as_encoded_bytes()
+        .split(|&b| b == b':' || b == b';')
+        .any(|l| l == want)
 }
 
 fn env_flag(name: &str) -> bool {
@@ -159,7 +180,11 @@ impl Instance {
             if !present {
                 return Err(VkError::ValidationLayerMissing);
             }
-            layer_ptrs.push(VALIDATION_LAYER.as_ptr());
+            // Enabled by the environment already (`VK_INSTANCE_LAYERS`, as a
+            // Vulkan developer sets it): named once, by the loader.
+            if !layer_in_env(VALIDATION_LAYER) {
+                layer_ptrs.push(VALIDATION_LAYER.as_ptr());
+            }
             // debug_utils is provided by the validation layer itself even if
             // the loader does not list it.
             ext_ptrs.push(ash::ext::debug_utils::NAME.as_ptr());

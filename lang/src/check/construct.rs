@@ -105,6 +105,7 @@ impl Checker<'_> {
             ast::DirectiveBody::For(f) => self.collapsed_loops(f, clauses.collapse, d),
         };
         self.data_visible.truncate(visible);
+        self.warn_rebound_in_data(d, &clauses, &body);
         if frame {
             self.dev.pop();
         }

@@ -18,6 +18,8 @@ mod construct;
 mod device;
 mod expr;
 mod names;
+mod rebind;
+mod returns;
 mod sections;
 mod update;
 
@@ -56,6 +58,15 @@ pub fn check(
     builtins: &Builtins,
     globals: &[Global],
 ) -> Result<Checked, Vec<Diag>> {
+    crate::stack::large(|| check_here(prog, src, builtins, globals))
+}
+
+fn check_here(
+    prog: &ast::Program,
+    src: &str,
+    builtins: &Builtins,
+    globals: &[Global],
+) -> Result<Checked, Vec<Diag>> {
     let mut cx = Checker::new(builtins, src);
     cx.run(prog, globals);
     let (errors, warnings): (Vec<_>, Vec<_>) = cx.diags.into_iter().partition(|d| d.is_error());
@@ -74,6 +85,10 @@ pub fn check(
 
 /// Parse and check a source text in one call.
 pub fn check_source(src: &str, builtins: &Builtins) -> Result<Checked, Vec<Diag>> {
+    crate::stack::large(|| check_source_here(src, builtins))
+}
+
+fn check_source_here(src: &str, builtins: &Builtins) -> Result<Checked, Vec<Diag>> {
     let (ast, diags) = crate::parse(src);
     if !diags.is_empty() {
         return Err(diags);
@@ -360,7 +375,7 @@ impl<'b> Checker<'b> {
         let block = self.block_in_scope(&f.body);
         self.pop_scope();
         self.in_fn = false;
-        if ret != Type::Unit && !block_returns(&f.body) {
+        if ret != Type::Unit && !returns::block_returns(&f.body) {
             let end = f.body.span.end as usize;
             self.err(
                 Diag::error(
@@ -965,24 +980,5 @@ pub(crate) fn type_of(t: ast::TypeExpr) -> Type {
         Type::Scalar(t.elem)
     } else {
         Type::Array(t.elem, t.rank)
-    }
-}
-
-/// Does every path through the block end in `return`?
-fn block_returns(b: &ast::Block) -> bool {
-    b.stmts.iter().any(stmt_returns)
-}
-
-fn stmt_returns(s: &ast::Stmt) -> bool {
-    match &s.kind {
-        ast::StmtKind::Return(_) => true,
-        ast::StmtKind::Block(b) => block_returns(b),
-        ast::StmtKind::If {
-            then,
-            els: Some(els),
-            ..
-        } => block_returns(then) && block_returns(els),
-        ast::StmtKind::While { cond, .. } => matches!(cond.kind, ast::ExprKind::Bool(true)),
-        _ => false,
     }
 }
