@@ -230,6 +230,30 @@ fn pow_log2<'a, O: Ops>(x: F<'a, O>) -> (F<'a, O>, F<'a, O>) {
     (t1, t2)
 }
 
+/// Whether the f64 with high word `iy` (sign cleared) and low word `ly` is
+/// an integer, and whether it is an odd one, from its bits alone (zero is
+/// an even integer; NaN and infinities count as even integers).
+fn integer_parity<'a, O: Ops>(iy: U<'a, O>, ly: U<'a, O>) -> (B<'a, O>, B<'a, O>) {
+    let big = iy.uge(0x4340_0000u32); // |y| >= 2^53
+    let zero = (iy | ly).eq(0u32);
+    let ge1 = iy.uge(0x3ff0_0000u32) & !big;
+    // The exponent, 0..=52 where it is used.
+    let k = (iy >> 20) - 0x3ffu32;
+    // Exponent above 20: the units bit is in the low word, at 52 - k.
+    let low = ge1 & k.ugt(20u32);
+    let s1 = low.selu(iy.k(52) - k, 0u32);
+    let j1 = ly >> s1;
+    let int1 = low & (j1 << s1).eq(ly);
+    // Exponent 0..=20: the low word is zero and the units bit is in the
+    // high word, at 20 - k.
+    let high = ge1 & !k.ugt(20u32);
+    let s2 = high.selu(iy.k(20) - k, 0u32);
+    let j2 = iy >> s2;
+    let int2 = high & ly.eq(0u32) & (j2 << s2).eq(iy);
+    let odd = (int1 & (j1 & 1u32).eq(1u32)) | (int2 & (j2 & 1u32).eq(1u32));
+    (big | zero | int1 | int2, odd)
+}
+
 pub(super) fn pow<'a, O: Ops>(x: F<'a, O>, y: F<'a, O>) -> F<'a, O> {
     let (hx, lx) = x.words();
     let (hy, ly) = y.words();
@@ -237,9 +261,10 @@ pub(super) fn pow<'a, O: Ops>(x: F<'a, O>, y: F<'a, O>) -> F<'a, O> {
     let iy = hy & 0x7fff_ffffu32;
     let xneg = hx.slt(0i32);
     // yisint: 0 not an integer, 1 odd, 2 even (|y| >= 2^53 and ±inf: even).
-    let yint = y.trunc().eq(y);
-    let yh = y * 0.5;
-    let yodd = yint & y.abs().lt(TWO53) & !yh.trunc().eq(yh);
+    // From the bits, as fdlibm does: a driver's f64 `Trunc` may go through
+    // a 32-bit integer (lavapipe on some CPUs truncated 2^31 + 0.5 wrongly,
+    // making every odd y past 2^31 even).
+    let (yint, yodd) = integer_parity(iy, ly);
     let yisint = yodd.selu(1u32, yint.selu(2u32, 0u32));
     // The sign of the result (signed zeros and infinities are selected as
     // constants, not multiplied: without `SignedZeroInfNanPreserve` a driver
