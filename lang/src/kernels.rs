@@ -281,6 +281,7 @@ impl Walk {
                 self.expr(target);
                 self.expr(value);
             }
+            StmtKind::AtomicForm { stmts, .. } => stmts.iter().for_each(|s| self.stmt(s)),
             StmtKind::Directive(_) | StmtKind::Fn(_) => self.bad = true,
             StmtKind::Cache(v) => v.iter().for_each(|e| self.expr(e)),
             StmtKind::Break | StmtKind::Continue | StmtKind::Return(None) | StmtKind::Error => {}

@@ -52,8 +52,14 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
             _ => {}
         }
     }
-    // `read`/`write` are keywords only between `atomic` and a name.
+    // `read`/`write` are keywords only between `atomic` and a name;
+    // `capture` between `atomic` and a name or `{`.
     for i in 1..toks.len().saturating_sub(1) {
+        if let (Tok::Atomic, Tok::Ident("capture"), Tok::Ident(_) | Tok::LBrace) =
+            (toks[i - 1].1, toks[i].1, toks[i + 1].1)
+        {
+            toks[i].1 = Tok::AtomicCapture;
+        }
         if let (Tok::Atomic, Tok::Ident(w), Tok::Ident(_)) =
             (toks[i - 1].1, toks[i].1, toks[i + 1].1)
         {

@@ -11,6 +11,7 @@
 //! recursive? does it print?), so calls from device code are recorded while
 //! bodies are checked and judged at the end ([`device`]).
 
+mod atomic_forms;
 mod call;
 mod clauses;
 pub use clauses::clause_names;
@@ -667,6 +668,7 @@ impl<'b> Checker<'b> {
                 op_span,
                 value,
             } => return self.atomic(s, target, *op, *op_span, value, false),
+            K::AtomicForm { capture, stmts } => return self.atomic_form(s, *capture, stmts),
             K::Cache(sections) => return self.cache(s, sections),
             K::Error => return None,
         };
