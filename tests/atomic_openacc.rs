@@ -55,14 +55,16 @@ fn update_forms_of_every_operator() {
 #[test]
 fn reversed_updates() {
     // `x = e - x` twice and `x = e / x` twice give x back, in any order.
-    ok("let a = full(i32, 7, 4); let f = full(f32, 2.0f32, 4); let g = full(f64, 0.5, 4);
+    ok(
+        "let a = full(i32, 7, 4); let f = full(f32, 2.0f32, 4); let g = full(f64, 0.5, 4);
         parallel loop for i in 0..64 {
             let k = i % 4;
             atomic update a[k] = 10 - a[k];
             atomic f[k] = 1.0f32 / f[k];
             atomic g[k] = 3.0 - g[k];
         }
-        for k in 0..4 { assert(a[k] == 7); assert(f[k] == 2.0f32); assert(g[k] == 0.5); }");
+        for k in 0..4 { assert(a[k] == 7); assert(f[k] == 2.0f32); assert(g[k] == 0.5); }",
+    );
 }
 
 #[test]
@@ -87,7 +89,8 @@ fn capture_old_and_new_values() {
 
 #[test]
 fn capture_hands_out_tickets() {
-    both("let n = 500; let cnt = zeros(i32, 1); let seen = zeros(i32, n); let c = zeros(i32, n);
+    both(
+        "let n = 500; let cnt = zeros(i32, 1); let seen = zeros(i32, n); let c = zeros(i32, n);
           let m = zeros(i64, 1); let d = zeros(i64, n);
           parallel loop for i in 0..n {
               atomic capture { c[i] = cnt[0]; cnt[0] += 1; }
@@ -96,7 +99,8 @@ fn capture_hands_out_tickets() {
           for i in 0..n { seen[c[i]] += 1; }
           for i in 0..n { assert(seen[i] == 1); }
           assert(cnt[0] == n);
-          assert(sum(d) == (n as i64) * (n as i64 + 1) / 2);");
+          assert(sum(d) == (n as i64) * (n as i64 + 1) / 2);",
+    );
 }
 
 #[test]

@@ -59,9 +59,7 @@ impl Fold {
             | AtomicKind::Shl
             | AtomicKind::Shr
             | AtomicKind::RevSub
-            | AtomicKind::RevDiv => {
-                return None
-            }
+            | AtomicKind::RevDiv => return None,
         })
     }
 

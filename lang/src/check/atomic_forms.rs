@@ -72,9 +72,7 @@ impl Checker<'_> {
         }
         let x = self.text(target);
         match &value.kind {
-            ExprKind::Binary(b, l, r) if self.text(l) == x => {
-                of(*b).map(|o| Update::Op(o, r))
-            }
+            ExprKind::Binary(b, l, r) if self.text(l) == x => of(*b).map(|o| Update::Op(o, r)),
             ExprKind::Binary(b, l, r) if self.text(r) == x => {
                 let o = match b {
                     BinOp::Sub => Some(AtomicOp::RevSub),
@@ -100,8 +98,9 @@ impl Checker<'_> {
                     None
                 }
             }
-            _ if write && !self.src[value.span.start as usize..value.span.end as usize]
-                .contains(&self.src[target.span.start as usize..target.span.end as usize]) =>
+            _ if write
+                && !self.src[value.span.start as usize..value.span.end as usize]
+                    .contains(&self.src[target.span.start as usize..target.span.end as usize]) =>
             {
                 Some(Update::Write(value))
             }
@@ -111,8 +110,13 @@ impl Checker<'_> {
 
     fn bad_atomic(&mut self, span: Span, message: &str, label: &str) -> Option<hir::Stmt> {
         self.err(
-            Diag::error("accl::device::atomic_form", message.to_string(), span, label.to_string())
-                .with_help(HELP),
+            Diag::error(
+                "accl::device::atomic_form",
+                message.to_string(),
+                span,
+                label.to_string(),
+            )
+            .with_help(HELP),
         );
         None
     }
@@ -129,8 +133,7 @@ impl Checker<'_> {
             let Some((target, op, op_span, value)) = stmts.first().and_then(assign) else {
                 return self.bad_atomic(s.span, "not an atomic update", "expected `x op= e;`");
             };
-            let Some(Update::Op(o, e)) = self.atomic_update(target, op, value, false)
-            else {
+            let Some(Update::Op(o, e)) = self.atomic_update(target, op, value, false) else {
                 return self.bad_atomic(
                     stmts[0].span,
                     "this assignment is not an atomic update of its target",
@@ -206,7 +209,9 @@ impl Checker<'_> {
         let t_name = "atomic value";
         let t = || Expr::new(ExprKind::Var(t_name.into()), e.span);
         let old_v = call(name, t());
-        let bin = |b: BinOp, l: Expr, r: Expr| Expr::new(ExprKind::Binary(b, Box::new(l), Box::new(r)), s.span);
+        let bin = |b: BinOp, l: Expr, r: Expr| {
+            Expr::new(ExprKind::Binary(b, Box::new(l), Box::new(r)), s.span)
+        };
         let new = match update {
             Update::Write(_) => {
                 // `{ x = e; v = x; }`: v is what was written.
