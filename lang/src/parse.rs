@@ -43,10 +43,14 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
             continue;
         }
         match (toks[i].1, toks[i + 1].1) {
-            (Tok::Ident("kernels"), Tok::LBrace | Tok::Loop | Tok::Ident(_)) => {
-                toks[i].1 = Tok::Kernels
-            }
-            (Tok::Ident("serial"), Tok::LBrace | Tok::Ident(_)) => toks[i].1 = Tok::Serial,
+            (
+                Tok::Ident("kernels"),
+                Tok::LBrace | Tok::Loop | Tok::Ident(_) | Tok::If | Tok::Wait,
+            ) => toks[i].1 = Tok::Kernels,
+            (
+                Tok::Ident("serial"),
+                Tok::LBrace | Tok::Loop | Tok::Ident(_) | Tok::If | Tok::Wait,
+            ) => toks[i].1 = Tok::Serial,
             (Tok::Ident("host_data"), Tok::LBrace | Tok::Ident(_)) => toks[i].1 = Tok::HostData,
             (Tok::Ident("cache"), Tok::LParen) => toks[i].1 = Tok::Cache,
             _ => {}
