@@ -487,6 +487,34 @@ mod tests {
     }
 
     #[test]
+    fn openacc_spellings_parse() {
+        for src in [
+            "serial loop copy(a) for i in 0..4 { a[i] = 1; }",
+            "serial if(c) wait { }",
+            "kernels wait(1) async(2) { }",
+            "kernels loop if(c) for i in 0..4 { }",
+            "atomic update a[0] += 1;",
+            "atomic update a[0] = a[0] * 2;",
+            "atomic a[0] = 3 - a[0];",
+            "atomic a[0] /= 2; atomic a[0] <<= 1; atomic update a[0] >>= 1;",
+            "atomic capture { v = a[0]; a[0] += 1; }",
+            "atomic capture { a[0] = a[0] - 1; b[0] = a[0]; }",
+            "atomic capture { v = a[0]; a[0] = max(a[0], 2); }",
+            "atomic capture b[1] = a[0] ^= 2;",
+            // Still names elsewhere.
+            "let capture = 1; let serial = capture + 1; serial = 2;",
+        ] {
+            assert_eq!(codes(src), Vec::<&str>::new(), "{src}");
+        }
+        let (p, _) = parse("atomic capture v = a[0] *= 2;");
+        let StmtKind::AtomicForm { capture, stmts } = &p.stmts[0].kind else {
+            panic!("{:?}", p.stmts[0].kind);
+        };
+        assert!(*capture);
+        assert_eq!(stmts.len(), 2);
+    }
+
+    #[test]
     fn syntax_errors_are_sharpened() {
         let (_, d) = parse("let x = 1\nlet y = 2;\n");
         assert_eq!(d[0].message, "expected `;` after number `1`");
