@@ -74,6 +74,7 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
             }
         }
     }
+    data_modifiers(&mut toks);
     reserved_names(&mut toks, src, &mut errors);
     let tokens = toks.iter().copied().map(Ok::<_, Diag>);
     let program = match grammar::ProgramParser::new().parse(&mut errors, tokens) {
@@ -104,6 +105,29 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
     dedup(&mut diags);
     diags.sort_by_key(|d| d.span().start);
     (program, diags)
+}
+
+/// Drop the OpenACC data-clause modifiers that state what accl always does:
+/// `copyout(zero: a)`, `create(zero: a)` (a device copy that is not copied
+/// in starts at zero) and `copyin(readonly: a)`, `cache(readonly: a[..])`
+/// (a hint). On other clauses they stay, and are reported.
+fn data_modifiers(toks: &mut Vec<(usize, Tok<'_>, usize)>) {
+    let mut drop = Vec::new();
+    for i in 2..toks.len().saturating_sub(1) {
+        let ok = match (toks[i - 2].1, toks[i].1) {
+            (Tok::Ident("copyout" | "create"), Tok::Ident("zero")) => true,
+            (Tok::Ident("copyin") | Tok::Cache, Tok::Ident("readonly")) => true,
+            _ => false,
+        };
+        if ok && toks[i - 1].1 == Tok::LParen && toks[i + 1].1 == Tok::Colon {
+            drop.extend([i, i + 1]);
+        }
+    }
+    let mut k = 0;
+    toks.retain(|_| {
+        k += 1;
+        !drop.contains(&(k - 1))
+    });
 }
 
 /// Sharpen a syntax error with what the parser's state does not know: the
