@@ -114,11 +114,11 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
 fn data_modifiers(toks: &mut Vec<(usize, Tok<'_>, usize)>) {
     let mut drop = Vec::new();
     for i in 2..toks.len().saturating_sub(1) {
-        let ok = match (toks[i - 2].1, toks[i].1) {
-            (Tok::Ident("copyout" | "create"), Tok::Ident("zero")) => true,
-            (Tok::Ident("copyin") | Tok::Cache, Tok::Ident("readonly")) => true,
-            _ => false,
-        };
+        let ok = matches!(
+            (toks[i - 2].1, toks[i].1),
+            (Tok::Ident("copyout" | "create"), Tok::Ident("zero"))
+                | (Tok::Ident("copyin") | Tok::Cache, Tok::Ident("readonly"))
+        );
         if ok && toks[i - 1].1 == Tok::LParen && toks[i + 1].1 == Tok::Colon {
             drop.extend([i, i + 1]);
         }
