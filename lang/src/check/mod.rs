@@ -859,7 +859,7 @@ impl<'b> Checker<'b> {
                 return None;
             }
         }
-        let (v, vty) = self.expr(value, Some(tty));
+        let (mut v, vty) = self.expr(value, Some(tty));
         match op {
             None => self.coerce(v, vty, tty, value.span),
             Some(op) => {
@@ -869,6 +869,12 @@ impl<'b> Checker<'b> {
                     }
                     let want = if vty == Type::IntLit { tty } else { vty };
                     self.coerce(v, vty, want, value.span);
+                    // Both backends shift by a count of the target's type.
+                    if let (Type::Scalar(t), Type::Scalar(c)) = (tty, vty) {
+                        if t != c && c.is_int() && t.is_int() {
+                            v = self.push(hir::Expr::Cast(v, t), tty, value.span).0;
+                        }
+                    }
                     tty
                 } else {
                     self.coerce(v, vty, tty, value.span);
