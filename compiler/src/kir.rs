@@ -236,6 +236,13 @@ pub enum AtomicKind {
     Or,
     Xor,
     Xchg,
+    Div,
+    Shl,
+    Shr,
+    /// `a[i] = v - a[i]`
+    RevSub,
+    /// `a[i] = v / a[i]`
+    RevDiv,
     /// `atomic read`: the element (the value operand is unused).
     Read,
     /// `atomic write`: store the value (the expression's value is it).

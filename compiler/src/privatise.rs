@@ -34,9 +34,15 @@ impl Fold {
             AtomicKind::And => Fold::And,
             AtomicKind::Or => Fold::Or,
             AtomicKind::Xor => Fold::Xor,
-            AtomicKind::Mul | AtomicKind::Xchg | AtomicKind::Read | AtomicKind::Write => {
-                return None
-            }
+            AtomicKind::Mul
+            | AtomicKind::Xchg
+            | AtomicKind::Read
+            | AtomicKind::Write
+            | AtomicKind::Div
+            | AtomicKind::Shl
+            | AtomicKind::Shr
+            | AtomicKind::RevSub
+            | AtomicKind::RevDiv => return None,
         })
     }
 

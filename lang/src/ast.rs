@@ -80,6 +80,14 @@ pub enum StmtKind {
     Directive(Directive),
     /// `cache(a[lo:n], ..);` at the top of a loop body in a compute construct.
     Cache(Vec<Expr>),
+    /// `atomic [update] x = x op e;`, `x = e op x`, `x /= e` etc. (one
+    /// assignment) and `atomic capture { .. }` / `atomic capture v = x op= e;`
+    /// (two assignments): the checker finds the update in the assignments
+    /// (lang/src/check/atomic_forms.rs).
+    AtomicForm {
+        capture: bool,
+        stmts: Vec<Stmt>,
+    },
     /// `atomic target op= value;` (`max=`/`min=` are written `max =`).
     Atomic {
         target: Expr,
@@ -256,11 +264,73 @@ pub enum AtomicOp {
     And,
     Or,
     Xor,
+    Div,
+    Shl,
+    Shr,
+    /// `x = e - x`
+    RevSub,
+    /// `x = e / x`
+    RevDiv,
 }
 
 impl AtomicOp {
+    /// Every operator, for the capture builtins' table.
+    pub const ALL: [AtomicOp; 13] = [
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::Mul,
+        AtomicOp::Max,
+        AtomicOp::Min,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Div,
+        AtomicOp::Shl,
+        AtomicOp::Shr,
+        AtomicOp::RevSub,
+        AtomicOp::RevDiv,
+    ];
+
+    /// The capture builtin of the operator: `atomic_sub(a[i], v)` does
+    /// `a[i] -= v` atomically and returns the old value.
+    pub fn builtin(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomic_add",
+            AtomicOp::Sub => "atomic_sub",
+            AtomicOp::Mul => "atomic_mul",
+            AtomicOp::Max => "atomic_max",
+            AtomicOp::Min => "atomic_min",
+            AtomicOp::And => "atomic_and",
+            AtomicOp::Or => "atomic_or",
+            AtomicOp::Xor => "atomic_xor",
+            AtomicOp::Div => "atomic_div",
+            AtomicOp::Shl => "atomic_shl",
+            AtomicOp::Shr => "atomic_shr",
+            AtomicOp::RevSub => "atomic_rsub",
+            AtomicOp::RevDiv => "atomic_rdiv",
+        }
+    }
+
+    /// The operator of a capture builtin ([`AtomicOp::builtin`]).
+    pub fn of_builtin(name: &str) -> Option<AtomicOp> {
+        AtomicOp::ALL.into_iter().find(|o| o.builtin() == name)
+    }
+
+    /// Integer elements only?
+    pub fn int_only(self) -> bool {
+        matches!(
+            self,
+            AtomicOp::And | AtomicOp::Or | AtomicOp::Xor | AtomicOp::Shl | AtomicOp::Shr
+        )
+    }
+
     pub fn symbol(self) -> &'static str {
         match self {
+            AtomicOp::Div => "/=",
+            AtomicOp::Shl => "<<=",
+            AtomicOp::Shr => ">>=",
+            AtomicOp::RevSub => "= e -",
+            AtomicOp::RevDiv => "= e /",
             AtomicOp::Add => "+=",
             AtomicOp::Sub => "-=",
             AtomicOp::Mul => "*=",

@@ -69,6 +69,22 @@ pub fn serial(kind_span: Span, mut clauses: Vec<Clause>, block: Block) -> Direct
     }
 }
 
+/// `serial loop [clauses] for ..`: a `parallel loop` of one gang of one
+/// lane, as `serial` is a `parallel` of one.
+pub fn serial_loop(kind_span: Span, clauses: Vec<Clause>, f: ForLoop, _span: Span) -> Directive {
+    let mut d = serial(
+        kind_span,
+        clauses,
+        Block {
+            stmts: Vec::new(),
+            span: kind_span,
+        },
+    );
+    d.kind = DirectiveKind::ParallelLoop;
+    d.body = DirectiveBody::For(Box::new(f));
+    d
+}
+
 /// `kernels [clauses] { .. }`: the statement it stands for.
 pub fn kernels(kind_span: Span, clauses: Vec<Clause>, block: Block) -> StmtKind {
     let named = |names: &[&str]| -> Vec<Clause> {
@@ -281,6 +297,7 @@ impl Walk {
                 self.expr(target);
                 self.expr(value);
             }
+            StmtKind::AtomicForm { stmts, .. } => stmts.iter().for_each(|s| self.stmt(s)),
             StmtKind::Directive(_) | StmtKind::Fn(_) => self.bad = true,
             StmtKind::Cache(v) => v.iter().for_each(|e| self.expr(e)),
             StmtKind::Break | StmtKind::Continue | StmtKind::Return(None) | StmtKind::Error => {}

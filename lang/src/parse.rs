@@ -49,17 +49,27 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
             continue;
         }
         match (toks[i].1, toks[i + 1].1) {
-            (Tok::Ident("kernels"), Tok::LBrace | Tok::Loop | Tok::Ident(_)) => {
-                toks[i].1 = Tok::Kernels
-            }
-            (Tok::Ident("serial"), Tok::LBrace | Tok::Ident(_)) => toks[i].1 = Tok::Serial,
+            (
+                Tok::Ident("kernels"),
+                Tok::LBrace | Tok::Loop | Tok::Ident(_) | Tok::If | Tok::Wait,
+            ) => toks[i].1 = Tok::Kernels,
+            (
+                Tok::Ident("serial"),
+                Tok::LBrace | Tok::Loop | Tok::Ident(_) | Tok::If | Tok::Wait,
+            ) => toks[i].1 = Tok::Serial,
             (Tok::Ident("host_data"), Tok::LBrace | Tok::Ident(_)) => toks[i].1 = Tok::HostData,
             (Tok::Ident("cache"), Tok::LParen) => toks[i].1 = Tok::Cache,
             _ => {}
         }
     }
-    // `read`/`write` are keywords only between `atomic` and a name.
+    // `read`/`write` are keywords only between `atomic` and a name;
+    // `capture` between `atomic` and a name or `{`.
     for i in 1..toks.len().saturating_sub(1) {
+        if let (Tok::Atomic, Tok::Ident("capture"), Tok::Ident(_) | Tok::LBrace) =
+            (toks[i - 1].1, toks[i].1, toks[i + 1].1)
+        {
+            toks[i].1 = Tok::AtomicCapture;
+        }
         if let (Tok::Atomic, Tok::Ident(w), Tok::Ident(_)) =
             (toks[i - 1].1, toks[i].1, toks[i + 1].1)
         {
@@ -70,6 +80,7 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
             }
         }
     }
+    data_modifiers(&mut toks);
     reserved_names(&mut toks, src, &mut errors);
     let tokens = toks.iter().copied().map(Ok::<_, Diag>);
     let program = match grammar::ProgramParser::new().parse(&mut errors, tokens) {
@@ -100,6 +111,29 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
     dedup(&mut diags);
     diags.sort_by_key(|d| d.span().start);
     (program, diags)
+}
+
+/// Drop the OpenACC data-clause modifiers that state what accl always does:
+/// `copyout(zero: a)`, `create(zero: a)` (a device copy that is not copied
+/// in starts at zero) and `copyin(readonly: a)`, `cache(readonly: a[..])`
+/// (a hint). On other clauses they stay, and are reported.
+fn data_modifiers(toks: &mut Vec<(usize, Tok<'_>, usize)>) {
+    let mut drop = Vec::new();
+    for i in 2..toks.len().saturating_sub(1) {
+        let ok = matches!(
+            (toks[i - 2].1, toks[i].1),
+            (Tok::Ident("copyout" | "create"), Tok::Ident("zero"))
+                | (Tok::Ident("copyin") | Tok::Cache, Tok::Ident("readonly"))
+        );
+        if ok && toks[i - 1].1 == Tok::LParen && toks[i + 1].1 == Tok::Colon {
+            drop.extend([i, i + 1]);
+        }
+    }
+    let mut k = 0;
+    toks.retain(|_| {
+        k += 1;
+        !drop.contains(&(k - 1))
+    });
 }
 
 /// Sharpen a syntax error with what the parser's state does not know: the
@@ -485,6 +519,34 @@ mod tests {
                 "accl::parse::unexpected_token"
             ]
         );
+    }
+
+    #[test]
+    fn openacc_spellings_parse() {
+        for src in [
+            "serial loop copy(a) for i in 0..4 { a[i] = 1; }",
+            "serial if(c) wait { }",
+            "kernels wait(1) async(2) { }",
+            "kernels loop if(c) for i in 0..4 { }",
+            "atomic update a[0] += 1;",
+            "atomic update a[0] = a[0] * 2;",
+            "atomic a[0] = 3 - a[0];",
+            "atomic a[0] /= 2; atomic a[0] <<= 1; atomic update a[0] >>= 1;",
+            "atomic capture { v = a[0]; a[0] += 1; }",
+            "atomic capture { a[0] = a[0] - 1; b[0] = a[0]; }",
+            "atomic capture { v = a[0]; a[0] = max(a[0], 2); }",
+            "atomic capture b[1] = a[0] ^= 2;",
+            // Still names elsewhere.
+            "let capture = 1; let serial = capture + 1; serial = 2;",
+        ] {
+            assert_eq!(codes(src), Vec::<&str>::new(), "{src}");
+        }
+        let (p, _) = parse("atomic capture v = a[0] *= 2;");
+        let StmtKind::AtomicForm { capture, stmts } = &p.stmts[0].kind else {
+            panic!("{:?}", p.stmts[0].kind);
+        };
+        assert!(*capture);
+        assert_eq!(stmts.len(), 2);
     }
 
     #[test]

@@ -99,6 +99,8 @@ pub enum Tok<'s> {
     AtomicRead,
     /// `write` right after `atomic`, before a name (`atomic write a[i] = e;`).
     AtomicWrite,
+    /// `capture` right after `atomic`, before a name or `{`.
+    AtomicCapture,
     /// `kernels` starting a statement, before `{`, `loop` or a clause: a
     /// keyword only there, made by the parser from an identifier.
     Kernels,
@@ -274,6 +276,7 @@ impl fmt::Display for Tok<'_> {
             Atomic => "`atomic`",
             AtomicRead => "`read`",
             AtomicWrite => "`write`",
+            AtomicCapture => "`capture`",
             Kernels => "`kernels`",
             Serial => "`serial`",
             HostData => "`host_data`",

@@ -163,19 +163,11 @@ impl Compiler<'_> {
                         if &*name == "atomic_read" {
                             return Ok(RtVal::Scalar(old));
                         }
-                        let new = match &*name {
-                            "atomic_add" => {
-                                super::stmt::atomic_combine(lang::ast::AtomicOp::Add, old, x)
-                            }
-                            "atomic_min" => {
-                                super::stmt::atomic_combine(lang::ast::AtomicOp::Min, old, x)
-                            }
-                            "atomic_max" => {
-                                super::stmt::atomic_combine(lang::ast::AtomicOp::Max, old, x)
-                            }
-                            _ => Ok(x),
-                        }
-                        .map_err(|_| error::internal(span, "atomic operands"))?;
+                        let new = match lang::ast::AtomicOp::of_builtin(&name) {
+                            Some(op) => super::stmt::atomic_combine(op, old, x)
+                                .map_err(|e| super::stmt::atomic_error(e, span))?,
+                            None => x,
+                        };
                         d.set(off, new);
                         Ok(RtVal::Scalar(old))
                     });

@@ -694,6 +694,10 @@ impl Storage for HostStorage {
         self.tracked(dev, vec![acc], what, || {
             if copyin {
                 copy_region(host, arr, r);
+            } else if let Ok(z) = Array::zeros(host.scalar(), host.shape().to_vec()) {
+                // `create` storage reads as zeros (`create(zero: a)` is
+                // `create(a)`), also where an earlier section left values.
+                copy_region(&z, arr, r);
             }
         })
     }

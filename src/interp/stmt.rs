@@ -356,7 +356,7 @@ impl Compiler<'_> {
                     let old = d.get(off).unwrap_or(Value::I32(0));
                     d.set(
                         off,
-                        atomic_combine(op, old, x).map_err(|_| error::div_by_zero(span))?,
+                        atomic_combine(op, old, x).map_err(|e| atomic_error(e, span))?,
                     );
                     Ok(Flow::Next)
                 })
@@ -372,7 +372,7 @@ impl Compiler<'_> {
                 Box::new(move |fr, cx| {
                     let x = scalar_of(v.eval(fr, cx)?);
                     let old = super::value::bits_to_value(t, fr.s[slot]);
-                    let new = atomic_combine(op, old, x).map_err(|_| error::div_by_zero(span))?;
+                    let new = atomic_combine(op, old, x).map_err(|e| atomic_error(e, span))?;
                     fr.s[slot] = super::value::value_to_bits(new, t);
                     Ok(Flow::Next)
                 })
@@ -407,6 +407,14 @@ pub fn scalar_of(v: super::value::RtVal) -> Value {
     }
 }
 
+/// The runtime error of a failed [`atomic_combine`].
+pub fn atomic_error(e: lang::value::ValueError, span: Span) -> Box<lang::Diag> {
+    match e {
+        lang::value::ValueError::DivByZero => error::div_by_zero(span),
+        lang::value::ValueError::BadOperands => error::internal(span, "atomic operands"),
+    }
+}
+
 /// `old op x` for an atomic update (`max`/`min` as the math builtins).
 pub fn atomic_combine(
     op: AtomicOp,
@@ -420,6 +428,11 @@ pub fn atomic_combine(
         AtomicOp::And => BinOp::BitAnd,
         AtomicOp::Or => BinOp::BitOr,
         AtomicOp::Xor => BinOp::BitXor,
+        AtomicOp::Div => BinOp::Div,
+        AtomicOp::Shl => BinOp::Shl,
+        AtomicOp::Shr => BinOp::Shr,
+        AtomicOp::RevSub => return Value::binary(BinOp::Sub, x, old),
+        AtomicOp::RevDiv => return Value::binary(BinOp::Div, x, old),
         AtomicOp::Max | AtomicOp::Min => {
             let gt = Value::binary(BinOp::Gt, x, old)? == Value::Bool(true);
             let lt = Value::binary(BinOp::Lt, x, old)? == Value::Bool(true);

@@ -506,6 +506,15 @@ fn atomic_rule(args: &[Type]) -> Result<Sig, String> {
     }
 }
 
+fn atomic_int_rule(args: &[Type]) -> Result<Sig, String> {
+    match args.first() {
+        Some(Type::Scalar(Scalar::F32 | Scalar::F64)) => {
+            Err("works on i32, u32 and i64 elements (a bitwise operator)".into())
+        }
+        _ => atomic_rule(args),
+    }
+}
+
 fn atomic_read_rule(args: &[Type]) -> Result<Sig, String> {
     count(args, 1)?;
     match args[0] {
@@ -595,6 +604,30 @@ pub fn builtins() -> Builtins {
             typing: Typing::Rule(atomic_rule),
             effect: Atomic,
             synopsis: format!("{f}(a[i], v) -> the old value of a[i]"),
+            place_arg: true,
+            sections: false,
+        });
+    }
+    // The other operators of `atomic capture` (lang/src/check/atomic_forms.rs).
+    for op in lang::ast::AtomicOp::ALL {
+        let f = op.builtin();
+        if b.lookup(f).is_some() {
+            continue;
+        }
+        let what = match op {
+            lang::ast::AtomicOp::RevSub => "a[i] = v - a[i]".to_string(),
+            lang::ast::AtomicOp::RevDiv => "a[i] = v / a[i]".to_string(),
+            op => format!("a[i] {} v", op.symbol()),
+        };
+        b.add(Builtin {
+            name: f.to_string(),
+            typing: Typing::Rule(if op.int_only() {
+                atomic_int_rule
+            } else {
+                atomic_rule
+            }),
+            effect: Atomic,
+            synopsis: format!("{f}(a[i], v): {what} atomically -> the old value of a[i]"),
             place_arg: true,
             sections: false,
         });

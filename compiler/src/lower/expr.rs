@@ -118,6 +118,16 @@ impl Lowerer<'_> {
                         "atomic_xchg" => AtomicKind::Xchg,
                         "atomic_read" => AtomicKind::Read,
                         "atomic_write" => AtomicKind::Write,
+                        "atomic_sub" => AtomicKind::Sub,
+                        "atomic_mul" => AtomicKind::Mul,
+                        "atomic_div" => AtomicKind::Div,
+                        "atomic_and" => AtomicKind::And,
+                        "atomic_or" => AtomicKind::Or,
+                        "atomic_xor" => AtomicKind::Xor,
+                        "atomic_shl" => AtomicKind::Shl,
+                        "atomic_shr" => AtomicKind::Shr,
+                        "atomic_rsub" => AtomicKind::RevSub,
+                        "atomic_rdiv" => AtomicKind::RevDiv,
                         _ => return Err(unsupported(span, &format!("atomics (`{}`)", b.name))),
                     };
                     // `atomic_read` has no value: the element stands in.

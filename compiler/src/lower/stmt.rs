@@ -299,6 +299,11 @@ impl Lowerer<'_> {
                     hir::AtomicOp::And => AtomicKind::And,
                     hir::AtomicOp::Or => AtomicKind::Or,
                     hir::AtomicOp::Xor => AtomicKind::Xor,
+                    hir::AtomicOp::Div => AtomicKind::Div,
+                    hir::AtomicOp::Shl => AtomicKind::Shl,
+                    hir::AtomicOp::Shr => AtomicKind::Shr,
+                    hir::AtomicOp::RevSub => AtomicKind::RevSub,
+                    hir::AtomicOp::RevDiv => AtomicKind::RevDiv,
                 };
                 let e = self.atomic(fx, *array, indices, kind, *value, span)?;
                 out.push(Fx::stmt(StmtKind::Eval(e), span));

@@ -142,8 +142,28 @@ impl Writer<'_> {
                 AtomicKind::Xor => spv(bm.atomic_xor(tw, None, ptr, scope, sem, x)),
                 AtomicKind::Xchg => spv(bm.atomic_exchange(tw, None, ptr, scope, sem, x)),
                 AtomicKind::Read | AtomicKind::Write => unreachable!("handled above"),
-                AtomicKind::Mul => {
-                    return Ok(self.cas_loop(ptr, t, t, |w, old| spv(w.m.b.i_mul(tw, None, old, x))))
+                AtomicKind::Mul
+                | AtomicKind::Div
+                | AtomicKind::Shl
+                | AtomicKind::Shr
+                | AtomicKind::RevSub
+                | AtomicKind::RevDiv => {
+                    return Ok(self.cas_loop(ptr, t, t, |w, old| {
+                        let bm = &mut w.m.b;
+                        match op {
+                            AtomicKind::Mul => spv(bm.i_mul(tw, None, old, x)),
+                            AtomicKind::Div if signed => spv(bm.s_div(tw, None, old, x)),
+                            AtomicKind::Div => spv(bm.u_div(tw, None, old, x)),
+                            AtomicKind::RevDiv if signed => spv(bm.s_div(tw, None, x, old)),
+                            AtomicKind::RevDiv => spv(bm.u_div(tw, None, x, old)),
+                            AtomicKind::RevSub => spv(bm.i_sub(tw, None, x, old)),
+                            AtomicKind::Shl => spv(bm.shift_left_logical(tw, None, old, x)),
+                            AtomicKind::Shr if signed => {
+                                spv(bm.shift_right_arithmetic(tw, None, old, x))
+                            }
+                            _ => spv(bm.shift_right_logical(tw, None, old, x)),
+                        }
+                    }))
                 }
             });
         }
@@ -175,6 +195,9 @@ impl Writer<'_> {
                 AtomicKind::Add => spv(bm.f_add(tw, None, old, x)),
                 AtomicKind::Sub => spv(bm.f_sub(tw, None, old, x)),
                 AtomicKind::Mul => spv(bm.f_mul(tw, None, old, x)),
+                AtomicKind::Div => spv(bm.f_div(tw, None, old, x)),
+                AtomicKind::RevSub => spv(bm.f_sub(tw, None, x, old)),
+                AtomicKind::RevDiv => spv(bm.f_div(tw, None, x, old)),
                 _ => {
                     // The host's: take x when x is greater (less), or old is NaN.
                     let better = if op == AtomicKind::Max {

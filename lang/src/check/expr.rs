@@ -572,7 +572,7 @@ impl Checker<'_> {
         } else {
             Some(at)
         };
-        let (hb, bt) = self.expr(b, down_b);
+        let (mut hb, bt) = self.expr(b, down_b);
         if at == Type::Str || bt == Type::Str {
             return self.string_binary(op, (ha, at), (hb, bt), span);
         }
@@ -589,6 +589,11 @@ impl Checker<'_> {
                 let lt = self.body.types[ha.index()];
                 if bt.is_literal() && !lt.is_literal() {
                     self.coerce(hb, bt, lt, b.span);
+                } else if let (Type::Scalar(l), Type::Scalar(c)) = (lt, bt) {
+                    // Both backends shift by a count of the left type.
+                    if l != c {
+                        hb = self.push(hir::Expr::Cast(hb, l), lt, b.span).0;
+                    }
                 }
                 lt
             } else {

@@ -11,6 +11,7 @@
 //! recursive? does it print?), so calls from device code are recorded while
 //! bodies are checked and judged at the end ([`device`]).
 
+mod atomic_forms;
 mod call;
 mod clauses;
 pub use clauses::clause_names;
@@ -683,6 +684,7 @@ impl<'b> Checker<'b> {
                 op_span,
                 value,
             } => return self.atomic(s, target, *op, *op_span, value, false),
+            K::AtomicForm { capture, stmts } => return self.atomic_form(s, *capture, stmts),
             K::Cache(sections) => return self.cache(s, sections),
             K::Error => return None,
         };
@@ -873,7 +875,7 @@ impl<'b> Checker<'b> {
                 return None;
             }
         }
-        let (v, vty) = self.expr(value, Some(tty));
+        let (mut v, vty) = self.expr(value, Some(tty));
         match op {
             None => self.coerce(v, vty, tty, value.span),
             Some(op) => {
@@ -883,6 +885,12 @@ impl<'b> Checker<'b> {
                     }
                     let want = if vty == Type::IntLit { tty } else { vty };
                     self.coerce(v, vty, want, value.span);
+                    // Both backends shift by a count of the target's type.
+                    if let (Type::Scalar(t), Type::Scalar(c)) = (tty, vty) {
+                        if t != c && c.is_int() && t.is_int() {
+                            v = self.push(hir::Expr::Cast(v, t), tty, value.span).0;
+                        }
+                    }
                     tty
                 } else {
                     self.coerce(v, vty, tty, value.span);

@@ -53,11 +53,7 @@ impl Checker<'_> {
             );
             return None;
         }
-        if matches!(
-            op,
-            ast::AtomicOp::And | ast::AtomicOp::Or | ast::AtomicOp::Xor
-        ) && !elem.is_int()
-        {
+        if op.int_only() && !elem.is_int() {
             self.err(
                 Diag::error(
                     "accl::device::atomic_type",
@@ -68,7 +64,7 @@ impl Checker<'_> {
                     op_span,
                     "bitwise operator",
                 )
-                .with_help("floats update atomically with `+= -= *= max= min=`"),
+                .with_help("floats update atomically with `+= -= *= /= max= min=`"),
             );
             return None;
         }

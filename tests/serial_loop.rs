@@ -1,0 +1,45 @@
+//! `serial loop` and `kernels`/`serial` followed by `if(..)`, `wait` or
+//! `async` in any clause order, on the device against the host reference.
+
+mod common;
+use common::{same_as_host, Floats};
+
+fn ok(src: &str) {
+    let (host, dev) = same_as_host(src, Floats::Exact);
+    for r in [&host.result, &dev.result] {
+        if let Err(e) = r {
+            panic!("failed:\n{}", e.render(100));
+        }
+    }
+}
+
+#[test]
+fn serial_loop_runs_every_iteration_in_order() {
+    ok(
+        "let n = 100; let a = zeros(i32, n); let s = 0; let f = zeros(f64, n);
+        serial loop copy(a) reduction(+: s) for i in 0..n { a[i] = i * 2; s += i; }
+        assert(s == 4950); assert(a[99] == 198);
+        // In order: each iteration reads the one before.
+        serial loop copy(f) for i in 1..n { f[i] = f[i - 1] * 0.5 + 1.0; }
+        serial loop async(1) copy(a) for i in 0..n { a[i] += 1; }
+        wait(1);
+        assert(a[99] == 199);",
+    );
+}
+
+#[test]
+fn kernels_and_serial_take_if_and_wait_first() {
+    ok("let n = 10; let a = zeros(i32, n);
+        serial if(true) copy(a) { a[0] = 5; }
+        serial if(false) copy(a) { a[3] = 5; }
+        data copy(a) {
+            kernels if(n > 0) wait async(1) present(a) { a[1] = 7; }
+            wait;
+            serial wait async(2) present(a) { a[2] = 9; }
+            kernels wait(2) present(a) { a[4] = 1; }
+            serial async present(a) { a[5] = 2; }
+            wait;
+        }
+        assert(a[0] == 5); assert(a[1] == 7); assert(a[2] == 9); assert(a[3] == 5);
+        assert(a[4] == 1); assert(a[5] == 2);");
+}
