@@ -3,6 +3,11 @@
 
 use lang::{Builtin, Builtins, Effect, Scalar, Sig, Type, Typing, Value};
 
+mod arity;
+mod atomic;
+use arity::count;
+use atomic::{atomic_int_rule, atomic_read_rule, atomic_rule, atomic_write_rule};
+
 fn add(
     b: &mut Builtins,
     name: &str,
@@ -36,19 +41,6 @@ fn fixed(
         place_arg: false,
         sections: false,
     });
-}
-
-fn count(args: &[Type], n: usize) -> Result<(), String> {
-    if args.len() == n {
-        Ok(())
-    } else {
-        Err(format!(
-            "takes {n} argument{} but {} {} given",
-            if n == 1 { "" } else { "s" },
-            args.len(),
-            if args.len() == 1 { "was" } else { "were" }
-        ))
-    }
 }
 
 /// The common scalar type of numeric arguments (literals take the type of the
@@ -488,53 +480,6 @@ fn is_present_rule(args: &[Type]) -> Result<Sig, String> {
     Ok(Sig {
         params: vec![args[0]],
         ret: Type::BOOL,
-    })
-}
-
-fn atomic_rule(args: &[Type]) -> Result<Sig, String> {
-    count(args, 2)?;
-    match args[0] {
-        Type::Scalar(s @ (Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64)) => {
-            Ok(Sig {
-                params: vec![args[0], Type::Scalar(s)],
-                ret: Type::Scalar(s),
-            })
-        }
-        t => Err(format!(
-            "works on i32, u32, i64, f32 and f64 elements, not `{t}`"
-        )),
-    }
-}
-
-fn atomic_int_rule(args: &[Type]) -> Result<Sig, String> {
-    match args.first() {
-        Some(Type::Scalar(Scalar::F32 | Scalar::F64)) => {
-            Err("works on i32, u32 and i64 elements (a bitwise operator)".into())
-        }
-        _ => atomic_rule(args),
-    }
-}
-
-fn atomic_read_rule(args: &[Type]) -> Result<Sig, String> {
-    count(args, 1)?;
-    match args[0] {
-        Type::Scalar(Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64) => {
-            Ok(Sig {
-                params: vec![args[0]],
-                ret: args[0],
-            })
-        }
-        t => Err(format!(
-            "works on i32, u32, i64, f32 and f64 elements, not `{t}`"
-        )),
-    }
-}
-
-fn atomic_write_rule(args: &[Type]) -> Result<Sig, String> {
-    let sig = atomic_rule(args)?;
-    Ok(Sig {
-        ret: Type::Unit,
-        ..sig
     })
 }
 
