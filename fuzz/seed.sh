@@ -48,6 +48,12 @@ for f in "$fuzz"/seeds/common/* "$fuzz"/seeds/pipeline/*; do
     add pipeline "$f"
 done
 
-for t in front_end pipeline; do
+# surfaces: its committed corpus (format strings, CSV, .npy, parameters;
+# the first byte picks which).
+for f in "$fuzz"/seeds/surfaces/*; do
+    add surfaces "$f"
+done
+
+for t in front_end pipeline surfaces; do
     echo "$t: $(ls "$fuzz/corpus/$t" | wc -l) files in fuzz/corpus/$t"
 done

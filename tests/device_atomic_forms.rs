@@ -30,7 +30,8 @@ fn read_and_write_every_atomic_type() {
                  let v = a[0]; atomic read v = a[n - 1 - i];
                  b[i] = v;
                  atomic write c[i] = v + a[i];
-             }}"
+             }}
+             assert(b[0] == a[n - 1] && b[9] == a[n - 10] && c[5] == a[n - 6] + a[5], \"known values\");"
         ));
     }
 }
@@ -44,7 +45,8 @@ fn atomic_writes_mix_with_updates_of_one_float_array() {
             atomic write f[i] = i as f32 * 0.5;
             atomic g[i % 8] += 1.0;
         }
-        parallel loop for i in 0..8 { let x = 0.0f32; atomic read x = g[i]; f[i] = x; }");
+        parallel loop for i in 0..8 { let x = 0.0f32; atomic read x = g[i]; f[i] = x; }
+        assert(f[3] == 64.0f32 && f[100] == 50.0f32 && g[7] == 64.0f32, \"known values\");");
 }
 
 #[test]
@@ -52,5 +54,6 @@ fn read_and_write_are_still_names() {
     ok("let read = zeros(i32, 4); let write = 3;
         parallel loop for i in 0..4 { atomic read[i] += write; }
         let v = 0; atomic read v = read[2];
-        let r = read[1] + v;");
+        let r = read[1] + v;
+        assert(r == 6 && v == 3, \"known values\");");
 }

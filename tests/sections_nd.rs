@@ -24,7 +24,7 @@ fn ok(src: &str) {
 /// Run on both backends; both must fail with `code` first, with the same
 /// diagnostic.
 fn fails_with(src: &str, code: &str) {
-    let (host, dev) = same_as_host(src, Floats::Exact);
+    let (host, dev) = common::same_failure(src, code);
     let mut shown = Vec::new();
     for (which, r) in [("host", &host), ("device", &dev)] {
         match &r.result {
