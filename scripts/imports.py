@@ -41,9 +41,6 @@ CRATES = [
 # on any other circle, and on one of these that changes (grows, shrinks or
 # goes away: then this list is updated with it).
 KNOWN = {
-    frozenset({"vk-runtime::event", "vk-runtime::queue"}):
-        "a queue records waits on host events and an event signals through "
-        "its queue; vk-runtime is being changed by others",
     frozenset({
         "accl::interp", "accl::interp::construct", "accl::interp::data",
         "accl::interp::deferred", "accl::interp::error", "accl::interp::expr",

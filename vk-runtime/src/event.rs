@@ -1,4 +1,4 @@
-//! Host-set events: a queue that records [`Queue::wait_host_event`] stops
+//! Host-set events: a queue that records [`crate::Queue::wait_host_event`] stops
 //! there until the host calls [`HostEvent::set`]. They hold device work
 //! back for as long as the host chooses, which makes "a wait that cannot
 //! finish by itself" exact in tests of time limits, with no reliance on how
@@ -6,7 +6,6 @@
 
 use crate::device::{Device, DeviceShared};
 use crate::error::{vkerr, Result};
-use crate::queue::Queue;
 use ash::vk;
 use std::sync::Arc;
 
@@ -45,13 +44,5 @@ impl HostEvent {
     /// Set the event: queues waiting on it go on.
     pub fn set(&self) -> Result<()> {
         unsafe { self.inner.device.raw.set_event(self.inner.raw) }.map_err(vkerr("vkSetEvent"))
-    }
-}
-
-impl Queue {
-    /// Records a wait for `event`: later operations of this queue (and of
-    /// the Vulkan queue it runs on) start once the host has set it.
-    pub fn wait_host_event(&mut self, event: &HostEvent) -> Result<()> {
-        self.record_event_wait(event.inner.clone())
     }
 }

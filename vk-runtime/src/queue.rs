@@ -331,9 +331,11 @@ impl Queue {
         Ok(())
     }
 
-    /// Records a wait on a host-set event (`crate::event`); the batch keeps
-    /// the event alive until it is retired.
-    pub(crate) fn record_event_wait(&mut self, event: Arc<crate::event::EventInner>) -> Result<()> {
+    /// Records a wait for `event` (`crate::event`): later operations of
+    /// this queue (and of the Vulkan queue it runs on) start once the host
+    /// has set it. The batch keeps the event alive until it is retired.
+    pub fn wait_host_event(&mut self, event: &crate::event::HostEvent) -> Result<()> {
+        let event = event.inner.clone();
         self.same_device(&event.device)?;
         let cmd = self.batch()?.cmd;
         let (dst, access) = match self.hw.role {
