@@ -198,6 +198,22 @@ mod launched {
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
     }
 
+    /// How every test starts `mpirun`: as root (containers), oversubscribed
+    /// (CI has two cores), over loopback TCP only.
+    const MPIRUN_FLAGS: [&str; 11] = [
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--mca",
+        "btl",
+        "self,tcp",
+        "--mca",
+        "btl_tcp_if_include",
+        "lo",
+        "--mca",
+        "oob_tcp_if_include",
+        "lo",
+    ];
+
     /// Exit status, stdout and stderr of `accl run ARGS`, under `mpirun -np
     /// np` when `np` is given: as root (containers), oversubscribed (CI has
     /// two cores), over loopback TCP only, ended after two minutes (a hang
@@ -216,21 +232,9 @@ mod launched {
             let mpirun = which("mpirun").unwrap_or_else(|| {
                 panic!("mpirun is missing: scripts/setup.sh installs Open MPI (openmpi-bin)")
             });
-            cmd.arg(mpirun).args([
-                "--allow-run-as-root",
-                "--oversubscribe",
-                "--mca",
-                "btl",
-                "self,tcp",
-                "--mca",
-                "btl_tcp_if_include",
-                "lo",
-                "--mca",
-                "oob_tcp_if_include",
-                "lo",
-                "-np",
-                &np.to_string(),
-            ]);
+            cmd.arg(mpirun)
+                .args(MPIRUN_FLAGS)
+                .args(["-np", &np.to_string()]);
         }
         cmd.arg(bin).arg("run").args(args).current_dir(root());
         cmd.envs(env.iter().copied());
@@ -345,21 +349,8 @@ mod launched {
         let out = Command::new("timeout")
             .args(["--kill-after=10", "120"])
             .arg(mpirun)
-            .args([
-                "--allow-run-as-root",
-                "--oversubscribe",
-                "--mca",
-                "btl",
-                "self,tcp",
-                "--mca",
-                "btl_tcp_if_include",
-                "lo",
-                "--mca",
-                "oob_tcp_if_include",
-                "lo",
-                "-np",
-                &np.to_string(),
-            ])
+            .args(MPIRUN_FLAGS)
+            .args(["-np", &np.to_string()])
             .args(program)
             .current_dir(root())
             .output()
@@ -385,7 +376,6 @@ mod launched {
         let bin = env!("CARGO_BIN_EXE_accl");
         for backend in ["--host", "--device=0"] {
             // Rank 1 is killed (SIGKILL) a second after it starts: `exec`
-            // keeps the shell's pid for accl.
             // keeps the shell's pid for accl. The time of the kill goes to
             // a file.
             let killed = dir.path().join(format!("killed{}", backend.len()));

@@ -25,6 +25,14 @@ pub fn body_facts(k: &Kernel) -> BodyFacts {
 /// (iterations of a `parallel loop` are independent, so nothing passes
 /// between them).
 fn gang_shares_memory(k: &Kernel) -> bool {
+    let (read, written) = array_access(k);
+    read.iter().zip(&written).any(|(r, w)| *r && *w)
+}
+
+/// Which arrays of `k` its code reads (loads, atomics) and which it writes
+/// (element stores, atomics), in the kernel or its functions, by array
+/// index.
+pub fn array_access(k: &Kernel) -> (Vec<bool>, Vec<bool>) {
     fn exprs(f: &Function, read: &mut [bool], written: &mut [bool]) {
         for (_, e) in f.exprs.iter() {
             match e {
@@ -60,7 +68,7 @@ fn gang_shares_memory(k: &Kernel) -> bool {
         exprs(f, &mut read, &mut written);
         stores(&f.body, &mut written);
     }
-    read.iter().zip(&written).any(|(r, w)| *r && *w)
+    (read, written)
 }
 
 /// Only local and element stores, no load of an array after a store to it

@@ -26,15 +26,7 @@ use std::time::Duration;
 use stdlib::text::Arg;
 use stdlib::Array;
 
-const TYPES: [Scalar; 7] = [
-    Scalar::Bool,
-    Scalar::I32,
-    Scalar::I64,
-    Scalar::U32,
-    Scalar::U8,
-    Scalar::F32,
-    Scalar::F64,
-];
+const TYPES: [Scalar; 7] = Scalar::ALL;
 
 const PARAMS_SCRIPT: &str = r#"
 let n = nargs();

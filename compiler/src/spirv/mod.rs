@@ -164,35 +164,9 @@ fn help_for(missing: &[&str]) -> String {
 }
 
 impl Writer<'_> {
+    /// Which arrays the kernel writes (element stores, atomics), by index.
     fn written_arrays(&self) -> Vec<bool> {
-        fn walk(b: &Block, w: &mut [bool]) {
-            for s in b {
-                match &s.kind {
-                    StmtKind::StoreElem { array, .. } => w[array.index()] = true,
-                    StmtKind::If { then, els, .. } => {
-                        walk(then, w);
-                        walk(els, w);
-                    }
-                    StmtKind::Loop { body, continuing } => {
-                        walk(body, w);
-                        walk(continuing, w);
-                    }
-                    StmtKind::VectorLoop(v) => walk(&v.body, w),
-                    _ => {}
-                }
-            }
-        }
-        let mut w = vec![false; self.k.arrays.len()];
-        walk(&self.k.entry.body, &mut w);
-        for f in std::iter::once(&self.k.entry).chain(self.k.functions.iter().map(|(_, f)| f)) {
-            walk(&f.body, &mut w);
-            for (_, e) in f.exprs.iter() {
-                if let Expr::Atomic { array, .. } = e {
-                    w[array.index()] = true;
-                }
-            }
-        }
-        w
+        crate::facts::array_access(self.k).1
     }
 
     /// Memory model, built-ins, buffers, the argument block, the work-group size.
