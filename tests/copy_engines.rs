@@ -159,3 +159,43 @@ fn a_wait_covers_a_companion_copy_after_work_already_submitted() {
     let (_, dev) = same_as_host(src, Floats::Exact);
     ok(&dev);
 }
+
+#[test]
+fn synchronous_copies_run_on_the_companion_in_order() {
+    companions();
+    // Each synchronous direct copy (512 KiB, above the direct-copy size)
+    // goes through the sync queue's companion: a kernel before it must
+    // have finished (the copy to the host sees its values), and a kernel
+    // after it must see what the copy to the device brought.
+    let src = "
+        let n = 131072;
+        let a = zeros(f32, n);
+        let seen = zeros(f32, n);
+        enter data create(a);
+        for round in 0..3 {
+            parallel loop for i in 0..n { a[i] = (i + round * 7) as f32; }
+            update self(a);
+            for i in 0..n { seen[i] = seen[i] + a[i]; a[i] = 2.0 * a[i]; }
+            update device(a);
+            parallel loop for i in 0..n { a[i] = a[i] + 1.0; }
+            update self(a);
+            assert(a[n - 1] == 2.0 * (n - 1 + round * 7) as f32 + 1.0, \"round trip\");
+        }
+        exit data delete(a);
+        assert(seen[5] == 36.0, \"kernel values seen by the host\");";
+    let (_, dev) = same_as_host(src, Floats::Exact);
+    ok(&dev);
+    let ev = traced(src);
+    let on = |name: &str| {
+        ev.iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, t)| t.as_str())
+            .collect::<Vec<_>>()
+    };
+    let (down, up) = (on("download direct"), on("upload direct"));
+    assert_eq!((down.len(), up.len()), (6, 3), "{ev:?}");
+    assert!(
+        down.iter().chain(&up).all(|t| t.ends_with("copies")),
+        "{ev:?}"
+    );
+}

@@ -74,7 +74,6 @@ pub use spec::Spec;
 pub use validate::{validate, Validated};
 
 use lang::{Diag, Span};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Validate `kernel` and write it as SPIR-V for `spec`.
@@ -115,7 +114,8 @@ pub fn unsupported(span: Span, feature: &str) -> Diag {
 /// same construct compiled again finds its module).
 #[derive(Debug, Default)]
 pub struct Cache {
-    modules: HashMap<(u64, u32, Spec), Arc<Vec<u32>>>,
+    // Looked up on every launch: a fast hash rather than SipHash.
+    modules: rustc_hash::FxHashMap<(u64, u32, Spec), Arc<Vec<u32>>>,
 }
 
 impl Cache {

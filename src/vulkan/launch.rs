@@ -205,7 +205,7 @@ pub fn launch(
     } else {
         kernel.name.clone()
     };
-    let t0 = std::time::Instant::now();
+    let t0 = table.store.trace.is_some().then(std::time::Instant::now);
     let value = g.as_ref().ok().copied().flatten();
     let key = *code.fingerprint.get_or_init(|| kernel.fingerprint());
     let r = g.and_then(|_| {
@@ -233,7 +233,7 @@ pub fn launch(
         // completes lazily.
         table.store.lazy_span = c.span;
     }
-    if let Some(t) = &mut table.store.trace {
+    if let (Some(t), Some(t0)) = (&mut table.store.trace, t0) {
         t.host(
             format!("launch {label} on device {dev} {}", queue.track()),
             "launch",
@@ -348,7 +348,7 @@ fn dispatch(
     }
     let words = d.module(key, kernel, &spec).map_err(Box::new)?;
     d.last_module = Some(words.clone());
-    let plan = compiler::Plan::of(kernel, &spec);
+    let plan = d.plan(key, kernel, &spec);
     let layout = &plan.layout;
     let launch = layout
         .encode(

@@ -143,6 +143,18 @@ struct Batch {
     on_complete: Vec<Box<dyn FnOnce() + Send>>,
 }
 
+/// Retired batches whose vectors are kept (one is open at a time, a few
+/// are in flight).
+const SPARE_BATCHES: usize = 4;
+
+/// The vectors of a retired batch, empty, with their capacity.
+#[derive(Default)]
+struct Spare {
+    buffers: Vec<Arc<BufferInner>>,
+    pipelines: Vec<Arc<PipelineInner>>,
+    desc_pools: Vec<DescPool>,
+}
+
 /// One accl queue (see the module documentation).
 pub struct Queue {
     device: Device,
@@ -155,6 +167,9 @@ pub struct Queue {
     free_desc_pools: Vec<DescPool>,
     free_query_pools: Vec<vk::QueryPool>,
     open: Option<Batch>,
+    /// Emptied vectors of retired batches, kept for their capacity: a
+    /// stream of tiny kernels would otherwise grow fresh ones per batch.
+    spare: Vec<Spare>,
     in_flight: VecDeque<Batch>,
     pending_waits: Vec<(Arc<Timeline>, u64)>,
     stats: QueueStats,
@@ -261,6 +276,7 @@ impl Queue {
             timestamps: false,
             timings: Vec::new(),
             next_label: None,
+            spare: Vec::new(),
         })
     }
 
@@ -369,8 +385,11 @@ impl Queue {
     }
 
     /// Labels the next recorded operation (for timings).
-    pub fn set_label(&mut self, label: impl Into<String>) {
-        self.next_label = Some(label.into());
+    pub fn set_label(&mut self, label: &str) {
+        // Labels name timed operations only: untimed launches skip the copy.
+        if self.timestamps {
+            self.next_label = Some(label.to_string());
+        }
     }
 
     // ---- recording -------------------------------------------------------
@@ -410,14 +429,15 @@ impl Queue {
                 self.free_cmds.push(cmd);
                 return Err(VkError::from_vk("vkBeginCommandBuffer", e));
             }
+            let spare = self.spare.pop().unwrap_or_default();
             self.open = Some(Batch {
                 cmd,
                 value: 0,
-                desc_pools: Vec::new(),
+                desc_pools: spare.desc_pools,
                 sets_left: 0,
                 descriptors_left: 0,
-                buffers: Vec::new(),
-                pipelines: Vec::new(),
+                buffers: spare.buffers,
+                pipelines: spare.pipelines,
                 waits: Vec::new(),
                 ops: 0,
                 query_pools: Vec::new(),
@@ -431,12 +451,9 @@ impl Queue {
     /// Barrier and optional start timestamp before an operation.
     fn begin_op(
         &mut self,
-        default_label: &str,
+        default_label: &dyn Fn() -> String,
     ) -> Result<(vk::CommandBuffer, Option<(vk::QueryPool, u32)>)> {
-        let label = self
-            .next_label
-            .take()
-            .unwrap_or_else(|| default_label.to_string());
+        let next = self.next_label.take();
         let timestamps = self.timestamps;
         let role = self.hw.role;
         let d = self.device.shared.raw.clone();
@@ -485,7 +502,7 @@ impl Queue {
             unsafe {
                 d.cmd_write_timestamp(b.cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, index)
             };
-            b.labels.push(label);
+            b.labels.push(next.unwrap_or_else(default_label));
         }
         b.ops += 1;
         Ok((b.cmd, query))
@@ -539,7 +556,7 @@ impl Queue {
         if size == 0 {
             return Ok(());
         }
-        let (cmd, query) = self.begin_op("copy")?;
+        let (cmd, query) = self.begin_op(&|| "copy".to_string())?;
         let region = vk::BufferCopy {
             src_offset,
             dst_offset,
@@ -575,7 +592,7 @@ impl Queue {
         }
         // The Vulkan buffer is rounded up to 4 bytes, so this stays inside.
         let size = size.div_ceil(4) * 4;
-        let (cmd, query) = self.begin_op("fill")?;
+        let (cmd, query) = self.begin_op(&|| "fill".to_string())?;
         unsafe {
             self.device
                 .shared
@@ -834,19 +851,28 @@ impl Queue {
 
     /// Returns a batch's command buffer and pools to the free lists (the
     /// batch is complete or was never submitted).
-    fn recycle(&mut self, batch: Batch) {
+    fn recycle(&mut self, mut batch: Batch) {
         let d = &self.device.shared.raw;
         if batch.cmd != vk::CommandBuffer::null() {
             self.free_cmds.push(batch.cmd);
         }
-        for p in batch.desc_pools {
+        for p in batch.desc_pools.drain(..) {
             // Resetting cannot fail (the spec allows only VK_SUCCESS).
             let _ =
                 unsafe { d.reset_descriptor_pool(p.raw, vk::DescriptorPoolResetFlags::empty()) };
             self.free_desc_pools.push(p);
         }
         self.free_query_pools.extend(batch.query_pools);
-        // `batch.buffers`, `pipelines` and `waits` are released here.
+        // The buffers and pipelines the batch held are released here.
+        batch.buffers.clear();
+        batch.pipelines.clear();
+        if self.spare.len() < SPARE_BATCHES {
+            self.spare.push(Spare {
+                buffers: batch.buffers,
+                pipelines: batch.pipelines,
+                desc_pools: batch.desc_pools,
+            });
+        }
     }
 }
 

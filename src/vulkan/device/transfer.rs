@@ -177,6 +177,26 @@ impl DevState {
             return Ok(());
         }
         if let Some(runs) = self.direct_runs(host, host_offset, len)? {
+            if id == QueueId::Sync && self.sync_on_engines && self.copy_engines != CopyEngines::Off
+            {
+                let v = self.flush(id)?;
+                let ci = self.copy_queue(id)?;
+                let qi = self.queues.iter().position(|(q, _)| *q == id);
+                let (q, c) = (
+                    &mut self.queues[qi.expect("flushed above")].1,
+                    &mut self.copies[ci].1,
+                );
+                c.wait_on(q, v).map_err(Fault::from)?;
+                c.set_label("upload direct");
+                for r in &runs {
+                    c.copy_buffer(&r.hb, r.at, buf, offset + r.delta, r.len)
+                        .map_err(Fault::from)?;
+                }
+                let cv = c.submit().map_err(Fault::from)?;
+                q.wait_on(c, cv).map_err(Fault::from)?;
+                self.block_on_at(true, ci, cv)?;
+                return Ok(());
+            }
             let q = self.queue(id)?;
             q.set_label("upload direct");
             for r in &runs {
@@ -239,8 +259,12 @@ impl DevState {
             lang::Scalar::Bool => None,
             _ => self.direct_runs(host, host_offset, len)?,
         };
-        if let (Some(runs), QueueId::Async(_), true) =
-            (&direct, id, self.copy_engines != CopyEngines::Off)
+        let on_engine = match id {
+            QueueId::Async(_) => true,
+            QueueId::Sync => self.sync_on_engines,
+        };
+        if let (Some(runs), true, true) =
+            (&direct, on_engine, self.copy_engines != CopyEngines::Off)
         {
             let v = self.flush(id)?;
             let ci = self.copy_queue(id)?;
@@ -265,7 +289,10 @@ impl DevState {
                 copy: ci,
                 value: cv,
             });
-            return Ok(());
+            return match id {
+                QueueId::Sync => self.wait_queue(id),
+                QueueId::Async(_) => Ok(()),
+            };
         }
         if let Some(runs) = direct {
             let q = self.queue(id)?;

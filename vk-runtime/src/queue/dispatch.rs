@@ -96,8 +96,7 @@ impl Queue {
         if !writes.is_empty() && !p.push_descriptors {
             unsafe { d.update_descriptor_sets(&writes, &[]) };
         }
-        let label = format!("dispatch {}", p.entry);
-        let (cmd, query) = self.begin_op(&label)?;
+        let (cmd, query) = self.begin_op(&|| format!("dispatch {}", p.entry))?;
         unsafe {
             d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, p.raw);
             if p.push_descriptors {

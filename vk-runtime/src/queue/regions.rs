@@ -46,7 +46,7 @@ impl Queue {
         if raw.is_empty() {
             return Ok(());
         }
-        let (cmd, query) = self.begin_op("copy")?;
+        let (cmd, query) = self.begin_op(&|| "copy".to_string())?;
         unsafe {
             self.device
                 .shared
