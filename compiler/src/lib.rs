@@ -49,6 +49,7 @@
 
 pub mod abi;
 pub mod autovec;
+pub mod bounded;
 pub mod collapse;
 pub mod facts;
 pub mod footprint;

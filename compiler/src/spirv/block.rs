@@ -14,9 +14,13 @@ impl Writer<'_> {
     // ---- statements ----------------------------------------------------------
 
     pub(super) fn block(&mut self, f: &Function, b: &Block) -> Result<(), Diag> {
-        for s in b {
+        for (i, s) in b.iter().enumerate() {
             if self.terminated {
                 break; // dead code after break/continue/return
+            }
+            if let StmtKind::Loop { body, continuing } = &s.kind {
+                self.bounded_next = self.count_var.is_some()
+                    && crate::bounded::bounded(f, &b[..i], body, continuing);
             }
             self.stmt(f, s)?;
         }
@@ -103,6 +107,7 @@ impl Writer<'_> {
                 }
             }
             StmtKind::Loop { body, continuing } => {
+                let counted = !std::mem::take(&mut self.bounded_next);
                 let header = self.m.b.id();
                 let body_l = self.m.b.id();
                 let cont = self.m.b.id();
@@ -128,7 +133,8 @@ impl Writer<'_> {
                 }
                 self.label(cont);
                 self.block(f, continuing)?;
-                match self.loop_back_edge() {
+                let again = if counted { self.loop_back_edge() } else { None };
+                match again {
                     Some(again) => spv(self.m.b.branch_conditional(again, header, merge, [])),
                     None => spv(self.m.b.branch(header)),
                 }

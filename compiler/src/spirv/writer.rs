@@ -78,6 +78,9 @@ pub(super) struct Writer<'k> {
     /// The fault buffer and the loop counter ([`checks`]), when bound.
     pub(super) fault_var: Option<Word>,
     pub(super) count_var: Option<Word>,
+    /// The next loop emitted has a small constant trip bound
+    /// ([`crate::bounded`]): the watchdog does not count it.
+    pub(super) bounded_next: bool,
     pub(super) cut_vars: Option<(Word, Word)>,
     /// Arrays whose atomics go to a workgroup copy ([`private`]), by index.
     pub(super) private: Vec<Option<Private>>,
@@ -139,6 +142,7 @@ impl<'k> Writer<'k> {
             gang_index: None,
             fault_var: None,
             count_var: None,
+            bounded_next: false,
             cut_vars: None,
             private: vec![None; k.arrays.len()],
             f64fns: f64math::Fns::default(),
