@@ -233,3 +233,32 @@ fn loading_a_large_table_or_npy_counts_against_the_memory_limit() {
         assert_eq!(e.get::<f64>("s"), Some(150_000.0 + 100_000.0));
     }
 }
+
+#[test]
+fn an_mpi_buffer_the_system_refuses_is_a_located_error_not_an_abort() {
+    // Under an address-space limit with room for the 1 GiB array but not
+    // for the copy `mpi_bcast` packs it into, the run ends with
+    // `accl::run::out_of_memory` at the section (it aborted with exit 134).
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("bcast.accl");
+    std::fs::write(
+        &f,
+        "let a = zeros(u8, 1 << 30);\nmpi_bcast(a, 0);\nprintln(\"sent\");\n",
+    )
+    .unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 1700000 && exec \"$0\" run --host --max-memory 2G {}",
+            f.display()
+        ))
+        .arg(env!("CARGO_BIN_EXE_accl"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("accl::run::out_of_memory"), "{err}");
+    assert!(err.contains("MPI buffer"), "{err}");
+    assert!(err.contains("mpi_bcast(a, 0)"), "{err}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("sent"));
+}

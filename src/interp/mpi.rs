@@ -33,16 +33,17 @@ impl Section {
         }
     }
 
-    /// The box's elements, packed in row-major order.
-    fn pack(&self) -> Vec<u8> {
+    /// The box's elements, packed in row-major order (a buffer the system
+    /// refuses is `accl::run::out_of_memory` at the section).
+    fn pack(&self) -> R<Vec<u8>> {
         let size = self.array.scalar().size();
-        let mut out = Vec::with_capacity(self.shape().count * size);
+        let mut out = buffer(self.shape().count * size, self.span)?;
         let d = self.array.data();
         let bytes = d.bytes();
         for (first, len) in self.region.runs(self.array.shape()) {
             out.extend_from_slice(&bytes[first * size..(first + len) * size]);
         }
-        out
+        Ok(out)
     }
 
     /// Write packed elements back into the box.
@@ -55,6 +56,22 @@ impl Section {
             at += len * size;
         }
     }
+}
+
+/// An empty buffer with room for `bytes`, or `accl::run::out_of_memory`
+/// at `span` when the system refuses it (never an abort).
+fn buffer(bytes: usize, span: Span) -> R<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(bytes)
+        .map_err(|_| error::out_of_memory(span, "MPI buffer", bytes))?;
+    Ok(v)
+}
+
+/// A zeroed buffer of `bytes`, as [`buffer`].
+fn zeroed(bytes: usize, span: Span) -> R<Vec<u8>> {
+    let mut v = buffer(bytes, span)?;
+    v.resize(bytes, 0);
+    Ok(v)
 }
 
 fn int(v: &RtVal) -> i128 {
@@ -262,9 +279,9 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
                 ));
             }
             let mut buf = if me == root {
-                sec.pack()
+                sec.pack()?
             } else {
-                vec![0u8; shape.count * shape.elem.size()]
+                zeroed(shape.count * shape.elem.size(), sec.span)?
             };
             crate::mpi::bcast(&mut buf, root).map_err(|m| mpi_failed(span, &m))?;
             if me != root {
@@ -324,15 +341,15 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
             if source >= 0 {
                 access(cx, &recv, true)?;
             }
-            let out = if dest >= 0 { send.pack() } else { Vec::new() };
-            let mut inbox = vec![
-                0u8;
+            let out = if dest >= 0 { send.pack()? } else { Vec::new() };
+            let mut inbox = zeroed(
                 if source >= 0 {
                     rs.count * rs.elem.size()
                 } else {
                     0
-                }
-            ];
+                },
+                recv.span,
+            )?;
             match crate::mpi::sendrecv(&out, ss, dest, &mut inbox, rs, source) {
                 Ok(()) => {}
                 Err(ExchangeError::Mpi(m)) => return Err(mpi_failed(span, &m)),

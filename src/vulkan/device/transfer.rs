@@ -327,7 +327,15 @@ impl DevState {
             write_host(host, host_offset, &st.as_slice()[..len]);
             return Ok(());
         }
-        let mut out = vec![0u8; len];
+        // A staged copy larger than one staging buffer lands in host memory
+        // first: a size the system refuses is an error, not an abort.
+        let mut out = Vec::new();
+        out.try_reserve_exact(len).map_err(|_| {
+            Fault::OutOfMemory(format!(
+                "no host memory for the {len} bytes of a copy from the device"
+            ))
+        })?;
+        out.resize(len, 0);
         self.download(id, buf, offset, &mut out)?;
         write_host(host, host_offset, &out);
         Ok(())
