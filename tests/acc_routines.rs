@@ -3,7 +3,8 @@
 //! `acc_get_property(_string)`, `set device_type(..)`, and
 //! `acc_async_test_all()` (true once the queue's work is done, which then
 //! lands as `wait` does), `acc_on_device()` (true only in code running on
-//! a Vulkan device).
+//! a Vulkan device), and the data and wait routines (`acc_copyin(a)` and
+//! the rest), which are the directives they equal.
 
 mod common;
 use common::run;
@@ -169,5 +170,58 @@ fn set_device_type_chooses_a_device_of_that_kind() {
         let e = r.result.as_ref().unwrap_err();
         assert_eq!(e.code(), "accl::run::bad_device");
         assert!(e.to_string().contains("no `gpu` device"), "{e}");
+    }
+}
+
+#[test]
+fn data_and_wait_routines_are_the_directives_they_equal() {
+    // Reference counts, finalize, async queues and a wait between queues,
+    // with the known answers asserted in the script, on both backends.
+    let src = "let n = 64;
+let a = zeros(f32, n);
+let b = zeros(f32, n);
+for i in 0..n { a[i] = i as f32; }
+acc_copyin(a);
+acc_copyin(a);
+acc_create_async(b, 1);
+parallel loop present(a, b) async(1) for i in 0..n { b[i] = 2.0 * a[i]; }
+acc_wait_async(1, 2);
+parallel loop present(b) async(2) for i in 0..n { b[i] = b[i] + 1.0; }
+acc_update_self_async(b, 2);
+acc_wait(2);
+assert(b[n - 1] == 2.0 * (n - 1) as f32 + 1.0, \"b after the queues\");
+for i in 0..n { a[i] = -1.0; }
+acc_update_device(a);
+parallel loop present(a, b) for i in 0..n { b[i] = a[i]; }
+acc_copyout(b);
+assert(b[0] == -1.0, \"b copied out\");
+acc_delete(a);
+let still = acc_is_present(a);
+acc_copyout_finalize(a);
+let gone = !acc_is_present(a);
+assert(still && gone, \"reference counts\");
+acc_create(b);
+acc_delete_finalize_async(b, 3);
+acc_wait_all_async(4);
+acc_wait_all();
+let b_gone = !acc_is_present(b);";
+    let (_, dev) = common::same_as_host(src, common::Floats::Exact);
+    let v = |n: &str| dev.engine.get_value(n).unwrap().to_string();
+    assert_eq!(v("b_gone"), "true");
+}
+
+#[test]
+fn a_function_of_the_program_keeps_a_routine_s_name() {
+    let src = "fn acc_copyin(x: f32[]) -> i32 { return len(x); }
+let a = zeros(f32, 5);
+let k = acc_copyin(a);
+let present = acc_is_present(a);";
+    for device in [false, true] {
+        let r = run(src, device);
+        r.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}", e.render(100)));
+        assert_eq!(r.engine.get_value("k").unwrap().to_string(), "5");
+        assert_eq!(r.engine.get_value("present").unwrap().to_string(), "false");
     }
 }

@@ -300,6 +300,10 @@ cases! {
         "fn f(x: i32) {\n    return x;\n}\n";
     data_clause_on_expression: "accl::device::data_not_array" =>
         "let a = zeros(f32, 8);\ndata copy(a[0] + 1.0) {\n}\n";
+    routine_missing_queue: "accl::type::builtin_args" =>
+        "let a = zeros(f32, 8);\nacc_copyin_async(a);\n";
+    routine_used_as_value: "accl::type::routine_value" =>
+        "let a = zeros(f32, 8);\nlet p = acc_create(a);\n";
     // ------------------------------------------------------------ strings
     string_plus_number: "accl::type::bad_operands" =>
         "let step = 50;\nlet file = \"heat_\" + step;\n";

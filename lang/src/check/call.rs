@@ -13,6 +13,21 @@ impl Checker<'_> {
         if let Some(&fh) = self.fn_names.get(&f.name) {
             return self.user_call(fh, f, args, span);
         }
+        if super::routines::is_routine(&f.name) {
+            self.err(
+                Diag::error(
+                    "accl::type::routine_value",
+                    format!("`{}` is a statement: it gives no value", f.name),
+                    span,
+                    "used as a value",
+                )
+                .with_help("call it on a line of its own, as the directive it equals"),
+            );
+            for a in args {
+                self.expr(a, None);
+            }
+            return self.error_expr(span);
+        }
         let Some(id) = self.builtins.lookup(&f.name) else {
             let mut names: Vec<String> = Vec::new();
             if self.suggest_budget > 0 {

@@ -21,6 +21,7 @@ mod expr;
 mod names;
 mod rebind;
 mod returns;
+mod routines;
 mod sections;
 mod update;
 
@@ -525,6 +526,19 @@ impl<'b> Checker<'b> {
                     .map(|kind| hir::Stmt { kind, span: s.span })
             }
             K::Expr(e) => {
+                if let ast::ExprKind::Call(f, args) = &e.kind {
+                    match self.routine_directive(f, args, e.span) {
+                        Some(Ok(d)) => {
+                            let as_directive = ast::Stmt {
+                                kind: K::Directive(d),
+                                span: s.span,
+                            };
+                            return self.stmt(&as_directive);
+                        }
+                        Some(Err(())) => return None,
+                        None => {}
+                    }
+                }
                 let (h, ty) = self.expr(e, None);
                 self.finalize(h, ty);
                 if !matches!(e.kind, ast::ExprKind::Call(..) | ast::ExprKind::Error) {
