@@ -225,3 +225,33 @@ let present = acc_is_present(a);";
         assert_eq!(r.engine.get_value("present").unwrap().to_string(), "false");
     }
 }
+
+#[test]
+fn device_routines_take_a_device_type_and_number_within_it() {
+    let src = "let t = acc_get_device_type();
+let n = acc_get_num_devices(t);
+let all = acc_get_num_devices(\"any\") == acc_get_num_devices();
+acc_set_device_num(0, t);
+let first = acc_get_device_num(t);
+let same_memory = acc_get_property(0, t, \"memory\") == acc_get_property(acc_get_device_num(), \"memory\");
+let name = acc_get_property_string(0, t, \"name\") == acc_get_property_string(acc_get_device_num(), \"name\");
+let other = \"gpu\";
+if t == \"gpu\" { other = \"cpu\"; }
+let none_of_other = acc_get_num_devices(other) == 0 || acc_get_device_num(other) == -1;";
+    for device in [false, true] {
+        let r = run(src, device);
+        r.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}", e.render(100)));
+        let v = |n: &str| r.engine.get_value(n).unwrap().to_string();
+        let n: i32 = v("n").parse().unwrap();
+        assert!(n >= 1, "device {device}: no device of the current type");
+        assert_eq!(v("first"), "0");
+        for name in ["all", "same_memory", "name", "none_of_other"] {
+            assert_eq!(v(name), "true", "device {device}: {name}");
+        }
+    }
+    let r = run("let k = acc_get_num_devices(\"tpu\");", false);
+    let err = r.result.expect_err("not a device type");
+    assert_eq!(err.code(), "accl::device::bad_device_type");
+}

@@ -216,6 +216,25 @@ fn ty_arg(v: &RtVal) -> Scalar {
     }
 }
 
+/// The devices of type `t` (`"any"`: every one), by device number.
+fn devices_of_type(cx: &Ctx, t: &str, span: Span) -> R<Vec<usize>> {
+    if !matches!(t, "gpu" | "cpu" | "host" | "other" | "any") {
+        return Err(Box::new(
+            lang::Diag::error(
+                "accl::device::bad_device_type",
+                format!("`{t}` is not a device type"),
+                span,
+                "the device types are \"gpu\", \"cpu\", \"host\", \"other\" and \"any\"",
+            )
+            .with_help("acc_get_device_type() gives the current device's type"),
+        ));
+    }
+    let b = cx.backend.clone();
+    Ok((0..b.num_devices())
+        .filter(|&d| t == "any" || b.device_props(d).is_some_and(|p| p.kind == t))
+        .collect())
+}
+
 fn string(v: &RtVal) -> &str {
     match v {
         RtVal::Str(s) => s,
@@ -552,10 +571,36 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                 npy::load(&path, ty_arg(&args[0]), rank).map_err(|e| error::io(sp(1), &path, e))?,
             )
         }
-        "acc_get_num_devices" => RtVal::Scalar(Value::I32(cx.backend.num_devices() as i32)),
-        "acc_get_device_num" => RtVal::Scalar(Value::I32(cx.device as i32)),
+        // With a device type, devices are numbered among those of the type
+        // (as `set device_type(t) device_num(n)` numbers them).
+        "acc_get_num_devices" => RtVal::Scalar(Value::I32(match args.first() {
+            Some(t) => devices_of_type(cx, string(t), sp(0))?.len(),
+            None => cx.backend.num_devices(),
+        } as i32)),
+        "acc_get_device_num" => RtVal::Scalar(Value::I32(match args.first() {
+            Some(t) => devices_of_type(cx, string(t), sp(0))?
+                .iter()
+                .position(|&d| d == cx.device)
+                .map_or(-1, |k| k as i32),
+            None => cx.device as i32,
+        })),
         "acc_set_device_num" => {
-            cx.set_device(int(&args[0]), sp(0))?;
+            let k = int(&args[0]);
+            let d = match args.get(1) {
+                Some(t) => {
+                    let t = string(t);
+                    let of_type = devices_of_type(cx, t, sp(1))?;
+                    match usize::try_from(k).ok().and_then(|k| of_type.get(k)) {
+                        Some(&d) => d as i128,
+                        None => {
+                            let all = cx.backend.devices();
+                            return Err(error::no_device_of_type(sp(0), t, k, &all));
+                        }
+                    }
+                }
+                None => k,
+            };
+            cx.set_device(d, sp(0))?;
             RtVal::Unit
         }
         "acc_async_test" | "acc_async_test_all" => {
@@ -683,8 +728,15 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             RtVal::Str(kind.into())
         }
         "acc_get_property" | "acc_get_property_string" => {
-            let d = int(&args[0]);
-            let what = string(&args[1]);
+            let mut d = int(&args[0]);
+            if args.len() == 3 {
+                let of_type = devices_of_type(cx, string(&args[1]), sp(1))?;
+                d = usize::try_from(d)
+                    .ok()
+                    .and_then(|k| of_type.get(k))
+                    .map_or(-1, |&g| g as i128);
+            }
+            let what = string(args.last().expect("typed: two or three arguments"));
             let props = usize::try_from(d)
                 .ok()
                 .and_then(|d| cx.backend.device_props(d))

@@ -5,6 +5,7 @@ use lang::{Builtin, Builtins, Effect, Scalar, Sig, Type, Typing, Value};
 
 mod arity;
 mod atomic;
+mod device;
 use arity::count;
 use atomic::{atomic_int_rule, atomic_read_rule, atomic_rule, atomic_write_rule};
 
@@ -828,29 +829,26 @@ pub fn builtins() -> Builtins {
         load_npy3,
     );
     // Device API (host).
-    fixed(
+    add(
         &mut b,
         "acc_get_num_devices",
-        "acc_get_num_devices() -> i32",
+        "acc_get_num_devices() or acc_get_num_devices(type) -> i32: devices (of that type)",
         Host,
-        vec![],
-        Type::I32,
+        |a| device::typed_query(a, "acc_get_num_devices", Type::I32),
     );
-    fixed(
+    add(
         &mut b,
         "acc_get_device_num",
-        "acc_get_device_num() -> i32",
+        "acc_get_device_num() or acc_get_device_num(type) -> i32: the current device (among those of that type; -1 if it is not one)",
         Host,
-        vec![],
-        Type::I32,
+        |a| device::typed_query(a, "acc_get_device_num", Type::I32),
     );
-    fixed(
+    add(
         &mut b,
         "acc_set_device_num",
-        "acc_set_device_num(d: i32)",
+        "acc_set_device_num(d) or acc_set_device_num(d, type): make device d (of that type) current",
         Host,
-        vec![Type::I32],
-        Type::Unit,
+        device::set_device_num,
     );
     add(
         &mut b,
@@ -904,21 +902,19 @@ pub fn builtins() -> Builtins {
         vec![],
         Type::Str,
     );
-    fixed(
+    add(
         &mut b,
         "acc_get_property",
-        "acc_get_property(d: i32, \"memory\") -> i64: bytes of device memory of device d",
+        "acc_get_property(d[, type], \"memory\") -> i64: bytes of device memory of device d",
         Host,
-        vec![Type::I32, Type::Str],
-        Type::I64,
+        |a| device::property(a, "acc_get_property", Type::I64),
     );
-    fixed(
+    add(
         &mut b,
         "acc_get_property_string",
-        "acc_get_property_string(d: i32, \"name\" | \"vendor\" | \"driver\") -> str",
+        "acc_get_property_string(d[, type], \"name\" | \"vendor\" | \"driver\") -> str",
         Host,
-        vec![Type::I32, Type::Str],
-        Type::Str,
+        |a| device::property(a, "acc_get_property_string", Type::Str),
     );
     fixed(
         &mut b,

@@ -1,0 +1,46 @@
+//! Typing rules of the device routines that take an optional device type
+//! (a `str`, as `acc_get_device_type()` gives it): with one, devices are
+//! numbered among those of the type.
+
+use lang::builtins::Sig;
+use lang::Type;
+
+/// `f()` or `f(device_type)`, giving `ret`.
+pub(super) fn typed_query(args: &[Type], name: &str, ret: Type) -> Result<Sig, String> {
+    match args {
+        [] | [Type::Str] => Ok(Sig {
+            params: args.to_vec(),
+            ret,
+        }),
+        _ => Err(format!("is `{name}()` or `{name}(device_type)`")),
+    }
+}
+
+/// `acc_set_device_num(d)` or `acc_set_device_num(d, device_type)`.
+pub(super) fn set_device_num(args: &[Type]) -> Result<Sig, String> {
+    match args {
+        [d] | [d, Type::Str] if d.is_int_like() => {
+            let mut params = vec![Type::I32];
+            params.extend(args.get(1).copied());
+            Ok(Sig {
+                params,
+                ret: Type::Unit,
+            })
+        }
+        _ => Err("is `acc_set_device_num(d)` or `acc_set_device_num(d, device_type)`".into()),
+    }
+}
+
+/// `f(d, property)` or `f(d, device_type, property)`, giving `ret`.
+pub(super) fn property(args: &[Type], name: &str, ret: Type) -> Result<Sig, String> {
+    match args {
+        [d, Type::Str] | [d, Type::Str, Type::Str] if d.is_int_like() => {
+            let mut params = vec![Type::I32];
+            params.extend_from_slice(&args[1..]);
+            Ok(Sig { params, ret })
+        }
+        _ => Err(format!(
+            "is `{name}(d, \"property\")` or `{name}(d, device_type, \"property\")`"
+        )),
+    }
+}
