@@ -251,6 +251,24 @@ let none_of_other = acc_get_num_devices(other) == 0 || acc_get_device_num(other)
             assert_eq!(v(name), "true", "device {device}: {name}");
         }
     }
+    // acc_init / acc_shutdown: the data stays, and shutdown lands the
+    // queue's work as a wait does.
+    let src = "let a = zeros(f32, 8);
+acc_init(acc_get_device_type());
+enter data copyin(a);
+parallel loop present(a) async(1) for i in 0..8 { a[i] = 3.0; }
+update self(a) async(1);
+acc_shutdown(acc_get_device_type());
+let s = a[7];
+let present = acc_is_present(a);";
+    for device in [false, true] {
+        let r = run(src, device);
+        r.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}", e.render(100)));
+        assert_eq!(r.engine.get_value("s").unwrap().to_string(), "3.0");
+        assert_eq!(r.engine.get_value("present").unwrap().to_string(), "true");
+    }
     let r = run("let k = acc_get_num_devices(\"tpu\");", false);
     let err = r.result.expect_err("not a device type");
     assert_eq!(err.code(), "accl::device::bad_device_type");

@@ -584,6 +584,22 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                 .map_or(-1, |k| k as i32),
             None => cx.device as i32,
         })),
+        // Devices open on first use and stay open until the engine ends, so
+        // `acc_init` has nothing left to do and `acc_shutdown` only waits
+        // for the current device's work when it is of that type (its data
+        // stays present: OpenACC leaves data after a shutdown undefined).
+        "acc_init" => {
+            devices_of_type(cx, string(&args[0]), sp(0))?;
+            RtVal::Unit
+        }
+        "acc_shutdown" => {
+            if devices_of_type(cx, string(&args[0]), sp(0))?.contains(&cx.device) {
+                let b = cx.backend.clone();
+                b.wait(cx, None, None, span)?;
+                b.complete_sync(cx, None, Some(span))?;
+            }
+            RtVal::Unit
+        }
         "acc_set_device_num" => {
             let k = int(&args[0]);
             let d = match args.get(1) {

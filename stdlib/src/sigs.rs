@@ -843,6 +843,12 @@ pub fn builtins() -> Builtins {
         Host,
         |a| device::typed_query(a, "acc_get_device_num", Type::I32),
     );
+    for (name, what) in [
+        ("acc_init", "acc_init(type): make the devices of that type ready (they open on first use anyway)"),
+        ("acc_shutdown", "acc_shutdown(type): finish the work of the devices of that type (their data stays present)"),
+    ] {
+        add(&mut b, name, what, Host, device::device_type_only);
+    }
     add(
         &mut b,
         "acc_set_device_num",

@@ -44,3 +44,17 @@ pub(super) fn property(args: &[Type], name: &str, ret: Type) -> Result<Sig, Stri
         )),
     }
 }
+
+/// `acc_init(device_type)`, `acc_shutdown(device_type)`.
+pub(super) fn device_type_only(args: &[Type]) -> Result<Sig, String> {
+    match args {
+        [Type::Str] => Ok(Sig {
+            params: vec![Type::Str],
+            ret: Type::Unit,
+        }),
+        _ => Err(
+            "takes a device type (`acc_get_device_type()`, \"gpu\", \"cpu\", \"host\", \"any\")"
+                .into(),
+        ),
+    }
+}
