@@ -3,7 +3,7 @@
 //! through a dynamic value.
 
 use super::{Engine, Error, Val, Var};
-use crate::interp::value::{bits_to_value, value_to_bits};
+use crate::interp::scalar::{bits_to_value, value_to_bits};
 use lang::{Type, Value};
 use stdlib::{Array, Elem};
 

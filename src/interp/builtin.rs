@@ -4,8 +4,14 @@
 //! calls [`call_dyn`], since its cost is not per element.
 
 use super::error;
-use super::value::{value_to_bits, CExpr, Ex, Frame, RtVal, Sc, R};
-use super::{Compiler, Ctx};
+use super::machine::{CExpr, Ctx, Ex};
+use super::mpi;
+use super::present::EnvError;
+use super::queue::QueueId;
+use super::scalar::{value_to_bits, Sc};
+use super::stmt::{atomic_combine, atomic_error, scalar_of};
+use super::value::{Frame, RtVal, R};
+use super::Compiler;
 use crate::per_scalar;
 use lang::hir::{Expr, ExprH};
 use lang::{BuiltinId, Scalar, Span, Type, Value};
@@ -155,7 +161,7 @@ impl Compiler<'_> {
                     let f: Ex<RtVal> = Box::new(move |fr, cx| {
                         let (a, off) = place(fr, cx)?;
                         let x = match &v {
-                            Some(v) => super::stmt::scalar_of(v.eval(fr, cx)?),
+                            Some(v) => scalar_of(v.eval(fr, cx)?),
                             None => Value::I32(0),
                         };
                         let mut d = a.data_mut();
@@ -164,8 +170,9 @@ impl Compiler<'_> {
                             return Ok(RtVal::Scalar(old));
                         }
                         let new = match lang::ast::AtomicOp::of_builtin(&name) {
-                            Some(op) => super::stmt::atomic_combine(op, old, x)
-                                .map_err(|e| super::stmt::atomic_error(e, span))?,
+                            Some(op) => {
+                                atomic_combine(op, old, x).map_err(|e| atomic_error(e, span))?
+                            }
                             None => x,
                         };
                         d.set(off, new);
@@ -283,7 +290,7 @@ pub fn call_dyn(
     }
     // The MPI builtins check their own arrays (a received section is written).
     if name.starts_with("mpi_") {
-        return super::mpi::call(name, &args, spans, span, cx);
+        return mpi::call(name, &args, spans, span, cx);
     }
     if cx.async_pending && !matches!(name, "len" | "shape" | "acc_is_present") {
         for (i, a) in args.iter().enumerate() {
@@ -489,7 +496,13 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             let limit = cx.memory_limit();
             match stdlib::text::format_within(fmt, &vals, limit) {
                 Ok(Ok(s)) => RtVal::Str(s.into()),
-                Ok(Err(e)) => return Err(error::bad_format(sp(0), &e, cx)),
+                Ok(Err(e)) => {
+                    return Err(error::bad_format(
+                        sp(0),
+                        &e,
+                        cx.source.as_deref().map(|s| s.text.as_str()),
+                    ))
+                }
                 Err(bytes) if bytes > limit => {
                     return Err(error::memory_limit(span, "string", bytes, limit))
                 }
@@ -656,13 +669,13 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             }
             let (b, dev) = (cx.backend.clone(), cx.device);
             let names = [(dst.id(), text(0).into()), (src.id(), text(1).into())];
-            b.begin(cx, super::construct::QueueId::Sync, span, &names)?;
+            b.begin(cx, QueueId::Sync, span, &names)?;
             let copied = b
                 .env(cx)
                 .copy_device(dev, &dst, &src)
                 .map_err(|e| match e {
-                    super::present::EnvError::Race(d) => d,
-                    super::present::EnvError::Device(f) => error::device(span, &text(1), &f),
+                    EnvError::Race(d) => d,
+                    EnvError::Device(f) => error::device(span, &text(1), &f),
                     e => error::device(span, &text(1), &e.message().into()),
                 })?;
             if !copied {
@@ -707,13 +720,13 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                 r?;
             }
             let names = [(dst.id(), text(0).into()), (src.id(), text(1).into())];
-            b.begin(cx, super::construct::QueueId::Sync, span, &names)?;
+            b.begin(cx, QueueId::Sync, span, &names)?;
             let copied = b
                 .env(cx)
                 .copy_between((&dst, dd), (&src, sd))
                 .map_err(|e| match e {
-                    super::present::EnvError::Race(d) => d,
-                    super::present::EnvError::Device(f) => error::device(span, &text(1), &f),
+                    EnvError::Race(d) => d,
+                    EnvError::Device(f) => error::device(span, &text(1), &f),
                     e => error::device(span, &text(1), &e.message().into()),
                 })?;
             if !copied {

@@ -4,26 +4,13 @@
 //! standalone `enter data` / `exit data` / `update` directives. Every
 //! backend shares this flow through its present table ([`super::present`]).
 
-use super::construct::CConstruct;
 use super::error;
-use super::expr::Ix;
+use super::machine::{CConstruct, CData, Ctx};
 use super::present::{EnvError, Find, Region};
 use super::value::{Flow, Frame, R};
-use super::Ctx;
 use lang::hir::DataKind;
 use lang::Span;
 use stdlib::Array;
-
-/// A data clause, compiled.
-pub struct CData {
-    pub kind: DataKind,
-    pub slot: usize,
-    pub name: String,
-    /// Per written axis, `lo:count` or `:` (None); empty for the whole
-    /// array ([`lang::hir::DataClause::section`]).
-    pub section: Vec<Option<(Ix, Ix)>>,
-    pub span: Span,
-}
 
 /// Evaluate a clause's box on array `a`: each written axis's `lo:count`
 /// (which must lie inside the axis), whole axes elsewhere.

@@ -6,32 +6,12 @@
 //! locals a `parallel` construct reduces into are checked
 //! ([`super::Compiler::watched`]), so other locals cost nothing.
 
-use super::construct::QueueId;
-use super::value::{bits_to_value, value_to_bits, Frame, R};
-use super::Ctx;
+use super::machine::{Ctx, Deferred};
+use super::queue::QueueId;
+use super::scalar::{bits_to_value, value_to_bits};
+use super::value::{Frame, R};
 use lang::value::combine;
-use lang::{ast::ReductionOp, Scalar, Span};
-use std::rc::Rc;
-
-/// The result of a reduction not yet read: an `async` one, pending until
-/// the host waits for its queue (OpenACC: the reduction variable is
-/// defined after the wait), or a synchronous one whose kernel completes
-/// lazily, read when the host first reads the variable.
-pub struct Deferred {
-    pub dev: usize,
-    /// The queue of the construct.
-    pub queue: QueueId,
-    /// Call depth of the frame that owns the variable.
-    pub depth: usize,
-    pub slot: usize,
-    pub op: ReductionOp,
-    pub ty: Scalar,
-    pub name: Rc<str>,
-    /// The construct.
-    pub span: Span,
-    /// Reads the reduced value once the queue's work is done.
-    pub value: Box<dyn FnOnce() -> lang::Value>,
-}
+use lang::Span;
 
 /// How the host touches a variable that may wait for a reduction.
 #[derive(Clone, Copy, PartialEq, Eq)]

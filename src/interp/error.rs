@@ -1,7 +1,9 @@
 //! Run-time diagnostics (codes `accl::run::*`), each with the span of the
 //! failing expression.
 
+use super::present::Fault;
 use super::region::Region;
+use super::wait::WaitStop;
 use lang::{Diag, Span};
 
 pub fn internal(span: Span, what: &str) -> Box<Diag> {
@@ -303,7 +305,7 @@ pub fn bad_section(
 
 /// A data operation the device could not carry out (too large, out of
 /// memory, device lost); `what` is the runtime's message.
-pub fn device(span: Span, name: &str, what: &super::present::Fault) -> Box<Diag> {
+pub fn device(span: Span, name: &str, what: &Fault) -> Box<Diag> {
     fault(span, name, what, |what| {
         Box::new(
             Diag::error(
@@ -324,10 +326,9 @@ pub fn device(span: Span, name: &str, what: &super::present::Fault) -> Box<Diag>
 pub fn fault(
     span: Span,
     name: &str,
-    f: &super::present::Fault,
+    f: &Fault,
     failed: impl FnOnce(&str) -> Box<Diag>,
 ) -> Box<Diag> {
-    use super::present::Fault;
     match f {
         Fault::Failed(m) => failed(m),
         Fault::OutOfMemory(m) => Box::new(
@@ -354,19 +355,18 @@ pub fn fault(
                      host arrays hold what they held before this construct",
             ),
         ),
-        Fault::Stopped(super::WaitStop::TimeLimit(t)) => time_limit(span, *t),
-        Fault::Stopped(super::WaitStop::Aborted) => aborted(span),
+        Fault::Stopped(WaitStop::TimeLimit(t)) => time_limit(span, *t),
+        Fault::Stopped(WaitStop::Aborted) => aborted(span),
         Fault::Kernel(d) => d.clone(),
     }
 }
 
 /// A format string `format` refused. When the string is a literal without
-/// escapes, the label points at the offending part inside it.
-pub fn bad_format(span: Span, e: &stdlib::text::FmtError, cx: &super::Ctx) -> Box<Diag> {
-    let literal = cx
-        .source
-        .as_deref()
-        .and_then(|s| s.text.get(span.range()))
+/// escapes, the label points at the offending part inside it; `text` is
+/// the text being run, which spans index (None: unknown).
+pub fn bad_format(span: Span, e: &stdlib::text::FmtError, text: Option<&str>) -> Box<Diag> {
+    let literal = text
+        .and_then(|t| t.get(span.range()))
         .filter(|t| t.starts_with('"') && t.ends_with('"') && !t.contains('\\'));
     let at = match literal {
         Some(_) => Span::new(

@@ -10,39 +10,18 @@
 //! This is what makes the hot loop of the benchmark a handful of indirect
 //! calls per iteration.
 
+use super::deferred::{deferred_access, Touch};
 use super::error;
-use super::value::{value_to_bits, CExpr, Ex, Frame, Sc, R};
-use super::{Compiler, Ctx};
+use super::machine::{run_block, CExpr, Ctx, Ex, Ix};
+use super::scalar::{value_to_bits, Sc};
+use super::value::{Frame, R};
+use super::Compiler;
 use crate::per_scalar;
 use lang::ast::{BinOp, UnOp};
 use lang::hir::{Expr, ExprH};
 use lang::{Scalar, Span, Type};
 use std::rc::Rc;
 use stdlib::Array;
-
-/// Where an index comes from: a local integer (read inline) or any expression.
-pub enum Ix {
-    Local(usize, Scalar),
-    Dyn(Ex<i64>),
-}
-
-impl Ix {
-    #[inline(always)]
-    pub fn get(&self, fr: &mut Frame, cx: &mut Ctx) -> R<i64> {
-        match self {
-            Ix::Local(s, t) => {
-                let b = fr.s[*s];
-                Ok(match t {
-                    Scalar::I32 => b as u32 as i32 as i64,
-                    Scalar::U32 => b as u32 as i64,
-                    Scalar::U8 => b as u8 as i64,
-                    _ => b as i64,
-                })
-            }
-            Ix::Dyn(f) => f(fr, cx),
-        }
-    }
-}
 
 /// Where an array comes from: a local (borrowed in place) or any expression.
 pub enum ArrSrc {
@@ -265,7 +244,7 @@ impl Compiler<'_> {
                     Type::Scalar(s) if self.watched.contains(&slot) => {
                         per_scalar!(s, T => T::wrap(Box::new(move |fr, cx| {
                             if !cx.deferred.is_empty() {
-                                super::deferred::deferred_access(fr, cx, slot, super::deferred::Touch::Read, span)?;
+                                deferred_access(fr, cx, slot, Touch::Read, span)?;
                             }
                             Ok(T::from_slot(fr.s[slot]))
                         })))
@@ -497,7 +476,7 @@ impl Compiler<'_> {
             let fns = cx.fns.clone();
             let r = match fns.get(idx) {
                 // Deep recursion goes on on a stack that grows.
-                Some(cf) => lang::stack::for_call(|| super::stmt::run_block(&cf.body, &mut nf, cx)),
+                Some(cf) => lang::stack::for_call(|| run_block(&cf.body, &mut nf, cx)),
                 None => Err(error::internal(span, "function not compiled")),
             };
             cx.depth -= 1;

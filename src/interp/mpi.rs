@@ -9,9 +9,10 @@
 //! runs ([`Region::runs`]), so a column travels as one element per row.
 
 use super::error;
+use super::machine::Ctx;
 use super::region::Region;
-use super::value::{bits_to_value, value_to_bits, RtVal, R};
-use super::Ctx;
+use super::scalar::{bits_to_value, value_to_bits};
+use super::value::{RtVal, R};
 use crate::mpi::{ExchangeError, Shape};
 use lang::builtins::WHOLE_AXIS;
 use lang::{Diag, Span, Value};

@@ -26,6 +26,7 @@
 
 use super::race::Access;
 pub use super::region::Region;
+use super::wait::WaitStop;
 use std::collections::HashMap;
 use stdlib::Array;
 
@@ -81,7 +82,7 @@ pub enum Fault {
     /// The device was lost: it cannot be used any more.
     Lost(String),
     /// A wait was stopped by the embedder's limits; the device work goes on.
-    Stopped(super::WaitStop),
+    Stopped(WaitStop),
     /// A kernel recorded a fault (bounds-check mode, the loop watchdog): the
     /// complete diagnostic. Its results were not copied to the host.
     Kernel(Box<lang::Diag>),
@@ -91,13 +92,13 @@ impl std::fmt::Display for Fault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Fault::Failed(m) | Fault::OutOfMemory(m) | Fault::Lost(m) => f.write_str(m),
-            Fault::Stopped(super::WaitStop::TimeLimit(t)) => {
+            Fault::Stopped(WaitStop::TimeLimit(t)) => {
                 write!(
                     f,
                     "the time limit of {t:?} passed while waiting for the device"
                 )
             }
-            Fault::Stopped(super::WaitStop::Aborted) => {
+            Fault::Stopped(WaitStop::Aborted) => {
                 f.write_str("the host stopped the wait for the device")
             }
             Fault::Kernel(d) => f.write_str(&d.message),
@@ -323,7 +324,7 @@ pub trait Env {
     /// A new host array holding the device's values of `a` where present
     /// (zeros elsewhere); None when no part is present.
     fn snapshot(&mut self, dev: usize, a: &Array) -> Result<Option<Array>, Fault>;
-    fn rows(&self) -> Vec<super::construct::PresentRow>;
+    fn rows(&self) -> Vec<PresentRow>;
     /// `acc_memcpy_device(dst, src)`: Ok(false) unless both arrays are
     /// wholly present on `dev` in one section each.
     fn copy_device(&mut self, dev: usize, dst: &Array, src: &Array) -> Result<bool, EnvError>;
@@ -507,23 +508,21 @@ impl<S: Storage> Env for Table<S> {
     }
 
     /// Every present section, by device then array id.
-    fn rows(&self) -> Vec<super::construct::PresentRow> {
+    fn rows(&self) -> Vec<PresentRow> {
         let mut v: Vec<_> = self
             .maps
             .iter()
             .flat_map(|(&(device, array), m)| {
-                m.sections
-                    .iter()
-                    .map(move |(s, _)| super::construct::PresentRow {
-                        device,
-                        array,
-                        lo: s.bx.lo,
-                        hi: s.bx.hi,
-                        inner: s.bx.inner.clone(),
-                        rows: m.host.shape()[0],
-                        structured: s.structured,
-                        dynamic: s.dynamic,
-                    })
+                m.sections.iter().map(move |(s, _)| PresentRow {
+                    device,
+                    array,
+                    lo: s.bx.lo,
+                    hi: s.bx.hi,
+                    inner: s.bx.inner.clone(),
+                    rows: m.host.shape()[0],
+                    structured: s.structured,
+                    dynamic: s.dynamic,
+                })
             })
             .collect();
         v.sort_by(|a, b| {
@@ -761,7 +760,7 @@ impl PresentTable {
     }
 }
 
-/// One present section, as [`super::construct::Backend::present_rows`] reports it.
+/// One present section, as [`super::machine::Backend::present_rows`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PresentRow {
     pub device: usize,
@@ -777,4 +776,30 @@ pub struct PresentRow {
     pub rows: usize,
     pub structured: u32,
     pub dynamic: u32,
+}
+
+/// A borrowed present table, as [`super::machine::Backend::env`] lends it:
+/// the host reference's own (in the context) or a device backend's.
+pub enum EnvRef<'a> {
+    Host(&'a mut PresentTable),
+    Shared(std::cell::RefMut<'a, dyn Env + 'static>),
+}
+
+impl std::ops::Deref for EnvRef<'_> {
+    type Target = dyn Env + 'static;
+    fn deref(&self) -> &(dyn Env + 'static) {
+        match self {
+            EnvRef::Host(t) => &**t,
+            EnvRef::Shared(t) => &**t,
+        }
+    }
+}
+
+impl std::ops::DerefMut for EnvRef<'_> {
+    fn deref_mut(&mut self) -> &mut (dyn Env + 'static) {
+        match self {
+            EnvRef::Host(t) => &mut **t,
+            EnvRef::Shared(t) => &mut **t,
+        }
+    }
 }

@@ -25,3 +25,13 @@ impl QueueId {
         }
     }
 }
+
+impl std::fmt::Display for QueueId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QueueId::Sync => write!(f, "the synchronous queue"),
+            QueueId::Async(-1) => write!(f, "the default async queue"),
+            QueueId::Async(n) => write!(f, "async queue {n}"),
+        }
+    }
+}

@@ -16,7 +16,7 @@
 //! joined it (`wait(p) async(q)`, directly or through a chain of joins).
 //! Same-queue operations are in order and never conflict.
 
-use crate::interp::construct::QueueId;
+use super::queue::QueueId;
 use lang::{Diag, Span};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -428,7 +428,7 @@ pub fn kernel_rows(
 pub struct HostRaces {
     pub tracker: Tracker,
     /// The queue and construct of the operations that follow
-    /// ([`crate::interp::construct::Backend::begin`]).
+    /// ([`crate::interp::machine::Backend::begin`]).
     pub queue: QueueId,
     pub span: Span,
     pub names: HashMap<u64, Rc<str>>,

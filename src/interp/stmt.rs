@@ -2,33 +2,17 @@
 //! a value, never an error). Loops count operations through
 //! [`Ctx::tick`], the one hot-path limit check.
 
+use super::deferred::{deferred_access, Touch};
 use super::error;
-use super::expr::{arith, op_fn, Ix, Opnd};
-use super::value::{CExpr, Flow, Frame, Sc, St, R};
-use super::{Compiler, Ctx};
+use super::expr::{arith, concat, op_fn, Opnd};
+use super::machine::{run_block, CExpr, Ctx, Ix, St};
+use super::scalar::{bits_to_value, value_to_bits, Sc};
+use super::value::{Flow, Frame, RtVal, R};
+use super::Compiler;
 use crate::per_scalar;
 use lang::ast::{AtomicOp, BinOp};
 use lang::hir::{Block, ExprH, ForLoop, Place, Stmt, StmtKind};
-use lang::{Scalar, Span, Type, Value};
-
-/// Run statements in order until one leaves the block.
-#[inline]
-pub fn run_block(b: &[St], fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
-    for s in b {
-        let f = s(fr, cx)?;
-        if f != Flow::Next {
-            return Ok(f);
-        }
-    }
-    Ok(Flow::Next)
-}
-
-/// The slot bits of loop counter value `i` for a counter of type `t`
-/// (for every integer type and a value in its range this is `i as u64`;
-/// the statement loops rely on that).
-pub fn counter_bits(t: Scalar) -> fn(i64) -> u64 {
-    per_scalar!(t, T => |i: i64| T::from_int(i as i128).to_slot())
-}
+use lang::{Span, Type, Value};
 
 impl Compiler<'_> {
     pub fn block(&self, b: &Block) -> Vec<St> {
@@ -41,7 +25,6 @@ impl Compiler<'_> {
         // synchronous result lands first (or is dropped when the write
         // replaces it), a pending async one races (reads are checked where
         // they happen).
-        use super::deferred::Touch;
         let written = match &s.kind {
             StmtKind::Assign {
                 place: Place::Local(l),
@@ -63,7 +46,7 @@ impl Compiler<'_> {
                 };
                 return Box::new(move |fr, cx| {
                     if !cx.deferred.is_empty() {
-                        super::deferred::deferred_access(fr, cx, slot, how, span)?;
+                        deferred_access(fr, cx, slot, how, span)?;
                     }
                     st(fr, cx)
                 });
@@ -104,7 +87,7 @@ impl Compiler<'_> {
                         let op = *op;
                         if self.body.ty(*value) == Type::Str {
                             // `s += text` (the checker allows only `+`).
-                            let f = super::expr::concat(
+                            let f = concat(
                                 Box::new(move |fr: &mut Frame, _: &mut Ctx| {
                                     fr.t[slot].clone().ok_or_else(error::uninit)
                                 }),
@@ -371,9 +354,9 @@ impl Compiler<'_> {
                 };
                 Box::new(move |fr, cx| {
                     let x = scalar_of(v.eval(fr, cx)?);
-                    let old = super::value::bits_to_value(t, fr.s[slot]);
+                    let old = bits_to_value(t, fr.s[slot]);
                     let new = atomic_combine(op, old, x).map_err(|e| atomic_error(e, span))?;
-                    fr.s[slot] = super::value::value_to_bits(new, t);
+                    fr.s[slot] = value_to_bits(new, t);
                     Ok(Flow::Next)
                 })
             }
@@ -400,9 +383,9 @@ fn bounds(
     Ok((lo <= end).then_some((lo, end)))
 }
 
-pub fn scalar_of(v: super::value::RtVal) -> Value {
+pub fn scalar_of(v: RtVal) -> Value {
     match v {
-        super::value::RtVal::Scalar(v) => v,
+        RtVal::Scalar(v) => v,
         _ => Value::I32(0),
     }
 }

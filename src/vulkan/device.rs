@@ -21,8 +21,8 @@
 //! ([`DevState::order_after_copies`]), and before a host wait or a join.
 
 pub use super::prefetch::PrefetchJob;
-use crate::interp::construct::QueueId;
 use crate::interp::present::Fault;
+use crate::interp::queue::QueueId;
 use crate::interp::WaitLimits;
 use compiler::{Features, Spec};
 use rustc_hash::FxHashMap;

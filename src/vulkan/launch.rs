@@ -5,11 +5,13 @@
 
 use super::device::DevState;
 use super::storage::VkStorage;
-use crate::interp::construct::{CConstruct, QueueId};
 use crate::interp::error;
+use crate::interp::machine::CConstruct;
 use crate::interp::present::{Env, Fault, Region, Table};
+use crate::interp::queue::QueueId;
 use crate::interp::race::{Access, Mode};
-use crate::interp::value::{bits_to_value, value_to_bits, Flow, Frame, R};
+use crate::interp::scalar::{bits_to_value, value_to_bits};
+use crate::interp::value::{Flow, Frame, R};
 use crate::interp::Ctx;
 use compiler::{ArgLocation, ArrayArgs, IndexWidth, LaunchArgs};
 use lang::value::combine;
@@ -265,7 +267,7 @@ pub fn launch(
         }
         Reduced::Later(readers) => {
             for (rp, value) in kernel.reductions.iter().zip(readers) {
-                cx.deferred.push(crate::interp::deferred::Deferred {
+                cx.deferred.push(crate::interp::machine::Deferred {
                     dev,
                     queue,
                     depth: cx.depth,

@@ -31,8 +31,9 @@ pub mod trace;
 /// shared example needs).
 pub const DEFAULT_LOOP_BUDGET: u32 = 1 << 31;
 
-use crate::interp::construct::{Backend, CConstruct, DeviceCode, EnvRef, PresentRow, QueueId};
-use crate::interp::present::{Env, Fault, Table};
+use crate::interp::machine::{Backend, CConstruct, DeviceCode};
+use crate::interp::present::{Env, EnvRef, Fault, PresentRow, Table};
+use crate::interp::queue::QueueId;
 use crate::interp::value::{Flow, Frame, R};
 use crate::interp::Ctx;
 use lang::{Diag, Span};
@@ -273,10 +274,10 @@ impl Backend for VulkanBackend {
             .map(|(i, a)| format!("{i}: {} ({})", a.name, a.device_type))
             .collect()
     }
-    fn device_props(&self, dev: usize) -> Option<crate::interp::construct::DeviceProps> {
+    fn device_props(&self, dev: usize) -> Option<crate::interp::device::DeviceProps> {
         use vk_runtime::DeviceType as T;
         let a = self.infos.get(dev)?;
-        Some(crate::interp::construct::DeviceProps {
+        Some(crate::interp::device::DeviceProps {
             name: a.name.clone(),
             vendor: match a.vendor_id {
                 0x10DE => "NVIDIA".into(),

@@ -9,8 +9,8 @@
 //! pays for one `VkDevice` only.
 
 use super::device::DevState;
-use crate::interp::construct::QueueId;
 use crate::interp::present::{EnvError, Fault, Region, Storage};
+use crate::interp::queue::QueueId;
 use crate::interp::race::{Access, Tracker};
 use lang::Span;
 use std::cell::Cell;

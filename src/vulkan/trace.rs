@@ -12,7 +12,7 @@
 //! is at most that wait's latency (tens of microseconds), the same for every
 //! event of a device, so the order and overlap of device work are exact.
 
-use crate::interp::construct::QueueId;
+use crate::interp::queue::QueueId;
 use serde_json::{json, Value};
 use std::time::Instant;
 
