@@ -273,3 +273,32 @@ let present = acc_is_present(a);";
     let err = r.result.expect_err("not a device type");
     assert_eq!(err.code(), "accl::device::bad_device_type");
 }
+
+#[test]
+fn the_default_async_queue_can_be_changed() {
+    // `async` alone goes to the default queue: after acc_set_default_async(2)
+    // a `wait(2)` covers it, and a kernel on queue 1 that waits for queue 2
+    // sees its result; -1 names the default queue wherever a queue goes.
+    let src = "let n = 32;
+let a = zeros(f32, n);
+let c = zeros(f32, n);
+let first = acc_get_default_async();
+data copyin(a) copyout(c) {
+    acc_set_default_async(2);
+    parallel loop async present(a) for i in 0..n { a[i] = i as f32; }
+    let now = acc_get_default_async();
+    parallel loop async(1) wait(2) present(a, c) for i in 0..n { c[i] = 2.0 * a[i]; }
+    wait(1);
+    let done = acc_async_test(-1);
+    acc_set_default_async(-1);
+    assert(now == 2, \"the default queue\");
+}
+assert(first == -1 && acc_get_default_async() == -1, \"reset\");
+assert(c[n - 1] == 2.0 * (n - 1) as f32, \"after queue 2\");";
+    common::same_as_host(src, common::Floats::Exact);
+    let r = run("acc_set_default_async(-5);", false);
+    assert_eq!(
+        r.result.expect_err("bad queue").code(),
+        "accl::device::queue"
+    );
+}

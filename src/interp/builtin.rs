@@ -601,6 +601,23 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
         // `acc_init` has nothing left to do and `acc_shutdown` only waits
         // for the current device's work when it is of that type (its data
         // stays present: OpenACC leaves data after a shutdown undefined).
+        "acc_get_default_async" => RtVal::Scalar(Value::I32(cx.default_async as i32)),
+        "acc_set_default_async" => {
+            let q = int(&args[0]);
+            if !(-1..=i32::MAX as i128).contains(&q) {
+                return Err(Box::new(
+                    lang::Diag::error(
+                        "accl::device::queue",
+                        format!("{q} is not an async queue number"),
+                        sp(0),
+                        "the new default queue",
+                    )
+                    .with_help("queues are numbered 0 and up; -1 makes `async` alone name its own queue again"),
+                ));
+            }
+            cx.default_async = q as i64;
+            RtVal::Unit
+        }
         "acc_init" => {
             devices_of_type(cx, string(&args[0]), sp(0))?;
             RtVal::Unit
@@ -633,7 +650,11 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             RtVal::Unit
         }
         "acc_async_test" | "acc_async_test_all" => {
-            let qs = args.first().map(|q| vec![int(q) as i64]);
+            // -1 names the default queue, as in `async(-1)`.
+            let qs = args.first().map(|q| match int(q) {
+                -1 => vec![cx.default_async],
+                q => vec![q as i64],
+            });
             let b = cx.backend.clone();
             RtVal::Scalar(Value::Bool(b.async_test(cx, qs.as_deref(), span)?))
         }

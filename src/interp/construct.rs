@@ -32,7 +32,7 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
     }
     let queue = match &c.async_ {
         None => QueueId::Sync,
-        Some(None) => QueueId::DEFAULT_ASYNC,
+        Some(None) => QueueId::Async(cx.default_async),
         Some(Some(e)) => queue_number(e, fr, cx, c.span)?,
     };
     let waits = match &c.wait {
@@ -140,7 +140,7 @@ fn host_data(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
 fn queue_number(e: &CExpr, fr: &mut Frame, cx: &mut Ctx, span: Span) -> R<QueueId> {
     let n = e.eval_int(fr, cx)?;
     match n {
-        -1 => Ok(QueueId::DEFAULT_ASYNC),
+        -1 => Ok(QueueId::Async(cx.default_async)),
         n if (0..=i64::MAX as i128).contains(&n) => Ok(QueueId::Async(n as i64)),
         n => Err(Box::new(
             lang::Diag::error(

@@ -228,6 +228,9 @@ pub struct Ctx {
     pub host_val_fns: HashMap<String, HostValFn>,
     pub backend: Rc<dyn Backend>,
     pub device: usize,
+    /// The queue `async` alone (and `async(-1)`, `wait(-1)`) names:
+    /// `acc_set_default_async(q)` sets it, -1 is the initial one.
+    pub default_async: i64,
     pub present: PresentTable,
     pub clock0: Instant,
     /// Async device work may be pending: host array accesses ask the
@@ -272,6 +275,7 @@ impl Default for Ctx {
             present: PresentTable::default(),
             clock0: Instant::now(),
             async_pending: false,
+            default_async: -1,
             deferred: Vec::new(),
             held: false,
             source: None,

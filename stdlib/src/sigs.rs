@@ -843,6 +843,22 @@ pub fn builtins() -> Builtins {
         Host,
         |a| device::typed_query(a, "acc_get_device_num", Type::I32),
     );
+    fixed(
+        &mut b,
+        "acc_get_default_async",
+        "acc_get_default_async() -> i32: the queue `async` alone uses (-1: its own)",
+        Host,
+        vec![],
+        Type::I32,
+    );
+    fixed(
+        &mut b,
+        "acc_set_default_async",
+        "acc_set_default_async(q: i32): the queue `async` alone uses from now on (-1: its own again)",
+        Host,
+        vec![Type::I32],
+        Type::Unit,
+    );
     for (name, what) in [
         ("acc_init", "acc_init(type): make the devices of that type ready (they open on first use anyway)"),
         ("acc_shutdown", "acc_shutdown(type): finish the work of the devices of that type (their data stays present)"),
@@ -863,13 +879,12 @@ pub fn builtins() -> Builtins {
         Host,
         is_present_rule,
     );
-    fixed(
+    add(
         &mut b,
         "acc_async_test",
-        "acc_async_test(q: i64) -> bool: has all of queue q's work finished? (then as `wait(q)`)",
+        "acc_async_test(q) -> bool: has all of queue q's work finished? (then as `wait(q)`)",
         Host,
-        vec![Type::I64],
-        Type::BOOL,
+        device::queue_test,
     );
     fixed(
         &mut b,

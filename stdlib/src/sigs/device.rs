@@ -58,3 +58,15 @@ pub(super) fn device_type_only(args: &[Type]) -> Result<Sig, String> {
         ),
     }
 }
+
+/// `acc_async_test(q)`: a queue number of any integer type (as `async(q)`
+/// takes one).
+pub(super) fn queue_test(args: &[Type]) -> Result<Sig, String> {
+    match args {
+        [q] if q.is_int_like() => Ok(Sig {
+            params: vec![if *q == Type::IntLit { Type::I64 } else { *q }],
+            ret: Type::BOOL,
+        }),
+        _ => Err("is `acc_async_test(q)`, q a queue number".into()),
+    }
+}
