@@ -294,7 +294,11 @@ data copyin(a) copyout(c) {
     assert(now == 2, \"the default queue\");
 }
 assert(first == -1 && acc_get_default_async() == -1, \"reset\");
-assert(c[n - 1] == 2.0 * (n - 1) as f32, \"after queue 2\");";
+assert(c[n - 1] == 2.0 * (n - 1) as f32, \"after queue 2\");
+set default_async(3);
+parallel loop async copy(c) for i in 0..n { c[i] = 1.0; }
+wait(3);
+assert(acc_get_default_async() == 3 && c[0] == 1.0, \"set default_async\");";
     common::same_as_host(src, common::Floats::Exact);
     let r = run("acc_set_default_async(-5);", false);
     assert_eq!(

@@ -286,6 +286,8 @@ pub struct Clauses {
     pub finalize: bool,
     pub if_present: bool,
     pub device_num: Option<ExprH>,
+    /// `set default_async(q)`: the queue of `async` alone from then on.
+    pub default_async: Option<ExprH>,
     /// `set device_type(t)`: `"gpu"`, `"cpu"`, `"host"` or `"any"`.
     pub device_type: Option<&'static str>,
 }

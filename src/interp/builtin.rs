@@ -603,19 +603,7 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
         // stays present: OpenACC leaves data after a shutdown undefined).
         "acc_get_default_async" => RtVal::Scalar(Value::I32(cx.default_async as i32)),
         "acc_set_default_async" => {
-            let q = int(&args[0]);
-            if !(-1..=i32::MAX as i128).contains(&q) {
-                return Err(Box::new(
-                    lang::Diag::error(
-                        "accl::device::queue",
-                        format!("{q} is not an async queue number"),
-                        sp(0),
-                        "the new default queue",
-                    )
-                    .with_help("queues are numbered 0 and up; -1 makes `async` alone name its own queue again"),
-                ));
-            }
-            cx.default_async = q as i64;
+            cx.set_default_async(int(&args[0]), sp(0))?;
             RtVal::Unit
         }
         "acc_init" => {

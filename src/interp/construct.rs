@@ -204,6 +204,10 @@ fn construct_on(
         DK::EnterData | DK::ExitData | DK::Update => standalone(c, fr, cx),
         DK::Wait => Ok(Flow::Next),
         DK::Set => {
+            if let Some(q) = &c.default_async {
+                let q = q.eval_int(fr, cx)?;
+                cx.set_default_async(q, c.span)?;
+            }
             let num = match &c.device_num {
                 Some(d) => Some(d.eval_int(fr, cx)?),
                 None => None,
@@ -393,6 +397,7 @@ impl Compiler<'_> {
             wait,
             device_num: cl.device_num.map(|e| self.expr(e)),
             device_type: cl.device_type,
+            default_async: cl.default_async.map(|e| self.expr(e)),
             data,
             implicit,
             arrays: if kernel { arrays } else { Vec::new() },

@@ -141,6 +141,7 @@ pub struct CConstruct {
     pub wait: Option<Vec<CExpr>>,
     pub device_num: Option<CExpr>,
     pub device_type: Option<&'static str>,
+    pub default_async: Option<CExpr>,
     pub data: Vec<CData>,
     /// Arrays a kernel uses that no data clause names: `(slot, name, span)`.
     pub implicit: Vec<(usize, String, Span)>,
@@ -347,6 +348,26 @@ impl Ctx {
             None => Err(error::fs_disabled(span, builtin)),
             Some(base) => Ok(base.join(Path::new(p))),
         }
+    }
+
+    /// `acc_set_default_async(q)`, `set default_async(q)`: the queue of
+    /// `async` alone from now on (-1: its own queue again).
+    pub fn set_default_async(&mut self, q: i128, span: Span) -> R<()> {
+        if !(-1..=i64::MAX as i128).contains(&q) {
+            return Err(Box::new(
+                lang::Diag::error(
+                    "accl::device::queue",
+                    format!("{q} is not an async queue number"),
+                    span,
+                    "the new default queue",
+                )
+                .with_help(
+                    "queues are numbered 0 and up; -1 makes `async` alone name its own queue again",
+                ),
+            ));
+        }
+        self.default_async = q as i64;
+        Ok(())
     }
 
     pub fn set_device(&mut self, d: i128, span: Span) -> R<()> {

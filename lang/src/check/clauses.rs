@@ -77,6 +77,7 @@ const CLAUSES: &[(&str, Shape)] = &[
     ("if_present", Shape::Flag),
     ("device_num", Shape::Int),
     ("device_type", Shape::DeviceType),
+    ("default_async", Shape::Int),
 ];
 
 /// Every clause name of every construct (for completion in tools).
@@ -154,7 +155,7 @@ fn allowed(kind: DK) -> Vec<&'static str> {
             "wait",
         ],
         DK::Wait => vec!["async", "if", "devnum"],
-        DK::Set => vec!["device_num", "device_type", "if"],
+        DK::Set => vec!["device_num", "device_type", "default_async", "if"],
     };
     if matches!(kind, DK::ParallelLoop | DK::Parallel | DK::Data) {
         v.extend_from_slice(DATA);
@@ -389,6 +390,7 @@ impl Checker<'_> {
                 ("num_workers", _) => c.num_workers = Some(self.positive_int_arg(&list[0])),
                 ("vector_length", _) => c.vector_length = Some(self.positive_int_arg(&list[0])),
                 ("device_num" | "devnum", _) => c.device_num = Some(self.int_arg(&list[0])),
+                ("default_async", _) => c.default_async = Some(self.int_arg(&list[0])),
                 ("device_type", _) => match &list[0].kind {
                     ast::ExprKind::Var(v)
                         if ["gpu", "cpu", "host", "any"].contains(&v.as_str()) =>

@@ -300,8 +300,8 @@ impl Checker<'_> {
                 "`copyout(..)` or `delete(..)`",
             ),
             DK::Set => (
-                c.device_num.is_some() || c.device_type.is_some(),
-                "`device_num(..)` or `device_type(..)`",
+                c.device_num.is_some() || c.device_type.is_some() || c.default_async.is_some(),
+                "`device_num(..)`, `device_type(..)` or `default_async(..)`",
             ),
             DK::Data => (
                 !c.data.is_empty() || c.default_present,
