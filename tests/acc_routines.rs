@@ -306,3 +306,33 @@ assert(acc_get_default_async() == 3 && c[0] == 1.0, \"set default_async\");";
         "accl::device::queue"
     );
 }
+
+#[test]
+fn init_and_shutdown_directives() {
+    // `init` checks its clauses and does nothing else (devices open on
+    // first use); `shutdown` of the current device lands its queued work,
+    // and its data stays present. `init` and `shutdown` stay names
+    // elsewhere.
+    let src = "let a = zeros(f32, 8);
+init;
+init device_type(any) device_num(0);
+init if(false);
+enter data copyin(a);
+parallel loop present(a) async(2) for i in 0..8 { a[i] = 5.0; }
+update self(a) async(2);
+shutdown device_num(acc_get_device_num(acc_get_device_type()));
+let s = a[3];
+let present = acc_is_present(a);
+let init = 1;
+let shutdown = init + 1;";
+    for device in [false, true] {
+        let r = run(src, device);
+        r.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}", e.render(100)));
+        let v = |n: &str| r.engine.get_value(n).unwrap().to_string();
+        assert_eq!(v("s"), "5.0");
+        assert_eq!(v("present"), "true");
+        assert_eq!(v("shutdown"), "2");
+    }
+}

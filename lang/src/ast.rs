@@ -157,6 +157,10 @@ pub enum DirectiveKind {
     Wait,
     /// `set device_num(d);`
     Set,
+    /// `init [device_type(t)] [device_num(n)] [if(c)];`
+    Init,
+    /// `shutdown [device_type(t)] [device_num(n)] [if(c)];`
+    Shutdown,
 }
 
 impl DirectiveKind {
@@ -172,6 +176,8 @@ impl DirectiveKind {
             DirectiveKind::Update => "update",
             DirectiveKind::Wait => "wait",
             DirectiveKind::Set => "set",
+            DirectiveKind::Init => "init",
+            DirectiveKind::Shutdown => "shutdown",
         }
     }
 

@@ -41,8 +41,8 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
     }
     let mut errors = Vec::new();
     let mut toks = lexed.tokens;
-    // `kernels`/`serial`/`host_data` are keywords only where they start a
-    // construct.
+    // `kernels`/`serial`/`host_data`/`init`/`shutdown` are keywords only
+    // where they start a construct.
     for i in 0..toks.len().saturating_sub(1) {
         let starts = i == 0 || matches!(toks[i - 1].1, Tok::Semi | Tok::LBrace | Tok::RBrace);
         if !starts {
@@ -59,6 +59,10 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
             ) => toks[i].1 = Tok::Serial,
             (Tok::Ident("host_data"), Tok::LBrace | Tok::Ident(_)) => toks[i].1 = Tok::HostData,
             (Tok::Ident("cache"), Tok::LParen) => toks[i].1 = Tok::Cache,
+            (Tok::Ident("init"), Tok::Semi | Tok::Ident(_) | Tok::If) => toks[i].1 = Tok::Init,
+            (Tok::Ident("shutdown"), Tok::Semi | Tok::Ident(_) | Tok::If) => {
+                toks[i].1 = Tok::Shutdown
+            }
             _ => {}
         }
     }

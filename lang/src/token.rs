@@ -110,6 +110,10 @@ pub enum Tok<'s> {
     HostData,
     /// `cache` starting a statement, before `(`.
     Cache,
+    /// `init` / `shutdown` starting a statement, before `;`, `if` or a
+    /// clause.
+    Init,
+    Shutdown,
     #[token("set")]
     Set,
     // scalar type names
@@ -281,6 +285,8 @@ impl fmt::Display for Tok<'_> {
             Serial => "`serial`",
             HostData => "`host_data`",
             Cache => "`cache`",
+            Init => "`init`",
+            Shutdown => "`shutdown`",
             Set => "`set`",
             Bool => "`bool`",
             I32 => "`i32`",

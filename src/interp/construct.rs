@@ -203,6 +203,43 @@ fn construct_on(
         _ if !cond => Ok(Flow::Next),
         DK::EnterData | DK::ExitData | DK::Update => standalone(c, fr, cx),
         DK::Wait => Ok(Flow::Next),
+        // Devices open on first use and stay open (so `init` has nothing
+        // left to do, whatever type it names); `shutdown` finishes the
+        // current device's work when it is the device named, and leaves
+        // its data present (OpenACC leaves data after it undefined).
+        DK::Init => {
+            if let Some(d) = &c.device_num {
+                d.eval_int(fr, cx)?;
+            }
+            Ok(Flow::Next)
+        }
+        DK::Shutdown => {
+            let num = match &c.device_num {
+                Some(d) => Some(d.eval_int(fr, cx)?),
+                None => None,
+            };
+            let b = cx.backend.clone();
+            let of_type = |d: usize| match c.device_type {
+                None | Some("any") => true,
+                Some(t) => b.device_props(d).is_some_and(|p| p.kind == t),
+            };
+            let current = cx.device;
+            let named = match num {
+                // `device_num` counts among the devices of the type.
+                Some(k) => {
+                    (0..b.num_devices())
+                        .filter(|&d| of_type(d))
+                        .nth(usize::try_from(k).unwrap_or(usize::MAX))
+                        == Some(current)
+                }
+                None => of_type(current),
+            };
+            if named {
+                b.wait(cx, None, None, c.span)?;
+                b.complete_sync(cx, None, Some(c.span))?;
+            }
+            Ok(Flow::Next)
+        }
         DK::Set => {
             if let Some(q) = &c.default_async {
                 let q = q.eval_int(fr, cx)?;

@@ -156,6 +156,7 @@ fn allowed(kind: DK) -> Vec<&'static str> {
         ],
         DK::Wait => vec!["async", "if", "devnum"],
         DK::Set => vec!["device_num", "device_type", "default_async", "if"],
+        DK::Init | DK::Shutdown => vec!["device_num", "device_type", "if"],
     };
     if matches!(kind, DK::ParallelLoop | DK::Parallel | DK::Data) {
         v.extend_from_slice(DATA);
