@@ -116,10 +116,25 @@ struct DevFrame {
     scope_base: usize,
     /// Reduction and private variables of this frame: may be written.
     writable: Vec<LocalH>,
+    /// Scalars reduced by this frame, with their operator.
+    reductions: Vec<(LocalH, ast::ReductionOp)>,
+    /// Reductions of an enclosing frame that this loop updates: it
+    /// reduces them too.
+    implied: Vec<(LocalH, ast::ReductionOp)>,
     /// Arrays reduced by this frame, with their operator: only updated.
     reduced_arrays: Vec<(LocalH, ast::ReductionOp)>,
     /// `loop_stack.len()` at entry: `continue` may not leave the frame.
     loop_base: usize,
+    /// A `seq` loop: its iterations run one after another, so a scalar of
+    /// the construct may be assigned in them without a race.
+    in_order: bool,
+    /// A part of a `kernels` construct: scalars without a clause are `copy`
+    /// there (OpenACC 3.3), not firstprivate.
+    kernels: bool,
+    /// Scalars declared outside the construct and assigned in it with no
+    /// clause: firstprivate (`parallel`, `serial`) by default, or copied
+    /// back (`true`: in `kernels`, or named in a `copy`/`copyout`).
+    implicit: Vec<(LocalH, bool)>,
     /// Like `loop_base`, but counting the construct's own (parallel) loops:
     /// `break` may not leave them either, while `continue` just ends one
     /// iteration.
@@ -185,6 +200,11 @@ struct Checker<'b> {
     /// Checking the bounds of a compute construct's own loops (host
     /// expressions: `len` and `shape` allowed).
     host_bounds: bool,
+    /// Scalars in `copy`/`copyout` clauses of the constructs being
+    /// checked: assigned in a kernel, their value comes back.
+    copy_back: Vec<LocalH>,
+    /// The loop nest being checked is a `collapse(force: n)`'s.
+    collapse_force: bool,
     /// The device construct (by its keyword's span) already told that
     /// strings cannot be used in it.
     string_in_device: Option<Span>,
@@ -218,6 +238,8 @@ impl<'b> Checker<'b> {
             updating_reduced_array: false,
             data_visible: Vec::new(),
             host_bounds: false,
+            collapse_force: false,
+            copy_back: Vec::new(),
             string_in_device: None,
             suggest_budget: SUGGEST_BUDGET,
         }
