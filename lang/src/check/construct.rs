@@ -272,10 +272,14 @@ impl Checker<'_> {
                             },
                         )
                         .with_label(d.kind_span, format!("asks for {n} levels"))
-                        .with_help(format!(
-                            "a collapsed loop's body must be exactly one `for` loop; use `collapse({})` or restructure",
-                            headers.len()
-                        )),
+                        .with_help(if self.collapse_force {
+                            "with `force:`, statements before the next loop run in every collapsed iteration, but not statements after it or ones that name its variable".to_string()
+                        } else {
+                            format!(
+                                "a collapsed loop's body must be exactly one `for` loop; use `collapse({})` or restructure",
+                                headers.len()
+                            )
+                        }),
                     );
                     body = self.parallel_loop_body(&cur.body);
                     break;
