@@ -16,8 +16,10 @@ mod call;
 mod clauses;
 pub use clauses::clause_names;
 mod construct;
+mod defaults;
 mod device;
 mod expr;
+mod frame;
 mod names;
 mod rebind;
 mod returns;
@@ -32,6 +34,7 @@ use crate::hir::{self, ExprH, FnH, LocalH};
 use crate::span::Span;
 use crate::types::Type;
 use crate::value::Value;
+use frame::DevFrame;
 use std::collections::HashMap;
 
 /// A variable that exists before the program runs (REPL and embedding).
@@ -105,40 +108,6 @@ enum Binding {
 
 struct Scope {
     names: HashMap<String, (Binding, Span)>,
-}
-
-/// A device construct (or a `loop` inside one) being checked.
-struct DevFrame {
-    kind: ast::DirectiveKind,
-    kind_span: Span,
-    /// `scopes.len()` when the frame was entered: locals in scopes below it
-    /// are declared outside the frame.
-    scope_base: usize,
-    /// Reduction and private variables of this frame: may be written.
-    writable: Vec<LocalH>,
-    /// Scalars reduced by this frame, with their operator.
-    reductions: Vec<(LocalH, ast::ReductionOp)>,
-    /// Reductions of an enclosing frame that this loop updates: it
-    /// reduces them too.
-    implied: Vec<(LocalH, ast::ReductionOp)>,
-    /// Arrays reduced by this frame, with their operator: only updated.
-    reduced_arrays: Vec<(LocalH, ast::ReductionOp)>,
-    /// `loop_stack.len()` at entry: `continue` may not leave the frame.
-    loop_base: usize,
-    /// A `seq` loop: its iterations run one after another, so a scalar of
-    /// the construct may be assigned in them without a race.
-    in_order: bool,
-    /// A part of a `kernels` construct: scalars without a clause are `copy`
-    /// there (OpenACC 3.3), not firstprivate.
-    kernels: bool,
-    /// Scalars declared outside the construct and assigned in it with no
-    /// clause: firstprivate (`parallel`, `serial`) by default, or copied
-    /// back (`true`: in `kernels`, or named in a `copy`/`copyout`).
-    implicit: Vec<(LocalH, bool)>,
-    /// Like `loop_base`, but counting the construct's own (parallel) loops:
-    /// `break` may not leave them either, while `continue` just ends one
-    /// iteration.
-    break_base: usize,
 }
 
 /// Per-body state (a function, or the top level).
