@@ -947,7 +947,7 @@ impl Checker<'_> {
                     var_expr.span,
                     "a scalar",
                 )
-                .with_help("scalars need no data clause: a kernel reads them as firstprivate"),
+                .with_help("a kernel takes scalars by value, so only compute and `data` constructs take them in data clauses (`copy(x)` brings back what a kernel assigns)"),
             );
             return None;
         }
