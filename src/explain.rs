@@ -161,6 +161,14 @@ fn construct(
             )
         };
     }
+    if c.clauses.tile_auto {
+        let sizes: Vec<String> = c.clauses.tile.iter().map(|t| t.to_string()).collect();
+        let _ = writeln!(
+            out,
+            "  tile(*): the compiler chose tile({}) (64 lanes for one loop, 16 x 16 for the two innermost, 1 for outer loops)",
+            sizes.join(", ")
+        );
+    }
     if let Some((a, b)) = k.tile {
         let _ = writeln!(
             out,

@@ -44,6 +44,20 @@ pub fn independent_nest(
     block: &Block,
     builtins: &Builtins,
 ) -> Result<(), String> {
+    independent_nest_private(program, body, loops, block, builtins, &[])
+}
+
+/// [`independent_nest`] where the scalars `private` are each iteration's
+/// own (a `private` clause): assigning them carries nothing between
+/// iterations.
+pub fn independent_nest_private(
+    program: &hir::Program,
+    body: &hir::Body,
+    loops: &[hir::LoopHeader],
+    block: &Block,
+    builtins: &Builtins,
+    private: &[LocalH],
+) -> Result<(), String> {
     let cx = Cx {
         program,
         body,
@@ -65,7 +79,7 @@ pub fn independent_nest(
             header: loops[d].clone(),
             body: inner,
         };
-        cx.proof(&f)
+        cx.proof_with(&f, private)
             .map_err(|why| format!("`{}`: {why}", body.locals[loops[d].var].name))?;
     }
     Ok(())
@@ -256,9 +270,19 @@ impl Cx<'_> {
     /// The reductions of `f` when its iterations are independent (and the
     /// walk of its body), else why not.
     fn proof(&self, f: &hir::ForLoop) -> Result<(Vec<hir::Reduction>, Walk), String> {
+        self.proof_with(f, &[])
+    }
+
+    /// [`Self::proof`] with the scalars `private` private to an iteration.
+    fn proof_with(
+        &self,
+        f: &hir::ForLoop,
+        private: &[LocalH],
+    ) -> Result<(Vec<hir::Reduction>, Walk), String> {
         let i = f.header.var;
         let mut w = Walk::default();
         w.declared.push(i);
+        w.declared.extend_from_slice(private);
         self.block(&f.body, 0, &mut w);
         if let Some(r) = w.refused {
             return Err(r);

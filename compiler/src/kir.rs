@@ -189,6 +189,11 @@ pub struct ReductionParam {
     pub host: hir::LocalH,
     pub op: ReductionOp,
     pub ty: Scalar,
+    /// A `kernels` scalar with no clause (`copy` by default): a one-lane
+    /// part assigns it, its copy starts at the host's value, and the
+    /// result replaces the host's value rather than combining with it.
+    /// `op` is one whose identity leaves a value unchanged.
+    pub copy: bool,
 }
 
 /// `loop vector|worker|gang` inside a gang: iterations spread over the

@@ -217,6 +217,14 @@ pub struct Clause {
     pub span: Span,
 }
 
+/// The clause names the parser gives `collapse(force: n)` and
+/// `gang(dim: k)` (see parse.rs).
+pub const COLLAPSE_FORCE: &str = "collapse(force:)";
+pub const GANG_DIM: &str = "gang(dim:)";
+/// The argument `*` of `tile(*, ..)` (the compiler's choice of size), a
+/// name no program can write.
+pub const TILE_AUTO: &str = "*";
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClauseArgs {
     /// `gang`, `async`, `finalize`

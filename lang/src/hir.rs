@@ -262,6 +262,11 @@ pub struct Clauses {
     pub collapse: u32,
     /// `tile(a, b)`: tile sizes, the first for the innermost loop.
     pub tile: Vec<u32>,
+    /// Some size was `*`: the checker chose it (`tile` holds the choice).
+    pub tile_auto: bool,
+    /// `collapse(force: n)`: statements between the collapsed loops run
+    /// in every collapsed iteration.
+    pub collapse_force: bool,
     pub reductions: Vec<Reduction>,
     /// `reduction(op: h)` with `h` an array: its element updates in the
     /// body were checked to be `h[i] op= v` and became atomic updates, so
@@ -269,6 +274,19 @@ pub struct Clauses {
     pub array_reductions: Vec<Reduction>,
     pub private: Vec<LocalH>,
     pub firstprivate: Vec<LocalH>,
+    /// A part of a `kernels` construct (the parser splits `kernels` into
+    /// `parallel loop` and `serial` parts).
+    pub kernels: bool,
+    /// Scalars assigned with no clause in a `kernels` part (`copy` by
+    /// default in OpenACC 3.3) or named in a `copy`/`copyout` clause here
+    /// or on an enclosing `data`: their final value goes back to the
+    /// host. Only one-lane parts (or `seq` loops) assign them.
+    pub copy_scalars: Vec<LocalH>,
+    /// Scalars named in `copy`/`copyout` clauses of this construct: what
+    /// the kernels inside assign with no other clause comes back.
+    pub scalar_copies: Vec<LocalH>,
+    /// Some data clause named a scalar (which needs no device copy).
+    pub scalar_data: bool,
     pub num_gangs: Option<ExprH>,
     pub num_workers: Option<ExprH>,
     pub vector_length: Option<ExprH>,

@@ -15,11 +15,20 @@
 //!   around them all; `async`, `wait`, `if`, `num_gangs`, `num_workers`
 //!   and `vector_length` go on every part (`vector_length` and the gang and
 //!   worker counts on the loops only). Variables declared between the loops
-//!   are local to their part. `kernels loop [clauses] for ..` is `kernels`
-//!   around that one loop.
+//!   are local to their part. A top-level `loop [clauses] for ..` is
+//!   analysed as a bare `for` is, its clauses going to its part (`seq`
+//!   keeps it in a `serial` part, `independent` makes it a parallel one).
+//!   `kernels loop [clauses] for ..` is `kernels` around `loop [clauses]
+//!   for ..`, the loop's clauses on the loop. Every part carries the
+//!   [`KERNELS_PART`] mark: a scalar assigned in it with no clause is
+//!   `copy` there (OpenACC 3.3), where `parallel` makes it firstprivate.
 
 use crate::ast::*;
 use crate::span::Span;
+
+/// The clause that marks a part of a `kernels` construct. It has a space,
+/// so no program can write it.
+pub const KERNELS_PART: &str = "kernels part";
 
 const DATA_CLAUSES: &[&str] = &[
     "copy",
@@ -30,6 +39,21 @@ const DATA_CLAUSES: &[&str] = &[
     "no_create",
     "deviceptr",
     "default",
+];
+/// The clauses of `kernels loop` that belong to its loop.
+const LOOP_CLAUSES: &[&str] = &[
+    "gang",
+    "worker",
+    "vector",
+    "seq",
+    "independent",
+    "auto",
+    "reduction",
+    "collapse",
+    "tile",
+    "private",
+    COLLAPSE_FORCE,
+    GANG_DIM,
 ];
 const PER_PART: &[&str] = &["async", "wait", "if"];
 const LOOP_ONLY: &[&str] = &["num_gangs", "num_workers", "vector_length", "collapse"];
@@ -120,22 +144,66 @@ pub fn kernels(kind_span: Span, clauses: Vec<Clause>, block: Block) -> StmtKind 
             run[run.len() - 1].span.end as usize,
         );
         let stmts = std::mem::take(run);
+        let mut cl = per_part.clone();
+        cl.push(flag(KERNELS_PART, kind_span));
         parts.push(Stmt {
-            kind: StmtKind::Directive(serial(kind_span, per_part.clone(), Block { stmts, span })),
+            kind: StmtKind::Directive(serial(kind_span, cl, Block { stmts, span })),
             span,
         });
     };
     for s in block.stmts {
-        let StmtKind::For(f) = &s.kind else {
-            run.push(s);
-            continue;
+        // A `loop` of the region gets the analysis a bare `for` gets, its
+        // clauses going to the part it becomes: `seq` keeps it in order on
+        // one lane, `independent` runs it in parallel as told.
+        let (f, explicit) = match &s.kind {
+            StmtKind::For(f) => (f, Vec::new()),
+            StmtKind::Directive(Directive {
+                kind: DirectiveKind::Loop,
+                clauses,
+                body: DirectiveBody::For(f),
+                ..
+            }) => (&**f, clauses.clone()),
+            _ => {
+                run.push(s);
+                continue;
+            }
         };
-        match loop_reductions(f) {
+        let has = |n: &str| explicit.iter().any(|c| c.name.name == n);
+        // Names the loop's own clauses make private to it or reduce.
+        let known: Vec<String> = explicit
+            .iter()
+            .flat_map(|c| match &c.args {
+                ClauseArgs::Reduction { vars, .. } => vars.iter().map(|v| v.name.clone()).collect(),
+                ClauseArgs::List(v) if c.name.name == "private" => v
+                    .iter()
+                    .filter_map(|e| match &e.kind {
+                        ExprKind::Var(n) => Some(n.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let analysed = if has("seq") {
+            None
+        } else {
+            loop_reductions(f, &known)
+        };
+        let reductions = match analysed {
+            Some(r) => Some(r),
+            None if has("independent") => Some(Vec::new()),
+            None => None,
+        };
+        match reductions {
             Some(reductions) => {
                 flush(&mut run, &mut parts);
                 let mut cl = per_part.clone();
-                cl.extend(loop_only.iter().cloned());
-                cl.push(flag("auto", kind_span));
+                cl.extend(loop_only.iter().filter(|c| !has(&c.name.name)).cloned());
+                cl.extend(explicit.iter().cloned());
+                cl.push(flag(KERNELS_PART, kind_span));
+                if !has("independent") && !has("auto") {
+                    cl.push(flag("auto", kind_span));
+                }
                 for (op, names) in reductions {
                     cl.push(Clause {
                         name: Ident {
@@ -150,8 +218,13 @@ pub fn kernels(kind_span: Span, clauses: Vec<Clause>, block: Block) -> StmtKind 
                         span: kind_span,
                     });
                 }
-                let StmtKind::For(f) = s.kind else {
-                    unreachable!("matched above")
+                let f = match s.kind {
+                    StmtKind::For(f) => f,
+                    StmtKind::Directive(Directive {
+                        body: DirectiveBody::For(f),
+                        ..
+                    }) => *f,
+                    _ => unreachable!("matched above"),
                 };
                 parts.push(Stmt {
                     kind: StmtKind::Directive(Directive {
@@ -185,11 +258,34 @@ pub fn kernels(kind_span: Span, clauses: Vec<Clause>, block: Block) -> StmtKind 
     }
 }
 
+/// `kernels loop [clauses] for ..`: `kernels` around `loop [clauses] for
+/// ..`, the loop's clauses (`seq`, `independent`, `reduction`, `tile`, ..)
+/// going to the loop and the rest to the construct.
+pub fn kernels_loop(kind_span: Span, clauses: Vec<Clause>, f: ForLoop, span: Span) -> StmtKind {
+    let (on_loop, on_kernels): (Vec<Clause>, Vec<Clause>) = clauses
+        .into_iter()
+        .partition(|c| LOOP_CLAUSES.contains(&c.name.name.as_str()));
+    let l = Directive {
+        kind: DirectiveKind::Loop,
+        kind_span,
+        wait_args: None,
+        clauses: on_loop,
+        body: DirectiveBody::For(Box::new(f)),
+    };
+    let stmts = vec![Stmt {
+        kind: StmtKind::Directive(l),
+        span,
+    }];
+    kernels(kind_span, on_kernels, Block { stmts, span })
+}
+
 /// The reductions of a loop that assigns nothing declared outside it but
 /// reduction variables (grouped by operator); `None` otherwise.
-fn loop_reductions(f: &ForLoop) -> Option<Vec<(ReductionOp, Vec<Ident>)>> {
+fn loop_reductions(f: &ForLoop, known: &[String]) -> Option<Vec<(ReductionOp, Vec<Ident>)>> {
+    let mut declared = vec![f.var.name.clone()];
+    declared.extend(known.iter().cloned());
     let mut w = Walk {
-        declared: vec![f.var.name.clone()],
+        declared,
         ..Walk::default()
     };
     w.block(&f.body);
@@ -225,6 +321,17 @@ fn loop_reductions(f: &ForLoop) -> Option<Vec<(ReductionOp, Vec<Ident>)>> {
         return None;
     }
     Some(out)
+}
+
+/// Every name statements `stmts` read, assign or declare.
+pub(crate) fn names_in(stmts: &[Stmt]) -> Vec<String> {
+    let mut w = Walk::default();
+    stmts.iter().for_each(|s| w.stmt(s));
+    let mut out = w.reads;
+    out.extend(w.assigned);
+    out.extend(w.declared);
+    out.extend(w.updates.into_iter().map(|(n, _, _)| n));
+    out
 }
 
 #[derive(Default)]

@@ -85,6 +85,7 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
         }
     }
     data_modifiers(&mut toks);
+    loop_modifiers(&mut toks);
     reserved_names(&mut toks, src, &mut errors);
     let tokens = toks.iter().copied().map(Ok::<_, Diag>);
     let program = match grammar::ProgramParser::new().parse(&mut errors, tokens) {
@@ -132,6 +133,32 @@ fn data_modifiers(toks: &mut Vec<(usize, Tok<'_>, usize)>) {
         if ok && toks[i - 1].1 == Tok::LParen && toks[i + 1].1 == Tok::Colon {
             drop.extend([i, i + 1]);
         }
+    }
+    let mut k = 0;
+    toks.retain(|_| {
+        k += 1;
+        !drop.contains(&(k - 1))
+    });
+}
+
+/// OpenACC 3.3's `collapse(force: n)` and `gang(dim: k)`: the modifier
+/// goes into the clause's name (one with a parenthesis, so that no program
+/// writes it), which keeps `force`/`dim` from reading as a reduction
+/// operator and lets the checker tell the forms apart.
+fn loop_modifiers(toks: &mut Vec<(usize, Tok<'_>, usize)>) {
+    let mut drop = Vec::new();
+    for i in 0..toks.len().saturating_sub(3) {
+        let name = match (toks[i].1, toks[i + 1].1, toks[i + 2].1, toks[i + 3].1) {
+            (Tok::Ident("collapse"), Tok::LParen, Tok::Ident("force"), Tok::Colon) => {
+                crate::ast::COLLAPSE_FORCE
+            }
+            (Tok::Ident("gang"), Tok::LParen, Tok::Ident("dim"), Tok::Colon) => {
+                crate::ast::GANG_DIM
+            }
+            _ => continue,
+        };
+        toks[i].1 = Tok::Ident(name);
+        drop.extend([i + 2, i + 3]);
     }
     let mut k = 0;
     toks.retain(|_| {

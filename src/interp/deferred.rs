@@ -96,7 +96,9 @@ fn async_race(d: &Deferred, write: bool, span: Span) -> Box<lang::Diag> {
 fn fold(fr: &mut Frame, now: Vec<Deferred>) {
     for d in now {
         let outer = bits_to_value(d.ty, fr.s[d.slot]);
-        fr.s[d.slot] = value_to_bits(combine(d.op, outer, (d.value)()), d.ty);
+        let v = (d.value)();
+        let v = if d.copy { v } else { combine(d.op, outer, v) };
+        fr.s[d.slot] = value_to_bits(v, d.ty);
     }
 }
 

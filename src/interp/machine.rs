@@ -298,6 +298,8 @@ pub struct Deferred {
     pub depth: usize,
     pub slot: usize,
     pub op: ReductionOp,
+    /// The value replaces the variable's (a `kernels` scalar's copy-back).
+    pub copy: bool,
     pub ty: Scalar,
     pub name: Rc<str>,
     /// The construct.

@@ -262,7 +262,8 @@ pub fn launch(
             for (rp, v) in kernel.reductions.iter().zip(values) {
                 let slot = rp.host.index();
                 let outer = bits_to_value(rp.ty, fr.s[slot]);
-                fr.s[slot] = value_to_bits(combine(rp.op, outer, v), rp.ty);
+                let v = if rp.copy { v } else { combine(rp.op, outer, v) };
+                fr.s[slot] = value_to_bits(v, rp.ty);
             }
         }
         Reduced::Later(readers) => {
@@ -273,6 +274,7 @@ pub fn launch(
                     depth: cx.depth,
                     slot: rp.host.index(),
                     op: rp.op,
+                    copy: rp.copy,
                     ty: rp.ty,
                     name: rp.name.as_str().into(),
                     span: c.span,

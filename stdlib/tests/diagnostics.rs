@@ -207,7 +207,7 @@ cases! {
     clause_default_shared: "accl::device::bad_default" =>
         "let a = zeros(f32, 8);\nparallel loop default(shared) for i in 0..8 {\n    a[i] = 0.0;\n}\n";
     clause_scalar_in_data_clause: "accl::device::data_not_array" =>
-        "let s = 1.0;\ndata copyin(s) {\n}\n";
+        "let s = 1.0;\nenter data copyin(s);\n";
     clause_async_float: "accl::type::queue_not_integer" =>
         "let a = zeros(f32, 8);\nparallel loop async(1.5) for i in 0..8 {\n    a[i] = 0.0;\n}\n";
     clause_wait_float: "accl::type::queue_not_integer" =>

@@ -102,7 +102,8 @@ fn auto_refused(
     if !construct.clauses.auto {
         return None;
     }
-    crate::autovec::independent_nest(program, body, loops, block, builtins)
+    let private = &construct.clauses.private;
+    crate::autovec::independent_nest_private(program, body, loops, block, builtins, private)
         .err()
         .map(|why| LoopNote {
             span: loops[0].span,
@@ -234,7 +235,7 @@ fn lower_mapped(
         .copied()
         .filter(|v| !reduced.contains(v))
         .collect();
-    for v in &c.firstprivate {
+    for v in c.firstprivate.iter().chain(&c.copy_scalars) {
         if !scalars.contains(v) {
             scalars.push(*v);
         }
@@ -276,8 +277,46 @@ fn lower_mapped(
             host: r.var,
             op: r.op,
             ty,
+            copy: false,
         });
         reduction_locals.push(l);
+    }
+    // `kernels` scalars assigned with no clause: a reduction of the one
+    // lane's copy, which starts at the host's value (below) and replaces
+    // it at the end.
+    let mut copy_inits = Vec::new();
+    for &v in &c.copy_scalars {
+        let local = &body.locals[v];
+        let ty = scalar_of(local.ty, construct.span)?;
+        let Some(Binding::Param(i)) = fx.map.get(&v).copied() else {
+            return Err(internal(
+                construct.span,
+                "copied scalar without a parameter",
+            ));
+        };
+        let l = fx.out.locals.append(
+            Local {
+                name: local.name.clone(),
+                ty,
+            },
+            construct.span,
+        );
+        fx.map.insert(v, Binding::Local(l));
+        // An operator whose identity leaves the lane's value as it is.
+        let op = match ty {
+            Scalar::Bool => ReductionOp::Or,
+            Scalar::F32 | Scalar::F64 => ReductionOp::Max,
+            _ => ReductionOp::BitOr,
+        };
+        reductions.push(ReductionParam {
+            name: local.name.clone(),
+            host: v,
+            op,
+            ty,
+            copy: true,
+        });
+        reduction_locals.push(l);
+        copy_inits.push((l, i, ty));
     }
 
     let mut levels = Vec::new();
@@ -304,6 +343,16 @@ fn lower_mapped(
     // private: a fresh zero per iteration (per gang in a region);
     // firstprivate: a per-iteration copy.
     let mut prologue = Vec::new();
+    for (l, i, ty) in copy_inits {
+        let init = fx.out.add_expr(Expr::Param(i), ty, construct.span);
+        prologue.push(Stmt {
+            kind: StmtKind::Store {
+                local: l,
+                value: init,
+            },
+            span: construct.span,
+        });
+    }
     for (vars, first) in [(&c.private, false), (&c.firstprivate, true)] {
         for &v in vars {
             let local = &body.locals[v];
@@ -386,9 +435,13 @@ fn lower_mapped(
     };
     // `tile(a, b)` on a flat nest: workgroups of a x b tiles; `tile(a)`:
     // workgroups of a lanes.
+    // A construct of one lane (`serial loop tile(..)`) stays one lane: its
+    // tiles run one after another. Nests of three or more tiled loops run
+    // as the collapsed nest (the tile shape only orders iterations).
+    let one_lane = vector_length == Some(1);
     let (tile, vector_length) = match (shape, c.tile.as_slice(), levels.len()) {
-        (Shape::Flat, &[a, b], 2) => (Some((a, b)), None),
-        (Shape::Flat, &[a], _) => (None, vector_length.or(Some(a))),
+        (Shape::Flat, &[a, b], 2) if !one_lane => (Some((a, b)), None),
+        (Shape::Flat, &[a], _) if !one_lane => (None, vector_length.or(Some(a))),
         _ => (None, vector_length),
     };
     let mut kernel = Kernel {

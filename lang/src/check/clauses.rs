@@ -37,6 +37,9 @@ enum Shape {
     DeviceType,
     /// `(constant integer, ..)`.
     ConstInts,
+    /// `(int)`, `(int, int)` or `(int, int, int)`: OpenACC 3.3's gang
+    /// dimensions.
+    Dims,
 }
 
 const CLAUSES: &[(&str, Shape)] = &[
@@ -47,6 +50,8 @@ const CLAUSES: &[(&str, Shape)] = &[
     ("independent", Shape::Flag),
     ("auto", Shape::Flag),
     ("collapse", Shape::ConstInt),
+    (ast::COLLAPSE_FORCE, Shape::ConstInt),
+    (ast::GANG_DIM, Shape::ConstInt),
     ("tile", Shape::ConstInts),
     ("reduction", Shape::Reduction),
     ("private", Shape::Vars),
@@ -54,7 +59,7 @@ const CLAUSES: &[(&str, Shape)] = &[
     ("use_device", Shape::Vars),
     // `wait(devnum: d, ..)` (the parser makes it a clause).
     ("devnum", Shape::Int),
-    ("num_gangs", Shape::Int),
+    ("num_gangs", Shape::Dims),
     ("num_workers", Shape::Int),
     ("vector_length", Shape::Int),
     ("async", Shape::OptInt),
@@ -161,6 +166,12 @@ fn allowed(kind: DK) -> Vec<&'static str> {
     if matches!(kind, DK::ParallelLoop | DK::Parallel | DK::Data) {
         v.extend_from_slice(DATA);
     }
+    if v.contains(&"collapse") {
+        v.push(ast::COLLAPSE_FORCE);
+    }
+    if v.contains(&"gang") {
+        v.push(ast::GANG_DIM);
+    }
     v
 }
 
@@ -202,6 +213,10 @@ impl Checker<'_> {
         let mut arrays_seen: Vec<(LocalH, Span)> = Vec::new();
         for cl in &d.clauses {
             let name = cl.name.name.as_str();
+            if name == crate::kernels::KERNELS_PART {
+                c.kernels = true;
+                continue;
+            }
             let Some(&(_, shape)) = CLAUSES.iter().find(|(n, _)| *n == name) else {
                 let mut diag = Diag::error(
                     "accl::device::unknown_clause",
@@ -276,8 +291,25 @@ impl Checker<'_> {
                     | Shape::Default
                     | Shape::DeviceType,
                 ) => v.len() == 1,
+                (ClauseArgs::List(v), Shape::Dims) => (1..=3).contains(&v.len()),
                 (ClauseArgs::List(v), _) => !v.is_empty(),
             };
+            // `*` is a size of `tile` only.
+            if name != "tile" {
+                if let Some(e) = list.iter().find(|e| is_star(e)) {
+                    self.err(
+                        Diag::error(
+                            "accl::device::clause_arguments",
+                            format!("`*` is not an argument of `{name}`"),
+                            e.span,
+                            "not a value",
+                        )
+                        .with_help("`*` stands for a tile size the compiler chooses: `tile(*, *)`"),
+                    );
+                    ok = false;
+                    continue;
+                }
+            }
             if !shape_ok {
                 let usage = match shape {
                     Shape::Flag => format!("`{name}` takes no arguments"),
@@ -297,6 +329,7 @@ impl Checker<'_> {
                         "write `device_type(gpu)`, `device_type(cpu)`, `device_type(host)` or `device_type(any)`".to_string()
                     }
                     Shape::ConstInts => format!("write `{name}(a, b)` with constant integers"),
+                    Shape::Dims => format!("write `{name}(n)`, `{name}(n, m)` or `{name}(n, m, l)`"),
                 };
                 let label = match &cl.args {
                     ClauseArgs::None => "missing arguments",
@@ -329,7 +362,21 @@ impl Checker<'_> {
                 ("if_present", _) => c.if_present = true,
                 ("tile", _) => {
                     let mut sizes = Vec::new();
-                    for e in list {
+                    // `tile(*, ..)`: 16 lanes along the innermost loop and
+                    // 16 along the next make square 256-lane workgroups;
+                    // a single `*` takes 64 lanes; outer loops of three or
+                    // more take 1 (only the two innermost are tiled).
+                    let chosen = |k: usize| match (list.len(), k) {
+                        (1, _) => 64,
+                        (_, 0 | 1) => 16,
+                        _ => 1,
+                    };
+                    c.tile_auto = list.iter().any(is_star);
+                    for (k, e) in list.iter().enumerate() {
+                        if is_star(e) {
+                            sizes.push(chosen(k));
+                            continue;
+                        }
                         match self.const_int(e) {
                             Some(n) if (1..=1024).contains(&n) => sizes.push(n as u32),
                             Some(_) => {
@@ -344,18 +391,18 @@ impl Checker<'_> {
                             None => ok = false,
                         }
                     }
-                    if list.len() > 2 {
+                    if list.len() > 8 {
                         self.err(
                             Diag::error(
                                 "accl::device::tile_value",
-                                "`tile` takes one or two sizes",
+                                "`tile` takes at most eight sizes",
                                 cl.span,
-                                "more than two loops",
+                                "more than eight loops",
                             )
-                            .with_help("tile the two innermost loops, or collapse the rest"),
+                            .with_help("a loop nest of at most eight loops can be tiled"),
                         );
                         ok = false;
-                    } else if sizes.iter().product::<u32>() > 1024 {
+                    } else if sizes.len() <= 2 && sizes.iter().product::<u32>() > 1024 {
                         self.err(Diag::error(
                             "accl::device::tile_value",
                             "a tile has at most 1024 elements (one workgroup)",
@@ -366,8 +413,11 @@ impl Checker<'_> {
                     }
                     c.tile = sizes;
                 }
-                ("collapse", _) => match self.const_int(&list[0]) {
-                    Some(n) if (1..=8).contains(&n) => c.collapse = n as u32,
+                ("collapse", _) | (ast::COLLAPSE_FORCE, _) => match self.const_int(&list[0]) {
+                    Some(n) if (1..=8).contains(&n) => {
+                        c.collapse = n as u32;
+                        c.collapse_force = name == ast::COLLAPSE_FORCE;
+                    }
                     Some(_) => {
                         self.err(Diag::error(
                             "accl::device::collapse_value",
@@ -387,7 +437,23 @@ impl Checker<'_> {
                 }
                 ("wait", _) => c.wait = Some(self.int_args(list)),
                 ("if", _) => c.if_ = Some(self.cond(&list[0])),
-                ("num_gangs", _) => c.num_gangs = Some(self.positive_int_arg(&list[0])),
+                ("num_gangs", _) => c.num_gangs = Some(self.gang_count(list)),
+                (ast::GANG_DIM, _) => match self.const_int(&list[0]) {
+                    Some(1..=3) => c.gang = true,
+                    Some(_) => {
+                        self.err(
+                            Diag::error(
+                                "accl::device::gang_dim",
+                                "`gang(dim: k)` needs k between 1 and 3",
+                                list[0].span,
+                                "out of range",
+                            )
+                            .with_help("gangs have at most three dimensions: `num_gangs(n, m, l)`"),
+                        );
+                        ok = false;
+                    }
+                    None => ok = false,
+                },
                 ("num_workers", _) => c.num_workers = Some(self.positive_int_arg(&list[0])),
                 ("vector_length", _) => c.vector_length = Some(self.positive_int_arg(&list[0])),
                 ("device_num" | "devnum", _) => c.device_num = Some(self.int_arg(&list[0])),
@@ -498,6 +564,28 @@ impl Checker<'_> {
                         _ => DataKind::UpdateSelf,
                     };
                     for e in list {
+                        // A scalar in a data clause of a compute or `data`
+                        // construct: kernels take it by value anyway; with
+                        // `copy`/`copyout`, what they assign comes back.
+                        if matches!(d.kind, DK::Parallel | DK::ParallelLoop | DK::Data)
+                            && matches!(
+                                kind,
+                                DataKind::Copy
+                                    | DataKind::CopyIn
+                                    | DataKind::CopyOut
+                                    | DataKind::Create
+                                    | DataKind::Present
+                                    | DataKind::NoCreate
+                            )
+                        {
+                            if let Some(l) = self.scalar_in_data(e) {
+                                c.scalar_data = true;
+                                if matches!(kind, DataKind::Copy | DataKind::CopyOut) {
+                                    c.scalar_copies.push(l);
+                                }
+                                continue;
+                            }
+                        }
                         match self.data_arg(kind, e) {
                             Some(dc) => {
                                 if let Some((_, prev)) =
@@ -588,6 +676,23 @@ impl Checker<'_> {
         h
     }
 
+    /// `num_gangs(n)`, or OpenACC 3.3's `num_gangs(n, m[, l])`: a grid of
+    /// gangs, which accl runs as `n * m * l` gangs in one dimension.
+    fn gang_count(&mut self, list: &[ast::Expr]) -> ExprH {
+        for e in &list[1..] {
+            self.positive_int_arg(e);
+        }
+        let mut product = list[0].clone();
+        for e in &list[1..] {
+            let span = product.span.to(e.span);
+            product = ast::Expr::new(
+                ast::ExprKind::Binary(ast::BinOp::Mul, Box::new(product), Box::new(e.clone())),
+                span,
+            );
+        }
+        self.positive_int_arg(&product)
+    }
+
     fn int_args(&mut self, list: &[ast::Expr]) -> Vec<ExprH> {
         list.iter().map(|e| self.int_arg(e)).collect()
     }
@@ -611,6 +716,17 @@ impl Checker<'_> {
     }
 
     fn scalar_var(&mut self, e: &ast::Expr, clause: &str) -> Option<LocalH> {
+        // `private(c[0:n])`: a section of an array.
+        if let ast::ExprKind::Section(a, _) | ast::ExprKind::Index(a, _) = &e.kind {
+            if let ast::ExprKind::Var(name) = &a.kind {
+                if let Some(Binding::Local(l)) = self.lookup(name) {
+                    if self.body.locals[l].ty.is_array() {
+                        self.private_array(clause, name, e.span);
+                        return None;
+                    }
+                }
+            }
+        }
         let ast::ExprKind::Var(name) = &e.kind else {
             self.err(Diag::error(
                 "accl::device::clause_arguments",
@@ -623,17 +739,7 @@ impl Checker<'_> {
         match self.lookup(name) {
             Some(Binding::Local(l)) => {
                 if self.body.locals[l].ty.is_array() {
-                    self.err(
-                        Diag::error(
-                            "accl::device::private_array",
-                            format!("`{clause}` takes scalar variables; `{name}` is an array"),
-                            e.span,
-                            "an array",
-                        )
-                        .with_help(
-                            "declare a private array-free temporary inside the loop instead",
-                        ),
-                    );
+                    self.private_array(clause, name, e.span);
                     return None;
                 }
                 Some(l)
@@ -652,6 +758,23 @@ impl Checker<'_> {
                 None
             }
         }
+    }
+
+    /// `private`/`firstprivate` of an array or a section: not built (each
+    /// lane would need its own copy of the array, in memory the kernel
+    /// does not have yet).
+    fn private_array(&mut self, clause: &str, name: &str, span: Span) {
+        self.err(
+            Diag::error(
+                "accl::device::private_array",
+                format!("`{clause}` takes scalar variables; `{name}` is an array"),
+                span,
+                "an array",
+            )
+            .with_help(format!(
+                "accl gives no iteration its own copy of an array yet: declare scalar temporaries inside the loop, or give each iteration its own row of `{name}` (indexed by the loop variable)"
+            )),
+        );
     }
 
     /// An array variable named by `clause` (`use_device`).
@@ -783,6 +906,17 @@ impl Checker<'_> {
         Some((l, false))
     }
 
+    /// The scalar variable `e` names, if it names one.
+    fn scalar_in_data(&mut self, e: &ast::Expr) -> Option<LocalH> {
+        let ast::ExprKind::Var(name) = &e.kind else {
+            return None;
+        };
+        match self.lookup(name) {
+            Some(Binding::Local(l)) if !self.body.locals[l].ty.is_array() => Some(l),
+            _ => None,
+        }
+    }
+
     fn data_arg(&mut self, kind: DataKind, e: &ast::Expr) -> Option<hir::DataClause> {
         let (var_expr, section) = match &e.kind {
             ast::ExprKind::Section(a, axes) => (&**a, Some(axes)),
@@ -816,7 +950,7 @@ impl Checker<'_> {
                     var_expr.span,
                     "a scalar",
                 )
-                .with_help("scalars need no data clause: a kernel reads them as firstprivate"),
+                .with_help("a kernel takes scalars by value, so only compute and `data` constructs take them in data clauses (`copy(x)` brings back what a kernel assigns)"),
             );
             return None;
         }
@@ -831,4 +965,9 @@ impl Checker<'_> {
             span: e.span,
         })
     }
+}
+
+/// The `*` of `tile(*, ..)`.
+fn is_star(e: &ast::Expr) -> bool {
+    matches!(&e.kind, ast::ExprKind::Var(v) if v == ast::TILE_AUTO)
 }

@@ -82,6 +82,11 @@ impl Checker<'_> {
             writable.extend(&clauses.private);
             writable.extend(&clauses.firstprivate);
             self.dev.push(DevFrame {
+                in_order: clauses.seq,
+                kernels: clauses.kernels || self.dev.first().is_some_and(|f| f.kernels),
+                implicit: Vec::new(),
+                reductions: clauses.reductions.iter().map(|r| (r.var, r.op)).collect(),
+                implied: Vec::new(),
                 kind: d.kind,
                 kind_span: d.kind_span,
                 scope_base: self.scopes.len(),
@@ -96,18 +101,42 @@ impl Checker<'_> {
             });
         }
         // Arrays with a data clause visible inside (for `default(none)`).
+        let copies = self.copy_back.len();
+        self.copy_back.extend(&clauses.scalar_copies);
         let visible = self.data_visible.len();
         self.data_visible
             .extend(clauses.data.iter().map(|dc| dc.var));
         let body = match &d.body {
             ast::DirectiveBody::None => hir::ConstructBody::None,
             ast::DirectiveBody::Block(b) => hir::ConstructBody::Block(self.block(b)),
-            ast::DirectiveBody::For(f) => self.collapsed_loops(f, clauses.collapse, d),
+            ast::DirectiveBody::For(f) => {
+                self.collapse_force = clauses.collapse_force;
+                let b = self.collapsed_loops(f, clauses.collapse, d);
+                self.collapse_force = false;
+                b
+            }
         };
         self.data_visible.truncate(visible);
+        self.copy_back.truncate(copies);
         self.warn_rebound_in_data(d, &clauses, &body);
         if frame {
-            self.dev.pop();
+            let f = self.dev.pop().expect("pushed above");
+            for (var, op) in f.implied {
+                if !clauses.reductions.iter().any(|r| r.var == var) {
+                    clauses.reductions.push(hir::Reduction {
+                        op,
+                        var,
+                        span: d.kind_span,
+                    });
+                }
+            }
+            for (l, copy) in f.implicit {
+                if copy {
+                    clauses.copy_scalars.push(l);
+                } else {
+                    clauses.firstprivate.push(l);
+                }
+            }
         }
         let captures = if kernel {
             let c =
@@ -171,6 +200,14 @@ impl Checker<'_> {
         d: &ast::Directive,
     ) -> hir::ConstructBody {
         let n = collapse.max(1) as usize;
+        let forced;
+        let f = match force_nest(f, n, self.collapse_force) {
+            Some(g) => {
+                forced = g;
+                &forced
+            }
+            None => f,
+        };
         let mut headers = Vec::new();
         let mut cur = f;
         let mut opened = 0;
@@ -235,10 +272,14 @@ impl Checker<'_> {
                             },
                         )
                         .with_label(d.kind_span, format!("asks for {n} levels"))
-                        .with_help(format!(
-                            "a collapsed loop's body must be exactly one `for` loop; use `collapse({})` or restructure",
-                            headers.len()
-                        )),
+                        .with_help(if self.collapse_force {
+                            "with `force:`, statements before the next loop run in every collapsed iteration, but not statements after it or ones that name its variable".to_string()
+                        } else {
+                            format!(
+                                "a collapsed loop's body must be exactly one `for` loop; use `collapse({})` or restructure",
+                                headers.len()
+                            )
+                        }),
                     );
                     body = self.parallel_loop_body(&cur.body);
                     break;
@@ -304,7 +345,7 @@ impl Checker<'_> {
                 "`device_num(..)`, `device_type(..)` or `default_async(..)`",
             ),
             DK::Data => (
-                !c.data.is_empty() || c.default_present,
+                !c.data.is_empty() || c.scalar_data || c.default_present,
                 "a data clause such as `copy(..)`",
             ),
             DK::HostData => (!c.use_device.is_empty(), "`use_device(..)`"),
@@ -354,4 +395,48 @@ impl Checker<'_> {
         }
         Some(())
     }
+}
+
+/// `collapse(force: n)`: statements before the next loop of the nest run
+/// in every collapsed iteration (OpenACC 3.3), so they move to the start of
+/// that loop's body. `None` where nothing moves, or where they cannot: a
+/// statement after the next loop, or one naming the next loop's variable
+/// (which would then mean that variable).
+fn force_nest(f: &ast::ForLoop, n: usize, force: bool) -> Option<ast::ForLoop> {
+    if !force || n < 2 {
+        return None;
+    }
+    let stmts = &f.body.stmts;
+    let (last, prefix) = stmts.split_last()?;
+    let ast::StmtKind::For(inner) = &last.kind else {
+        return None;
+    };
+    let mut inner = inner.clone();
+    if let Some(g) = force_nest(&inner, n - 1, force) {
+        inner = g;
+    }
+    if prefix.is_empty() {
+        let mut out = f.clone();
+        out.body.stmts = vec![ast::Stmt {
+            kind: ast::StmtKind::For(inner),
+            span: last.span,
+        }];
+        return Some(out);
+    }
+    if prefix
+        .iter()
+        .any(|s| matches!(s.kind, ast::StmtKind::For(_)))
+        || crate::kernels::names_in(prefix).contains(&inner.var.name)
+    {
+        return None;
+    }
+    let mut body = prefix.to_vec();
+    body.append(&mut inner.body.stmts);
+    inner.body.stmts = body;
+    let mut out = f.clone();
+    out.body.stmts = vec![ast::Stmt {
+        kind: ast::StmtKind::For(inner),
+        span: last.span,
+    }];
+    Some(out)
 }

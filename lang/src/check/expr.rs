@@ -800,7 +800,7 @@ impl Checker<'_> {
 
     /// Is local `l` declared outside the innermost device frame? Returns the
     /// index of the innermost frame it is outside of.
-    fn outside_frame(&self, l: LocalH) -> Option<usize> {
+    pub(super) fn outside_frame(&self, l: LocalH) -> Option<usize> {
         let scope = self.body.local_scope[l.index()];
         (0..self.dev.len())
             .rev()
@@ -878,40 +878,6 @@ impl Checker<'_> {
                 });
             }
         }
-    }
-
-    /// A write to scalar `l` inside device code must be to a variable of the
-    /// iteration, or to a reduction/private variable of the frame.
-    pub(super) fn note_scalar_write(&mut self, l: LocalH, name: &str, span: Span) -> Option<()> {
-        let ty = self.body.locals[l].ty;
-        if ty.is_array() {
-            return Some(());
-        }
-        let Some(fi) = self.outside_frame(l) else {
-            return Some(());
-        };
-        // Declared outside frame `fi`: allowed only if that frame (or a frame
-        // inside it) lists it as reduction/private.
-        if self.dev[fi..].iter().any(|f| f.writable.contains(&l)) {
-            return Some(());
-        }
-        let f = &self.dev[fi];
-        let decl = self.body.locals.span(l);
-        let (ks, kn) = (f.kind_span, f.kind.name());
-        self.err(
-            Diag::error(
-                "accl::device::race",
-                format!("`{name}` is declared outside this `{kn}` and assigned inside it"),
-                span,
-                "every iteration writes this one variable: a data race",
-            )
-            .with_label(ks, format!("iterations of this `{kn}` run in parallel"))
-            .with_label(decl, "declared here")
-            .with_help(format!(
-                "if this accumulates a result, add `reduction(+: {name})` (or another operator) to the construct; otherwise declare `{name}` inside the loop body"
-            )),
-        );
-        None
     }
 }
 

@@ -16,8 +16,10 @@ mod call;
 mod clauses;
 pub use clauses::clause_names;
 mod construct;
+mod defaults;
 mod device;
 mod expr;
+mod frame;
 mod names;
 mod rebind;
 mod returns;
@@ -33,6 +35,7 @@ use crate::hir::{self, ExprH, FnH, LocalH};
 use crate::span::Span;
 use crate::types::Type;
 use crate::value::Value;
+use frame::DevFrame;
 use std::collections::HashMap;
 
 /// A variable that exists before the program runs (REPL and embedding).
@@ -108,25 +111,6 @@ struct Scope {
     names: HashMap<String, (Binding, Span)>,
 }
 
-/// A device construct (or a `loop` inside one) being checked.
-struct DevFrame {
-    kind: ast::DirectiveKind,
-    kind_span: Span,
-    /// `scopes.len()` when the frame was entered: locals in scopes below it
-    /// are declared outside the frame.
-    scope_base: usize,
-    /// Reduction and private variables of this frame: may be written.
-    writable: Vec<LocalH>,
-    /// Arrays reduced by this frame, with their operator: only updated.
-    reduced_arrays: Vec<(LocalH, ast::ReductionOp)>,
-    /// `loop_stack.len()` at entry: `continue` may not leave the frame.
-    loop_base: usize,
-    /// Like `loop_base`, but counting the construct's own (parallel) loops:
-    /// `break` may not leave them either, while `continue` just ends one
-    /// iteration.
-    break_base: usize,
-}
-
 /// Per-body state (a function, or the top level).
 #[derive(Default)]
 struct BodyCx {
@@ -186,6 +170,11 @@ struct Checker<'b> {
     /// Checking the bounds of a compute construct's own loops (host
     /// expressions: `len` and `shape` allowed).
     host_bounds: bool,
+    /// Scalars in `copy`/`copyout` clauses of the constructs being
+    /// checked: assigned in a kernel, their value comes back.
+    copy_back: Vec<LocalH>,
+    /// The loop nest being checked is a `collapse(force: n)`'s.
+    collapse_force: bool,
     /// The device construct (by its keyword's span) already told that
     /// strings cannot be used in it.
     string_in_device: Option<Span>,
@@ -219,6 +208,8 @@ impl<'b> Checker<'b> {
             updating_reduced_array: false,
             data_visible: Vec::new(),
             host_bounds: false,
+            collapse_force: false,
+            copy_back: Vec::new(),
             string_in_device: None,
             suggest_budget: SUGGEST_BUDGET,
         }

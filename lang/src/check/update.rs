@@ -124,15 +124,27 @@ impl Checker<'_> {
             (None, ast::ExprKind::Binary(b, l, r)) if text(l) == text(target) => {
                 of_bin(*b).map(|o| (o, &**r))
             }
+            // `h[i] = v op h[i]` for a commutative `op` (not `-`).
+            (None, ast::ExprKind::Binary(b, l, r)) if text(r) == text(target) && *b != B::Sub => {
+                of_bin(*b).map(|o| (o, &**l))
+            }
+            // `max(h[i], v)` or `max(v, h[i])` (min alike).
             (None, ast::ExprKind::Call(f, args))
-                if args.len() == 2
-                    && matches!(f.name.as_str(), "max" | "min")
-                    && text(&args[0]) == text(target) =>
+                if args.len() == 2 && matches!(f.name.as_str(), "max" | "min") =>
             {
-                Some(if f.name == "max" {
-                    ((ReductionOp::Max, A::Max), &args[1])
+                let v = if text(&args[0]) == text(target) {
+                    Some(&args[1])
+                } else if text(&args[1]) == text(target) {
+                    Some(&args[0])
                 } else {
-                    ((ReductionOp::Min, A::Min), &args[1])
+                    None
+                };
+                v.map(|v| {
+                    if f.name == "max" {
+                        ((ReductionOp::Max, A::Max), v)
+                    } else {
+                        ((ReductionOp::Min, A::Min), v)
+                    }
                 })
             }
             _ => None,
