@@ -62,7 +62,24 @@ impl Lowerer<'_> {
             .map(|v| (*v, fx.map.get(v).copied()))
             .collect();
 
+        // A worker loop that holds vector loops, in a gang: the gang has one
+        // worker (OpenACC lets the implementation choose), which runs it in
+        // order while its vector loops spread over the gang's lanes.
+        let one_worker =
+            cl.worker && !cl.vector && !cl.gang && fx.redundant && super::has_inner_loops(body);
+        if one_worker {
+            self.choices.push((
+                c.kind_span,
+                "`loop worker` holds vector loops: the gang runs it as one worker, in order, each inner `loop vector` over the gang's lanes".into(),
+            ));
+        } else if !(cl.seq || cl.auto || cl.gang || cl.worker || cl.vector) && fx.redundant {
+            self.choices.push((
+                c.kind_span,
+                "`loop` (no level): vector, over the gang's lanes".into(),
+            ));
+        }
         let in_order = cl.seq
+            || one_worker
             || (cl.auto
                 && crate::autovec::independent_nest(
                     self.program,

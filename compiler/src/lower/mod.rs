@@ -35,6 +35,7 @@
 mod expr;
 mod function;
 mod inner;
+mod region;
 mod stmt;
 
 use crate::kir::*;
@@ -51,6 +52,26 @@ pub fn lower(
     construct: &hir::Construct,
     builtins: &Builtins,
 ) -> Result<Kernel, Diag> {
+    if let Some((c, choices)) = region::as_gang_loop(body, construct, builtins) {
+        // When the gang loop's form is refused, the region's own lowering
+        // says why (or runs it).
+        if let Ok(mut k) = lower(program, body, &c, builtins) {
+            if k.shape == Shape::Gang
+                && k.vector_length.is_none()
+                && k.vector_length_expr.is_none()
+                && k.num_workers.is_none()
+            {
+                // A team of one subgroup per gang (or per worker) on
+                // NVIDIA GPUs, instead of a whole 256-lane workgroup for
+                // inner loops that are often short.
+                k.vector_length = Some(crate::autovec::DEFAULT_VECTOR);
+            }
+            let mut all = choices;
+            all.append(&mut k.choices);
+            k.choices = all;
+            return Ok(k);
+        }
+    }
     // The compiler's own decisions, made once: `auto` refused, inner loops
     // mapped.
     let refused = auto_refused(program, body, construct, builtins);
@@ -205,6 +226,7 @@ fn lower_mapped(
         fn_effects: HashMap::new(),
         params: Vec::new(),
         shape,
+        choices: Vec::new(),
     };
     let mut fx = Fx::new(format!("kernel_{}", construct.id), body);
 
@@ -396,6 +418,7 @@ fn lower_mapped(
         id: construct.id,
         span: construct.span,
         params: lw.params,
+        choices: lw.choices,
         arrays: lw.arrays,
         levels,
         functions: lw.functions,
@@ -423,7 +446,11 @@ fn lower_mapped(
 /// iteration is a gang, with that loop spread over its invocations)?
 fn has_inner_loops(b: &hir::Block) -> bool {
     b.iter().any(|s| match &s.kind {
-        hir::StmtKind::Construct(c) => c.kind == DirectiveKind::Loop && !c.clauses.seq,
+        hir::StmtKind::Construct(c) => {
+            c.kind == DirectiveKind::Loop
+                && (!c.clauses.seq
+                    || matches!(&c.body, hir::ConstructBody::Loops { body, .. } if has_inner_loops(body)))
+        }
         hir::StmtKind::If { then, els, .. } => has_inner_loops(then) || has_inner_loops(els),
         hir::StmtKind::While { body, .. } | hir::StmtKind::Block(body) => has_inner_loops(body),
         hir::StmtKind::For(f) => has_inner_loops(&f.body),
@@ -502,6 +529,8 @@ struct Lowerer<'a> {
     fn_effects: HashMap<FuncH, bool>,
     params: Vec<ScalarParam>,
     shape: Shape,
+    /// What the compiler chose where OpenACC lets it ([`Kernel::choices`]).
+    choices: Vec<(Span, String)>,
 }
 
 /// One function being lowered: its HIR source and its KIR output.
