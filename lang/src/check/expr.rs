@@ -798,15 +798,6 @@ impl Checker<'_> {
 
     // ------------------------------------------------------------ captures
 
-    /// Is local `l` declared outside the innermost device frame? Returns the
-    /// index of the innermost frame it is outside of.
-    fn outside_frame(&self, l: LocalH) -> Option<usize> {
-        let scope = self.body.local_scope[l.index()];
-        (0..self.dev.len())
-            .rev()
-            .find(|&i| scope < self.dev[i].scope_base)
-    }
-
     fn outside_all_frames(&self, l: LocalH) -> bool {
         self.dev
             .first()
@@ -887,7 +878,13 @@ impl Checker<'_> {
         if ty.is_array() {
             return Some(());
         }
-        let Some(fi) = self.outside_frame(l) else {
+        // A `loop seq` runs its iterations in order: writing a variable of
+        // the code around it races only across the frames outside it.
+        let scope = self.body.local_scope[l.index()];
+        let Some(fi) = (0..self.dev.len())
+            .rev()
+            .find(|&i| scope < self.dev[i].scope_base && !self.dev[i].seq)
+        else {
             return Some(());
         };
         // Declared outside frame `fi`: allowed only if that frame (or a frame

@@ -110,6 +110,12 @@ struct Scope {
 /// A device construct (or a `loop` inside one) being checked.
 struct DevFrame {
     kind: ast::DirectiveKind,
+    /// The level of the frame's parallelism that a call inside must stay
+    /// below (`None`: a `loop seq`, a level-less `loop`, or a region,
+    /// which leave the choice to the enclosing frames).
+    level: Option<hir::Level>,
+    /// A `loop seq` (its iterations run in order).
+    seq: bool,
     kind_span: Span,
     /// `scopes.len()` when the frame was entered: locals in scopes below it
     /// are declared outside the frame.
@@ -326,6 +332,21 @@ impl<'b> Checker<'b> {
         }
         let ret = f.ret.map(type_of).unwrap_or(Type::Unit);
         let returns_array = ret.is_array();
+        let level = match &f.routine {
+            None => hir::Level::Seq,
+            Some(w) => hir::Level::from_name(&w.name).unwrap_or_else(|| {
+                self.err(
+                    Diag::error(
+                        "accl::device::routine_level",
+                        format!("`{}` is not a routine level", w.name),
+                        w.span,
+                        "unknown level",
+                    )
+                    .with_help("routine levels are `gang`, `worker`, `vector` and `seq`"),
+                );
+                hir::Level::Seq
+            }),
+        };
         let h = self.out.functions.append(
             hir::Function {
                 name: name.clone(),
@@ -335,6 +356,7 @@ impl<'b> Checker<'b> {
                 span: f.span,
                 device: Ok(()),
                 recursive: false,
+                level,
             },
             f.span,
         );
@@ -670,6 +692,10 @@ impl<'b> Checker<'b> {
                     .with_help("move this function out of the block"),
                 );
                 return None;
+            }
+            K::Directive(d) if d.kind == ast::DirectiveKind::Loop && self.in_fn => {
+                // A routine's own `loop`s run where it is called.
+                return self.directive(s, d);
             }
             K::Directive(d) => {
                 self.note_violation(
