@@ -478,10 +478,14 @@ impl Checker<'_> {
         if let Some(at) = at {
             d = d.with_label(at, format!("inside this `{}` parallelism", limit.name()));
         }
-        self.err(d.with_help(format!(
-            "call a `routine {}` function from a loop of a higher level (gang > worker > vector > seq), or move the call out of the `{}` loop",
-            level.name(),
-            limit.name()
-        )));
+        self.err(d.with_help(if level == hir::Level::Gang {
+            "call a `routine gang` function from a `parallel { .. }` region, outside its loops".to_string()
+        } else {
+            format!(
+                "call a `routine {}` function from a loop of a higher level (gang > worker > vector > seq), or move the call out of the `{}` loop",
+                level.name(),
+                limit.name()
+            )
+        }));
     }
 }
