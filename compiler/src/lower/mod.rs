@@ -32,6 +32,7 @@
 //! vector-single), `expr` expressions and atomics, `inner` the `loop`
 //! constructs inside a kernel, and `function` device functions.
 
+mod calls;
 mod expr;
 mod function;
 mod inner;
@@ -476,7 +477,7 @@ fn calls_routines(p: &hir::Program, src: &hir::Body, b: &hir::Block) -> bool {
         hir::StmtKind::For(f) => calls_routines(p, src, &f.body),
         hir::StmtKind::Let { init: e, .. }
         | hir::StmtKind::Assign { value: e, .. }
-        | hir::StmtKind::Expr(e) => routine::calls_routine(p, src, *e),
+        | hir::StmtKind::Expr(e) => calls::calls_routine(p, src, *e),
         _ => false,
     })
 }
@@ -496,7 +497,7 @@ fn has_inner_loops(p: &hir::Program, src: &hir::Body, b: &hir::Block) -> bool {
         hir::StmtKind::For(f) => go(&f.body),
         hir::StmtKind::Let { init: e, .. }
         | hir::StmtKind::Assign { value: e, .. }
-        | hir::StmtKind::Expr(e) => routine::calls_routine(p, src, *e),
+        | hir::StmtKind::Expr(e) => calls::calls_routine(p, src, *e),
         _ => false,
     })
 }

@@ -13,7 +13,7 @@
 use super::{internal, scalar_of, Binding, Fx, Lowerer};
 use crate::kir::*;
 use crate::unsupported;
-use lang::hir::{self, FnH, Level};
+use lang::hir::{self, FnH};
 use lang::{Diag, Span, Type};
 
 impl Lowerer<'_> {
@@ -132,19 +132,5 @@ impl Lowerer<'_> {
             // A call without a result is typed `bool` and never read.
             _ => fx.konst(lang::Value::Bool(false), span),
         })
-    }
-}
-
-/// Does `e` call a `routine vector|worker|gang` function?
-pub(super) fn calls_routine(p: &hir::Program, src: &hir::Body, e: hir::ExprH) -> bool {
-    use hir::Expr as E;
-    let go = |x: &hir::ExprH| calls_routine(p, src, *x);
-    match &src.exprs[e] {
-        E::Call(f, args) => p.functions[*f].level != Level::Seq || args.iter().any(go),
-        E::Unary(_, a) | E::Cast(a, _) => go(a),
-        E::Binary(_, a, b) => go(a) || go(b),
-        E::Index(a, idx) => go(a) || idx.iter().any(go),
-        E::Builtin(_, args) => args.iter().any(go),
-        E::Const(_) | E::Local(_) | E::Str(_) | E::TypeArg(_) => false,
     }
 }
