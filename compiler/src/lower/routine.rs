@@ -70,10 +70,7 @@ impl Lowerer<'_> {
             Type::Unit => None,
             t => Some(scalar_of(t, span)?),
         };
-        let result = match ret {
-            Some(t) => Some(fx.local(&format!("{}_result", func.name), t, span)),
-            None => None,
-        };
+        let result = ret.map(|t| fx.local(&format!("{}_result", func.name), t, span));
         let (last, rest) = match func.body.block.split_last() {
             Some((
                 hir::Stmt {
