@@ -182,6 +182,9 @@ fn construct(
             "  collapsed automatically: the inner loops are independent"
         );
     }
+    for (span, what) in &k.choices {
+        let _ = writeln!(out, "  line {}: {what}", line(span.start));
+    }
     for n in &k.notes {
         let _ = match &n.vector {
             Some(reds) if reds.is_empty() => {

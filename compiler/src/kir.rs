@@ -96,6 +96,10 @@ pub struct Kernel {
     /// What the compiler decided about the body's inner loops (vector or
     /// sequential, and why), for `--explain`.
     pub notes: Vec<LoopNote>,
+    /// Levels the compiler chose where OpenACC leaves the choice to it (a
+    /// region run as a gang loop, a `loop` with no level, a `loop worker`
+    /// run by one worker), with the loop they are about, for `--explain`.
+    pub choices: Vec<(Span, String)>,
 }
 
 impl Kernel {

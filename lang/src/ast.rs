@@ -112,6 +112,9 @@ pub struct ForLoop {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FnDecl {
+    /// `routine <level> fn ..`: the level word as written (`None`: a plain
+    /// `fn`, which is `routine seq`).
+    pub routine: Option<Ident>,
     pub name: Ident,
     pub params: Vec<Param>,
     pub ret: Option<TypeExpr>,

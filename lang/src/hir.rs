@@ -45,6 +45,39 @@ pub struct Function {
     pub device: Result<(), (Span, String)>,
     /// Part of a cycle of calls.
     pub recursive: bool,
+    /// Its OpenACC `routine` level (`Seq` for a plain `fn`).
+    pub level: Level,
+}
+
+/// The parallelism a `routine` function may hold (and so the contexts it
+/// may be called from): ordered, `Seq` lowest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Level {
+    #[default]
+    Seq,
+    Vector,
+    Worker,
+    Gang,
+}
+
+impl Level {
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Seq => "seq",
+            Level::Vector => "vector",
+            Level::Worker => "worker",
+            Level::Gang => "gang",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Level> {
+        Some(match s {
+            "seq" => Level::Seq,
+            "vector" => Level::Vector,
+            "worker" => Level::Worker,
+            "gang" => Level::Gang,
+            _ => return None,
+        })
+    }
 }
 
 /// Expressions, locals and statements of one function (or of the top level).

@@ -188,9 +188,17 @@ fn improve(d: &mut Diag, toks: &[(usize, Tok<'_>, usize)], unmatched: &[usize], 
     }
     let prev = k.checked_sub(1).map(|i| toks[i]);
     let before = k.checked_sub(2).map(|i| toks[i].1);
-    if let (Some((l, Tok::Ident(w @ ("elif" | "elsif" | "elseif")), r)), Some(Tok::RBrace)) =
-        (prev, before)
-    {
+    // `} elif x ..` fails at `x`, or one token later where `elif x` reads
+    // as the start of `routine <level> fn`.
+    let elif = match (prev, before) {
+        (Some(p), Some(Tok::RBrace)) => Some(p),
+        (Some((_, Tok::Ident(_), _)), _) => match (k.checked_sub(2), k.checked_sub(3)) {
+            (Some(i), Some(j)) if toks[j].1 == Tok::RBrace => Some(toks[i]),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some((l, Tok::Ident(w @ ("elif" | "elsif" | "elseif")), r)) = elif {
         *d = Diag::error(
             "accl::parse::unexpected_token",
             format!("`{w}` is not a keyword"),

@@ -400,11 +400,18 @@ impl Compiler<'_> {
                         Some(n.saturating_mul(t))
                     })
                 }),
+                // A region may run as a gang loop (`compiler::lower`): all
+                // of its levels are the compiler's.
                 extra_levels: match (&kernel, &c.body) {
                     (Ok(k), ConstructBody::Loops { loops, .. }) => k
                         .levels
                         .iter()
                         .skip(loops.len())
+                        .map(|l| (self.ix(l.lo), self.ix(l.hi)))
+                        .collect(),
+                    (Ok(k), ConstructBody::Block(_)) => k
+                        .levels
+                        .iter()
                         .map(|l| (self.ix(l.lo), self.ix(l.hi)))
                         .collect(),
                     _ => Vec::new(),

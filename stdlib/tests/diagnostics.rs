@@ -222,6 +222,16 @@ cases! {
     // ------------------------------------------------------------ constructs
     loop_outside_parallel: "accl::device::loop_outside_parallel" =>
         "let a = zeros(f32, 8);\nloop vector for i in 0..8 {\n    a[i] = 0.0;\n}\n";
+    routine_vector_inside_loop_vector: "accl::device::routine_level" =>
+        "routine vector fn total(a: f32[], n: i32) -> f32 {\n    let s = 0.0f32;\n    loop vector reduction(+: s) for k in 0..n {\n        s += a[k];\n    }\n    return s;\n}\nlet a = zeros(f32, 8);\nparallel loop gang copy(a) for i in 0..8 {\n    loop vector for j in 0..8 {\n        a[j] = total(a, j);\n    }\n}\n";
+    routine_worker_from_gang_worker_loop: "accl::device::routine_level" =>
+        "routine worker fn fill(a: f32[]) {\n    loop worker for k in 0..8 {\n        a[k] = 1.0;\n    }\n}\nlet a = zeros(f32, 8);\nparallel loop gang worker copy(a) for i in 0..8 {\n    fill(a);\n}\n";
+    loop_vector_in_plain_fn: "accl::device::routine_level" =>
+        "fn total(a: f32[], n: i32) -> f32 {\n    let s = 0.0f32;\n    loop vector reduction(+: s) for k in 0..n {\n        s += a[k];\n    }\n    return s;\n}\n";
+    routine_unknown_level: "accl::device::routine_level" =>
+        "routine vectr fn id(n: i32) -> i32 {\n    return n;\n}\n";
+    routine_misspelt: "accl::parse::routine" =>
+        "rutine vector fn id(n: i32) -> i32 {\n    return n;\n}\n";
     nested_parallel_loop: "accl::device::nested_construct" =>
         "let a = zeros(f32, 8, 8);\nparallel loop for j in 0..8 {\n    parallel loop for i in 0..8 {\n        a[j, i] = 0.0;\n    }\n}\n";
     data_inside_kernel: "accl::device::nested_construct" =>

@@ -81,6 +81,9 @@ impl Lowerer<'_> {
                 let t = self.arrays[a].elem;
                 fx.out.add_expr(Expr::Load { array: a, index }, t, span)
             }
+            E::Call(f, args) if self.program.functions[*f].level != hir::Level::Seq => {
+                self.inline_routine(fx, *f, args, span)?
+            }
             E::Call(f, args) => {
                 let func = &self.program.functions[*f];
                 if let Err((bad, why)) = &func.device {

@@ -62,7 +62,37 @@ impl Lowerer<'_> {
             .map(|v| (*v, fx.map.get(v).copied()))
             .collect();
 
+        // A worker loop that holds vector loops, in a gang: the gang has one
+        // worker (OpenACC lets the implementation choose), which runs it in
+        // order while its vector loops spread over the gang's lanes.
+        let level_less = !(cl.seq || cl.auto || cl.gang || cl.worker || cl.vector);
+        let one_worker = (cl.worker || level_less)
+            && !cl.vector
+            && !cl.gang
+            && fx.redundant
+            && super::has_inner_loops(self.program, fx.src, body);
+        // Where lanes are already spread (a vector loop, a flat kernel, a
+        // routine's code called there), a level-less loop runs in order.
+        let level_less_seq = level_less && !fx.redundant;
+        if one_worker {
+            self.choices.push((
+                c.kind_span,
+                format!("`loop{}` holds vector loops: the gang runs it as one worker, in order, each inner `loop vector` over the gang's lanes", if cl.worker { " worker" } else { "` (no level" }),
+            ));
+        } else if level_less_seq {
+            self.choices.push((
+                c.kind_span,
+                "`loop` (no level): in order, since its lanes are already spread by an enclosing loop".into(),
+            ));
+        } else if level_less && fx.redundant {
+            self.choices.push((
+                c.kind_span,
+                "`loop` (no level): vector, over the gang's lanes".into(),
+            ));
+        }
         let in_order = cl.seq
+            || one_worker
+            || level_less_seq
             || (cl.auto
                 && crate::autovec::independent_nest(
                     self.program,

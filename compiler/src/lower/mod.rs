@@ -32,9 +32,12 @@
 //! vector-single), `expr` expressions and atomics, `inner` the `loop`
 //! constructs inside a kernel, and `function` device functions.
 
+mod calls;
 mod expr;
 mod function;
 mod inner;
+mod region;
+mod routine;
 mod stmt;
 
 use crate::kir::*;
@@ -51,6 +54,17 @@ pub fn lower(
     construct: &hir::Construct,
     builtins: &Builtins,
 ) -> Result<Kernel, Diag> {
+    if let Some((c, choices)) = region::as_gang_loop(body, construct, builtins) {
+        // When the gang loop's form is refused, the region's own lowering
+        // says why (or runs it).
+        if let Ok(mut k) = lower(program, body, &c, builtins) {
+            default_vector(&mut k);
+            let mut all = choices;
+            all.append(&mut k.choices);
+            k.choices = all;
+            return Ok(k);
+        }
+    }
     // The compiler's own decisions, made once: `auto` refused, inner loops
     // mapped.
     let refused = auto_refused(program, body, construct, builtins);
@@ -60,7 +74,13 @@ pub fn lower(
         mapped_loops(program, body, construct, builtins)
     };
     let Some(block) = mapped else {
-        return lower_mapped(program, body, construct, builtins, None, notes, refused);
+        let mut k = lower_mapped(program, body, construct, builtins, None, notes, refused)?;
+        if let hir::ConstructBody::Loops { body: b, .. } = &construct.body {
+            if calls_routines(program, body, b) {
+                default_vector(&mut k);
+            }
+        }
+        return Ok(k);
     };
     let r = lower_mapped(
         program,
@@ -85,6 +105,27 @@ pub fn lower(
         })
         .collect();
     lower_mapped(program, body, construct, builtins, None, notes, refused)
+}
+
+/// A gang kernel whose vector length the program leaves open (a region
+/// run as a gang loop, a gang loop whose vector loops are a routine's):
+/// a team of one subgroup per gang on NVIDIA GPUs, instead of a whole
+/// 256-lane workgroup for inner loops that are often short.
+fn default_vector(k: &mut Kernel) {
+    if k.shape == Shape::Gang
+        && k.vector_length.is_none()
+        && k.vector_length_expr.is_none()
+        && k.num_workers.is_none()
+    {
+        k.vector_length = Some(crate::autovec::DEFAULT_VECTOR);
+        k.choices.push((
+            k.span,
+            format!(
+                "vector length {} (no `vector_length`): a gang is a team of one subgroup where the subgroup is that wide",
+                crate::autovec::DEFAULT_VECTOR
+            ),
+        ));
+    }
 }
 
 /// Why a `parallel loop auto` runs its iterations in order on one lane (it
@@ -125,7 +166,7 @@ fn mapped_loops(
     else {
         return (None, Vec::new());
     };
-    if has_inner_loops(block) {
+    if has_inner_loops(program, body, block) {
         return (None, Vec::new());
     }
     let (l, b) = crate::collapse::levels(program, body, construct, loops, block, builtins);
@@ -160,7 +201,7 @@ fn lower_mapped(
                 (Shape::Gang, loops, b)
             }
             (DirectiveKind::ParallelLoop, hir::ConstructBody::Loops { loops, body: block }) => {
-                let shape = if has_inner_loops(block) {
+                let shape = if has_inner_loops(program, body, block) {
                     Shape::Gang
                 } else if c.seq || refused.is_some() {
                     Shape::Seq
@@ -206,6 +247,7 @@ fn lower_mapped(
         fn_effects: HashMap::new(),
         params: Vec::new(),
         shape,
+        choices: Vec::new(),
     };
     let mut fx = Fx::new(format!("kernel_{}", construct.id), body);
 
@@ -449,6 +491,7 @@ fn lower_mapped(
         id: construct.id,
         span: construct.span,
         params: lw.params,
+        choices: lw.choices,
         arrays: lw.arrays,
         levels,
         functions: lw.functions,
@@ -474,12 +517,40 @@ fn lower_mapped(
 
 /// Does a `parallel loop` body hold a `loop` that is not `seq` (so each
 /// iteration is a gang, with that loop spread over its invocations)?
-fn has_inner_loops(b: &hir::Block) -> bool {
+/// Does `b` call a `routine vector|worker|gang` function at a statement
+/// of its own (outside inner loops)?
+fn calls_routines(p: &hir::Program, src: &hir::Body, b: &hir::Block) -> bool {
     b.iter().any(|s| match &s.kind {
-        hir::StmtKind::Construct(c) => c.kind == DirectiveKind::Loop && !c.clauses.seq,
-        hir::StmtKind::If { then, els, .. } => has_inner_loops(then) || has_inner_loops(els),
-        hir::StmtKind::While { body, .. } | hir::StmtKind::Block(body) => has_inner_loops(body),
-        hir::StmtKind::For(f) => has_inner_loops(&f.body),
+        hir::StmtKind::If { then, els, .. } => {
+            calls_routines(p, src, then) || calls_routines(p, src, els)
+        }
+        hir::StmtKind::While { body, .. } | hir::StmtKind::Block(body) => {
+            calls_routines(p, src, body)
+        }
+        hir::StmtKind::For(f) => calls_routines(p, src, &f.body),
+        hir::StmtKind::Let { init: e, .. }
+        | hir::StmtKind::Assign { value: e, .. }
+        | hir::StmtKind::Expr(e) => calls::calls_routine(p, src, *e),
+        _ => false,
+    })
+}
+
+/// A call of a `routine vector|worker|gang` function counts: its loops run
+/// inline, over the gang's lanes.
+fn has_inner_loops(p: &hir::Program, src: &hir::Body, b: &hir::Block) -> bool {
+    let go = |b: &hir::Block| has_inner_loops(p, src, b);
+    b.iter().any(|s| match &s.kind {
+        hir::StmtKind::Construct(c) => {
+            c.kind == DirectiveKind::Loop
+                && (!c.clauses.seq
+                    || matches!(&c.body, hir::ConstructBody::Loops { body, .. } if go(body)))
+        }
+        hir::StmtKind::If { then, els, .. } => go(then) || go(els),
+        hir::StmtKind::While { body, .. } | hir::StmtKind::Block(body) => go(body),
+        hir::StmtKind::For(f) => go(&f.body),
+        hir::StmtKind::Let { init: e, .. }
+        | hir::StmtKind::Assign { value: e, .. }
+        | hir::StmtKind::Expr(e) => calls::calls_routine(p, src, *e),
         _ => false,
     })
 }
@@ -555,6 +626,8 @@ struct Lowerer<'a> {
     fn_effects: HashMap<FuncH, bool>,
     params: Vec<ScalarParam>,
     shape: Shape,
+    /// What the compiler chose where OpenACC lets it ([`Kernel::choices`]).
+    choices: Vec<(Span, String)>,
 }
 
 /// One function being lowered: its HIR source and its KIR output.
@@ -571,6 +644,13 @@ struct Fx<'a> {
     /// Inside a `loop vector` body: the locals private to its iterations
     /// (any other local may not be assigned there).
     vector_locals: Option<Vec<LocalH>>,
+    /// Lowering a simple statement (`let`, `=`, a call): a `routine`
+    /// function called in it is inlined into [`Fx::pending`].
+    inline_ok: bool,
+    /// Statements of inlined routines, to run before the current statement.
+    pending: Block,
+    /// The body of an inlined routine: a `return` may only end it.
+    inlined: bool,
 }
 
 impl<'a> Fx<'a> {
@@ -585,6 +665,9 @@ impl<'a> Fx<'a> {
             loop_depth: 0,
             redundant: false,
             vector_locals: None,
+            inline_ok: false,
+            pending: Vec::new(),
+            inlined: false,
         }
     }
     fn local(&mut self, name: &str, ty: Scalar, span: Span) -> LocalH {

@@ -9,7 +9,7 @@ use lang::hir::{self, DirectiveKind};
 use lang::{Diag, Scalar, Span, Type, Value};
 
 impl Lowerer<'_> {
-    pub(super) fn block(&mut self, fx: &mut Fx, b: &hir::Block) -> Result<Block, Diag> {
+    pub(super) fn block(&mut self, fx: &mut Fx, b: &[hir::Stmt]) -> Result<Block, Diag> {
         let mut out = Vec::new();
         for s in b {
             self.stmt(fx, s, &mut out)?;
@@ -18,12 +18,25 @@ impl Lowerer<'_> {
     }
 
     fn stmt(&mut self, fx: &mut Fx, s: &hir::Stmt, out: &mut Block) -> Result<(), Diag> {
-        if !fx.redundant {
-            return self.stmt_inner(fx, s, out);
-        }
-        // Gang-redundant code: lower, then make every effect vector-single.
+        // Routines called by a simple statement are inlined before it.
+        fx.inline_ok = matches!(
+            s.kind,
+            hir::StmtKind::Let { .. } | hir::StmtKind::Assign { .. } | hir::StmtKind::Expr(_)
+        );
         let mut mine = Vec::new();
-        self.stmt_inner(fx, s, &mut mine)?;
+        let r = self.stmt_inner(fx, s, &mut mine);
+        fx.inline_ok = false;
+        r?;
+        let mut mine: Block = std::mem::take(&mut fx.pending)
+            .into_iter()
+            .chain(mine)
+            .collect();
+        if !fx.redundant {
+            out.append(&mut mine);
+            return Ok(());
+        }
+        // Gang-redundant code: every effect made vector-single (the
+        // inlined routines' statements were made so already).
         for st in mine {
             let effect = match &st.kind {
                 StmtKind::StoreElem { index, value, .. } => {
@@ -258,6 +271,13 @@ impl Lowerer<'_> {
                 out.push(Fx::stmt(StmtKind::Break, span));
             }
             K::Continue => out.push(Fx::stmt(StmtKind::Continue, span)),
+            K::Return(_) if fx.inlined => {
+                return Err(unsupported(
+                    span,
+                    "a `return` before the end of a `routine` function that runs inline",
+                )
+                .with_help("return once, as the function's last statement"));
+            }
             K::Return(e) => {
                 let v = match e {
                     Some(e) => Some(self.expr(fx, *e)?),

@@ -224,6 +224,7 @@ impl Checker<'_> {
                 }
             }
         }
+        self.check_call_level(fh, span);
         if let Some(caller) = self.body.func {
             self.fn_facts[caller.index()].callees.push((fh, span));
         }

@@ -12,10 +12,13 @@ impl Checker<'_> {
         // Where may this construct appear?
         match d.kind {
             DK::Loop => {
-                if !self
-                    .dev
-                    .iter()
-                    .any(|f| matches!(f.kind, DK::Parallel | DK::ParallelLoop))
+                // In a function, a `loop` is the routine's own parallelism
+                // (its level is checked below, once the clauses are read).
+                if !self.in_fn
+                    && !self
+                        .dev
+                        .iter()
+                        .any(|f| matches!(f.kind, DK::Parallel | DK::ParallelLoop))
                 {
                     self.err(
                         Diag::error(
@@ -24,7 +27,7 @@ impl Checker<'_> {
                             d.kind_span,
                             "not inside `parallel`",
                         )
-                        .with_help("use `parallel loop` to run this loop on the device"),
+                        .with_help("use `parallel loop` to run this loop on the device, or put it in a `routine` function"),
                     );
                     return None;
                 }
@@ -59,6 +62,9 @@ impl Checker<'_> {
         // clauses that were understood) so that its errors are found too.
         let (mut clauses, clauses_ok) = self.clauses(d);
         let mut ok = clauses_ok && self.required_clauses(d, &clauses).is_some();
+        if d.kind == DK::Loop {
+            ok &= self.loop_in_routine(d, &clauses);
+        }
         let kernel = matches!(d.kind, DK::ParallelLoop | DK::Parallel);
         let id = if kernel {
             self.out.num_kernels += 1;
@@ -88,6 +94,8 @@ impl Checker<'_> {
                 reductions: clauses.reductions.iter().map(|r| (r.var, r.op)).collect(),
                 implied: Vec::new(),
                 kind: d.kind,
+                level: frame_level(d.kind, &clauses),
+                seq: d.kind == DK::Loop && clauses.seq,
                 kind_span: d.kind_span,
                 scope_base: self.scopes.len(),
                 writable,
@@ -439,4 +447,130 @@ fn force_nest(f: &ast::ForLoop, n: usize, force: bool) -> Option<ast::ForLoop> {
         span: last.span,
     }];
     Some(out)
+}
+
+/// The level a call inside a frame must stay below ([`DevFrame::level`]).
+fn frame_level(kind: DK, c: &hir::Clauses) -> Option<hir::Level> {
+    use hir::Level as L;
+    match kind {
+        _ if c.vector => Some(L::Vector),
+        _ if c.worker => Some(L::Worker),
+        DK::ParallelLoop => Some(L::Gang),
+        DK::Loop if c.gang => Some(L::Gang),
+        _ => None,
+    }
+}
+
+/// The highest level a `loop` uses (`None`: `seq` or no level).
+fn loop_level(c: &hir::Clauses) -> Option<hir::Level> {
+    use hir::Level as L;
+    match () {
+        _ if c.gang => Some(L::Gang),
+        _ if c.worker => Some(L::Worker),
+        _ if c.vector => Some(L::Vector),
+        _ => None,
+    }
+}
+
+impl Checker<'_> {
+    /// A `loop` directly in a function (not inside a construct there) uses
+    /// at most the function's level.
+    fn loop_in_routine(&mut self, d: &ast::Directive, c: &hir::Clauses) -> bool {
+        if !self.in_fn || self.dev.iter().any(|f| f.kind != DK::Loop) {
+            return true;
+        }
+        let Some(f) = self.body.func else {
+            return true;
+        };
+        let func = &self.out.functions[f];
+        let (have, name) = (func.level, func.name.clone());
+        match loop_level(c) {
+            Some(l) if l > have => {
+                self.err(
+                    Diag::error(
+                        "accl::device::routine_level",
+                        format!(
+                            "`loop {}` in `{name}`, a `routine {}` function",
+                            l.name(),
+                            have.name()
+                        ),
+                        d.kind_span,
+                        format!("needs `routine {}` or higher", l.name()),
+                    )
+                    .with_label(self.fn_name_span(func.span), "declared here")
+                    .with_help(format!(
+                        "declare it `routine {} fn {name}(..)` (a plain `fn` is `routine seq`), or make the loop `loop seq`",
+                        l.name()
+                    )),
+                );
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// A call of a `routine` function from a context of its own level or
+    /// lower (inside `loop vector`, a `routine vector` function cannot
+    /// spread its own loop over the lanes that are already the loop's).
+    pub(super) fn check_call_level(&mut self, callee: hir::FnH, span: crate::span::Span) {
+        let func = &self.out.functions[callee];
+        let level = func.level;
+        if level == hir::Level::Seq {
+            return;
+        }
+        let name = func.name.clone();
+        let decl = func.span;
+        // The innermost frame with a level decides; without one, the
+        // calling function's own level bounds it (top level: anything).
+        let (limit, at, inclusive) = match self
+            .dev
+            .iter()
+            .rev()
+            .find_map(|f| f.level.map(|l| (l, f.kind_span)))
+        {
+            Some((l, at)) => (l, Some(at), false),
+            None => match self.body.func.filter(|_| self.in_fn) {
+                Some(f) if self.dev.iter().all(|f| f.kind == DK::Loop) => {
+                    (self.out.functions[f].level, None, true)
+                }
+                _ => return,
+            },
+        };
+        let ok = if inclusive {
+            level <= limit
+        } else {
+            level < limit
+        };
+        if ok {
+            return;
+        }
+        let mut d = Diag::error(
+            "accl::device::routine_level",
+            format!(
+                "`{name}` is a `routine {}` function, called where only {} can run",
+                level.name(),
+                match (limit, inclusive) {
+                    (hir::Level::Seq, _) | (hir::Level::Vector, false) =>
+                        "`routine seq` functions".to_string(),
+                    (l, true) => format!("routines up to `{}`", l.name()),
+                    (l, false) => format!("routines below `{}`", l.name()),
+                }
+            ),
+            span,
+            "called here",
+        )
+        .with_label(self.fn_name_span(decl), "declared here");
+        if let Some(at) = at {
+            d = d.with_label(at, format!("inside this `{}` parallelism", limit.name()));
+        }
+        self.err(d.with_help(if level == hir::Level::Gang {
+            "call a `routine gang` function from a `parallel { .. }` region, outside its loops".to_string()
+        } else {
+            format!(
+                "call a `routine {}` function from a loop of a higher level (gang > worker > vector > seq), or move the call out of the `{}` loop",
+                level.name(),
+                limit.name()
+            )
+        }));
+    }
 }

@@ -16,7 +16,13 @@ impl Checker<'_> {
         if ty.is_array() {
             return Some(());
         }
-        let Some(fi) = self.outside_frame(l) else {
+        // A `loop seq` runs its iterations in order: writing a variable of
+        // the code around it races only across the frames outside it.
+        let scope = self.body.local_scope[l.index()];
+        let Some(fi) = (0..self.dev.len())
+            .rev()
+            .find(|&i| scope < self.dev[i].scope_base && !self.dev[i].seq)
+        else {
             return Some(());
         };
         // Declared outside frame `fi`: allowed only if that frame (or a frame

@@ -798,15 +798,6 @@ impl Checker<'_> {
 
     // ------------------------------------------------------------ captures
 
-    /// Is local `l` declared outside the innermost device frame? Returns the
-    /// index of the innermost frame it is outside of.
-    pub(super) fn outside_frame(&self, l: LocalH) -> Option<usize> {
-        let scope = self.body.local_scope[l.index()];
-        (0..self.dev.len())
-            .rev()
-            .find(|&i| scope < self.dev[i].scope_base)
-    }
-
     fn outside_all_frames(&self, l: LocalH) -> bool {
         self.dev
             .first()

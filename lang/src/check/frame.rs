@@ -7,6 +7,12 @@ use crate::span::Span;
 /// A device construct (or a `loop` inside one) being checked.
 pub(super) struct DevFrame {
     pub(super) kind: ast::DirectiveKind,
+    /// The level of the frame's parallelism that a call inside must stay
+    /// below (`None`: a `loop seq`, a level-less `loop`, or a region,
+    /// which leave the choice to the enclosing frames).
+    pub(super) level: Option<crate::hir::Level>,
+    /// A `loop seq` (its iterations run in order).
+    pub(super) seq: bool,
     pub(super) kind_span: Span,
     /// `scopes.len()` when the frame was entered: locals in scopes below it
     /// are declared outside the frame.

@@ -17,6 +17,7 @@ mod clauses;
 pub use clauses::clause_names;
 mod construct;
 mod defaults;
+mod declare;
 mod device;
 mod expr;
 mod frame;
@@ -273,77 +274,6 @@ impl<'b> Checker<'b> {
             self.fn_body(f);
         }
         self.judge_device_calls();
-    }
-
-    fn declare_fn(&mut self, f: &ast::FnDecl) {
-        let name = &f.name.name;
-        if self.builtins.lookup(name).is_some() {
-            self.err(
-                Diag::error(
-                    "accl::name::shadows_builtin",
-                    format!("function `{name}` has the name of a builtin"),
-                    f.name.span,
-                    "builtin name",
-                )
-                .with_help("choose another name"),
-            );
-            return;
-        }
-        if let Some(&prev) = self.fn_names.get(name) {
-            let prev_span = self.out.functions[prev].span;
-            self.err(
-                Diag::error(
-                    "accl::name::duplicate_fn",
-                    format!("function `{name}` is defined twice"),
-                    f.name.span,
-                    "second definition",
-                )
-                .with_label(self.fn_name_span(prev_span), "first defined here"),
-            );
-            return;
-        }
-        let mut params_seen: HashMap<&str, Span> = HashMap::new();
-        for p in &f.params {
-            if let Some(prev) = params_seen.insert(&p.name.name, p.name.span) {
-                self.err(
-                    Diag::error(
-                        "accl::name::duplicate_param",
-                        format!("parameter `{}` is declared twice", p.name.name),
-                        p.name.span,
-                        "second declaration",
-                    )
-                    .with_label(prev, "first here"),
-                );
-            }
-        }
-        let ret = f.ret.map(type_of).unwrap_or(Type::Unit);
-        let returns_array = ret.is_array();
-        let h = self.out.functions.append(
-            hir::Function {
-                name: name.clone(),
-                params: Vec::new(),
-                ret,
-                body: hir::Body::default(),
-                span: f.span,
-                device: Ok(()),
-                recursive: false,
-            },
-            f.span,
-        );
-        // Parameter types are recorded as locals when the body is checked; keep
-        // the written types here so calls can be checked before that.
-        self.fn_param_tys
-            .push(f.params.iter().map(|p| type_of(p.ty)).collect());
-        self.fn_facts.push(FnFacts {
-            violation: returns_array.then(|| {
-                (
-                    f.ret.map(|t| t.span).unwrap_or(f.name.span),
-                    "returns an array".to_string(),
-                )
-            }),
-            callees: Vec::new(),
-        });
-        self.fn_names.insert(name.clone(), h);
     }
 
     fn fn_body(&mut self, f: &ast::FnDecl) {
@@ -675,6 +605,10 @@ impl<'b> Checker<'b> {
                     .with_help("move this function out of the block"),
                 );
                 return None;
+            }
+            K::Directive(d) if d.kind == ast::DirectiveKind::Loop && self.in_fn => {
+                // A routine's own `loop`s run where it is called.
+                return self.directive(s, d);
             }
             K::Directive(d) => {
                 self.note_violation(
