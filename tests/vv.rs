@@ -37,7 +37,15 @@ fn one_line(s: &str) -> String {
         .to_string()
 }
 
+/// Device runs go one at a time: the validation layer CI uses (1.3.239)
+/// writes a global map without a lock when an instance or device is made
+/// or destroyed, while every Vulkan call of another thread reads it
+/// (KhronosGroup/Vulkan-ValidationLayers#4391); two ports' engines at once
+/// crashed this binary with SIGSEGV now and then. Host runs stay parallel.
+static DEVICE_RUNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn run_one(path: &Path, device: bool) -> Outcome {
+    let _one_device_run = device.then(|| DEVICE_RUNS.lock().unwrap_or_else(|e| e.into_inner()));
     let src = std::fs::read_to_string(path).map_err(|e| format!("read: {e}"))?;
     let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
     let mut e = if device {
