@@ -86,6 +86,7 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
     }
     data_modifiers(&mut toks);
     loop_modifiers(&mut toks);
+    named_routines(&mut toks);
     reserved_names(&mut toks, src, &mut errors);
     let tokens = toks.iter().copied().map(Ok::<_, Diag>);
     let program = match grammar::ProgramParser::new().parse(&mut errors, tokens) {
@@ -139,6 +140,47 @@ fn data_modifiers(toks: &mut Vec<(usize, Tok<'_>, usize)>) {
         k += 1;
         !drop.contains(&(k - 1))
     });
+}
+
+/// OpenACC's named form `routine(f) vector;` gives function `f` (declared
+/// anywhere in the program) the level: it becomes `routine vector fn f(..)`,
+/// the form the grammar reads. A named routine whose function is not found,
+/// or already has a level, is left for the parser to report.
+fn named_routines(toks: &mut Vec<(usize, Tok<'_>, usize)>) {
+    let mut i = 0;
+    while i + 5 <= toks.len() {
+        let starts = i == 0 || matches!(toks[i - 1].1, Tok::Semi | Tok::LBrace | Tok::RBrace);
+        let (Tok::Ident("routine"), Tok::LParen, Tok::Ident(f), Tok::RParen, Tok::Ident(_)) = (
+            toks[i].1,
+            toks[i + 1].1,
+            toks[i + 2].1,
+            toks[i + 3].1,
+            toks[i + 4].1,
+        ) else {
+            i += 1;
+            continue;
+        };
+        if !starts || toks.get(i + 5).map(|t| t.1) != Some(Tok::Semi) {
+            i += 1;
+            continue;
+        }
+        let decl = (0..toks.len().saturating_sub(1)).find(|&j| {
+            toks[j].1 == Tok::Fn
+                && toks[j + 1].1 == Tok::Ident(f)
+                && (j == 0 || matches!(toks[j - 1].1, Tok::Semi | Tok::LBrace | Tok::RBrace))
+        });
+        let Some(j) = decl else {
+            i += 1;
+            continue;
+        };
+        let (kw, level) = (toks[i], toks[i + 4]);
+        toks.insert(j, level);
+        toks.insert(j, kw);
+        // The directive goes (it sat before or after the function); the
+        // scan goes on from where it was.
+        let at = if j < i { i + 2 } else { i };
+        toks.drain(at..at + 6);
+    }
 }
 
 /// OpenACC 3.3's `collapse(force: n)` and `gang(dim: k)`: the modifier
