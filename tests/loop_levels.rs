@@ -323,3 +323,27 @@ parallel loop gang copyin(a) copyout(y) for i in 0..8 {
     assert!(text.contains("in a condition or a loop bound"), "{text}");
     assert!(text.contains("help"), "{text}");
 }
+
+#[test]
+fn the_named_routine_form_gives_a_function_its_level() {
+    // `routine(f) vector;` (before or after `f`) is `routine vector fn f`:
+    // its `loop vector` runs in the calling gang, with the host's answer.
+    let src = "routine(row_sum) vector;
+fn row_sum(a: f32[,], i: i32, m: i32) -> f32 {
+    let s = 0.0f32;
+    loop vector reduction(+: s) for j in 0..m { s += a[i, j]; }
+    return s;
+}
+fn twice(x: f32) -> f32 { return 2.0 * x; }
+routine(twice) seq;
+let n = 64;
+let m = 48;
+let a = zeros(f32, n, m);
+for i in 0..n { for j in 0..m { a[i, j] = (i + j) as f32; } }
+let out = zeros(f32, n);
+parallel loop gang copyin(a) copyout(out) for i in 0..n { out[i] = twice(row_sum(a, i, m)); }
+for i in 0..n { assert(out[i] == 2.0 * (m * i + m * (m - 1) / 2) as f32, \"row sums\"); }";
+    same_as_host(src, Floats::Exact);
+    let r = run("routine(nowhere) vector;", false);
+    assert!(r.result.is_err(), "a named routine without its function");
+}
