@@ -310,6 +310,23 @@ cases! {
         "fn f(x: i32) {\n    return x;\n}\n";
     data_clause_on_expression: "accl::device::data_not_array" =>
         "let a = zeros(f32, 8);\ndata copy(a[0] + 1.0) {\n}\n";
+    // ----------------------------------- clause forms still refused
+    firstprivate_default_assigned_in_parallel_loop: "accl::device::race" =>
+        "let a = zeros(f32, 8);\nlet last = 0.0f32;\nparallel {\n    loop gang for i in 0..8 {\n        last = a[i];\n    }\n}\n";
+    kernels_scalar_assigned_in_independent_loop: "accl::device::race" =>
+        "let a = zeros(f32, 8);\nlet last = 0.0f32;\nkernels loop independent for i in 0..8 {\n    last = a[i];\n}\n";
+    tile_star_outside_tile: "accl::device::clause_arguments" =>
+        "let a = zeros(f32, 8);\nparallel loop collapse(*) for i in 0..8 {\n    a[i] = 0.0;\n}\n";
+    gang_dim_out_of_range: "accl::device::gang_dim" =>
+        "let a = zeros(f32, 8);\nparallel num_gangs(2, 2) {\n    loop gang(dim: 4) for i in 0..8 {\n        a[i] = 0.0;\n    }\n}\n";
+    num_gangs_of_four_dimensions: "accl::device::clause_arguments" =>
+        "let a = zeros(f32, 8);\nparallel loop num_gangs(2, 2, 2, 2) for i in 0..8 {\n    a[i] = 0.0;\n}\n";
+    collapse_force_with_a_statement_after: "accl::device::collapse_depth" =>
+        "let a = zeros(f32, 8, 8);\nparallel loop collapse(force: 2) for i in 0..8 {\n    for j in 0..8 {\n        a[i, j] = 0.0;\n    }\n    a[i, 0] = 1.0;\n}\n";
+    private_array_section: "accl::device::private_array" =>
+        "let n = 8;\nlet c = zeros(f32, n);\nparallel loop private(c[0:n]) for i in 0..n {\n    c[0] = 1.0;\n}\n";
+    tile_of_nine_loops: "accl::device::tile_value" =>
+        "let a = zeros(f32, 8);\nparallel loop tile(1, 1, 1, 1, 1, 1, 1, 1, 1) for i in 0..8 {\n    a[i] = 0.0;\n}\n";
     routine_missing_queue: "accl::type::builtin_args" =>
         "let a = zeros(f32, 8);\nacc_copyin_async(a);\n";
     routine_used_as_value: "accl::type::routine_value" =>
