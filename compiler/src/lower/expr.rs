@@ -86,15 +86,7 @@ impl Lowerer<'_> {
             }
             E::Call(f, args) => {
                 let func = &self.program.functions[*f];
-                if let Err((bad, why)) = &func.device {
-                    return Err(Diag::error(
-                        "accl::compile::not_device_function",
-                        format!("`{}` cannot run on the device: {why}", func.name),
-                        span,
-                        "called in a kernel",
-                    )
-                    .with_label(*bad, "because of this"));
-                }
+                device_function(func, span)?;
                 let mut scalars = Vec::new();
                 let mut arrays = Vec::new();
                 for (&a, &p) in args.iter().zip(&func.params) {
@@ -227,5 +219,20 @@ impl Lowerer<'_> {
             elem,
             span,
         ))
+    }
+}
+
+/// A function called in a kernel must be one the device can run: else the
+/// call is an error pointing at the call and at what stops it.
+pub(super) fn device_function(func: &hir::Function, span: Span) -> Result<(), Diag> {
+    match &func.device {
+        Ok(()) => Ok(()),
+        Err((bad, why)) => Err(Diag::error(
+            "accl::compile::not_device_function",
+            format!("`{}` cannot run on the device: {why}", func.name),
+            span,
+            "called in a kernel",
+        )
+        .with_label(*bad, "because of this")),
     }
 }

@@ -29,15 +29,7 @@ impl Lowerer<'_> {
     ) -> Result<ExprH, Diag> {
         let program = self.program;
         let func = &program.functions[f];
-        if let Err((bad, why)) = &func.device {
-            return Err(Diag::error(
-                "accl::compile::not_device_function",
-                format!("`{}` cannot run on the device: {why}", func.name),
-                span,
-                "called in a kernel",
-            )
-            .with_label(*bad, "because of this"));
-        }
+        super::expr::device_function(func, span)?;
         if !fx.inline_ok {
             return Err(unsupported(
                 span,
