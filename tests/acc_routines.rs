@@ -336,3 +336,36 @@ let shutdown = init + 1;";
         assert_eq!(v("shutdown"), "2");
     }
 }
+
+#[test]
+fn the_async_constants_name_the_synchronous_and_default_queues() {
+    // acc_async_sync runs a construct synchronously (the host reads the
+    // result without a wait); acc_async_noval is `async` alone;
+    // acc_async_default names the default queue (and resets it).
+    let src = "let a = zeros(f32, 16);
+parallel loop async(acc_async_sync) copy(a) for i in 0..16 { a[i] = 1.0; }
+let first = a[3];
+acc_set_default_async(5);
+parallel loop async(acc_async_noval) copy(a) for i in 0..16 { a[i] = 2.0; }
+wait(5);
+let second = a[3];
+set default_async(acc_async_default);
+let reset = acc_get_default_async();
+let qs = zeros(i32, 2);
+qs[0] = acc_async_sync;
+qs[1] = acc_async_sync;
+let none = acc_wait_any(qs);
+let done = acc_async_test(acc_async_sync);";
+    for device in [false, true] {
+        let r = run(src, device);
+        r.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}", e.render(100)));
+        let v = |n: &str| r.engine.get_value(n).unwrap().to_string();
+        assert_eq!(v("first"), "1.0");
+        assert_eq!(v("second"), "2.0");
+        assert_eq!(v("reset"), "-1");
+        assert_eq!(v("none"), "-1");
+        assert_eq!(v("done"), "true");
+    }
+}

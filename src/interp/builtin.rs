@@ -640,9 +640,13 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
         "acc_async_test" | "acc_async_test_all" => {
             // -1 names the default queue, as in `async(-1)`.
             let qs = args.first().map(|q| match int(q) {
-                -1 => vec![cx.default_async],
+                -1 | -3 => vec![cx.default_async],
                 q => vec![q as i64],
             });
+            if qs.as_deref() == Some(&[-2]) {
+                // `acc_async_sync`: synchronous work is always done.
+                return Ok(RtVal::Scalar(Value::Bool(true)));
+            }
             let b = cx.backend.clone();
             RtVal::Scalar(Value::Bool(b.async_test(cx, qs.as_deref(), span)?))
         }
@@ -655,13 +659,14 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                     .map(|q| q as i64)
                     .collect()
             };
-            if qs.is_empty() {
+            // Entries of `acc_async_sync` (-2) stand for no queue.
+            if qs.iter().all(|&q| q == -2) {
                 return Ok(RtVal::Scalar(Value::I32(-1)));
             }
             let b = cx.backend.clone();
             loop {
                 for (i, &q) in qs.iter().enumerate() {
-                    if b.async_test(cx, Some(&[q]), span)? {
+                    if q != -2 && b.async_test(cx, Some(&[q]), span)? {
                         return Ok(RtVal::Scalar(Value::I32(i as i32)));
                     }
                 }

@@ -140,7 +140,8 @@ fn host_data(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
 fn queue_number(e: &CExpr, fr: &mut Frame, cx: &mut Ctx, span: Span) -> R<QueueId> {
     let n = e.eval_int(fr, cx)?;
     match n {
-        -1 => Ok(QueueId::Async(cx.default_async)),
+        -1 | -3 => Ok(QueueId::Async(cx.default_async)),
+        -2 => Ok(QueueId::Sync),
         n if (0..=i64::MAX as i128).contains(&n) => Ok(QueueId::Async(n as i64)),
         n => Err(Box::new(
             lang::Diag::error(

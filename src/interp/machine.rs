@@ -355,6 +355,8 @@ impl Ctx {
     /// `acc_set_default_async(q)`, `set default_async(q)`: the queue of
     /// `async` alone from now on (-1: its own queue again).
     pub fn set_default_async(&mut self, q: i128, span: Span) -> R<()> {
+        // `acc_async_default` (-3) names the default queue: back to -1.
+        let q = if q == -3 { -1 } else { q };
         if !(-1..=i64::MAX as i128).contains(&q) {
             return Err(Box::new(
                 lang::Diag::error(

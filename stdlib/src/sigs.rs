@@ -969,6 +969,11 @@ pub fn builtins() -> Builtins {
     consts!("i64", i64, Value::I64, [MAX, MIN]);
     consts!("u32", u32, Value::U32, [MAX, MIN]);
     consts!("u8", u8, Value::U8, [MAX, MIN]);
+    // OpenACC's async arguments, by their bare names: -1 is `async` alone
+    // (the default queue), -2 synchronous, -3 the default queue by name.
+    b.add_const("", "acc_async_noval", Value::I32(-1));
+    b.add_const("", "acc_async_sync", Value::I32(-2));
+    b.add_const("", "acc_async_default", Value::I32(-3));
     b.add_const("f32", "PI", Value::F32(std::f32::consts::PI));
     b.add_const("f64", "PI", Value::F64(std::f64::consts::PI));
     b.add_const("f32", "E", Value::F32(std::f32::consts::E));

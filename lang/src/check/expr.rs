@@ -401,6 +401,10 @@ impl Checker<'_> {
                     }
                     (h, t)
                 }
+                None if self.builtins.constant("", name).is_some() => {
+                    let v = self.builtins.constant("", name).expect("checked");
+                    self.constant(v, span)
+                }
                 None => {
                     if self.fn_names.contains_key(name) || self.builtins.lookup(name).is_some() {
                         self.err(
