@@ -235,6 +235,8 @@ acc_set_device_num(0, t);
 let first = acc_get_device_num(t);
 let same_memory = acc_get_property(0, t, \"memory\") == acc_get_property(acc_get_device_num(), \"memory\");
 let name = acc_get_property_string(0, t, \"name\") == acc_get_property_string(acc_get_device_num(), \"name\");
+let free = acc_get_property(0, t, \"free_memory\");
+let free_ok = free > 0 && free <= acc_get_property(0, t, \"memory\");
 let other = \"gpu\";
 if t == \"gpu\" { other = \"cpu\"; }
 let none_of_other = acc_get_num_devices(other) == 0 || acc_get_device_num(other) == -1;";
@@ -247,7 +249,7 @@ let none_of_other = acc_get_num_devices(other) == 0 || acc_get_device_num(other)
         let n: i32 = v("n").parse().unwrap();
         assert!(n >= 1, "device {device}: no device of the current type");
         assert_eq!(v("first"), "0");
-        for name in ["all", "same_memory", "name", "none_of_other"] {
+        for name in ["all", "same_memory", "name", "none_of_other", "free_ok"] {
             assert_eq!(v(name), "true", "device {device}: {name}");
         }
     }

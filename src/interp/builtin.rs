@@ -788,6 +788,9 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                 ("acc_get_property", "memory") => {
                     RtVal::Scalar(Value::I64(props.memory.min(i64::MAX as u64) as i64))
                 }
+                ("acc_get_property", "free_memory") => {
+                    RtVal::Scalar(Value::I64(props.free_memory.min(i64::MAX as u64) as i64))
+                }
                 ("acc_get_property_string", "name") => RtVal::Str(props.name.into()),
                 ("acc_get_property_string", "vendor") => RtVal::Str(props.vendor.into()),
                 ("acc_get_property_string", "driver") => RtVal::Str(props.driver.into()),

@@ -432,7 +432,7 @@ pub fn count_mismatch(span: Span, msg: &str) -> Box<Diag> {
 /// An `acc_get_property` name that is not known.
 pub fn bad_property(span: Span, func: &str, what: &str) -> Box<Diag> {
     let known = if func == "acc_get_property" {
-        "`\"memory\"`"
+        "`\"memory\"` and `\"free_memory\"`"
     } else {
         "`\"name\"`, `\"vendor\"` and `\"driver\"`"
     };

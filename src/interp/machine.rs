@@ -439,6 +439,7 @@ pub trait Backend {
             driver: format!("accl {}", env!("CARGO_PKG_VERSION")),
             kind: "host",
             memory: host_memory(),
+            free_memory: super::device::host_available(),
         })
     }
     /// The Vulkan handles of device `dev` (opened if it is not yet), for

@@ -296,6 +296,18 @@ impl Backend for VulkanBackend {
                 T::Other => "other",
             },
             memory: a.device_local_memory,
+            free_memory: a.device_local_memory.saturating_sub(
+                self.table
+                    .try_borrow()
+                    .ok()
+                    .and_then(|t| {
+                        t.store
+                            .devs
+                            .get(dev)
+                            .and_then(|d| d.as_ref().map(|d| d.used.get()))
+                    })
+                    .unwrap_or(0),
+            ),
         })
     }
     fn vulkan_device(&self, dev: usize) -> Result<crate::interop::VulkanDevice, String> {
