@@ -21,6 +21,21 @@ parallel loop for i in 0..4 { on[i] = acc_on_device(); }
 let host_on = acc_on_device();
 let last = x[n - 1];";
 
+/// Runs `src` on both backends, which must succeed, and checks the values
+/// of the named variables (as `get_value` prints them) on each.
+fn values_on_both(src: &str, want: &[(&str, &str)]) {
+    for device in [false, true] {
+        let r = run(src, device);
+        r.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}", e.render(100)));
+        for (name, value) in want {
+            let got = r.engine.get_value(name).unwrap().to_string();
+            assert_eq!(&got, value, "device {device}: {name}");
+        }
+    }
+}
+
 #[test]
 fn async_tests_and_on_device_on_both_backends() {
     for device in [false, true] {
@@ -327,16 +342,7 @@ let s = a[3];
 let present = acc_is_present(a);
 let init = 1;
 let shutdown = init + 1;";
-    for device in [false, true] {
-        let r = run(src, device);
-        r.result
-            .as_ref()
-            .unwrap_or_else(|e| panic!("{}", e.render(100)));
-        let v = |n: &str| r.engine.get_value(n).unwrap().to_string();
-        assert_eq!(v("s"), "5.0");
-        assert_eq!(v("present"), "true");
-        assert_eq!(v("shutdown"), "2");
-    }
+    values_on_both(src, &[("s", "5.0"), ("present", "true"), ("shutdown", "2")]);
 }
 
 #[test]
@@ -358,16 +364,14 @@ qs[0] = acc_async_sync;
 qs[1] = acc_async_sync;
 let none = acc_wait_any(qs);
 let done = acc_async_test(acc_async_sync);";
-    for device in [false, true] {
-        let r = run(src, device);
-        r.result
-            .as_ref()
-            .unwrap_or_else(|e| panic!("{}", e.render(100)));
-        let v = |n: &str| r.engine.get_value(n).unwrap().to_string();
-        assert_eq!(v("first"), "1.0");
-        assert_eq!(v("second"), "2.0");
-        assert_eq!(v("reset"), "-1");
-        assert_eq!(v("none"), "-1");
-        assert_eq!(v("done"), "true");
-    }
+    values_on_both(
+        src,
+        &[
+            ("first", "1.0"),
+            ("second", "2.0"),
+            ("reset", "-1"),
+            ("none", "-1"),
+            ("done", "true"),
+        ],
+    );
 }
