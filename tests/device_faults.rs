@@ -307,6 +307,78 @@ parallel loop for i in 0..4 {
     assert_eq!(e.get_array::<i32>("a").unwrap().0, vec![200_000; 4]);
 }
 
+/// Kernels whose invocations take more loop back-edges than llvmpipe's cap
+/// between them, through loops with constant bounds (which the watchdog does
+/// not count): on llvmpipe the run is `accl::device::loop_cut` and the host
+/// array keeps its values; on a driver without the cap the values are right.
+/// Either way, never a wrong result.
+#[test]
+fn long_one_lane_kernels_are_right_or_reported() {
+    let cases = [
+        // One lane walks 10^6 iterations of a loop with no loop inside.
+        // (Arrays stay under the size of direct copies, which may show a
+        // stopped kernel's partial results: docs/reliability.md.)
+        (
+            "serial loop for i in 0..1000000 { a[i % 1000] += 1.0; }",
+            "let a = zeros(f64, 1000);",
+            1000,
+            1000.0,
+        ),
+        // One lane, nested constant-bound loops (10^6 inner iterations).
+        (
+            "serial loop for x in 0..100 {
+                 for y in 0..100 {
+                     let t = 0.0;
+                     for z in 0..100 { t += 1.0; }
+                     a[x * 100 + y] = t;
+                 }
+             }",
+            "let a = zeros(f64, 10000);",
+            10_000,
+            100.0,
+        ),
+        // A one-iteration parallel loop whose body nests the same loops.
+        (
+            "parallel loop for x in 0..1 {
+                 for y in 0..10000 {
+                     let t = 0.0;
+                     for z in 0..100 { t += 1.0; }
+                     a[y] = t;
+                 }
+             }",
+            "let a = zeros(f64, 10000);",
+            10_000,
+            100.0,
+        ),
+    ];
+    let mut e = dev();
+    let llvmpipe = e.devices().first().is_some_and(|d| d.contains("llvmpipe"));
+    for (src, init, n, want) in cases {
+        setup(&mut e, init);
+        match e.eval_source("test.accl", src) {
+            Ok(_) => {
+                clean(&e);
+                let a = e.get_array::<f64>("a").unwrap().0;
+                let wrong = a.iter().filter(|&&v| v != want).count();
+                assert_eq!(wrong, 0, "{wrong} of {n} wrong after:\n{src}");
+            }
+            Err(err) => {
+                clean(&e);
+                assert_eq!(
+                    err.diags[0].code,
+                    "accl::device::loop_cut",
+                    "{}",
+                    render(&err)
+                );
+                assert!(llvmpipe, "cut short off llvmpipe: {}", render(&err));
+                let a = e.get_array::<f64>("a").unwrap().0;
+                assert!(a.iter().all(|&v| v == 0.0), "partial results copied back");
+            }
+        }
+    }
+    still_works(&mut e);
+}
+
 // ---- device memory ----------------------------------------------------------
 
 #[test]

@@ -343,3 +343,29 @@ fn version_names_the_commit_and_the_vulkan_driver() {
         .unwrap();
     check(out, Some(false));
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_no_run_in_a_panic() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("p.accl");
+    std::fs::write(&f, "for i in 0..200000 { println(\"line \", i); }\n").unwrap();
+    let mut child = accl()
+        .args(["run", "--host"])
+        .arg(&f)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first, "line 0\n");
+    // The reader is dropped here, as `head -1` exits.
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_ne!(out.status.code(), Some(101), "{err}");
+}

@@ -188,3 +188,55 @@ fn honoured(k: &Kernel) -> Vec<usize> {
 pub fn privatises_atomics(k: &Kernel, spec: &Spec) -> bool {
     k.private_atomics && !spec.checks
 }
+
+/// Whether one invocation of `k` may take 65,535 loop back-edges, the
+/// hidden cap of llvmpipe ([`Spec::loop_cap`]). A flat kernel launched as
+/// wide as its iterations gives each invocation a handful of them (one up
+/// to 16.7M iterations), so it cannot get there when its loops have small
+/// constant trip bounds ([`crate::bounded`]: Mandelbrot's escape loop) and
+/// it calls no function that loops. Everything else may: a gang kernel, one
+/// whose gangs or lanes its clauses count (`serial` is one of each, walking
+/// every iteration itself), one with reductions (fewer, longer-lived
+/// invocations), or loops without a bound.
+pub fn may_reach_loop_cap(k: &Kernel) -> bool {
+    /// Per iteration of the kernel, invocations may take at most this many
+    /// back-edges and still stay far below the cap.
+    const SMALL: i128 = 1024;
+    if k.shape != Shape::Flat
+        || k.num_gangs_expr.is_some()
+        || k.vector_length.is_some()
+        || k.vector_length_expr.is_some()
+        || k.functions
+            .iter()
+            .any(|(_, f)| back_edges(f, &f.body) != Some(0))
+    {
+        return true;
+    }
+    match back_edges(&k.entry, &k.entry.body) {
+        Some(0) => false,
+        Some(n) => !k.reductions.is_empty() || k.private_atomics || n > SMALL,
+        None => true,
+    }
+}
+
+/// The most loop back-edges one run of block `b` of `f` can take, where
+/// every loop in it has a constant trip bound ([`crate::bounded`]).
+fn back_edges(f: &crate::kir::Function, b: &crate::kir::Block) -> Option<i128> {
+    let mut total: i128 = 0;
+    for (i, s) in b.iter().enumerate() {
+        let n = match &s.kind {
+            StmtKind::Loop { body, continuing } => {
+                let trips = crate::bounded::trip_bound(f, &b[..i], body, continuing)?;
+                let inner = back_edges(f, body)?.checked_add(back_edges(f, continuing)?)?;
+                (trips + 1).checked_mul(inner + 1)?
+            }
+            StmtKind::VectorLoop(_) => return None,
+            StmtKind::If { then, els, .. } => {
+                back_edges(f, then)?.checked_add(back_edges(f, els)?)?
+            }
+            _ => 0,
+        };
+        total = total.checked_add(n)?;
+    }
+    Some(total)
+}

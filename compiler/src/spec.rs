@@ -63,6 +63,11 @@ pub struct Spec {
     /// off. With the fault buffer bound (checks or a budget), a loop left
     /// other than by its own exit (a driver's iteration cap) is recorded too.
     pub loop_budget: u32,
+    /// The driver leaves every loop of an invocation once they have taken
+    /// 65,535 back-edges between them, without telling anyone (llvmpipe).
+    /// With the fault buffer bound, a kernel that can get there gets a
+    /// guard that makes such a cut visible ([`crate::abi::fault::LOOP_CUT`]).
+    pub loop_cap: bool,
     /// Lanes of a subgroup when the device has subgroup shuffles in compute
     /// (a power of two), else 0. With it, a gang of at most that many vector
     /// lanes lives in one subgroup ([`crate::plan::teams`]).
@@ -115,6 +120,7 @@ impl Default for Spec {
             unroll: 1,
             checks: false,
             loop_budget: 0,
+            loop_cap: false,
             subgroup_size: 0,
             max_workgroup_size: 1024,
             coarsen: 1,

@@ -80,3 +80,28 @@ fn loops_that_may_not_advance_or_start_anywhere_are_not() {
     let src = kernel("let k = 0; for j in 0..i { k += j; }");
     assert_eq!(bound_of(&src), None);
 }
+
+/// Which kernels llvmpipe's hidden cap on loop back-edges may cut short
+/// (they get the guard that reports it): `compiler::plan::may_reach_loop_cap`.
+#[test]
+fn kernels_that_may_reach_the_drivers_loop_cap() {
+    let reach = |src: &str| compiler::plan::may_reach_loop_cap(&Source::new(src).kernel(0));
+    // Flat, no loop: each invocation gets a handful of iterations.
+    assert!(!reach(
+        "let a = zeros(f32, 64); parallel loop for i in 0..64 { a[i] = 1.0; }"
+    ));
+    // Flat with a small constant-bound escape loop (Mandelbrot).
+    assert!(!reach(&kernel(
+        "let k = 0; let x = 0.5f32;\nwhile k < 255 && x * x <= 4.0f32 { x = x * x + 0.25f32; k += 1; }"
+    )));
+    // Nested constant bounds past the margin.
+    assert!(reach(&kernel(
+        "let k = 0; for y in 0..10000 { for z in 0..100 { k += 1; } }"
+    )));
+    // A loop with no bound the compiler can prove.
+    assert!(reach(&kernel("let k = 0; while k < i * 1000 { k += 1; }")));
+    // One lane walks every iteration itself.
+    assert!(reach(
+        "let a = zeros(f32, 64); serial loop for i in 0..64 { a[i] = 1.0; }"
+    ));
+}

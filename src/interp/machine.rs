@@ -267,7 +267,12 @@ impl Default for Ctx {
             max_array_bytes: 0,
             time_limit: None,
             deadline: None,
-            out: Box::new(|s| print!("{s}")),
+            // A reader that went away (`accl run x | head -1`) is not the
+            // script's fault: what it prints then has nowhere to go.
+            out: Box::new(|s| {
+                use std::io::Write;
+                let _ = std::io::stdout().write_all(s.as_bytes());
+            }),
             fs: None,
             host_fns: HashMap::new(),
             host_val_fns: HashMap::new(),

@@ -357,6 +357,7 @@ impl DevState {
         let info = self.device.info();
         let f = self.device.features();
         let l = &info.limits;
+        let llvmpipe = info.driver.contains("llvmpipe") || info.name.contains("llvmpipe");
         Spec {
             spirv_version: if info.api_version >= (1, 2, 0) {
                 (1, 5)
@@ -370,6 +371,7 @@ impl DevState {
             index_width: compiler::IndexWidth::U32,
             checks: o.checks,
             loop_budget: o.loop_budget,
+            loop_cap: llvmpipe,
             features: without_all(
                 Features {
                     float64: f.shader_float64,
@@ -408,7 +410,7 @@ impl DevState {
             } else {
                 4
             },
-            unroll: if info.driver.contains("llvmpipe") || info.name.contains("llvmpipe") {
+            unroll: if llvmpipe {
                 8
             } else if o.loop_budget != 0 {
                 4

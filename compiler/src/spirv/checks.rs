@@ -52,6 +52,84 @@ impl Writer<'_> {
         let s = private(self, "accl_cut_start");
         let e = private(self, "accl_cut_end");
         self.cut_vars = Some((s, e));
+        if !(self.spec.loop_cap && crate::plan::may_reach_loop_cap(self.k)) {
+            return;
+        }
+        let bool_t = self.m.ty(Ty::Bool);
+        let p = self.m.ptr(StorageClass::Private, bool_t);
+        let go = self.m.b.variable(p, None, StorageClass::Private, None);
+        self.m.b.name(go, "accl_go");
+        self.late_globals.push((go, StorageClass::Private));
+        self.go_var = Some(go);
+    }
+
+    /// At the top of `main`: `accl_go` is "the fault record's code is not
+    /// `u32::MAX`", which always holds (no fault has that code) but is read
+    /// from a buffer, so no optimiser can know it.
+    pub(super) fn init_go(&mut self) {
+        let Some(go) = self.go_var else {
+            return;
+        };
+        let u32t = self.m.ty(Ty::U32);
+        let bool_t = self.m.ty(Ty::Bool);
+        let w = self.fault_word(0);
+        let code = spv(self.m.b.load(u32t, None, w, None, []));
+        let never = self.m.u32c(u32::MAX);
+        let v = spv(self.m.b.i_not_equal(bool_t, None, code, never));
+        spv(self.m.b.store(go, v, None, []));
+    }
+
+    /// The `exited` flag of a loop [`Self::guarded_back_edge`] closes
+    /// (with the guard), false until the loop is left through its exit.
+    pub(super) fn exit_flag(&mut self) -> Option<Word> {
+        self.go_var?;
+        let v = self.fvar(Ty::Bool, "exited");
+        let bt = self.m.ty(Ty::Bool);
+        let fls = self.m.b.constant_false(bt);
+        spv(self.m.b.store(v, fls, None, []));
+        Some(v)
+    }
+
+    /// The back-edge of the kernel's outermost loop: round again while
+    /// `accl_go` holds (always, at run time). llvmpipe's hidden cap leaves
+    /// a loop at its back-edge, a path the SPIR-V does not show; with an
+    /// unconditional back-edge every path to the merge that the driver's
+    /// optimiser sees sets `exited`, so it would fold the check after the
+    /// loop away. Once the cap is reached every later back-edge leaves its
+    /// loop, and this loop takes one after every iteration, so guarding it
+    /// alone catches a cut anywhere in the kernel, nested loops and
+    /// functions included, at the cost of one test per iteration of it.
+    pub(super) fn guarded_back_edge(&mut self, header: Word, merge: Word) {
+        match self.go_var {
+            Some(go) => {
+                let bool_t = self.m.ty(Ty::Bool);
+                let g = spv(self.m.b.load(bool_t, None, go, None, []));
+                spv(self.m.b.branch_conditional(g, header, merge, []));
+            }
+            None => spv(self.m.b.branch(header)),
+        }
+    }
+
+    /// The end of a loop header that goes on while `more` holds: to `body`,
+    /// else to `merge` through a block that marks the loop exited.
+    pub(super) fn header_branch(
+        &mut self,
+        more: Word,
+        body: Word,
+        merge: Word,
+        exited: Option<Word>,
+    ) {
+        let Some(e) = exited else {
+            spv(self.m.b.branch_conditional(more, body, merge, []));
+            return;
+        };
+        let leave = self.m.b.id();
+        spv(self.m.b.branch_conditional(more, body, leave, []));
+        self.label(leave);
+        let bool_t = self.m.ty(Ty::Bool);
+        let t = self.m.b.constant_true(bool_t);
+        spv(self.m.b.store(e, t, None, []));
+        spv(self.m.b.branch(merge));
     }
 
     fn fault_word(&mut self, i: usize) -> Word {

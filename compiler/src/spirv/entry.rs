@@ -27,6 +27,7 @@ impl Writer<'_> {
         let pidx = self.m.ptr(StorageClass::Function, idx_w);
         let it = self.m.b.variable(pidx, None, StorageClass::Function, None);
         self.m.b.name(it, "it");
+        self.init_go();
         let gangs = matches!(k.shape, Shape::Gang | Shape::Region);
 
         let uvec3 = self.m.ty(Ty::UVec3);
@@ -109,13 +110,14 @@ impl Writer<'_> {
         let body = self.m.b.id();
         let cont = self.m.b.id();
         let merge = self.m.b.id();
+        let exited = self.exit_flag();
         spv(self.m.b.branch(header));
         self.label(header);
         let bool_t = self.m.ty(Ty::Bool);
         let cur = spv(self.m.b.load(idx_w, None, it, None, []));
         let more = spv(self.m.b.u_less_than(bool_t, None, cur, total));
         spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
-        spv(self.m.b.branch_conditional(more, body, merge, []));
+        self.header_branch(more, body, merge, exited);
 
         self.label(body);
         // Split `it` over the levels, innermost fastest.
@@ -180,8 +182,11 @@ impl Writer<'_> {
         };
         let next = spv(self.m.b.i_add(idx_w, None, cur, step));
         spv(self.m.b.store(it, next, None, []));
-        spv(self.m.b.branch(header));
+        self.guarded_back_edge(header, merge);
         self.label(merge);
+        if let Some(e) = exited {
+            self.loop_exit_check(e, k.span);
+        }
         self.gang_index = None;
         self.private_end();
 

@@ -126,12 +126,14 @@ impl Writer<'_> {
         let body = self.m.b.id();
         let cont = self.m.b.id();
         let merge = self.m.b.id();
+        // Guarded as the kernel's outermost loop is: it may run after it.
+        let exited = self.exit_flag();
         spv(self.m.b.branch(header));
         self.label(header);
         let sc = spv(self.m.b.load(u32t, None, sv, None, []));
         let more = spv(self.m.b.u_less_than(bool_t, None, sc, self.wg_size));
         spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
-        spv(self.m.b.branch_conditional(more, body, merge, []));
+        self.header_branch(more, body, merge, exited);
         self.label(body);
         let bm = &mut self.m.b;
         let two_s = spv(bm.shift_left_logical(u32t, None, sc, one));
@@ -159,8 +161,11 @@ impl Writer<'_> {
         let sc = spv(self.m.b.load(u32t, None, sv, None, []));
         let next = spv(self.m.b.shift_left_logical(u32t, None, sc, one));
         spv(self.m.b.store(sv, next, None, []));
-        spv(self.m.b.branch(header));
+        self.guarded_back_edge(header, merge);
         self.label(merge);
+        if let Some(e) = exited {
+            self.loop_exit_check(e, self.k.span);
+        }
         let zero = self.m.u32c(0);
         let p0 = spv(self.m.b.access_chain(pst, None, arr, [zero]));
         let r = spv(self.m.b.load(stw, None, p0, None, []));

@@ -82,6 +82,9 @@ pub(super) struct Writer<'k> {
     /// ([`crate::bounded`]): the watchdog does not count it.
     pub(super) bounded_next: bool,
     pub(super) cut_vars: Option<(Word, Word)>,
+    /// A Private `bool` that is true at run time but opaque to the driver's
+    /// optimiser ([`checks`]): every loop's back-edge tests it.
+    pub(super) go_var: Option<Word>,
     /// Arrays whose atomics go to a workgroup copy ([`private`]), by index.
     pub(super) private: Vec<Option<Private>>,
     /// The f64 transcendental functions called ([`f64math`]).
@@ -144,6 +147,7 @@ impl<'k> Writer<'k> {
             count_var: None,
             bounded_next: false,
             cut_vars: None,
+            go_var: None,
             private: vec![None; k.arrays.len()],
             f64fns: f64math::Fns::default(),
             locals: Vec::new(),
