@@ -283,13 +283,20 @@ mod tests {
             vec![Tok::Int("1"), Tok::DotDotEq, Tok::Ident("n")]
         );
         assert_eq!(
-            kinds(".5 1e-6 2.5e3 1.0f32"),
+            kinds(".5 1e-6 2.5e3 1.0f32 2.e4 1.E-5f32"),
             vec![
                 Tok::Float(".5"),
                 Tok::Float("1e-6"),
                 Tok::Float("2.5e3"),
-                Tok::Float("1.0f32")
+                Tok::Float("1.0f32"),
+                Tok::Float("2.e4"),
+                Tok::Float("1.E-5f32")
             ]
+        );
+        assert_eq!(parse_float("2.e4", Span::default()).unwrap(), NumLit::Float(2.0e4, None));
+        assert_eq!(
+            kinds("0..e4"),
+            vec![Tok::Int("0"), Tok::DotDot, Tok::Ident("e4")]
         );
         assert_eq!(
             kinds("0x2A 0b101 1_000_000 10i64"),

@@ -142,6 +142,9 @@ pub enum Tok<'s> {
     #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*([eE][+-]?[0-9_]+)?([fi][0-9]+)?")]
     #[regex(r"\.[0-9][0-9_]*([eE][+-]?[0-9_]+)?([fi][0-9]+)?")]
     #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9_]+([fi][0-9]+)?")]
+    /// C's `2.e4`: a point with no digits after it, then an exponent (a
+    /// bare `2.` would swallow the first dot of `2..n`).
+    #[regex(r"[0-9][0-9_]*\.[eE][+-]?[0-9_]+([fi][0-9]+)?")]
     Float(&'s str),
     #[regex(r#""([^"\\\n]|\\.)*""#)]
     Str(&'s str),
