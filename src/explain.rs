@@ -237,6 +237,9 @@ fn construct(
             .find(|d| d.var == a.var)
             .map(|d| format!("`{}({name})`", d.kind.name()))
             .unwrap_or_else(|| {
+                if c.clauses.default_present {
+                    return "`default(present)`: must be on the device already".to_string();
+                }
                 let implied = match (a.read, a.written) {
                     (true, true) => "copy",
                     (false, true) => "copyout",

@@ -277,3 +277,24 @@ fn cached_sections_read_like_the_array() {
         Floats::Within(1e-6),
     );
 }
+
+#[test]
+fn the_report_says_default_present_arrays_must_be_present() {
+    let report = accl::cli::explain_text(
+        "t.accl",
+        "let a = zeros(f32, 8);
+         parallel loop default(present) for i in 0..8 { a[i] = 1.0; }
+         parallel loop for i in 0..8 { a[i] = 2.0; }",
+        None,
+    )
+    .unwrap();
+    let lines: Vec<&str> = report.lines().filter(|l| l.contains("data: `a`")).collect();
+    assert_eq!(
+        lines,
+        [
+            "  data: `a` written: `default(present)`: must be on the device already",
+            "  data: `a` written: present, else `copyout(a)` for this launch",
+        ],
+        "{report}"
+    );
+}
