@@ -356,6 +356,7 @@ impl Cx<'_> {
     fn mentions(&self, e: ExprH, vars: &[LocalH]) -> bool {
         match &self.body.exprs[e] {
             Expr::Local(l) => vars.contains(l),
+            Expr::Global(_) => false,
             Expr::Unary(_, a) | Expr::Cast(a, _) => self.mentions(*a, vars),
             Expr::Binary(_, a, b) => self.mentions(*a, vars) || self.mentions(*b, vars),
             Expr::Index(a, idx) => {
@@ -419,6 +420,8 @@ impl Cx<'_> {
                     w.declared.push(*local);
                 }
                 StmtKind::Assign { place, op, value } => match place {
+                    // Never in device code (the checker refuses it).
+                    Place::Global(_) => self.expr(*value, w),
                     Place::Local(l) => match self.update(*l, *op, *value) {
                         Some((rop, e)) if !w.declared.contains(l) => {
                             self.expr(e, w);
@@ -477,7 +480,7 @@ impl Cx<'_> {
             return;
         }
         match &self.body.exprs[e] {
-            Expr::Const(_) => {}
+            Expr::Const(_) | Expr::Global(_) => {}
             Expr::Local(l) => w.reads.push(*l),
             Expr::Unary(_, a) | Expr::Cast(a, _) => self.expr(*a, w),
             Expr::Binary(_, a, b) => {

@@ -47,6 +47,9 @@ pub struct Function {
     pub recursive: bool,
     /// Its OpenACC `routine` level (`Seq` for a plain `fn`).
     pub level: Level,
+    /// The top-level variables it uses, itself or through its calls (locals
+    /// of the program's main body).
+    pub globals: Vec<LocalH>,
 }
 
 /// The parallelism a `routine` function may hold (and so the contexts it
@@ -161,6 +164,9 @@ pub enum StmtKind {
 #[derive(Debug, Clone)]
 pub enum Place {
     Local(LocalH),
+    /// A top-level variable, from inside a function (a local of the
+    /// program's main body).
+    Global(LocalH),
     /// `array[indices]`; `array` is an expression of array type.
     Element {
         array: ExprH,
@@ -187,6 +193,9 @@ pub struct ForLoop {
 pub enum Expr {
     Const(Value),
     Local(LocalH),
+    /// A top-level variable read inside a function: a local of the
+    /// program's main body (never in device code).
+    Global(LocalH),
     Unary(UnOp, ExprH),
     /// Operands have one type (after literal coercion); `&&`/`||` short-circuit.
     Binary(BinOp, ExprH, ExprH),

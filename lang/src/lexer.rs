@@ -293,7 +293,10 @@ mod tests {
                 Tok::Float("1.E-5f32")
             ]
         );
-        assert_eq!(parse_float("2.e4", Span::default()).unwrap(), NumLit::Float(2.0e4, None));
+        assert_eq!(
+            parse_float("2.e4", Span::default()).unwrap(),
+            NumLit::Float(2.0e4, None)
+        );
         assert_eq!(
             kinds("0..e4"),
             vec![Tok::Int("0"), Tok::DotDot, Tok::Ident("e4")]

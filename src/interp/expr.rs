@@ -238,6 +238,21 @@ impl Compiler<'_> {
                 }
                 _ => CExpr::Unit(Box::new(|_, _| Ok(()))),
             },
+            Expr::Global(l) => {
+                let slot = l.index();
+                match ty {
+                    Type::Scalar(s) => {
+                        per_scalar!(s, T => T::wrap(Box::new(move |_, cx| Ok(T::from_slot(globals(cx, span)?.s[slot])))))
+                    }
+                    Type::Array(..) => CExpr::Arr(Box::new(move |_, cx| {
+                        globals(cx, span)?.a[slot].clone().ok_or_else(error::uninit)
+                    })),
+                    Type::Str => CExpr::Str(Box::new(move |_, cx| {
+                        globals(cx, span)?.t[slot].clone().ok_or_else(error::uninit)
+                    })),
+                    _ => CExpr::Unit(Box::new(|_, _| Ok(()))),
+                }
+            }
             Expr::Local(l) => {
                 let slot = l.index();
                 match ty {
@@ -463,6 +478,7 @@ impl Compiler<'_> {
         let nlocals = func.body.locals.len();
         let params: Vec<usize> = func.params.iter().map(|p| p.index()).collect();
         let args: Vec<CExpr> = args.iter().map(|&a| self.expr(a)).collect();
+        let globals: Vec<usize> = func.globals.iter().map(|g| g.index()).collect();
         let run = move |fr: &mut Frame, cx: &mut Ctx| -> R<Frame> {
             let mut nf = Frame::new(nlocals);
             for (a, &slot) in args.iter().zip(&params) {
@@ -472,13 +488,31 @@ impl Compiler<'_> {
                     other => nf.s[slot] = other.eval_bits(fr, cx)?,
                 }
             }
+            let lend = !globals.is_empty() && cx.globals.is_none();
+            if lend && !cx.deferred.is_empty() {
+                // Pending reductions into the variables it uses land
+                // first (or, on an async queue, are a race).
+                for &g in &globals {
+                    deferred_access(fr, cx, g, Touch::Read, span)?;
+                }
+            }
             cx.enter_call(span)?;
             let fns = cx.fns.clone();
+            // A function that uses top-level variables (itself or through
+            // its calls) borrows the top-level frame for the call. Only the
+            // top level calls one while it is not lent: a function that
+            // calls one uses them too.
+            if lend {
+                cx.globals = Some(std::mem::take(fr));
+            }
             let r = match fns.get(idx) {
                 // Deep recursion goes on on a stack that grows.
                 Some(cf) => lang::stack::for_call(|| run_block(&cf.body, &mut nf, cx)),
                 None => Err(error::internal(span, "function not compiled")),
             };
+            if lend {
+                *fr = cx.globals.take().unwrap_or_default();
+            }
             cx.depth -= 1;
             // Reductions into the callee's locals that it never waited
             // for: the variables are gone, and so are their results.
@@ -570,4 +604,12 @@ pub fn concat(x: Ex<Rc<str>>, y: Ex<Rc<str>>, span: Span) -> Ex<Rc<str>> {
         s.push_str(&q);
         Ok(s.into())
     })
+}
+
+/// The top level's locals, moved into the context for a call of a function
+/// that uses them ([`Compiler::call`]).
+pub fn globals(cx: &mut Ctx, span: Span) -> R<&mut Frame> {
+    cx.globals
+        .as_mut()
+        .ok_or_else(|| error::internal(span, "a top-level variable out of reach"))
 }

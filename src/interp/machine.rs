@@ -240,6 +240,9 @@ pub struct Ctx {
     /// Results of `async` reductions not yet waited for: each lands in its
     /// variable when the host waits for its queue.
     pub deferred: Vec<Deferred>,
+    /// The top level's locals while a function that uses top-level
+    /// variables runs (moved out of the top-level frame for the call).
+    pub globals: Option<Frame>,
     /// Async work is held back behind running work: the limit check asks
     /// the backend to submit it once its queue is idle
     /// ([`Backend::submit_idle`]).
@@ -283,6 +286,7 @@ impl Default for Ctx {
             async_pending: false,
             default_async: -1,
             deferred: Vec::new(),
+            globals: None,
             held: false,
             source: None,
             args: Vec::new(),

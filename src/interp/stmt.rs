@@ -4,7 +4,7 @@
 
 use super::deferred::{deferred_access, Touch};
 use super::error;
-use super::expr::{arith, concat, op_fn, Opnd};
+use super::expr::{arith, concat, globals, op_fn, Opnd};
 use super::machine::{run_block, CExpr, Ctx, Ix, St};
 use super::scalar::{bits_to_value, value_to_bits, Sc};
 use super::value::{Flow, Frame, RtVal, R};
@@ -60,6 +60,7 @@ impl Compiler<'_> {
         use lang::hir::Expr;
         match &self.body.exprs[e] {
             Expr::Local(l) => l.index() == slot,
+            Expr::Global(_) => false,
             Expr::Unary(_, a) | Expr::Cast(a, _) => self.mentions(*a, slot),
             Expr::Binary(_, a, b) => self.mentions(*a, slot) || self.mentions(*b, slot),
             Expr::Index(a, ix) => {
@@ -80,6 +81,7 @@ impl Compiler<'_> {
                 self.store(slot, *init)
             }
             StmtKind::Assign { place, op, value } => match place {
+                Place::Global(l) => self.assign_global(l.index(), *op, *value, span),
                 Place::Local(l) => match op {
                     None => self.store(l.index(), *value),
                     Some(op) => {
@@ -327,6 +329,59 @@ impl Compiler<'_> {
         })
     }
 
+    /// `g = v` or `g op= v` on top-level variable `slot`, from a function:
+    /// the value is computed in the function's frame, then stored in the
+    /// top-level frame it borrows.
+    fn assign_global(&self, slot: usize, op: Option<BinOp>, value: ExprH, span: Span) -> St {
+        let Some(op) = op else {
+            return match self.expr(value) {
+                CExpr::Arr(f) => Box::new(move |fr, cx| {
+                    let v = f(fr, cx)?;
+                    globals(cx, span)?.a[slot] = Some(v);
+                    Ok(Flow::Next)
+                }),
+                CExpr::Str(f) => Box::new(move |fr, cx| {
+                    let v = f(fr, cx)?;
+                    globals(cx, span)?.t[slot] = Some(v);
+                    Ok(Flow::Next)
+                }),
+                c => Box::new(move |fr, cx| {
+                    let bits = c.eval_bits(fr, cx)?;
+                    globals(cx, span)?.s[slot] = bits;
+                    Ok(Flow::Next)
+                }),
+            };
+        };
+        if self.body.ty(value) == Type::Str {
+            let f = concat(
+                Box::new(move |_: &mut Frame, cx: &mut Ctx| {
+                    globals(cx, span)?.t[slot].clone().ok_or_else(error::uninit)
+                }),
+                self.text(value),
+                span,
+            );
+            return Box::new(move |fr, cx| {
+                let v = f(fr, cx)?;
+                globals(cx, span)?.t[slot] = Some(v);
+                Ok(Flow::Next)
+            });
+        }
+        let Some(t) = self.scalar_ty(value) else {
+            return Box::new(move |_, _| Err(error::internal(span, "compound assignment")));
+        };
+        per_scalar!(t, T => {
+            let old = Opnd::Dyn(Box::new(move |_: &mut Frame, cx: &mut Ctx| {
+                Ok(T::from_slot(globals(cx, span)?.s[slot]))
+            }));
+            let f = arith::<T>(op, old, self.opnd::<T>(value), span);
+            Box::new(move |fr, cx| {
+                let v = f(fr, cx)?.to_slot();
+                globals(cx, span)?.s[slot] = v;
+                Ok(Flow::Next)
+            })
+        })
+    }
+
     fn atomic_stmt(&self, place: &Place, op: AtomicOp, value: ExprH, span: Span) -> St {
         let v = self.expr(value);
         match place {
@@ -341,6 +396,22 @@ impl Compiler<'_> {
                         off,
                         atomic_combine(op, old, x).map_err(|e| atomic_error(e, span))?,
                     );
+                    Ok(Flow::Next)
+                })
+            }
+            Place::Global(l) => {
+                let slot = l.index();
+                let Type::Scalar(t) = self.prog.main.locals[*l].ty else {
+                    return Box::new(move |_, _| {
+                        Err(error::internal(span, "atomic on a non-scalar"))
+                    });
+                };
+                Box::new(move |fr, cx| {
+                    let x = scalar_of(v.eval(fr, cx)?);
+                    let g = globals(cx, span)?;
+                    let old = bits_to_value(t, g.s[slot]);
+                    let new = atomic_combine(op, old, x).map_err(|e| atomic_error(e, span))?;
+                    g.s[slot] = value_to_bits(new, t);
                     Ok(Flow::Next)
                 })
             }

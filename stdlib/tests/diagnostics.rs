@@ -219,6 +219,15 @@ cases! {
     private_array: "accl::device::private_array" =>
         "let a = zeros(f32, 8);\nlet t = zeros(f32, 8);\nparallel loop private(t) for i in 0..8 {\n    a[i] = t[i];\n}\n";
 
+    global_before_let: "accl::name::global_before_let" =>
+        "fn twice() -> i32 {\n    return n * 2;\n}\nlet m = twice();\nlet n = 4;\n";
+    global_in_construct_in_fn: "accl::device::global_in_construct" =>
+        "let scale = 2.0f32;\nfn grow(a: f32[]) {\n    parallel loop for i in 0..len(a) {\n        a[i] *= scale;\n    }\n}\n";
+    global_in_device_function: "accl::device::illegal_fn" =>
+        "let scale = 2.0f32;\nfn times(x: f32) -> f32 {\n    return x * scale;\n}\nlet a = zeros(f32, 8);\nparallel loop for i in 0..8 {\n    a[i] = times(a[i]);\n}\n";
+    global_in_clause_in_fn: "accl::name::unknown" =>
+        "let a = zeros(f32, 8);\nfn push() {\n    enter data copyin(a);\n}\n";
+
     // ------------------------------------------------------------ constructs
     loop_outside_parallel: "accl::device::loop_outside_parallel" =>
         "let a = zeros(f32, 8);\nloop vector for i in 0..8 {\n    a[i] = 0.0;\n}\n";

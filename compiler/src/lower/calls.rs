@@ -10,6 +10,7 @@ pub(super) fn calls_routine(p: &hir::Program, src: &hir::Body, e: hir::ExprH) ->
     let go = |x: &hir::ExprH| calls_routine(p, src, *x);
     match &src.exprs[e] {
         E::Call(f, args) => p.functions[*f].level != Level::Seq || args.iter().any(go),
+        E::Global(_) => false,
         E::Unary(_, a) | E::Cast(a, _) => go(a),
         E::Binary(_, a, b) => go(a) || go(b),
         E::Index(a, idx) => go(a) || idx.iter().any(go),

@@ -34,6 +34,13 @@ impl Lowerer<'_> {
                 let v = v.concretize(t).unwrap_or_else(|| v.cast(t));
                 fx.out.add_expr(Expr::Const(v), t, span)
             }
+            // The checker keeps top-level variables out of device code.
+            E::Global(_) => {
+                return Err(crate::unsupported(
+                    span,
+                    "a top-level variable inside a function",
+                ))
+            }
             E::Local(l) => match fx.map.get(l).copied() {
                 Some(Binding::Local(kl)) => {
                     let t = fx.out.locals[kl].ty;

@@ -179,6 +179,7 @@ impl Cx<'_> {
         match &self.body.exprs[e] {
             Expr::Const(_) | Expr::TypeArg(_) => true,
             Expr::Local(l) => local_ok || !declared.contains(l),
+            Expr::Global(_) => false,
             Expr::Unary(_, a) | Expr::Cast(a, _) => go(a),
             Expr::Binary(_, a, b) => go(a) && go(b),
             Expr::Index(a, idx) => {

@@ -134,6 +134,12 @@ impl Lowerer<'_> {
                 out.push(Fx::stmt(StmtKind::Store { local: kl, value }, span));
             }
             K::Assign { place, op, value } => match place {
+                hir::Place::Global(_) => {
+                    return Err(crate::unsupported(
+                        span,
+                        "a top-level variable inside a function",
+                    ))
+                }
                 hir::Place::Local(l) => {
                     let kl = match fx.map.get(l) {
                         Some(Binding::Local(kl))

@@ -225,8 +225,9 @@ impl Checker<'_> {
             }
         }
         self.check_call_level(fh, span);
-        if let Some(caller) = self.body.func {
-            self.fn_facts[caller.index()].callees.push((fh, span));
+        match self.body.func {
+            Some(caller) => self.fn_facts[caller.index()].callees.push((fh, span)),
+            None => self.main_calls.push((fh, span)),
         }
         self.push(hir::Expr::Call(fh, hs), ret, span)
     }

@@ -744,6 +744,10 @@ impl Checker<'_> {
                 }
                 Some(l)
             }
+            Some(Binding::Global(_)) => {
+                self.unknown_name(name, e.span);
+                None
+            }
             Some(Binding::Const(_)) => {
                 self.err(Diag::error(
                     "accl::device::clause_arguments",
@@ -793,6 +797,10 @@ impl Checker<'_> {
         };
         match self.lookup(name) {
             Some(Binding::Local(l)) if self.body.locals[l].ty.is_array() => Some(l),
+            Some(Binding::Global(_)) => {
+                self.unknown_name(name, e.span);
+                None
+            }
             Some(Binding::Local(_)) | Some(Binding::Const(_)) => {
                 self.err(Diag::error(
                     "accl::device::clause_arguments",
@@ -818,6 +826,10 @@ impl Checker<'_> {
     ) -> Option<(LocalH, bool)> {
         let l = match self.lookup(&v.name) {
             Some(Binding::Local(l)) => l,
+            Some(Binding::Global(_)) => {
+                self.unknown_name(&v.name, v.span);
+                return None;
+            }
             Some(Binding::Const(_)) => {
                 self.err(Diag::error(
                     "accl::device::reduction_const",

@@ -325,6 +325,7 @@ impl Checker<'_> {
         use hir::Expr as E;
         match &self.body.exprs[e] {
             E::Local(x) => *x == l,
+            E::Global(_) => false,
             E::Unary(_, a) | E::Cast(a, _) => self.expr_uses(*a, l),
             E::Binary(_, a, b) => self.expr_uses(*a, l) || self.expr_uses(*b, l),
             E::Index(a, ix) => self.expr_uses(*a, l) || ix.iter().any(|i| self.expr_uses(*i, l)),

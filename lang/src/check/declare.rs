@@ -78,6 +78,7 @@ impl Checker<'_> {
                 device: Ok(()),
                 recursive: false,
                 level,
+                globals: Vec::new(),
             },
             f.span,
         );
@@ -93,6 +94,7 @@ impl Checker<'_> {
                 )
             }),
             callees: Vec::new(),
+            globals: Vec::new(),
         });
         self.fn_names.insert(name.clone(), h);
     }

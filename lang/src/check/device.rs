@@ -202,7 +202,7 @@ impl Checker<'_> {
                 self.err(
                     d.with_label(c.construct_span, "device construct")
                     .with_help(format!(
-                        "device functions may not print, allocate, do I/O, recurse or contain constructs; move that out of `{name}`"
+                        "device functions may not print, allocate, do I/O, recurse, contain constructs or use top-level variables; move that out of `{name}`"
                     )),
                 );
             }

@@ -391,6 +391,10 @@ impl Checker<'_> {
                     }
                     self.push(hir::Expr::Local(l), ty, span)
                 }
+                Some(Binding::Global(l)) => match self.global_use(l, name, span) {
+                    Some(ty) => self.push(hir::Expr::Global(l), ty, span),
+                    None => self.error_expr(span),
+                },
                 Some(Binding::Const(v)) => {
                     let (h, t) = self.constant(v, span);
                     if let (true, Some(want @ Type::Scalar(s))) = (t.is_literal(), expect) {

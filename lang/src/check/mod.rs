@@ -21,6 +21,7 @@ mod defaults;
 mod device;
 mod expr;
 mod frame;
+mod globals;
 mod names;
 mod rebind;
 mod returns;
@@ -106,6 +107,8 @@ fn check_source_here(src: &str, builtins: &Builtins) -> Result<Checked, Vec<Diag
 enum Binding {
     Local(LocalH),
     Const(Value),
+    /// A top-level variable seen from a function ([`globals`]).
+    Global(LocalH),
 }
 
 struct Scope {
@@ -130,6 +133,8 @@ struct FnFacts {
     /// The first thing in the body that cannot run on a device.
     violation: Option<(Span, String)>,
     callees: Vec<(FnH, Span)>,
+    /// Top-level variables the body uses, each with its first use.
+    globals: Vec<(LocalH, Span)>,
 }
 
 /// A call from inside a device construct to a user function.
@@ -182,6 +187,11 @@ struct Checker<'b> {
     /// Work left for "did you mean" suggestions, shared by all of them
     /// ([`crate::diag::did_you_mean_within`]).
     suggest_budget: usize,
+    /// The variables of the top-level scope by name, as the top level ends
+    /// (what functions see, [`globals`]).
+    top_level: HashMap<String, LocalH>,
+    /// Calls of user functions at the top level, in order.
+    main_calls: Vec<(FnH, Span)>,
 }
 
 /// Work for all the "did you mean"s of one check: thousands of suggestions
@@ -213,6 +223,8 @@ impl<'b> Checker<'b> {
             copy_back: Vec::new(),
             string_in_device: None,
             suggest_budget: SUGGEST_BUDGET,
+            top_level: HashMap::new(),
+            main_calls: Vec::new(),
         }
     }
 
@@ -260,6 +272,14 @@ impl<'b> Checker<'b> {
             }
             self.out.tail = Some(h);
         }
+        self.top_level = self.scopes[0]
+            .names
+            .iter()
+            .filter_map(|(n, (b, _))| match b {
+                Binding::Local(l) => Some((n.clone(), *l)),
+                _ => None,
+            })
+            .collect();
         self.pop_scope();
         let main = std::mem::take(&mut self.body);
         let block = std::mem::take(&mut self.out.main.block);
@@ -273,6 +293,7 @@ impl<'b> Checker<'b> {
         for f in fns {
             self.fn_body(f);
         }
+        self.judge_globals();
         self.judge_device_calls();
     }
 
@@ -359,6 +380,11 @@ impl<'b> Checker<'b> {
                 return Some(*b);
             }
         }
+        if self.in_fn {
+            if let Some(&l) = self.top_level.get(name) {
+                return Some(Binding::Global(l));
+            }
+        }
         self.global_consts
             .get(name)
             .map(|(v, _)| Binding::Const(*v))
@@ -371,6 +397,9 @@ impl<'b> Checker<'b> {
             .iter()
             .flat_map(|s| s.names.keys().cloned())
             .collect();
+        if self.in_fn {
+            v.extend(self.top_level.keys().cloned());
+        }
         v.extend(self.global_consts.keys().cloned());
         v.extend(self.fn_names.keys().cloned());
         v.extend(self.builtins.names().map(String::from));
@@ -881,6 +910,10 @@ impl<'b> Checker<'b> {
                         self.note_scalar_write(l, name, target.span)?;
                     }
                     Some((hir::Place::Local(l), ty))
+                }
+                Some(Binding::Global(l)) => {
+                    let ty = self.global_use(l, name, target.span)?;
+                    Some((hir::Place::Global(l), ty))
                 }
                 Some(Binding::Const(_)) => {
                     self.err(

@@ -19,10 +19,16 @@ impl Checker<'_> {
             "not found",
         );
         let budget = &mut self.suggest_budget;
-        if let Some(s) = did_you_mean_within(name, names.iter().map(String::as_str), budget) {
+        if self.in_fn && self.top_level.contains_key(name) {
+            d = d.with_help(format!(
+                "`{name}` is a top-level variable: a function uses it in its code, but not in a \
+                 directive's clause or a compute construct; pass it as a parameter"
+            ));
+        } else if let Some(s) = did_you_mean_within(name, names.iter().map(String::as_str), budget)
+        {
             d = d.with_help(format!("a name with a similar spelling exists: `{s}`"));
         } else if self.in_fn {
-            d = d.with_help("functions see only their parameters, constants and other functions; pass the value as a parameter");
+            d = d.with_help("functions see their parameters, the variables of the top level, constants and other functions; pass the value as a parameter");
         }
         self.err(d);
     }
