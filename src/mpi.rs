@@ -117,6 +117,16 @@ pub fn allreduce(x: Value, op: ReduceOp) -> Result<Value, String> {
     imp::allreduce(x, op)
 }
 
+/// Combine `buf`, elements of type `elem`, with `op` element by element
+/// over every rank, in place (`MPI_Allreduce`).
+#[doc(hidden)]
+pub fn allreduce_elems(buf: &mut [u8], elem: Scalar, op: ReduceOp) -> Result<(), String> {
+    if !launched() {
+        return Ok(());
+    }
+    imp::allreduce_elems(buf, elem, op)
+}
+
 /// Overwrite `buf` on every rank with `root`'s (`MPI_Bcast`).
 #[doc(hidden)]
 pub fn bcast(buf: &mut [u8], root: i32) -> Result<(), String> {
@@ -146,6 +156,15 @@ impl Shape {
     pub fn from_header(h: &[u8; 16]) -> Option<Shape> {
         let code = i64::from_ne_bytes(h[..8].try_into().ok()?);
         let count = i64::from_ne_bytes(h[8..].try_into().ok()?);
+        Shape::from_codes([count, code])
+    }
+
+    /// The element count and the element type's code.
+    pub fn codes(self) -> [i64; 2] {
+        [self.count as i64, elem_code(self.elem)]
+    }
+
+    pub fn from_codes([count, code]: [i64; 2]) -> Option<Shape> {
         Some(Shape {
             elem: elem_of(code)?,
             count: usize::try_from(count).ok()?,
@@ -371,6 +390,56 @@ mod imp {
         })
     }
 
+    pub fn allreduce_elems(buf: &mut [u8], elem: lang::Scalar, op: ReduceOp) -> Result<(), String> {
+        use lang::Scalar as S;
+        with_world(|_, _| {
+            // SAFETY: constants of the MPI library.
+            let (ty, mop) = unsafe {
+                let ty = match elem {
+                    S::Bool | S::U8 => ffi::RSMPI_UINT8_T,
+                    S::I32 => ffi::RSMPI_INT32_T,
+                    S::I64 => ffi::RSMPI_INT64_T,
+                    S::U32 => ffi::RSMPI_UINT32_T,
+                    S::F32 => ffi::RSMPI_FLOAT,
+                    S::F64 => ffi::RSMPI_DOUBLE,
+                };
+                let mop = match (op, elem == S::Bool) {
+                    (ReduceOp::Sum, _) => ffi::RSMPI_SUM,
+                    (ReduceOp::Prod, _) => ffi::RSMPI_PROD,
+                    (ReduceOp::Max, false) => ffi::RSMPI_MAX,
+                    (ReduceOp::Min, false) => ffi::RSMPI_MIN,
+                    (ReduceOp::Max, true) => ffi::RSMPI_LOR,
+                    (ReduceOp::Min, true) => ffi::RSMPI_LAND,
+                };
+                (ty, mop)
+            };
+            let size = elem.size();
+            // Whole elements per message, under MPI's `int` count.
+            let per = (CHUNK / size) * size;
+            let mut send = Vec::new();
+            for chunk in buf.chunks_mut(per) {
+                send.clear();
+                send.try_reserve(chunk.len())
+                    .map_err(|_| format!("no memory for a {} byte send buffer", chunk.len()))?;
+                send.extend_from_slice(chunk);
+                // SAFETY: `chunk.len() / size` elements of type `ty` in
+                // `send` and out into `chunk`, which do not overlap.
+                let rc = unsafe {
+                    ffi::MPI_Allreduce(
+                        send.as_ptr() as *const c_void,
+                        chunk.as_mut_ptr() as *mut c_void,
+                        (chunk.len() / size) as c_int,
+                        ty,
+                        mop,
+                        comm(),
+                    )
+                };
+                check("MPI_Allreduce", rc)?;
+            }
+            Ok(())
+        })
+    }
+
     pub fn bcast(buf: &mut [u8], root: i32) -> Result<(), String> {
         with_world(|_, _| {
             for chunk in buf.chunks_mut(CHUNK) {
@@ -496,6 +565,9 @@ mod imp {
     }
     pub fn allreduce(x: Value, _: ReduceOp) -> Result<Value, String> {
         Ok(x)
+    }
+    pub fn allreduce_elems(_: &mut [u8], _: lang::Scalar, _: ReduceOp) -> Result<(), String> {
+        Ok(())
     }
     pub fn bcast(_: &mut [u8], _: i32) -> Result<(), String> {
         Ok(())

@@ -47,6 +47,13 @@ mpi_sendrecv(c[:, 1:2, 3:1], -1, d[1:1, :, 0:1], -1);
 mpi_sendrecv(c[:, 1:2, 3:1], 0, d[0:1, 0:2, 0:2], 0);
 mpi_bcast(c, 0);
 mpi_bcast(c[1:1, :, 2:2], 0);
+// On one rank an in-place reduction leaves the array as it was.
+let m = arange(f64, 6.0);
+mpi_allreduce(m, "+");
+mpi_allreduce(m[2:3], "max");
+let flags = zeros(bool, 3);
+flags[1] = true;
+mpi_allreduce(flags, "min");
 "#;
 
 #[test]
@@ -78,6 +85,14 @@ fn the_builtins_act_as_one_rank_without_a_launcher() {
     let (d, _) = e.get_array::<f64>("d").unwrap();
     assert_eq!(&d[..6], [13.0, 23.0, 0.0, 0.0, 113.0, 123.0]);
     assert!(d[6..].iter().all(|&x| x == 0.0));
+    assert_eq!(
+        e.get_array::<f64>("m").unwrap().0,
+        [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    );
+    assert_eq!(
+        e.get_array::<bool>("flags").unwrap().0,
+        [false, true, false]
+    );
 }
 
 #[test]
@@ -145,8 +160,12 @@ fn misuse_is_a_located_diagnostic() {
         fail("let done = true;\nlet all = mpi_allreduce(done, \"+\");")
     );
     assert_snapshot!(
-        "allreduce_of_an_array",
+        "allreduce_of_an_array_in_a_variable",
         fail("let a = zeros(f64, 4);\nlet s = mpi_allreduce(a, \"+\");")
+    );
+    assert_snapshot!(
+        "allreduce_of_a_section_with_a_number",
+        fail("let a = zeros(f64, 4);\nmpi_allreduce(a[0:2], 1);")
     );
     assert_snapshot!(
         "partner_out_of_range",
@@ -304,6 +323,60 @@ mod launched {
         assert_eq!((code, out.as_str()), (0, "2 devices: 256\n"), "{err}");
         let (code, out, err) = accl_env(Some(3), &["--device", "1", s], &two);
         assert_eq!((code, out.as_str()), (0, "2 devices: 65793\n"), "{err}");
+    }
+
+    #[test]
+    fn allreduce_combines_arrays_and_sections_in_place_on_every_rank() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("allreduce.accl");
+        // Rank r holds r + 1 + i in a[i]; the sum over 3 ranks is 6 + 3i.
+        // The section a[1:2, ..] of a 2-D array takes the max: rank 2's.
+        std::fs::write(
+            &script,
+            "let r = mpi_rank();
+let a = zeros(f64, 5);
+for i in 0..5 { a[i] = (r + 1 + i) as f64; }
+mpi_allreduce(a, \"+\");
+let b = zeros(i32, 3, 2);
+for j in 0..3 { for i in 0..2 { b[j, i] = r * 10 + j; } }
+mpi_allreduce(b[1:2, :], \"max\");
+let on = zeros(bool, 2);
+on[0] = r == 1;
+on[1] = true;
+mpi_allreduce(on, \"max\");
+let all = zeros(bool, 1);
+all[0] = r != 1;
+mpi_allreduce(all, \"min\");
+println(r, \": \", a, \" \", b[0, 1], \" \", b[1, 0], \" \", b[2, 1], \" \", on, \" \", all);
+",
+        )
+        .unwrap();
+        let s = script.to_str().unwrap();
+        for backend in [&["--host"][..], &[][..]] {
+            let mut args = backend.to_vec();
+            args.push(s);
+            let (code, out, err) = accl(Some(3), &args);
+            assert_eq!(code, 0, "{out}\n{err}");
+            let mut lines: Vec<&str> = out.lines().collect();
+            lines.sort();
+            for (r, line) in lines.iter().enumerate() {
+                assert_eq!(
+                    *line,
+                    format!("{r}: [6 9 12 15 18] {} 21 22 [true true] [false]", r * 10),
+                    "{backend:?}\n{err}"
+                );
+            }
+        }
+        // Sections of different sizes: a diagnostic on the ranks, not a
+        // reduction of unrelated bytes.
+        std::fs::write(
+            &script,
+            "let r = mpi_rank();\nlet a = zeros(f64, 2 + r);\nmpi_allreduce(a, \"+\");\n",
+        )
+        .unwrap();
+        let (code, _, err) = accl(Some(2), &["--host", s]);
+        assert_ne!(code, 0);
+        assert!(err.contains("accl::run::mpi_mismatch"), "{err}");
     }
 
     #[test]

@@ -207,37 +207,63 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
             crate::mpi::barrier().map_err(|m| mpi_failed(span, &m))?;
             RtVal::Unit
         }
+        "mpi_allreduce" if matches!(args[0], RtVal::Array(_)) => {
+            let mut i = 0;
+            let sec = section(args, spans, &mut i, cx)?;
+            let shape = sec.shape();
+            let op = reduce_op(&args[i], shape.elem, sp(i))?;
+            access(cx, &sec, true)?;
+            // Every rank's shape first: a section that differs is a
+            // diagnostic, not a reduction of unrelated bytes.
+            // Every rank's shape first: a section that differs is a
+            // diagnostic, not a reduction of unrelated bytes.
+            let mine = shape.codes();
+            let mut other = mine;
+            for (k, &v) in mine.iter().enumerate() {
+                for op in [ReduceOp::Min, ReduceOp::Max] {
+                    let r = crate::mpi::allreduce(Value::I64(v), op)
+                        .map_err(|m| mpi_failed(span, &m))?;
+                    if let Value::I64(r) = r {
+                        if r != v {
+                            other[k] = r;
+                        }
+                    }
+                }
+            }
+            if other != mine {
+                let what = match Shape::from_codes(other) {
+                    Some(s) => describe(s),
+                    None => "something else".to_string(),
+                };
+                return Err(Box::new(
+                    Diag::error(
+                        "accl::run::mpi_mismatch",
+                        format!(
+                            "another rank reduces {what}, but `{}` holds {}",
+                            text(cx, sec.span),
+                            describe(shape)
+                        ),
+                        sec.span,
+                        format!("{} elements here", shape.count),
+                    )
+                    .with_help("every rank passes a section of the same shape and element type"),
+                ));
+            }
+            let mut buf = sec.pack()?;
+            crate::mpi::allreduce_elems(&mut buf, shape.elem, op)
+                .map_err(|m| mpi_failed(span, &m))?;
+            sec.unpack(&buf);
+            RtVal::Unit
+        }
         "mpi_allreduce" => {
             let RtVal::Scalar(x) = args[0] else {
                 return Err(error::internal(span, "expected a scalar"));
             };
-            let op_text = match &args[1] {
-                RtVal::Str(s) => s.to_string(),
-                _ => String::new(),
-            };
-            let op = ReduceOp::parse(&op_text)
-                .filter(|op| x.ty().scalar().is_none_or(|s| op.applies_to(s)));
-            let Some(op) = op else {
-                let bool_arg = matches!(x, Value::Bool(_));
-                let known = ReduceOp::parse(&op_text).is_some();
-                return Err(Box::new(
-                    Diag::error(
-                        "accl::run::mpi_op",
-                        if known && bool_arg {
-                            format!("`mpi_allreduce` of a `bool` with \"{op_text}\"")
-                        } else {
-                            format!("`mpi_allreduce` has no operator \"{op_text}\"")
-                        },
-                        sp(1),
-                        if known { "not for a `bool`" } else { "unknown operator" },
-                    )
-                    .with_help(if bool_arg {
-                        "a `bool` reduces with \"max\" (any rank's true) or \"min\" (every rank's true)"
-                    } else {
-                        "the operators are \"+\", \"*\", \"max\" and \"min\""
-                    }),
-                ));
-            };
+            let op = reduce_op(
+                &args[1],
+                x.ty().scalar().unwrap_or(lang::Scalar::F64),
+                sp(1),
+            )?;
             let v = crate::mpi::allreduce(x, op).map_err(|m| mpi_failed(span, &m))?;
             RtVal::Scalar(v)
         }
@@ -388,4 +414,40 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
             ))
         }
     })
+}
+
+/// The operator of `mpi_allreduce` (its string argument, at `span`) for
+/// elements of type `elem`.
+fn reduce_op(arg: &RtVal, elem: lang::Scalar, span: Span) -> R<ReduceOp> {
+    let op_text = match arg {
+        RtVal::Str(s) => s.to_string(),
+        _ => String::new(),
+    };
+    let op = ReduceOp::parse(&op_text).filter(|op| op.applies_to(elem));
+    let Some(op) = op else {
+        let bool_arg = elem == lang::Scalar::Bool;
+        let known = ReduceOp::parse(&op_text).is_some();
+        return Err(Box::new(
+            Diag::error(
+                "accl::run::mpi_op",
+                if known && bool_arg {
+                    format!("`mpi_allreduce` of a `bool` with \"{op_text}\"")
+                } else {
+                    format!("`mpi_allreduce` has no operator \"{op_text}\"")
+                },
+                span,
+                if known {
+                    "not for a `bool`"
+                } else {
+                    "unknown operator"
+                },
+            )
+            .with_help(if bool_arg {
+                "a `bool` reduces with \"max\" (any rank's true) or \"min\" (every rank's true)"
+            } else {
+                "the operators are \"+\", \"*\", \"max\" and \"min\""
+            }),
+        ));
+    };
+    Ok(op)
 }

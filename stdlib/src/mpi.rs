@@ -53,14 +53,28 @@ fn rank_param(t: Type, what: &str) -> Result<Type, String> {
 }
 
 fn allreduce_rule(args: &[Type]) -> Result<Sig, String> {
+    let mut i = 0;
+    if section_arg(args, &mut i).is_some() {
+        return match &args[i..] {
+            [Type::Str] => {
+                let mut params = args[..i].to_vec();
+                params.push(Type::Str);
+                Ok(Sig {
+                    params,
+                    ret: Type::Unit,
+                })
+            }
+            [t] => Err(format!(
+                "takes the operator as a string (\"+\", \"*\", \"max\" or \"min\"), not `{t}`"
+            )),
+            _ => Err("is `mpi_allreduce(a, op)` of an array or a section, in place".into()),
+        };
+    }
     match args {
         [t @ (Type::Scalar(_) | Type::IntLit | Type::FloatLit), Type::Str] => Ok(Sig {
             params: vec![t.defaulted(), Type::Str],
             ret: t.defaulted(),
         }),
-        [t @ Type::Array(..), ..] => Err(format!(
-            "reduces one scalar, not a `{t}` (reduce the array first, e.g. `mpi_allreduce(sum(a), \"+\")`)"
-        )),
         [_, t] if *t != Type::Str => Err(format!(
             "takes the operator as a string (\"+\", \"*\", \"max\" or \"min\"), not `{t}`"
         )),
@@ -169,9 +183,9 @@ pub fn add_builtins(b: &mut Builtins) {
     add(
         b,
         "mpi_allreduce",
-        "mpi_allreduce(x, op) -> x combined over every rank, op \"+\", \"*\", \"max\" or \"min\"",
+        "mpi_allreduce(x, op) -> x combined over every rank, op \"+\", \"*\", \"max\" or \"min\"; an array or section a: mpi_allreduce(a[lo:n], op) combines it element by element, in place",
         Typing::Rule(allreduce_rule),
-        false,
+        true,
     );
     add(
         b,
