@@ -212,6 +212,111 @@ pub fn sendrecv(
     imp::sendrecv(send, send_shape, dest, recv, recv_shape, source)
 }
 
+/// A non-blocking send or receive in flight (`MPI_Isend`, `MPI_Irecv`): the
+/// bytes MPI reads or fills live here until [`wait`] (their heap blocks
+/// do not move with the value). Dropped before that, the requests are
+/// freed and the buffers leaked to MPI, so nothing it still touches is
+/// freed.
+#[doc(hidden)]
+pub struct Pending {
+    header: Box<[u8; 16]>,
+    data: Vec<u8>,
+    /// The shape a receive expects (`None`: a send).
+    expect: Option<Shape>,
+    peer: i32,
+    tag: i32,
+    inner: imp::Requests,
+}
+
+/// The largest tag a script may give a non-blocking message.
+pub const MAX_TAG: i32 = 9999;
+
+/// Start sending `data` (`shape`'s elements) to rank `dest` with `tag`
+/// (`dest < 0`: no partner, nothing is sent). Without a launcher nothing
+/// is sent either: the interpreter keeps a message to itself.
+#[doc(hidden)]
+pub fn isend(data: Vec<u8>, shape: Shape, dest: i32, tag: i32) -> Result<Pending, String> {
+    let mut p = Pending {
+        header: Box::new(shape.header()),
+        data,
+        expect: None,
+        peer: dest,
+        tag,
+        inner: imp::Requests::default(),
+    };
+    if dest >= 0 && launched() {
+        imp::isend(&mut p)?;
+    }
+    Ok(p)
+}
+
+/// Start receiving `shape`'s elements from rank `source` with `tag`
+/// (`source < 0`: no partner, nothing arrives).
+#[doc(hidden)]
+pub fn irecv(shape: Shape, source: i32, tag: i32) -> Result<Pending, String> {
+    let bytes = shape.count * shape.elem.size();
+    let mut data = Vec::new();
+    data.try_reserve_exact(bytes)
+        .map_err(|_| format!("no memory for a {bytes} byte receive buffer"))?;
+    data.resize(bytes, 0);
+    let mut p = Pending {
+        header: Box::new([0; 16]),
+        data,
+        expect: Some(shape),
+        peer: source,
+        tag,
+        inner: imp::Requests::default(),
+    };
+    if source >= 0 && launched() {
+        imp::irecv(&mut p)?;
+    }
+    Ok(p)
+}
+
+/// Wait for `p`; a receive's bytes (`None` when it had no partner, or
+/// without a launcher: the interpreter matches messages to itself).
+#[doc(hidden)]
+pub fn wait(mut p: Pending) -> Result<Option<Vec<u8>>, ExchangeError> {
+    let Some(expect) = p.expect else {
+        if launched() {
+            imp::wait(&mut p).map_err(ExchangeError::Mpi)?;
+        }
+        return Ok(None);
+    };
+    if p.peer < 0 || !launched() {
+        return Ok(None);
+    }
+    imp::wait(&mut p).map_err(ExchangeError::Mpi)?;
+    if *p.header != expect.header() {
+        return Err(ExchangeError::Mismatch {
+            source: p.peer,
+            sent: Shape::from_header(&p.header),
+        });
+    }
+    Ok(Some(std::mem::take(&mut p.data)))
+}
+
+impl Pending {
+    /// What a receive expects.
+    pub fn expected(&self) -> Option<Shape> {
+        self.expect
+    }
+
+    /// The partner rank and the tag.
+    pub fn peer_and_tag(&self) -> (i32, i32) {
+        (self.peer, self.tag)
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if imp::abandon(&mut self.inner) {
+            std::mem::forget(std::mem::take(&mut self.data));
+            std::mem::forget(std::mem::replace(&mut self.header, Box::new([0; 16])));
+        }
+    }
+}
+
 /// End the whole job: `MPI_Abort` when MPI is running, else exit.
 #[doc(hidden)]
 pub fn abort(code: i32) -> ! {
@@ -459,6 +564,118 @@ mod imp {
         })
     }
 
+    /// The requests of one non-blocking message: its header's, then one per
+    /// chunk of its data.
+    #[derive(Default)]
+    pub struct Requests(Vec<ffi::MPI_Request>);
+
+    /// Tags of non-blocking messages: the header's, then the data's, apart
+    /// from those of `mpi_sendrecv`.
+    fn nb_tags(tag: i32) -> (c_int, c_int) {
+        (10_000 + 2 * tag, 10_001 + 2 * tag)
+    }
+
+    pub fn isend(p: &mut super::Pending) -> Result<(), String> {
+        with_world(|_, _| {
+            let (th, td) = nb_tags(p.tag);
+            // SAFETY: the header and the data stay where they are until the
+            // requests complete ([`super::Pending`]); MPI writes each request.
+            unsafe {
+                let mut r = std::mem::zeroed::<ffi::MPI_Request>();
+                let rc = ffi::MPI_Isend(
+                    p.header.as_ptr() as *const c_void,
+                    16,
+                    ffi::RSMPI_UINT8_T,
+                    p.peer,
+                    th,
+                    comm(),
+                    &mut r,
+                );
+                check("MPI_Isend", rc)?;
+                p.inner.0.push(r);
+                for chunk in p.data.chunks(CHUNK) {
+                    let mut r = std::mem::zeroed::<ffi::MPI_Request>();
+                    let rc = ffi::MPI_Isend(
+                        chunk.as_ptr() as *const c_void,
+                        chunk.len() as c_int,
+                        ffi::RSMPI_UINT8_T,
+                        p.peer,
+                        td,
+                        comm(),
+                        &mut r,
+                    );
+                    check("MPI_Isend", rc)?;
+                    p.inner.0.push(r);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    pub fn irecv(p: &mut super::Pending) -> Result<(), String> {
+        with_world(|_, _| {
+            let (th, td) = nb_tags(p.tag);
+            // SAFETY: as in `isend`; MPI fills the header and the data.
+            unsafe {
+                let mut r = std::mem::zeroed::<ffi::MPI_Request>();
+                let rc = ffi::MPI_Irecv(
+                    p.header.as_mut_ptr() as *mut c_void,
+                    16,
+                    ffi::RSMPI_UINT8_T,
+                    p.peer,
+                    th,
+                    comm(),
+                    &mut r,
+                );
+                check("MPI_Irecv", rc)?;
+                p.inner.0.push(r);
+                for chunk in p.data.chunks_mut(CHUNK) {
+                    let mut r = std::mem::zeroed::<ffi::MPI_Request>();
+                    let rc = ffi::MPI_Irecv(
+                        chunk.as_mut_ptr() as *mut c_void,
+                        chunk.len() as c_int,
+                        ffi::RSMPI_UINT8_T,
+                        p.peer,
+                        td,
+                        comm(),
+                        &mut r,
+                    );
+                    check("MPI_Irecv", rc)?;
+                    p.inner.0.push(r);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    pub fn wait(p: &mut super::Pending) -> Result<(), String> {
+        let mut reqs = std::mem::take(&mut p.inner.0);
+        with_world(|_, _| {
+            for r in &mut reqs {
+                // SAFETY: a request MPI made; MPI_Wait sets it to null.
+                let rc = unsafe { ffi::MPI_Wait(r, ffi::RSMPI_STATUS_IGNORE) };
+                check("MPI_Wait", rc)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Let go of requests never waited for; whether any was still active
+    /// (its buffers must then stay alive).
+    pub fn abandon(r: &mut Requests) -> bool {
+        let active = !r.0.is_empty();
+        let st = lock();
+        if !matches!(st.0, State::Running { .. }) {
+            return active;
+        }
+        for req in &mut r.0 {
+            // SAFETY: a request MPI made and nobody waits for any more.
+            unsafe { ffi::MPI_Request_free(req) };
+        }
+        r.0.clear();
+        active
+    }
+
     /// One `MPI_Sendrecv` of bytes (`-1`: no partner).
     fn exchange(
         send: &[u8],
@@ -568,6 +785,20 @@ mod imp {
     }
     pub fn allreduce_elems(_: &mut [u8], _: lang::Scalar, _: ReduceOp) -> Result<(), String> {
         Ok(())
+    }
+    #[derive(Default)]
+    pub struct Requests;
+    pub fn isend(_: &mut super::Pending) -> Result<(), String> {
+        Ok(())
+    }
+    pub fn irecv(_: &mut super::Pending) -> Result<(), String> {
+        Ok(())
+    }
+    pub fn wait(_: &mut super::Pending) -> Result<(), String> {
+        Ok(())
+    }
+    pub fn abandon(_: &mut Requests) -> bool {
+        false
     }
     pub fn bcast(_: &mut [u8], _: i32) -> Result<(), String> {
         Ok(())

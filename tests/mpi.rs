@@ -54,6 +54,24 @@ mpi_allreduce(m[2:3], "max");
 let flags = zeros(bool, 3);
 flags[1] = true;
 mpi_allreduce(flags, "min");
+// Non-blocking messages to itself: the elements are copied when the send
+// starts and land when the receive is waited for; tags match them.
+let src = arange(f64, 6.0);
+let dst = zeros(f64, 6);
+let s1 = mpi_isend(src[0:3], 0, 5);
+let s2 = mpi_isend(src[3:3], 0, 6);
+src[0] = 100.0;
+let r2 = mpi_irecv(dst[0:3], 0, 6);
+let r1 = mpi_irecv(dst[3:3], 0, 5);
+let untouched = dst[0];
+mpi_wait(r1);
+let reqs = zeros(i32, 3);
+reqs[0] = r2;
+reqs[1] = s1;
+reqs[2] = mpi_isend(src, -1);
+mpi_waitall(reqs);
+mpi_wait(s2);
+mpi_wait(mpi_irecv(dst, mpi::PROC_NULL));
 "#;
 
 #[test]
@@ -92,6 +110,11 @@ fn the_builtins_act_as_one_rank_without_a_launcher() {
     assert_eq!(
         e.get_array::<bool>("flags").unwrap().0,
         [false, true, false]
+    );
+    assert_eq!(e.get::<f64>("untouched"), Some(0.0));
+    assert_eq!(
+        e.get_array::<f64>("dst").unwrap().0,
+        [3.0, 4.0, 5.0, 0.0, 1.0, 2.0]
     );
 }
 
@@ -162,6 +185,24 @@ fn misuse_is_a_located_diagnostic() {
     assert_snapshot!(
         "allreduce_of_an_array_in_a_variable",
         fail("let a = zeros(f64, 4);\nlet s = mpi_allreduce(a, \"+\");")
+    );
+    assert_snapshot!(
+        "never_waited",
+        fail(
+            "let a = zeros(f64, 4);\nlet r = mpi_irecv(a, -1);\nlet s = mpi_isend(a[1:2], -1, 3);"
+        )
+    );
+    assert_snapshot!(
+        "waited_twice",
+        fail("let a = zeros(f64, 4);\nlet r = mpi_isend(a, -1);\nmpi_wait(r);\nmpi_wait(r);")
+    );
+    assert_snapshot!(
+        "receive_from_itself_never_sent",
+        fail("let a = zeros(f64, 4);\nlet r = mpi_irecv(a, 0, 2);\nlet s = mpi_isend(a, 0, 1);\nmpi_waitall();")
+    );
+    assert_snapshot!(
+        "bad_tag",
+        fail("let a = zeros(f64, 4);\nlet r = mpi_isend(a, 0, 10000);")
     );
     assert_snapshot!(
         "allreduce_of_a_section_with_a_number",

@@ -203,6 +203,19 @@ pub type HostValFn = Rc<dyn Fn(&[RtVal]) -> Result<RtVal, String>>;
 /// Where `print` output goes.
 pub type Sink = Box<dyn FnMut(&str)>;
 
+/// A non-blocking MPI message not waited for yet (`mpi_isend`,
+/// `mpi_irecv`).
+pub struct MpiRequest {
+    pub pending: crate::mpi::Pending,
+    /// The call that started it.
+    pub span: Span,
+    /// A receive: writes the bytes that arrived into its section.
+    pub land: Option<Land>,
+}
+
+/// How a receive's bytes reach its section.
+pub type Land = Box<dyn FnOnce(&mut Ctx, &[u8]) -> R<()>>;
+
 /// The state a running program sees: limits, I/O, devices, the present table.
 pub struct Ctx {
     pub fns: Rc<Vec<CFn>>,
@@ -243,6 +256,12 @@ pub struct Ctx {
     /// The top level's locals while a function that uses top-level
     /// variables runs (moved out of the top-level frame for the call).
     pub globals: Option<Frame>,
+    /// Non-blocking MPI messages not waited for yet, by request number.
+    pub mpi_requests: std::collections::BTreeMap<i32, MpiRequest>,
+    pub next_request: i32,
+    /// Without a launcher: messages this rank sent itself, not received
+    /// yet (tag, shape, bytes), in order.
+    pub mpi_self: std::collections::VecDeque<(i32, crate::mpi::Shape, Vec<u8>)>,
     /// Async work is held back behind running work: the limit check asks
     /// the backend to submit it once its queue is idle
     /// ([`Backend::submit_idle`]).
@@ -287,6 +306,9 @@ impl Default for Ctx {
             default_async: -1,
             deferred: Vec::new(),
             globals: None,
+            mpi_requests: std::collections::BTreeMap::new(),
+            next_request: 0,
+            mpi_self: std::collections::VecDeque::new(),
             held: false,
             source: None,
             args: Vec::new(),

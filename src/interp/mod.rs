@@ -170,6 +170,7 @@ pub fn run(c: &Compiled, frame: &mut Frame, cx: &mut Ctx) -> Result<Option<RtVal
     cx.deferred.clear();
     let r = run_block(&c.main, frame, cx)
         .and_then(|_| deferred::land_at_end(frame, cx))
+        .and_then(|_| mpi::not_waited(cx))
         .and_then(|_| match &c.tail {
             Some(t) => {
                 let v = t.eval(frame, cx)?;
@@ -183,6 +184,9 @@ pub fn run(c: &Compiled, frame: &mut Frame, cx: &mut Ctx) -> Result<Option<RtVal
         // The synchronous kernels of a failed input complete before the
         // next input (or the embedder) looks; their own faults are moot.
         let _ = backend.complete_sync(cx, None, None);
+        // Messages of a failed input are let go ([`crate::mpi::Pending`]).
+        cx.mpi_requests.clear();
+        cx.mpi_self.clear();
     }
     cx.deferred.clear();
     // Waits outside a running input (the embedder reading an array, the

@@ -9,7 +9,7 @@
 //! runs ([`Region::runs`]), so a column travels as one element per row.
 
 use super::error;
-use super::machine::Ctx;
+use super::machine::{Ctx, Land, MpiRequest};
 use super::region::Region;
 use super::scalar::{bits_to_value, value_to_bits};
 use super::value::{RtVal, R};
@@ -381,29 +381,124 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
                 Ok(()) => {}
                 Err(ExchangeError::Mpi(m)) => return Err(mpi_failed(span, &m)),
                 Err(ExchangeError::Mismatch { source, sent }) => {
-                    let what = match sent {
-                        Some(s) => format!("sends {}", describe(s)),
-                        None => "sends something else".to_string(),
-                    };
-                    return Err(Box::new(
-                        Diag::error(
-                            "accl::run::mpi_mismatch",
-                            format!(
-                                "rank {source} {what}, but `{}` receives {}",
-                                text(cx, recv.span),
-                                describe(rs)
-                            ),
-                            recv.span,
-                            format!("{} elements", rs.count),
-                        )
-                        .with_help(
-                            "the section a rank receives must match what its source sends: same element type and count",
-                        ),
-                    ));
+                    return Err(mismatch(source, sent, &text(cx, recv.span), recv.span, rs));
                 }
             }
             if source >= 0 {
                 recv.unpack(&inbox);
+            }
+            RtVal::Unit
+        }
+        "mpi_isend" | "mpi_irecv" => {
+            let size = world()?.1;
+            let send = name == "mpi_isend";
+            let mut i = 0;
+            let sec = section(args, spans, &mut i, cx)?;
+            let what = if send { "destination" } else { "source" };
+            let peer = check_rank(int(&args[i]), size, sp(i), what, true)?;
+            let tag = match args.get(i + 1) {
+                Some(t) => {
+                    let t = int(t);
+                    if !(0..=crate::mpi::MAX_TAG as i128).contains(&t) {
+                        return Err(Box::new(
+                            Diag::error(
+                                "accl::run::mpi_tag",
+                                format!("tag {t} is outside 0..={}", crate::mpi::MAX_TAG),
+                                sp(i + 1),
+                                "this tag",
+                            )
+                            .with_help("a send and the receive that takes it name the same tag"),
+                        ));
+                    }
+                    t as i32
+                }
+                None => 0,
+            };
+            let shape = sec.shape();
+            let started = if send {
+                access(cx, &sec, false)?;
+                // The elements are copied now: later writes to the section
+                // do not reach the message.
+                let data = if peer >= 0 { sec.pack()? } else { Vec::new() };
+                if peer == 0 && !crate::mpi::launched() {
+                    // One rank: the message waits here for its receive.
+                    cx.mpi_self.push_back((tag, shape, data));
+                    crate::mpi::isend(Vec::new(), shape, -1, tag)
+                } else {
+                    crate::mpi::isend(data, shape, peer, tag)
+                }
+            } else {
+                crate::mpi::irecv(shape, peer, tag)
+            };
+            let pending = started.map_err(|m| mpi_failed(span, &m))?;
+            let land: Option<Land> = (!send).then(|| {
+                Box::new(move |cx: &mut Ctx, bytes: &[u8]| {
+                    access(cx, &sec, true)?;
+                    sec.unpack(bytes);
+                    Ok(())
+                }) as Land
+            });
+            let id = cx.next_request;
+            cx.next_request = cx.next_request.wrapping_add(1).max(0);
+            cx.mpi_requests.insert(
+                id,
+                MpiRequest {
+                    pending,
+                    span,
+                    land,
+                },
+            );
+            RtVal::Scalar(Value::I32(id))
+        }
+        "mpi_wait" => {
+            let id = int(&args[0]);
+            let req = i32::try_from(id)
+                .ok()
+                .and_then(|id| cx.mpi_requests.remove(&id));
+            let Some(req) = req else {
+                return Err(Box::new(
+                    Diag::error(
+                        "accl::run::mpi_request",
+                        format!(
+                            "no request {id} is waiting: it was waited for already, or never made"
+                        ),
+                        sp(0),
+                        "this request",
+                    )
+                    .with_help("wait once for each number `mpi_isend` or `mpi_irecv` returned"),
+                ));
+            };
+            complete(cx, req)?;
+            RtVal::Unit
+        }
+        "mpi_waitall" => {
+            let ids: Vec<i32> = match args.first() {
+                Some(RtVal::Array(a)) => {
+                    let d = a.data();
+                    (0..a.len())
+                        .filter_map(|k| d.get(k)?.as_i128())
+                        .map(|v| v as i32)
+                        .collect()
+                }
+                _ => cx.mpi_requests.keys().copied().collect(),
+            };
+            for id in &ids {
+                if !cx.mpi_requests.contains_key(id) {
+                    return Err(Box::new(
+                        Diag::error(
+                            "accl::run::mpi_request",
+                            format!("no request {id} is waiting: it was waited for already, or never made"),
+                            sp(0),
+                            "these requests",
+                        )
+                        .with_help("wait once for each number `mpi_isend` or `mpi_irecv` returned"),
+                    ));
+                }
+            }
+            for id in ids {
+                if let Some(req) = cx.mpi_requests.remove(&id) {
+                    complete(cx, req)?;
+                }
             }
             RtVal::Unit
         }
@@ -450,4 +545,105 @@ fn reduce_op(arg: &RtVal, elem: lang::Scalar, span: Span) -> R<ReduceOp> {
         ));
     };
     Ok(op)
+}
+
+/// `accl::run::mpi_mismatch`: rank `source` sent `sent`, but the section at
+/// `at` (its text `name`) receives `rs`.
+fn mismatch(source: i32, sent: Option<Shape>, name: &str, at: Span, rs: Shape) -> Box<Diag> {
+    let what = match sent {
+        Some(s) => format!("sends {}", describe(s)),
+        None => "sends something else".to_string(),
+    };
+    Box::new(
+        Diag::error(
+            "accl::run::mpi_mismatch",
+            format!("rank {source} {what}, but `{name}` receives {}", describe(rs)),
+            at,
+            format!("{} elements", rs.count),
+        )
+        .with_help(
+            "the section a rank receives must match what its source sends: same element type and count",
+        ),
+    )
+}
+
+/// Wait for a non-blocking message; a receive's elements land in its
+/// section.
+fn complete(cx: &mut Ctx, req: MpiRequest) -> R<()> {
+    let span = req.span;
+    let expect = req.pending.expected();
+    let (peer, tag) = req.pending.peer_and_tag();
+    if let (Some(expect), 0, false) = (expect, peer, crate::mpi::launched()) {
+        // One rank: the first message it sent itself with this tag.
+        let at = cx.mpi_self.iter().position(|m| m.0 == tag);
+        let Some((_, shape, bytes)) = at.and_then(|at| cx.mpi_self.remove(at)) else {
+            return Err(Box::new(
+                Diag::error(
+                    "accl::run::mpi_request",
+                    format!("this receive from rank 0 with tag {tag} would wait forever: no such message was sent"),
+                    span,
+                    "started here",
+                )
+                .with_help("with one rank, a receive from rank 0 takes what `mpi_isend(.., 0, tag)` sent"),
+            ));
+        };
+        if shape != expect {
+            return Err(mismatch(0, Some(shape), &text(cx, span), span, expect));
+        }
+        drop(req.pending);
+        return match req.land {
+            Some(land) => land(cx, &bytes),
+            None => Ok(()),
+        };
+    }
+    match crate::mpi::wait(req.pending) {
+        Ok(Some(bytes)) => match req.land {
+            Some(land) => land(cx, &bytes),
+            None => Ok(()),
+        },
+        Ok(None) => Ok(()),
+        Err(ExchangeError::Mpi(m)) => Err(mpi_failed(span, &m)),
+        Err(ExchangeError::Mismatch { source, sent }) => {
+            let name = text(cx, span);
+            Err(mismatch(
+                source,
+                sent,
+                &name,
+                span,
+                expect.unwrap_or(Shape {
+                    elem: lang::Scalar::U8,
+                    count: 0,
+                }),
+            ))
+        }
+    }
+}
+
+/// At the end of an input: a request never waited for is an error at the
+/// call that made it (the first of them); all are let go.
+pub fn not_waited(cx: &mut Ctx) -> R<()> {
+    cx.mpi_self.clear();
+    let Some((_, first)) = cx.mpi_requests.pop_first() else {
+        return Ok(());
+    };
+    let more = cx.mpi_requests.len();
+    cx.mpi_requests.clear();
+    cx.mpi_self.clear();
+    Err(Box::new(
+        Diag::error(
+            "accl::run::mpi_not_waited",
+            "this message was never waited for",
+            first.span,
+            "started here",
+        )
+        .with_help(if more == 0 {
+            "pass its request number to `mpi_wait`, or call `mpi_waitall()` before the end"
+                .to_string()
+        } else {
+            format!(
+                "{more} more {} not waited for either; `mpi_waitall()` waits for every one",
+                if more == 1 { "was" } else { "were" }
+            )
+        }),
+    ))
 }

@@ -145,6 +145,57 @@ fn sendrecv_rule(args: &[Type]) -> Result<Sig, String> {
     })
 }
 
+/// `mpi_isend(a[lo:n], dest[, tag])` and `mpi_irecv(a[lo:n], source[, tag])`:
+/// a request number.
+fn nonblocking_rule(args: &[Type], who: &str) -> Result<Sig, String> {
+    let usage = format!("is `mpi_i{who}(a[lo:n], {who}_rank)` or `mpi_i{who}(a[lo:n], {who}_rank, tag)` with an array or a section");
+    let mut i = 0;
+    if section_arg(args, &mut i).is_none() {
+        return Err(match args.first() {
+            Some(t) if !t.is_array() => format!("takes an array or a section, not `{t}`"),
+            _ => usage,
+        });
+    }
+    let mut params = args[..i].to_vec();
+    match &args[i..] {
+        [rank] => params.push(rank_param(*rank, "partner")?),
+        [rank, tag] => {
+            params.push(rank_param(*rank, "partner")?);
+            if !tag.is_int_like() {
+                return Err(format!("takes an integer tag, not `{tag}`"));
+            }
+            params.push(tag.defaulted());
+        }
+        _ => return Err(usage),
+    }
+    Ok(Sig {
+        params,
+        ret: Type::I32,
+    })
+}
+
+fn isend_rule(args: &[Type]) -> Result<Sig, String> {
+    nonblocking_rule(args, "send").map_err(|e| e.replace("send_rank", "dest"))
+}
+
+fn irecv_rule(args: &[Type]) -> Result<Sig, String> {
+    nonblocking_rule(args, "recv").map_err(|e| e.replace("recv_rank", "source"))
+}
+
+fn waitall_rule(args: &[Type]) -> Result<Sig, String> {
+    match args {
+        [] => Ok(Sig {
+            params: vec![],
+            ret: Type::Unit,
+        }),
+        [t @ Type::Array(Scalar::I32, 1)] => Ok(Sig {
+            params: vec![*t],
+            ret: Type::Unit,
+        }),
+        _ => Err("is `mpi_waitall()` (every request) or `mpi_waitall(requests)` with an `i32[]` of request numbers".into()),
+    }
+}
+
 fn add(b: &mut Builtins, name: &str, synopsis: &str, typing: Typing, sections: bool) {
     b.add(Builtin {
         name: name.to_string(),
@@ -186,6 +237,34 @@ pub fn add_builtins(b: &mut Builtins) {
         "mpi_allreduce(x, op) -> x combined over every rank, op \"+\", \"*\", \"max\" or \"min\"; an array or section a: mpi_allreduce(a[lo:n], op) combines it element by element, in place",
         Typing::Rule(allreduce_rule),
         true,
+    );
+    add(
+        b,
+        "mpi_isend",
+        "mpi_isend(a[lo:n], dest[, tag]) -> i32: start sending an array or section to rank dest (tag 0 to 9999, default 0); the elements are copied now; the request number goes to mpi_wait",
+        Typing::Rule(isend_rule),
+        true,
+    );
+    add(
+        b,
+        "mpi_irecv",
+        "mpi_irecv(a[lo:n], source[, tag]) -> i32: start receiving an array or section from rank source; the elements land at its mpi_wait",
+        Typing::Rule(irecv_rule),
+        true,
+    );
+    add(
+        b,
+        "mpi_wait",
+        "mpi_wait(r): wait for request r of mpi_isend or mpi_irecv (a receive's elements land now)",
+        fixed(vec![Type::I32], Type::Unit),
+        false,
+    );
+    add(
+        b,
+        "mpi_waitall",
+        "mpi_waitall() waits for every request not waited for yet; mpi_waitall(rs) for the requests in the i32 array rs",
+        Typing::Rule(waitall_rule),
+        false,
     );
     add(
         b,
