@@ -1,21 +1,32 @@
 //! Which rows of each array a kernel may touch, for the runtime's race
-//! detection between async queues: a kernel of a flat `parallel loop` that
-//! indexes an array's leading axis only with the outermost loop variable
-//! plus a constant touches rows `lo + min .. hi + max` of the loop's range,
-//! not the whole array. So blocks of rows computed on different queues (the
-//! pipelined Mandelbrot) are not reported as racing. Anything else (another
-//! index form, an access inside a device function, a reassigned loop
-//! variable) is the whole array.
+//! detection between async queues. A kernel of a flat `parallel loop` whose
+//! leading indices are sums of the outermost loop variable and of terms
+//! fixed for the launch (constants and captured scalars: `j + 1`, `rows`,
+//! `x * n + i`) touches the rows those reach over the loop's range, not the
+//! whole array, worked out when it launches. So blocks of rows computed on
+//! different queues (the pipelined Mandelbrot, a halo row beside the
+//! interior) are not reported as racing. Anything else (another index
+//! form, an access inside a device function, a reassigned loop variable)
+//! is the whole array.
 
 use crate::kir::{Block, Expr, ExprH, Function, Kernel, LocalH, Shape, StmtKind};
 use lang::ast::BinOp;
 use lang::Value;
 
-/// Per array parameter (binding order): `Some((min, max))` when every
-/// access's leading index is `levels[0].var + c` with `min <= c <= max`.
-pub fn leading_offsets(k: &Kernel) -> Vec<Option<(i64, i64)>> {
+/// How one access's leading index is made: the sum of `terms` (negated
+/// where marked), each fixed for a launch (made of the kernel's captured
+/// scalars and constants), plus the outermost loop variable when `var`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lead {
+    pub terms: Vec<(bool, ExprH)>,
+    pub var: bool,
+}
+
+/// Per array parameter (binding order): `Some(leads)` when every access's
+/// leading index is a [`Lead`] (`None`: the whole array).
+pub fn leading_rows(k: &Kernel) -> Vec<Option<Vec<Lead>>> {
     let n = k.arrays.len();
-    let mut out: Vec<Option<(i64, i64)>> = vec![None; n];
+    let mut out: Vec<Option<Vec<Lead>>> = vec![Some(Vec::new()); n];
     let mut whole = vec![k.shape != Shape::Flat || k.levels.is_empty(); n];
     for f in k.functions.iter().map(|(_, f)| f) {
         mark_all(f, &f.body, &mut whole);
@@ -33,10 +44,13 @@ pub fn leading_offsets(k: &Kernel) -> Vec<Option<(i64, i64)>> {
         }
         walk(&k.entry.body, var, &mut accesses, &mut reassigned);
         for (a, ix) in accesses {
-            match ix.and_then(|e| offset_of(&k.entry, e, var)) {
-                Some(c) if !reassigned => {
-                    let r = out[a].get_or_insert((c, c));
-                    *r = (r.0.min(c), r.1.max(c));
+            match ix.and_then(|e| lead_of(&k.entry, e, var)) {
+                Some(l) if !reassigned => {
+                    if let Some(v) = &mut out[a] {
+                        if !v.contains(&l) {
+                            v.push(l);
+                        }
+                    }
                 }
                 _ => whole[a] = true,
             }
@@ -50,25 +64,117 @@ pub fn leading_offsets(k: &Kernel) -> Vec<Option<(i64, i64)>> {
     out
 }
 
-/// `var + c`, `var - c`, `c + var` or `var` (through casts).
-fn offset_of(f: &Function, e: ExprH, var: LocalH) -> Option<i64> {
+/// `e` as a [`Lead`]: sums and differences of the loop variable (at most
+/// once, added) and terms fixed for the launch, through casts.
+fn lead_of(f: &Function, e: ExprH, var: LocalH) -> Option<Lead> {
+    if fixed(f, e) {
+        return Some(Lead {
+            terms: vec![(false, e)],
+            var: false,
+        });
+    }
     match &f.exprs[e] {
-        Expr::Local(l) if *l == var => Some(0),
-        Expr::Cast(x, _) => offset_of(f, *x, var),
+        Expr::Local(l) if *l == var => Some(Lead {
+            terms: Vec::new(),
+            var: true,
+        }),
+        Expr::Cast(x, _) => lead_of(f, *x, var),
         Expr::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-            let c = |h: ExprH| match &f.exprs[h] {
-                Expr::Const(v) => const_int(v),
-                _ => None,
-            };
-            match (offset_of(f, *a, var), c(*b), c(*a), offset_of(f, *b, var)) {
-                (Some(x), Some(k), _, _) if *op == BinOp::Add => x.checked_add(k),
-                (Some(x), Some(k), _, _) => x.checked_sub(k),
-                (_, _, Some(k), Some(x)) if *op == BinOp::Add => x.checked_add(k),
-                _ => None,
+            let a = lead_of(f, *a, var)?;
+            let mut b = lead_of(f, *b, var)?;
+            if b.var && (a.var || *op == BinOp::Sub) {
+                return None;
             }
+            if *op == BinOp::Sub {
+                for t in &mut b.terms {
+                    t.0 = !t.0;
+                }
+            }
+            let mut terms = a.terms;
+            terms.extend(b.terms);
+            Some(Lead {
+                terms,
+                var: a.var || b.var,
+            })
         }
         _ => None,
     }
+}
+
+/// Made only of constants and captured scalars (fixed for a launch), with
+/// integer arithmetic [`eval_fixed`] knows.
+fn fixed(f: &Function, e: ExprH) -> bool {
+    match &f.exprs[e] {
+        Expr::Const(v) => const_int(v).is_some(),
+        Expr::Param(_) => true,
+        Expr::Cast(x, t) => t.is_int() && fixed(f, *x),
+        Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => fixed(f, *a) && fixed(f, *b),
+        _ => false,
+    }
+}
+
+/// The value of a [`fixed`] expression, given the launch's captured
+/// scalars (`param(i)`, `None` for a non-integer); `None` when it does not
+/// fit its type (the access is then taken to be anywhere).
+pub fn eval_fixed(f: &Function, e: ExprH, param: &dyn Fn(u32) -> Option<i128>) -> Option<i128> {
+    let ty = f.ty(e);
+    let v = match &f.exprs[e] {
+        Expr::Const(v) => const_int(v)? as i128,
+        Expr::Param(p) => param(*p)?,
+        Expr::Cast(x, _) => eval_fixed(f, *x, param)?,
+        Expr::Binary(op, a, b) => {
+            let (a, b) = (eval_fixed(f, *a, param)?, eval_fixed(f, *b, param)?);
+            match op {
+                BinOp::Add => a.checked_add(b)?,
+                BinOp::Sub => a.checked_sub(b)?,
+                BinOp::Mul => a.checked_mul(b)?,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    // Integer arithmetic wraps on the device: a value outside the type is
+    // not the row the kernel computes.
+    let (lo, hi) = ty.int_range()?;
+    (lo..=hi).contains(&v).then_some(v)
+}
+
+/// The rows `[lo, hi)` that accesses `leads` of function `f` (the kernel's
+/// entry) reach, given the outer loop's values `[l0, end)` and the launch's
+/// captured scalars; `None` when unknown (the whole array).
+pub fn rows_of(
+    f: &Function,
+    leads: &[Lead],
+    level: Option<(i128, i128)>,
+    param: &dyn Fn(u32) -> Option<i128>,
+) -> Option<(i128, i128)> {
+    let mut out: Option<(i128, i128)> = None;
+    for l in leads {
+        let mut base: i128 = 0;
+        for &(neg, t) in &l.terms {
+            let v = eval_fixed(f, t, param)?;
+            base = if neg {
+                base.checked_sub(v)?
+            } else {
+                base.checked_add(v)?
+            };
+        }
+        let (lo, hi) = if l.var {
+            let (l0, end) = level?;
+            if l0 >= end {
+                continue;
+            }
+            (base.checked_add(l0)?, base.checked_add(end)?)
+        } else {
+            (base, base.checked_add(1)?)
+        };
+        out = Some(match out {
+            Some((a, b)) => (a.min(lo), b.max(hi)),
+            None => (lo, hi),
+        });
+    }
+    // No access at all: nothing is touched.
+    Some(out.unwrap_or((0, 0)))
 }
 
 fn const_int(v: &Value) -> Option<i64> {

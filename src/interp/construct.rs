@@ -384,7 +384,7 @@ impl Compiler<'_> {
                 fingerprint: std::cell::OnceCell::new(),
                 rows: kernel
                     .as_ref()
-                    .map(compiler::footprint::leading_offsets)
+                    .map(compiler::footprint::leading_rows)
                     .unwrap_or_default(),
                 host_exprs: [cl.vector_length, cl.num_gangs]
                     .into_iter()

@@ -133,10 +133,16 @@ fn kernel_accesses(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Vec<Access
                 let Some(Some(a)) = fr.a.get(ap.host.index()) else {
                     continue;
                 };
+                let param = |p: u32| {
+                    let sp = kernel.params.get(p as usize)?;
+                    bits_to_value(sp.ty, *fr.s.get(sp.host.index())?).as_i128()
+                };
                 let rows = kernel_rows(
-                    code.rows.get(i).copied().flatten(),
+                    kernel,
+                    code.rows.get(i).and_then(|o| o.as_deref()),
                     level,
                     inclusive,
+                    &param,
                     bounds(a),
                 );
                 out.push(access(a, rows, ap.written));

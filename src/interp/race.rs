@@ -398,27 +398,29 @@ impl Tracker {
     }
 }
 
-/// The rows of a kernel's array its launch may touch: the outer loop's
-/// range `level` (inclusive or not) shifted by the leading index offsets
-/// `offsets` ([`compiler::footprint`]), inside the bound section's rows
-/// `s_lo..s_hi`; the whole section when the offsets are unknown.
+/// The rows `[lo, hi)` a kernel may touch of an array bound as the rows
+/// `[s_lo, s_hi)` of its present section: what its accesses `leads` reach
+/// ([`compiler::footprint::rows_of`]) over the outer loop's values
+/// (`level`: its bounds as written, `inclusive` or not), with the values
+/// `param` gives the captured scalars, inside the section; else the whole
+/// section.
 pub fn kernel_rows(
-    offsets: Option<(i64, i64)>,
+    kernel: &compiler::Kernel,
+    leads: Option<&[compiler::footprint::Lead]>,
     level: Option<(i128, i128)>,
     inclusive: bool,
+    param: &dyn Fn(u32) -> Option<i128>,
     (s_lo, s_hi): (usize, usize),
 ) -> (usize, usize) {
-    if let (Some((min, max)), Some((l0, h0))) = (offsets, level) {
-        let end = if inclusive { h0 + 1 } else { h0 };
-        let (a_lo, a_hi) = (l0 + min as i128, end + max as i128);
-        if a_lo < a_hi {
-            return (
-                a_lo.clamp(s_lo as i128, s_hi as i128) as usize,
-                a_hi.clamp(s_lo as i128, s_hi as i128) as usize,
-            );
-        }
+    let level = level.map(|(l0, h0)| (l0, if inclusive { h0 + 1 } else { h0 }));
+    let rows = leads.and_then(|l| compiler::footprint::rows_of(&kernel.entry, l, level, param));
+    match rows {
+        Some((a_lo, a_hi)) if a_lo < a_hi => (
+            a_lo.clamp(s_lo as i128, s_hi as i128) as usize,
+            a_hi.clamp(s_lo as i128, s_hi as i128) as usize,
+        ),
+        _ => (s_lo, s_hi),
     }
-    (s_lo, s_hi)
 }
 
 /// Race tracking on the host backend: what the Vulkan backend tracks, with

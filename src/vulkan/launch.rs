@@ -169,12 +169,18 @@ pub fn launch(
         let (s_lo, s_hi) = (s.bx.lo, s.bx.hi);
         let base = (s_lo * a.row_len()) as u64;
         if track {
-            // The rows the kernel may touch: its outer loop's range shifted
-            // by the leading index offsets, else the whole bound section.
+            // The rows the kernel may touch, from its leading indices,
+            // else the whole bound section.
+            let param = |p: u32| {
+                let sp = kernel.params.get(p as usize)?;
+                bits_to_value(sp.ty, *fr.s.get(sp.host.index())?).as_i128()
+            };
             let (lo, hi) = crate::interp::race::kernel_rows(
-                offsets.get(i).copied().flatten(),
+                kernel,
+                offsets.get(i).and_then(|o| o.as_deref()),
                 levels.first().copied(),
                 c.loops.first().is_some_and(|l| l.inclusive),
+                &param,
                 (s_lo, s_hi),
             );
             touched.push(Access {

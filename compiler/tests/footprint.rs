@@ -1,0 +1,55 @@
+//! Which rows of each array a kernel may touch (`compiler::footprint`), as
+//! the race detection between async queues works them out at launch.
+
+mod common;
+use common::Source;
+use compiler::footprint::{leading_rows, rows_of};
+
+/// The rows `[lo, hi)` kernel 0 of `src` reaches of array `a` with the
+/// outer loop over `level` and the captured scalars named in `params` set
+/// to their values; `None`: the whole array.
+fn rows(src: &str, a: &str, level: (i128, i128), params: &[(&str, i128)]) -> Option<(i128, i128)> {
+    let k = Source::new(src).kernel(0);
+    let at = k
+        .arrays
+        .iter()
+        .position(|(_, p)| p.name == a)
+        .expect("array");
+    let leads = leading_rows(&k)[at].clone()?;
+    let value = |p: u32| {
+        let name = &k.params[p as usize].name;
+        params.iter().find(|(n, _)| n == name).map(|&(_, v)| v)
+    };
+    rows_of(&k.entry, &leads, Some(level), &value)
+}
+
+#[test]
+fn loop_variable_plus_constants_and_captured_scalars() {
+    let stencil = "let r = 6; let m = 8; let a = zeros(f64, r + 2, m);
+        parallel loop for i in 1..m - 1 { a[r, i] = a[r - 1, i] + a[r + 1, i]; }";
+    // `r` is the kernel's only captured scalar: rows r - 1 ..= r + 1.
+    assert_eq!(rows(stencil, "a", (1, 7), &[("r", 6)]), Some((5, 8)));
+    let shifted = "let a = zeros(f32, 100); let b = zeros(f32, 100);
+        parallel loop for j in 1..99 { a[j] = b[j - 1] + b[j + 1]; }";
+    assert_eq!(rows(shifted, "a", (1, 99), &[]), Some((1, 99)));
+    assert_eq!(rows(shifted, "b", (1, 99), &[]), Some((0, 100)));
+    // A row of a flattened 2-D array: x * n + y.
+    let flat = "let n = 10; let x = 3; let c = zeros(f32, 100);
+        parallel loop for y in 0..n { c[x * n + y] = 1.0; }";
+    let xn = [("x", 3), ("n", 10)];
+    assert_eq!(rows(flat, "c", (0, 10), &xn), Some((30, 40)));
+}
+
+#[test]
+fn other_indices_are_the_whole_array() {
+    let gather = "let p = zeros(i32, 10); let a = zeros(f32, 10);
+        parallel loop for i in 0..10 { a[p[i]] = 1.0; }";
+    assert_eq!(rows(gather, "a", (0, 10), &[]), None);
+    let product = "let a = zeros(f32, 100);
+        parallel loop for i in 0..10 { a[i * i] = 1.0; }";
+    assert_eq!(rows(product, "a", (0, 10), &[]), None);
+    // A captured value the row arithmetic would overflow: anywhere.
+    let big = "let k = 2147483647; let a = zeros(f32, 10);
+        parallel loop for i in 0..10 { a[k + 1 - k] = 1.0; }";
+    assert_eq!(rows(big, "a", (0, 10), &[("k", 2147483647)]), None);
+}
