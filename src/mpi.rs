@@ -320,6 +320,14 @@ impl Drop for Pending {
 /// End the whole job: `MPI_Abort` when MPI is running, else exit.
 #[doc(hidden)]
 pub fn abort(code: i32) -> ! {
+    if launched() {
+        // The launcher forwards this rank's stderr through its own
+        // daemon; MPI_Abort tears the job down at once, and on a loaded
+        // machine it cut off the diagnostic just printed. A moment first.
+        use std::io::Write;
+        let _ = std::io::stderr().flush();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
     imp::abort(code);
     std::process::exit(code)
 }

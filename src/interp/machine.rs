@@ -370,8 +370,22 @@ impl Ctx {
             }
             None => (0, a.shape().first().copied().unwrap_or(0)),
         };
+        self.host_access_rows(a, (lo, hi), write, span)
+    }
+
+    /// [`Self::host_access`] of the rows `[lo, hi)` of `a`.
+    pub fn host_access_rows(
+        &mut self,
+        a: &stdlib::Array,
+        rows: (usize, usize),
+        write: bool,
+        span: Span,
+    ) -> R<()> {
+        if !self.async_pending {
+            return Ok(());
+        }
         let b = self.backend.clone();
-        self.async_pending = b.host_access(self, a, (lo, hi), write, span)?;
+        self.async_pending = b.host_access(self, a, rows, write, span)?;
         Ok(())
     }
 

@@ -181,10 +181,11 @@ fn check_rank(r: i128, size: i32, span: Span, what: &str, no_partner: bool) -> R
     ))
 }
 
-/// The host reads (or writes) a whole array: checked against pending async
+/// The host reads (or writes) a section: checked against pending async
 /// work as any builtin's array argument is.
 fn access(cx: &mut Ctx, s: &Section, write: bool) -> R<()> {
-    cx.host_access(&s.array, None, write, s.span)
+    let rows = s.region.axis(0, s.array.shape());
+    cx.host_access_rows(&s.array, rows, write, s.span)
 }
 
 fn describe(s: Shape) -> String {
