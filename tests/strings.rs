@@ -139,3 +139,67 @@ fn a_bad_format_string_points_inside_the_literal() {
         assert!(err.to_string().contains(msg), "{fmt}: {err}");
     }
 }
+
+#[test]
+fn the_string_basics_on_both_backends() {
+    // Lengths and indices count characters, not bytes ("é" is two bytes).
+    let src = r#"
+        let s = "  température, 42 ;  ";
+        let t = trim(s);
+        let n = len(t);
+        let at = find(t, "42");
+        let missing = find(t, "xyz");
+        let csv = replace("a,b,,c", ",", ";");
+        let none = replace("abc", "", "-");
+        let pre = starts_with(t, "temp") && !starts_with(t, "42");
+        let post = ends_with(t, ";") && !ends_with(t, "x");
+        let k = parse_i32(" -17 ") * 2;
+        let x = parse_f64("2.5e3") + parse_f64(" inf ") * 0.0 + 1.0;
+        let c = char_at(t, 4) + char_at(t, 0);
+        let total = 0;
+        for i in 0..len(t) { if char_at(t, i) == "e" { total += 1; } }
+        let a = zeros(f32, 4);
+        parallel loop for i in 0..4 { a[i] = (i * n) as f32; }
+    "#;
+    for device in [false, true] {
+        let r = run(src, device);
+        ok(&r);
+        let e = &r.engine;
+        assert_eq!(e.get_str("t").unwrap(), "température, 42 ;", "device {device}");
+        assert_eq!(e.get::<i32>("n"), Some(17), "device {device}");
+        assert_eq!(e.get::<i32>("at"), Some(13), "device {device}");
+        assert_eq!(e.get::<i32>("missing"), Some(-1));
+        assert_eq!(e.get_str("csv").unwrap(), "a;b;;c");
+        assert_eq!(e.get_str("none").unwrap(), "abc");
+        assert_eq!(e.get::<bool>("pre"), Some(true));
+        assert_eq!(e.get::<bool>("post"), Some(true));
+        assert_eq!(e.get::<i32>("k"), Some(-34));
+        assert!(e.get::<f64>("x").unwrap().is_nan(), "inf * 0 is NaN");
+        assert_eq!(e.get_str("c").unwrap(), "ét");
+        assert_eq!(e.get::<i32>("total"), Some(2));
+        assert_eq!(e.get_array::<f32>("a").unwrap().0, [0.0, 17.0, 34.0, 51.0]);
+    }
+}
+
+#[test]
+fn string_basics_fail_with_located_errors() {
+    for (src, code, label) in [
+        ("let v = parse_i32(\"12x\");", "accl::run::parse", "\"12x\""),
+        ("let v = parse_i32(\"99999999999\");", "accl::run::parse", "\"99999999999\""),
+        ("let v = parse_f64(\"\");", "accl::run::parse", "\"\""),
+        ("let s = \"ab\"; let c = char_at(s, 2);", "accl::run::index_out_of_bounds", "2"),
+    ] {
+        let mut e = Engine::new();
+        let err = e.eval_source("t.accl", src).expect_err(src);
+        assert_eq!(err.diags[0].code, code, "{src}");
+        let (span, _) = &err.diags[0].labels[0];
+        assert_eq!(&src[span.start as usize..span.end as usize], label, "{src}");
+    }
+    // What `replace` builds counts against the memory limit.
+    let mut e = Engine::new();
+    e.set_max_array_bytes(1 << 20);
+    let err = e
+        .eval("let s = \"a\"; for i in 0..19 { s = s + s; } let t = replace(s, \"a\", \"aaaa\");")
+        .expect_err("over the limit");
+    assert_eq!(err.diags[0].code, "accl::run::memory_limit");
+}

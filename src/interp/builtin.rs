@@ -337,6 +337,9 @@ fn ty_of_alloc(name: &str, args: &[RtVal]) -> usize {
 }
 
 fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx) -> R<RtVal> {
+    if let Some(r) = super::text::call(name, args, spans, span, cx) {
+        return r;
+    }
     let sp = |i: usize| spans.get(i).copied().unwrap_or(span);
     let shape_err = |e: stdlib::array::ShapeError| error::bad_shape(span, e);
     let dims = |from: usize| args[from..].iter().map(int).collect::<Vec<_>>();

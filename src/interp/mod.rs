@@ -49,6 +49,7 @@ pub mod race;
 pub mod region;
 pub mod scalar;
 pub mod stmt;
+pub mod text;
 pub mod value;
 pub mod wait;
 

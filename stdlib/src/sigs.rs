@@ -6,6 +6,7 @@ use lang::{Builtin, Builtins, Effect, Scalar, Sig, Type, Typing, Value};
 mod arity;
 mod atomic;
 mod device;
+mod strings;
 use arity::count;
 use atomic::{atomic_int_rule, atomic_read_rule, atomic_rule, atomic_write_rule};
 
@@ -268,14 +269,6 @@ fn clone_rule(args: &[Type]) -> Result<Sig, String> {
     Ok(Sig {
         params: vec![args[0]],
         ret: args[0],
-    })
-}
-
-fn len_rule(args: &[Type]) -> Result<Sig, String> {
-    any_array(args, 1)?;
-    Ok(Sig {
-        params: vec![args[0]],
-        ret: Type::I32,
     })
 }
 
@@ -667,9 +660,9 @@ pub fn builtins() -> Builtins {
     add(
         &mut b,
         "len",
-        "len(a) -> i32 number of elements",
+        "len(a) -> i32 number of elements; len(s) -> i32 characters of a string",
         Host,
-        len_rule,
+        strings::len_rule,
     );
     add(
         &mut b,
@@ -694,6 +687,7 @@ pub fn builtins() -> Builtins {
         reduce_rule,
     );
     // Strings (host).
+    strings::add(&mut b);
     add(
         &mut b,
         "str",
