@@ -165,7 +165,11 @@ fn the_string_basics_on_both_backends() {
         let r = run(src, device);
         ok(&r);
         let e = &r.engine;
-        assert_eq!(e.get_str("t").unwrap(), "température, 42 ;", "device {device}");
+        assert_eq!(
+            e.get_str("t").unwrap(),
+            "température, 42 ;",
+            "device {device}"
+        );
         assert_eq!(e.get::<i32>("n"), Some(17), "device {device}");
         assert_eq!(e.get::<i32>("at"), Some(13), "device {device}");
         assert_eq!(e.get::<i32>("missing"), Some(-1));
@@ -185,9 +189,17 @@ fn the_string_basics_on_both_backends() {
 fn string_basics_fail_with_located_errors() {
     for (src, code, label) in [
         ("let v = parse_i32(\"12x\");", "accl::run::parse", "\"12x\""),
-        ("let v = parse_i32(\"99999999999\");", "accl::run::parse", "\"99999999999\""),
+        (
+            "let v = parse_i32(\"99999999999\");",
+            "accl::run::parse",
+            "\"99999999999\"",
+        ),
         ("let v = parse_f64(\"\");", "accl::run::parse", "\"\""),
-        ("let s = \"ab\"; let c = char_at(s, 2);", "accl::run::index_out_of_bounds", "2"),
+        (
+            "let s = \"ab\"; let c = char_at(s, 2);",
+            "accl::run::index_out_of_bounds",
+            "2",
+        ),
     ] {
         let mut e = Engine::new();
         let err = e.eval_source("t.accl", src).expect_err(src);

@@ -57,7 +57,7 @@ pub fn call(
             cx,
         )),
         "parse_i32" => {
-            Some(parse(text(&args[0]), sp(0), "i32").map(|v| RtVal::Scalar(Value::I32(v as i32))))
+            Some(parse(text(&args[0]), sp(0), "i32").map(|v| RtVal::Scalar(Value::I32(v))))
         }
         "parse_f64" => {
             let t = text(&args[0]).trim();
