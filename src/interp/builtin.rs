@@ -5,6 +5,7 @@
 
 use super::error;
 use super::machine::{CExpr, Ctx, Ex};
+use super::memcpy;
 use super::mpi;
 use super::present::EnvError;
 use super::queue::QueueId;
@@ -291,6 +292,9 @@ pub fn call_dyn(
     // The MPI builtins check their own arrays (a received section is written).
     if name.starts_with("mpi_") {
         return mpi::call(name, &args, spans, span, cx);
+    }
+    if name.starts_with("acc_memcpy_to_device") || name.starts_with("acc_memcpy_from_device") {
+        return memcpy::call(name, &args, spans, span, cx);
     }
     if cx.async_pending && !matches!(name, "len" | "shape" | "acc_is_present") {
         for (i, a) in args.iter().enumerate() {

@@ -42,6 +42,7 @@ pub mod expr;
 pub mod host;
 pub mod limits;
 pub mod machine;
+pub mod memcpy;
 pub mod mpi;
 pub mod present;
 pub mod queue;

@@ -20,10 +20,10 @@ use stdlib::mpi::ReduceOp;
 use stdlib::Array;
 
 /// A section argument, evaluated.
-struct Section {
-    array: Array,
-    region: Region,
-    span: Span,
+pub(super) struct Section {
+    pub array: Array,
+    pub region: Region,
+    pub span: Span,
 }
 
 impl Section {
@@ -36,7 +36,7 @@ impl Section {
 
     /// The box's elements, packed in row-major order (a buffer the system
     /// refuses is `accl::run::out_of_memory` at the section).
-    fn pack(&self) -> R<Vec<u8>> {
+    pub fn pack(&self) -> R<Vec<u8>> {
         let size = self.array.scalar().size();
         let mut out = buffer(self.shape().count * size, self.span)?;
         let d = self.array.data();
@@ -48,7 +48,7 @@ impl Section {
     }
 
     /// Write packed elements back into the box.
-    fn unpack(&self, buf: &[u8]) {
+    pub fn unpack(&self, buf: &[u8]) {
         let size = self.array.scalar().size();
         let mut d = self.array.data_mut();
         let mut at = 0;
@@ -92,7 +92,7 @@ fn text(cx: &Ctx, span: Span) -> String {
 }
 
 /// The section argument at `args[*i]`; advances `*i` past its bounds.
-fn section(args: &[RtVal], spans: &[Span], i: &mut usize, cx: &Ctx) -> R<Section> {
+pub(super) fn section(args: &[RtVal], spans: &[Span], i: &mut usize, cx: &Ctx) -> R<Section> {
     let span = spans.get(*i).copied().unwrap_or_default();
     let RtVal::Array(array) = &args[*i] else {
         return Err(error::internal(span, "expected an array argument"));

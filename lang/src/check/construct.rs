@@ -116,6 +116,9 @@ impl Checker<'_> {
             .extend(clauses.data.iter().map(|dc| dc.var));
         let body = match &d.body {
             ast::DirectiveBody::None => hir::ConstructBody::None,
+            ast::DirectiveBody::Block(b) if std::mem::take(&mut self.same_scope_body) => {
+                hir::ConstructBody::Block(self.block_in_scope(b))
+            }
             ast::DirectiveBody::Block(b) => hir::ConstructBody::Block(self.block(b)),
             ast::DirectiveBody::For(f) => {
                 self.collapse_force = clauses.collapse_force;
@@ -337,7 +340,7 @@ impl Checker<'_> {
         let has = |k: &[DataKind]| c.data.iter().any(|x| k.contains(&x.kind));
         let (ok, what) = match d.kind {
             DK::Update => (
-                has(&[DataKind::UpdateSelf, DataKind::UpdateDevice]),
+                has(&[DataKind::UpdateSelf, DataKind::UpdateDevice]) || c.scalar_data,
                 "`self(..)` or `device(..)`",
             ),
             DK::EnterData => (

@@ -17,6 +17,7 @@ mod clauses;
 pub use clauses::clause_names;
 mod construct;
 mod declare;
+mod declare_data;
 mod defaults;
 mod device;
 mod expr;
@@ -179,6 +180,9 @@ struct Checker<'b> {
     /// The device construct (by its keyword's span) already told that
     /// strings cannot be used in it.
     string_in_device: Option<Span>,
+    /// The next construct body is the rest of the current block (a
+    /// `declare`): checked in the block's own scope.
+    same_scope_body: bool,
     /// Work left for "did you mean" suggestions, shared by all of them
     /// ([`crate::diag::did_you_mean_within`]).
     suggest_budget: usize,
@@ -212,6 +216,7 @@ impl<'b> Checker<'b> {
             collapse_force: false,
             copy_back: Vec::new(),
             string_in_device: None,
+            same_scope_body: false,
             suggest_budget: SUGGEST_BUDGET,
         }
     }
@@ -237,16 +242,22 @@ impl<'b> Checker<'b> {
             let l = self.new_local(&g.name, g.ty, true, Span::default());
             self.out.globals.push(l);
         }
-        let mut fns = Vec::new();
-        for s in &prog.stmts {
-            if let ast::StmtKind::Fn(f) = &s.kind {
-                fns.push(f);
-                continue;
-            }
-            if let Some(st) = self.stmt(s) {
-                self.out.main.block.push(st);
-            }
-        }
+        let fns: Vec<&ast::FnDecl> = prog
+            .stmts
+            .iter()
+            .filter_map(|s| match &s.kind {
+                ast::StmtKind::Fn(f) => Some(f),
+                _ => None,
+            })
+            .collect();
+        let top: Vec<ast::Stmt> = prog
+            .stmts
+            .iter()
+            .filter(|s| !matches!(s.kind, ast::StmtKind::Fn(_)))
+            .cloned()
+            .collect();
+        let block = self.stmts(&top);
+        self.out.main.block = block;
         if let Some(t) = &prog.tail {
             let (h, ty) = self.expr(t, None);
             let ty = self.finalize(h, ty);
@@ -387,8 +398,19 @@ impl<'b> Checker<'b> {
     }
 
     fn block_in_scope(&mut self, b: &ast::Block) -> hir::Block {
-        let mut out = Vec::with_capacity(b.stmts.len());
-        for s in &b.stmts {
+        self.stmts(&b.stmts)
+    }
+
+    /// Statements in the current scope; a `declare` takes the rest.
+    fn stmts(&mut self, stmts: &[ast::Stmt]) -> hir::Block {
+        let mut out = Vec::with_capacity(stmts.len());
+        for (i, s) in stmts.iter().enumerate() {
+            if let ast::StmtKind::Directive(d) = &s.kind {
+                if d.kind == ast::DirectiveKind::Declare {
+                    out.extend(self.declare_directive(s, d, &stmts[i + 1..]));
+                    break;
+                }
+            }
             if let Some(st) = self.stmt(s) {
                 out.push(st);
             }
@@ -605,6 +627,9 @@ impl<'b> Checker<'b> {
                     .with_help("move this function out of the block"),
                 );
                 return None;
+            }
+            K::Directive(d) if d.kind == ast::DirectiveKind::Declare => {
+                return self.declare_directive(s, d, &[]);
             }
             K::Directive(d) if d.kind == ast::DirectiveKind::Loop && self.in_fn => {
                 // A routine's own `loop`s run where it is called.
