@@ -801,8 +801,41 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                 _ => return Err(error::bad_property(sp(1), name, what)),
             }
         }
-        // The host runs this, so it is not on a device.
-        "acc_on_device" => RtVal::Scalar(Value::Bool(false)),
+        // The host runs this, so it is not on a device; with a second
+        // argument (the checker's, before a compute construct) it asks
+        // for a kernel on the current device, which on the host reference
+        // is the host.
+        "acc_on_device" => {
+            let on = match args {
+                [] => false,
+                [t, ..] => {
+                    let t = string(t);
+                    if !matches!(t, "none" | "default" | "host" | "not_host" | "gpu" | "cpu" | "other" | "any") {
+                        return Err(Box::new(
+                            lang::Diag::error(
+                                "accl::device::bad_device_type",
+                                format!("`{t}` is not a device type"),
+                                sp(0),
+                                "the device types are \"gpu\", \"cpu\", \"host\", \"other\", \"any\", \"default\", \"not_host\" and \"none\"",
+                            )
+                            .with_help("acc_device_host, acc_device_not_host, acc_device_default and acc_device_none name the OpenACC ones"),
+                        ));
+                    }
+                    let b = cx.backend.clone();
+                    let kind = match args.len() {
+                        1 => "host",
+                        _ => b.device_props(cx.device).map_or("host", |p| p.kind),
+                    };
+                    match t {
+                        "any" => true,
+                        "none" => false,
+                        "default" | "not_host" => kind != "host",
+                        t => t == kind,
+                    }
+                }
+            };
+            RtVal::Scalar(Value::Bool(on))
+        }
         "acc_is_present" => {
             let a = array(&args[0], span)?;
             let (b, dev) = (cx.backend.clone(), cx.device);

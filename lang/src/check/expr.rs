@@ -401,6 +401,11 @@ impl Checker<'_> {
                     }
                     (h, t)
                 }
+                None if super::on_device::device_type_name(name).is_some() => {
+                    let t = super::on_device::device_type_name(name).expect("checked");
+                    self.host_string(span);
+                    self.push(hir::Expr::Str(t.to_string()), Type::Str, span)
+                }
                 None if self.builtins.constant("", name).is_some() => {
                     let v = self.builtins.constant("", name).expect("checked");
                     self.constant(v, span)

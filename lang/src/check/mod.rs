@@ -18,11 +18,13 @@ pub use clauses::clause_names;
 mod construct;
 mod declare;
 mod declare_data;
+mod routine_clauses;
 mod defaults;
 mod device;
 mod expr;
 mod frame;
 mod names;
+mod on_device;
 mod rebind;
 mod returns;
 mod routines;
@@ -131,6 +133,10 @@ struct FnFacts {
     /// The first thing in the body that cannot run on a device.
     violation: Option<(Span, String)>,
     callees: Vec<(FnH, Span)>,
+    /// `routine .. nohost`: no host version (called from device code only).
+    nohost: bool,
+    /// `routine .. bind(f)`: device code calls `f` instead.
+    bind: Option<ast::Ident>,
 }
 
 /// A call from inside a device construct to a user function.
@@ -183,6 +189,9 @@ struct Checker<'b> {
     /// The next construct body is the rest of the current block (a
     /// `declare`): checked in the block's own scope.
     same_scope_body: bool,
+    /// Statements that go before the construct being checked (see
+    /// [`on_device`]).
+    hoisted: Vec<hir::Stmt>,
     /// Work left for "did you mean" suggestions, shared by all of them
     /// ([`crate::diag::did_you_mean_within`]).
     suggest_budget: usize,
@@ -217,6 +226,7 @@ impl<'b> Checker<'b> {
             copy_back: Vec::new(),
             string_in_device: None,
             same_scope_body: false,
+            hoisted: Vec::new(),
             suggest_budget: SUGGEST_BUDGET,
         }
     }
@@ -232,6 +242,7 @@ impl<'b> Checker<'b> {
                 self.declare_fn(f);
             }
         }
+        self.check_binds();
         // The top level.
         self.body = BodyCx {
             ret: Type::Unit,
@@ -405,17 +416,28 @@ impl<'b> Checker<'b> {
     fn stmts(&mut self, stmts: &[ast::Stmt]) -> hir::Block {
         let mut out = Vec::with_capacity(stmts.len());
         for (i, s) in stmts.iter().enumerate() {
+            let at = out.len();
             if let ast::StmtKind::Directive(d) = &s.kind {
                 if d.kind == ast::DirectiveKind::Declare {
                     out.extend(self.declare_directive(s, d, &stmts[i + 1..]));
+                    self.flush_hoisted(&mut out, at);
                     break;
                 }
             }
             if let Some(st) = self.stmt(s) {
                 out.push(st);
             }
+            self.flush_hoisted(&mut out, at);
         }
         out
+    }
+
+    /// Outside device code, the statements the last one needs before it.
+    fn flush_hoisted(&mut self, out: &mut hir::Block, at: usize) {
+        if self.dev.is_empty() && !self.hoisted.is_empty() {
+            let pre = std::mem::take(&mut self.hoisted);
+            out.splice(at..at, pre);
+        }
     }
 
     fn stmt(&mut self, s: &ast::Stmt) -> Option<hir::Stmt> {
