@@ -810,7 +810,10 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                 [] => false,
                 [t, ..] => {
                     let t = string(t);
-                    if !matches!(t, "none" | "default" | "host" | "not_host" | "gpu" | "cpu" | "other" | "any") {
+                    if !matches!(
+                        t,
+                        "none" | "default" | "host" | "not_host" | "gpu" | "cpu" | "other" | "any"
+                    ) {
                         return Err(Box::new(
                             lang::Diag::error(
                                 "accl::device::bad_device_type",

@@ -185,7 +185,7 @@ fn construct_on(
         // waits for it: an entry done at once is one allowed order of an
         // async one), so the kernels inside, on any queue, see its copies;
         // the exit goes on q.
-        DK::Data if cond => {
+        DK::Data | DK::Declare if cond => {
             if let QueueId::Async(q) = queue {
                 b.wait(cx, Some(&[q]), None, c.span)?;
                 deferred::land(fr, cx, Some(&[q]));
@@ -200,7 +200,7 @@ fn construct_on(
         DK::Parallel | DK::ParallelLoop => kernel(c, fr, cx),
         DK::Data | DK::Declare | DK::HostData if !cond => run_block(&c.body, fr, cx),
         DK::HostData => host_data(c, fr, cx),
-        // The checker makes a `declare` the `data` construct it equals.
+        // A `declare` is the `data` construct over the rest of its block.
         DK::Data | DK::Declare => {
             let mut undo = Vec::new();
             let r = enter_structured(c, fr, cx, &mut undo).and_then(|_| run_block(&c.body, fr, cx));

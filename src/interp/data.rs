@@ -109,10 +109,7 @@ pub fn enter_structured(
         let copyin = matches!(d.kind, DataKind::Copy | DataKind::CopyIn);
         let copyout = matches!(d.kind, DataKind::Copy | DataKind::CopyOut);
         let creates = copyin || copyout || d.kind == DataKind::Create;
-        if let Some(m) = boxes
-            .iter_mut()
-            .find(|m| m.1.id() == a.id() && m.2 == r)
-        {
+        if let Some(m) = boxes.iter_mut().find(|m| m.1.id() == a.id() && m.2 == r) {
             // The checker let `present` meet only `present` here.
             if creates && m.0.kind == DataKind::NoCreate {
                 m.0 = d;

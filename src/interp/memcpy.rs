@@ -27,7 +27,10 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
             .unwrap_or("the array")
             .to_string()
     };
-    let (dn, sn) = (dst.region.len(dst.array.shape()), src.region.len(src.array.shape()));
+    let (dn, sn) = (
+        dst.region.len(dst.array.shape()),
+        src.region.len(src.array.shape()),
+    );
     if dn != sn {
         return Err(error::count_mismatch(
             span,
@@ -66,21 +69,25 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
             b.wait(cx, Some(&[q]), None, span)?;
         }
     }
-    let (dev_side, host_side) = if to_device { (&dst, &src) } else { (&src, &dst) };
+    let (dev_side, host_side) = if to_device {
+        (&dst, &src)
+    } else {
+        (&src, &dst)
+    };
     let dev = cx.device;
     let names = [
         (dev_side.array.id(), text(dev_side).into()),
         (host_side.array.id(), text(host_side).into()),
     ];
     b.begin(cx, QueueId::Sync, span, &names)?;
-    let access = |a: &Array, write: bool, at: Span, cx: &mut Ctx| cx.host_access(a, None, write, at);
+    let access =
+        |a: &Array, write: bool, at: Span, cx: &mut Ctx| cx.host_access(a, None, write, at);
     access(&host_side.array, !to_device, host_side.span, cx)?;
     // A host array of the device side's shape carries the elements, in
     // the same box.
     let shape = dev_side.array.shape().to_vec();
-    let carrier = Array::zeros(dev_side.array.scalar(), shape.clone()).map_err(|_| {
-        error::out_of_memory(span, "a copy's carrier", dev_side.array.len() * 8)
-    })?;
+    let carrier = Array::zeros(dev_side.array.scalar(), shape.clone())
+        .map_err(|_| error::out_of_memory(span, "a copy's carrier", dev_side.array.len() * 8))?;
     let carried = Section {
         array: carrier.clone(),
         region: dev_side.region.clone(),

@@ -908,38 +908,7 @@ pub fn builtins() -> Builtins {
         Host,
         memcpy_device_rule,
     );
-    let memcpy: [(&str, &str, lang::builtins::TypingRule); 4] = [
-        (
-            "acc_memcpy_to_device",
-            "acc_memcpy_to_device(dst, src): copy the host data of array or section src into the device copy of dst (present; same element type and count)",
-            |a| device::memcpy_host(a, "acc_memcpy_to_device", false),
-        ),
-        (
-            "acc_memcpy_to_device_async",
-            "acc_memcpy_to_device_async(dst, src, q): acc_memcpy_to_device after the earlier work of queue q",
-            |a| device::memcpy_host(a, "acc_memcpy_to_device_async", true),
-        ),
-        (
-            "acc_memcpy_from_device",
-            "acc_memcpy_from_device(dst, src): copy the device copy of array or section src (present) into the host data of dst (same element type and count)",
-            |a| device::memcpy_host(a, "acc_memcpy_from_device", false),
-        ),
-        (
-            "acc_memcpy_from_device_async",
-            "acc_memcpy_from_device_async(dst, src, q): acc_memcpy_from_device after the earlier work of queue q",
-            |a| device::memcpy_host(a, "acc_memcpy_from_device_async", true),
-        ),
-    ];
-    for (name, synopsis, rule) in memcpy {
-        b.add(Builtin {
-            name: name.to_string(),
-            typing: Typing::Rule(rule),
-            effect: Host,
-            synopsis: synopsis.to_string(),
-            place_arg: false,
-            sections: true,
-        });
-    }
+    device::add_memcpy(&mut b);
     add(
         &mut b,
         "acc_memcpy_d2d",

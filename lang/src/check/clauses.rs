@@ -194,6 +194,8 @@ fn repeatable(name: &str) -> bool {
             | "present"
             | "no_create"
             | "deviceptr"
+            | "device_resident"
+            | "link"
             | "delete"
             | "self"
             | "host"
@@ -576,17 +578,16 @@ impl Checker<'_> {
                             d.kind,
                             DK::Parallel | DK::ParallelLoop | DK::Data | DK::Declare | DK::Update
                         ) && matches!(
-                                kind,
-                                DataKind::Copy
-                                    | DataKind::CopyIn
-                                    | DataKind::CopyOut
-                                    | DataKind::Create
-                                    | DataKind::Present
-                                    | DataKind::NoCreate
-                                    | DataKind::UpdateSelf
-                                    | DataKind::UpdateDevice
-                            )
-                        {
+                            kind,
+                            DataKind::Copy
+                                | DataKind::CopyIn
+                                | DataKind::CopyOut
+                                | DataKind::Create
+                                | DataKind::Present
+                                | DataKind::NoCreate
+                                | DataKind::UpdateSelf
+                                | DataKind::UpdateDevice
+                        ) {
                             if let Some(l) = self.scalar_in_data(e) {
                                 c.scalar_data = true;
                                 if matches!(kind, DataKind::Copy | DataKind::CopyOut) {
@@ -598,7 +599,12 @@ impl Checker<'_> {
                         match self.data_arg(kind, e) {
                             Some(dc) => {
                                 let prev = arrays_seen.iter().find(|(l, ..)| *l == dc.var);
-                                if self.data_twice(d, prev.map(|p| (p.1, p.2)), (name, e.span), dc.var) {
+                                if self.data_twice(
+                                    d,
+                                    prev.map(|p| (p.1, p.2)),
+                                    (name, e.span),
+                                    dc.var,
+                                ) {
                                     arrays_seen.push((dc.var, e.span, name));
                                     c.data.push(dc);
                                 } else {

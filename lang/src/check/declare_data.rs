@@ -6,7 +6,8 @@
 //! visible to the end of the block): in a function its data lives for the
 //! call, and leaves on every path out (a `return`, an error); at the top
 //! level for the rest of the program. The interpreter runs it as that
-//! `data` construct.
+//! `data` construct; its kind stays `Declare` so that an embedder keeps the
+//! top-level variables declared after it.
 
 use super::Checker;
 use crate::ast::{self, DirectiveKind as DK};
@@ -69,11 +70,7 @@ impl Checker<'_> {
         self.same_scope_body = true;
         let out = self.directive(s, &synthetic);
         self.same_scope_body = false;
-        let mut out = out.filter(|_| ok)?;
-        if let hir::StmtKind::Construct(c) = &mut out.kind {
-            c.kind = DK::Data;
-        }
-        Some(out)
+        out.filter(|_| ok)
     }
 
     /// `var` in a data clause `now` of construct `d`, after the clause
@@ -115,7 +112,10 @@ impl Checker<'_> {
         self.err(
             Diag::error(
                 "accl::device::conflicting_data",
-                format!("`{n}` is both `{prev_name}` and `{}` on one construct", now.0),
+                format!(
+                    "`{n}` is both `{prev_name}` and `{}` on one construct",
+                    now.0
+                ),
                 now.1,
                 format!("`{}` here", now.0),
             )

@@ -30,11 +30,24 @@ pub(super) fn device_type_name(name: &str) -> Option<&'static str> {
 }
 
 impl Checker<'_> {
-    pub(super) fn on_device_call(&mut self, f: &ast::Ident, a: &ast::Expr, span: Span) -> (ExprH, Type) {
+    pub(super) fn on_device_call(
+        &mut self,
+        f: &ast::Ident,
+        a: &ast::Expr,
+        span: Span,
+    ) -> (ExprH, Type) {
         let Some(id) = self.builtins.lookup("acc_on_device") else {
             return self.error_expr(span);
         };
-        let Some(frame) = self.dev.first() else {
+        // In a routine's own `loop` (outside compute constructs) the
+        // argument is a string of the function, which keeps it on the host.
+        let compute = self.dev.first().filter(|f| {
+            matches!(
+                f.kind,
+                ast::DirectiveKind::Parallel | ast::DirectiveKind::ParallelLoop
+            )
+        });
+        let Some(frame) = compute else {
             let (h, t) = self.expr(a, Some(Type::Str));
             if t != Type::Str && t != Type::Error {
                 self.err(

@@ -103,3 +103,40 @@ pub(super) fn memcpy_host(args: &[Type], name: &str, queued: bool) -> Result<Sig
         ret: Type::Unit,
     })
 }
+
+/// `acc_memcpy_to_device`, `acc_memcpy_from_device` and their `_async`
+/// forms, whose arguments may be sections.
+pub(super) fn add_memcpy(b: &mut lang::Builtins) {
+    let memcpy: [(&str, &str, lang::builtins::TypingRule); 4] = [
+        (
+            "acc_memcpy_to_device",
+            "acc_memcpy_to_device(dst, src): copy the host data of array or section src into the device copy of dst (present; same element type and count)",
+            |a| memcpy_host(a, "acc_memcpy_to_device", false),
+        ),
+        (
+            "acc_memcpy_to_device_async",
+            "acc_memcpy_to_device_async(dst, src, q): acc_memcpy_to_device after the earlier work of queue q",
+            |a| memcpy_host(a, "acc_memcpy_to_device_async", true),
+        ),
+        (
+            "acc_memcpy_from_device",
+            "acc_memcpy_from_device(dst, src): copy the device copy of array or section src (present) into the host data of dst (same element type and count)",
+            |a| memcpy_host(a, "acc_memcpy_from_device", false),
+        ),
+        (
+            "acc_memcpy_from_device_async",
+            "acc_memcpy_from_device_async(dst, src, q): acc_memcpy_from_device after the earlier work of queue q",
+            |a| memcpy_host(a, "acc_memcpy_from_device_async", true),
+        ),
+    ];
+    for (name, synopsis, rule) in memcpy {
+        b.add(lang::Builtin {
+            name: name.to_string(),
+            typing: lang::Typing::Rule(rule),
+            effect: lang::Effect::Host,
+            synopsis: synopsis.to_string(),
+            place_arg: false,
+            sections: true,
+        });
+    }
+}
