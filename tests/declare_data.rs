@@ -80,7 +80,8 @@ let left = acc_is_present(c) || acc_is_present(d);";
 }
 
 /// A run-time error inside a function's declare scope releases its data
-/// (the program fails with the error, not a leak or a panic).
+/// (without copying back, as a `data` region does): the next input finds
+/// nothing present and the host copy as it was.
 #[test]
 fn function_declare_is_released_on_error() {
     same_failure(
@@ -93,6 +94,28 @@ let c = zeros(f32, 4);
 f(c);",
         "accl::run::assert_failed",
     );
+    for device in [false, true] {
+        let mut r = run(
+            "fn f(c: f32[]) {
+    declare copy(c);
+    parallel loop present(c) for i in 0..4 { c[i] = 1.0; }
+    assert(false, \"stop\");
+}
+let c = zeros(f32, 4);",
+            device,
+        );
+        r.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}", e.render(100)));
+        let e = r.engine.eval("f(c);").expect_err("the assert stops it");
+        assert_eq!(e.code(), "accl::run::assert_failed");
+        r.engine
+            .eval("let left = acc_is_present(c); let kept = c[0] + c[3];")
+            .unwrap_or_else(|e| panic!("{}", e.render(100)));
+        let v = |n: &str| r.engine.get_value(n).unwrap().to_string();
+        assert_eq!(v("left"), "false", "device {device}");
+        assert_eq!(v("kept"), "0.0", "device {device}");
+    }
 }
 
 /// `device_resident` is `create`; `link` does nothing until a data clause
