@@ -7,9 +7,9 @@
 
 use super::error;
 use super::machine::Ctx;
-use super::mpi::{section, Section};
 use super::present::EnvError;
 use super::queue::QueueId;
+use super::section_arg::{section, Section};
 use super::value::{RtVal, R};
 use lang::Span;
 use stdlib::Array;

@@ -49,6 +49,7 @@ pub mod queue;
 pub mod race;
 pub mod region;
 pub mod scalar;
+pub mod section_arg;
 pub mod stmt;
 pub mod value;
 pub mod wait;
