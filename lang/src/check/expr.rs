@@ -538,8 +538,13 @@ impl Checker<'_> {
                 takers.sort();
                 let mut help =
                     "index one element with `a[i]`, or copy the section with a loop".to_string();
-                if !takers.is_empty() {
-                    help.push_str(&format!(" ({} also take sections)", takers.join(" and ")));
+                if let Some((last, rest)) = takers.split_last() {
+                    let list = if rest.is_empty() {
+                        last.clone()
+                    } else {
+                        format!("{} and {last}", rest.join(", "))
+                    };
+                    help.push_str(&format!(" ({list} also take sections)"));
                 }
                 self.err(
                     Diag::error(
