@@ -74,7 +74,8 @@ const CLAUSES: &[(&str, Shape)] = &[
     ("no_create", Shape::Arrays),
     // The arrays an embedder mapped onto its own buffers: `present`.
     ("deviceptr", Shape::Arrays),
-    // `declare` only: `create` (see check/declare_data.rs), and nothing.
+    // `declare` only: `device_resident` is `create`, `link` does nothing
+    // (check/declare_data.rs).
     ("device_resident", Shape::Arrays),
     ("link", Shape::Arrays),
     ("delete", Shape::Arrays),
@@ -570,10 +571,10 @@ impl Checker<'_> {
                         _ => DataKind::UpdateSelf,
                     };
                     for e in list {
-                        // A scalar in a data clause of a compute, `data` or
-                        // `update` construct: kernels take it by value anyway
-                        // (the host's is its only copy); with `copy`/`copyout`,
-                        // what they assign comes back.
+                        // A scalar in a data clause of a compute, `data`,
+                        // `declare` or `update` construct: kernels take it by
+                        // value anyway (the host's is its only copy); with
+                        // `copy`/`copyout`, what they assign comes back.
                         if matches!(
                             d.kind,
                             DK::Parallel | DK::ParallelLoop | DK::Data | DK::Declare | DK::Update
