@@ -226,7 +226,8 @@ let dev = a[1, 1] + a[2, 2] + a[3, 1];";
 
 /// `acc_on_device(t)`: on the host reference everything runs on the host;
 /// on a Vulkan device, code in a compute construct is on `not_host`,
-/// `default` and the device's own type, host code on `host`.
+/// `default` and the device's own type, host code (and a construct whose
+/// `if` is false) on `host`.
 #[test]
 fn on_device_with_a_device_type() {
     let src = "let t = acc_get_device_type();
@@ -239,7 +240,14 @@ parallel {
     if acc_on_device(\"host\") { r[4] = 1; }
 }
 if acc_on_device(acc_device_host) && !acc_on_device(acc_device_not_host) { r[5] = 1; }
-let code = r[0] * 100000 + r[1] * 10000 + r[2] * 1000 + r[3] * 100 + r[4] * 10 + r[5];";
+let code = r[0] * 100000 + r[1] * 10000 + r[2] * 1000 + r[3] * 100 + r[4] * 10 + r[5];
+let off = zeros(i32, 2);
+let on = false;
+parallel if(on) {
+    if acc_on_device(acc_device_host) { off[0] = 1; }
+    if acc_on_device(t) { off[1] = 1; }
+}
+let host_if_false = off[0] * 10 + off[1];";
     let host = run(src, false);
     host.result
         .as_ref()
@@ -250,6 +258,15 @@ let code = r[0] * 100000 + r[1] * 10000 + r[2] * 1000 + r[3] * 100 + r[4] * 10 +
         .as_ref()
         .unwrap_or_else(|e| panic!("{}", e.render(100)));
     assert_eq!(dev.engine.get_value("code").unwrap().to_string(), "11101");
+    // `if(false)` runs the construct on the host, which the answer follows.
+    assert_eq!(
+        host.engine.get_value("host_if_false").unwrap().to_string(),
+        "11"
+    );
+    assert_eq!(
+        dev.engine.get_value("host_if_false").unwrap().to_string(),
+        "10"
+    );
 }
 
 /// `routine .. bind(f)`: device code calling the routine calls `f`; host

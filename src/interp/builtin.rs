@@ -801,10 +801,10 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                 _ => return Err(error::bad_property(sp(1), name, what)),
             }
         }
-        // The host runs this, so it is not on a device; with a second
-        // argument (the checker's, before a compute construct) it asks
-        // for a kernel on the current device, which on the host reference
-        // is the host.
+        // The host runs this, so it is not on a device; a second argument
+        // (the checker's, before a compute construct) says whether that
+        // construct runs on the current device, which on the host
+        // reference is the host.
         "acc_on_device" => {
             let on = match args {
                 [] => false,
@@ -825,9 +825,11 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                         ));
                     }
                     let b = cx.backend.clone();
-                    let kind = match args.len() {
-                        1 => "host",
-                        _ => b.device_props(cx.device).map_or("host", |p| p.kind),
+                    let kind = match args.get(1) {
+                        Some(RtVal::Scalar(Value::Bool(true))) => {
+                            b.device_props(cx.device).map_or("host", |p| p.kind)
+                        }
+                        _ => "host",
                     };
                     match t {
                         "any" => true,

@@ -106,6 +106,7 @@ impl Checker<'_> {
                     .collect(),
                 loop_base: self.loop_stack.len(),
                 break_base: self.loop_stack.len(),
+                if_: clauses.if_,
             });
         }
         // Arrays with a data clause visible inside (for `default(none)`).

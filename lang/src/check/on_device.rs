@@ -3,7 +3,8 @@
 //! `acc_device_not_host`, `acc_device_default`, `acc_device_none`).
 //!
 //! Strings live on the host, so in device code the answer is worked out
-//! before the construct, for a kernel on the current device: a hidden
+//! before the construct, for where it will run (the current device, or the
+//! host when its `if` is false): a hidden
 //! `bool` local set just before the construct (the statement list takes
 //! it from [`Checker::hoisted`]) and read inside like any captured scalar.
 //! The argument must be known there: a literal, a bare name, or a `str`
@@ -63,7 +64,7 @@ impl Checker<'_> {
             }
             return self.push(hir::Expr::Builtin(id, vec![h]), Type::BOOL, span);
         };
-        let (base, ks) = (frame.scope_base, frame.kind_span);
+        let (base, ks, cond) = (frame.scope_base, frame.kind_span, frame.if_);
         // The argument, as host code before the construct.
         let arg = match &a.kind {
             ast::ExprKind::Str(s) => Some(hir::Expr::Str(s.clone())),
@@ -93,7 +94,15 @@ impl Checker<'_> {
             return self.error_expr(span);
         };
         let (arg, _) = self.push(arg, Type::Str, a.span);
-        let (kernel, _) = self.push(hir::Expr::Const(Value::Bool(true)), Type::BOOL, a.span);
+        // Where the construct runs: on the device unless its `if` is false
+        // (the condition evaluated here once more).
+        let kernel = match cond {
+            Some(c) => c,
+            None => {
+                self.push(hir::Expr::Const(Value::Bool(true)), Type::BOOL, a.span)
+                    .0
+            }
+        };
         let (init, _) = self.push(hir::Expr::Builtin(id, vec![arg, kernel]), Type::BOOL, span);
         let name = format!(
             "{}#{}",
