@@ -115,6 +115,8 @@ pub struct FnDecl {
     /// `routine <level> fn ..`: the level word as written (`None`: a plain
     /// `fn`, which is `routine seq`).
     pub routine: Option<Ident>,
+    /// `nohost`, `bind(f)` between the level and `fn`.
+    pub routine_clauses: Vec<Clause>,
     pub name: Ident,
     pub params: Vec<Param>,
     pub ret: Option<TypeExpr>,
@@ -164,6 +166,9 @@ pub enum DirectiveKind {
     Init,
     /// `shutdown [device_type(t)] [device_num(n)] [if(c)];`
     Shutdown,
+    /// `declare copyin(a) ..;`: data clauses for the rest of the
+    /// enclosing block (the function's call, or the whole program).
+    Declare,
 }
 
 impl DirectiveKind {
@@ -181,6 +186,7 @@ impl DirectiveKind {
             DirectiveKind::Set => "set",
             DirectiveKind::Init => "init",
             DirectiveKind::Shutdown => "shutdown",
+            DirectiveKind::Declare => "declare",
         }
     }
 

@@ -41,7 +41,7 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
     }
     let mut errors = Vec::new();
     let mut toks = lexed.tokens;
-    // `kernels`/`serial`/`host_data`/`init`/`shutdown` are keywords only
+    // `kernels`/`serial`/`host_data`/`init`/`shutdown`/`declare` are keywords only
     // where they start a construct.
     for i in 0..toks.len().saturating_sub(1) {
         let starts = i == 0 || matches!(toks[i - 1].1, Tok::Semi | Tok::LBrace | Tok::RBrace);
@@ -63,6 +63,7 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
             (Tok::Ident("shutdown"), Tok::Semi | Tok::Ident(_) | Tok::If) => {
                 toks[i].1 = Tok::Shutdown
             }
+            (Tok::Ident("declare"), Tok::Ident(_)) => toks[i].1 = Tok::Declare,
             _ => {}
         }
     }

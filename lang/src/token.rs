@@ -114,6 +114,8 @@ pub enum Tok<'s> {
     /// clause.
     Init,
     Shutdown,
+    /// `declare` starting a statement, before a clause.
+    Declare,
     #[token("set")]
     Set,
     // scalar type names
@@ -290,6 +292,7 @@ impl fmt::Display for Tok<'_> {
             Cache => "`cache`",
             Init => "`init`",
             Shutdown => "`shutdown`",
+            Declare => "`declare`",
             Set => "`set`",
             Bool => "`bool`",
             I32 => "`i32`",

@@ -55,17 +55,12 @@ impl Engine {
             .filter(|(v, _)| known.contains(v.name.as_str()))
             .map(|(v, l)| (l.index(), v.name.clone(), v.ty))
             .collect();
-        let lets = p
-            .prog
-            .main
-            .block
-            .iter()
-            .filter_map(|st| match st.kind {
-                StmtKind::Let { local, .. } => {
-                    let loc = &p.prog.main.locals[local];
-                    Some((local.index(), loc.name.clone(), loc.ty))
-                }
-                _ => None,
+        let lets = top_level_lets(&p.prog.main.block)
+            .filter_map(|local| {
+                let loc = &p.prog.main.locals[local];
+                // The checker's hidden locals (`acc_on_device(t)#k`) are no
+                // variables of the program.
+                (!loc.name.contains('#')).then(|| (local.index(), loc.name.clone(), loc.ty))
             })
             .collect();
         let host = idents
@@ -241,4 +236,25 @@ pub(super) fn lang_idents(text: &str) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// The locals of the top level's `let`s, in order, with those after a
+/// top-level `declare` (whose data region holds the rest of the program).
+fn top_level_lets(block: &[lang::hir::Stmt]) -> Box<dyn Iterator<Item = lang::hir::LocalH> + '_> {
+    Box::new(
+        block
+            .iter()
+            .flat_map(|st| -> Box<dyn Iterator<Item = lang::hir::LocalH> + '_> {
+                match &st.kind {
+                    StmtKind::Let { local, .. } => Box::new(std::iter::once(*local)),
+                    StmtKind::Construct(c) if c.kind == lang::ast::DirectiveKind::Declare => {
+                        match &c.body {
+                            lang::hir::ConstructBody::Block(b) => top_level_lets(b),
+                            _ => Box::new(std::iter::empty()),
+                        }
+                    }
+                    _ => Box::new(std::iter::empty()),
+                }
+            }),
+    )
 }

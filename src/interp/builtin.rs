@@ -5,6 +5,7 @@
 
 use super::error;
 use super::machine::{CExpr, Ctx, Ex};
+use super::memcpy;
 use super::mpi;
 use super::present::EnvError;
 use super::queue::QueueId;
@@ -291,6 +292,9 @@ pub fn call_dyn(
     // The MPI builtins check their own arrays (a received section is written).
     if name.starts_with("mpi_") {
         return mpi::call(name, &args, spans, span, cx);
+    }
+    if name.starts_with("acc_memcpy_to_device") || name.starts_with("acc_memcpy_from_device") {
+        return memcpy::call(name, &args, spans, span, cx);
     }
     if cx.async_pending && !matches!(name, "len" | "shape" | "acc_is_present") {
         for (i, a) in args.iter().enumerate() {
@@ -800,8 +804,46 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                 _ => return Err(error::bad_property(sp(1), name, what)),
             }
         }
-        // The host runs this, so it is not on a device.
-        "acc_on_device" => RtVal::Scalar(Value::Bool(false)),
+        // The host runs this, so it is not on a device; a second argument
+        // (the checker's, before a compute construct) says whether that
+        // construct runs on the current device, which on the host
+        // reference is the host.
+        "acc_on_device" => {
+            let on = match args {
+                [] => false,
+                [t, ..] => {
+                    let t = string(t);
+                    if !matches!(
+                        t,
+                        "none" | "default" | "host" | "not_host" | "gpu" | "cpu" | "other" | "any"
+                    ) {
+                        return Err(Box::new(
+                            lang::Diag::error(
+                                "accl::device::bad_device_type",
+                                format!("`{t}` is not a device type"),
+                                sp(0),
+                                "the device types are \"gpu\", \"cpu\", \"host\", \"other\", \"any\", \"default\", \"not_host\" and \"none\"",
+                            )
+                            .with_help("acc_device_host, acc_device_not_host, acc_device_default and acc_device_none name the OpenACC ones"),
+                        ));
+                    }
+                    let b = cx.backend.clone();
+                    let kind = match args.get(1) {
+                        Some(RtVal::Scalar(Value::Bool(true))) => {
+                            b.device_props(cx.device).map_or("host", |p| p.kind)
+                        }
+                        _ => "host",
+                    };
+                    match t {
+                        "any" => true,
+                        "none" => false,
+                        "default" | "not_host" => kind != "host",
+                        t => t == kind,
+                    }
+                }
+            };
+            RtVal::Scalar(Value::Bool(on))
+        }
         "acc_is_present" => {
             let a = array(&args[0], span)?;
             let (b, dev) = (cx.backend.clone(), cx.device);

@@ -181,21 +181,33 @@ fn construct_on(
         DK::Parallel | DK::ParallelLoop | DK::EnterData | DK::ExitData | DK::Update if cond => {
             b.begin(cx, queue, c.span, &names)?
         }
-        DK::Data if cond => b.begin(cx, QueueId::Sync, c.span, &names)?,
+        // `data async(q)`: the entry comes after q's earlier work (the host
+        // waits for it: an entry done at once is one allowed order of an
+        // async one), so the kernels inside, on any queue, see its copies;
+        // the exit goes on q.
+        DK::Data | DK::Declare if cond => {
+            if let QueueId::Async(q) = queue {
+                b.wait(cx, Some(&[q]), None, c.span)?;
+                deferred::land(fr, cx, Some(&[q]));
+            }
+            b.begin(cx, QueueId::Sync, c.span, &names)?
+        }
         _ => {}
     }
     match c.kind {
         DK::Loop => compute(c, fr, cx),
         DK::Parallel | DK::ParallelLoop if !cond => compute(c, fr, cx),
         DK::Parallel | DK::ParallelLoop => kernel(c, fr, cx),
-        DK::Data | DK::HostData if !cond => run_block(&c.body, fr, cx),
+        DK::Data | DK::Declare | DK::HostData if !cond => run_block(&c.body, fr, cx),
         DK::HostData => host_data(c, fr, cx),
-        DK::Data => {
+        // A `declare` is the `data` construct over the rest of its block.
+        DK::Data | DK::Declare => {
             let mut undo = Vec::new();
             let r = enter_structured(c, fr, cx, &mut undo).and_then(|_| run_block(&c.body, fr, cx));
-            // Constructs inside chose their own queues.
+            // Constructs inside chose their own queues; the exit goes on
+            // the region's (as `exit data async(q)` would).
             let e = b
-                .begin(cx, QueueId::Sync, c.span, &names)
+                .begin(cx, queue, c.span, &names)
                 .and_then(|_| exit_structured(cx, undo, r.is_ok(), c.span));
             let f = r?;
             e?;

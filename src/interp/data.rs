@@ -90,6 +90,10 @@ fn env_error<'a>(
 }
 
 /// Enter the structured data clauses of a `data` or compute construct.
+/// Clauses of one array naming the same box act as one: entered once,
+/// copied in when one of them copies in, out when one copies out
+/// (OpenACC's in-order entry with present counting makes
+/// `copyin(a) copyout(a)` a `copy(a)`).
 pub fn enter_structured(
     c: &CConstruct,
     fr: &mut Frame,
@@ -98,18 +102,33 @@ pub fn enter_structured(
 ) -> R<()> {
     let dev = cx.device;
     let b = cx.backend.clone();
+    let mut boxes: Vec<(&CData, Array, Region, bool, bool)> = Vec::with_capacity(c.data.len());
     for d in &c.data {
         let a = array_of(fr, d.slot)?;
         let r = region(d, &a, fr, cx)?;
+        let copyin = matches!(d.kind, DataKind::Copy | DataKind::CopyIn);
+        let copyout = matches!(d.kind, DataKind::Copy | DataKind::CopyOut);
+        let creates = copyin || copyout || d.kind == DataKind::Create;
+        if let Some(m) = boxes.iter_mut().find(|m| m.1.id() == a.id() && m.2 == r) {
+            // The checker let `present` meet only `present` here.
+            if creates && m.0.kind == DataKind::NoCreate {
+                m.0 = d;
+            }
+            m.3 |= copyin;
+            m.4 |= copyout;
+            continue;
+        }
+        boxes.push((d, a, r, copyin, copyout));
+    }
+    for (d, a, r, copyin, copyout) in boxes {
         let fail = env_error(d.span, &d.name, &a, &r, dev);
         match d.kind {
             DataKind::Copy | DataKind::CopyIn | DataKind::CopyOut | DataKind::Create => {
-                let copyin = matches!(d.kind, DataKind::Copy | DataKind::CopyIn);
                 b.env(cx).attach(dev, &a, &r, copyin, true).map_err(&fail)?;
                 undo.push(Undo {
                     array: a.clone(),
                     bx: r.clone(),
-                    copyout: matches!(d.kind, DataKind::Copy | DataKind::CopyOut),
+                    copyout,
                 });
             }
             DataKind::Present | DataKind::NoCreate => {

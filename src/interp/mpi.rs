@@ -2,71 +2,16 @@
 //! sections packed into byte buffers and unpacked from them, over the
 //! process's MPI world ([`crate::mpi`]; rank 0 of 1 without a launcher).
 //!
-//! A section argument arrives as the array and, per axis, `lo` and `count`
-//! (the checker's expansion, [`lang::Builtin::sections`]); it is evaluated
-//! into a box exactly as a data clause's section is, with the same
-//! `accl::run::bad_section` diagnostic. A box is moved as its contiguous
-//! runs ([`Region::runs`]), so a column travels as one element per row.
+//! Section arguments are evaluated and packed by [`super::section_arg`].
 
 use super::error;
 use super::machine::{Ctx, Land, MpiRequest};
-use super::region::Region;
 use super::scalar::{bits_to_value, value_to_bits};
+use super::section_arg::{buffer, section, text, Section};
 use super::value::{RtVal, R};
 use crate::mpi::{ExchangeError, Shape};
-use lang::builtins::WHOLE_AXIS;
 use lang::{Diag, Span, Value};
 use stdlib::mpi::ReduceOp;
-use stdlib::Array;
-
-/// A section argument, evaluated.
-struct Section {
-    array: Array,
-    region: Region,
-    span: Span,
-}
-
-impl Section {
-    fn shape(&self) -> Shape {
-        Shape {
-            elem: self.array.scalar(),
-            count: self.region.len(self.array.shape()),
-        }
-    }
-
-    /// The box's elements, packed in row-major order (a buffer the system
-    /// refuses is `accl::run::out_of_memory` at the section).
-    fn pack(&self) -> R<Vec<u8>> {
-        let size = self.array.scalar().size();
-        let mut out = buffer(self.shape().count * size, self.span)?;
-        let d = self.array.data();
-        let bytes = d.bytes();
-        for (first, len) in self.region.runs(self.array.shape()) {
-            out.extend_from_slice(&bytes[first * size..(first + len) * size]);
-        }
-        Ok(out)
-    }
-
-    /// Write packed elements back into the box.
-    fn unpack(&self, buf: &[u8]) {
-        let size = self.array.scalar().size();
-        let mut d = self.array.data_mut();
-        let mut at = 0;
-        for (first, len) in self.region.runs(self.array.shape()) {
-            d.write_bytes(first * size, &buf[at..at + len * size]);
-            at += len * size;
-        }
-    }
-}
-
-/// An empty buffer with room for `bytes`, or `accl::run::out_of_memory`
-/// at `span` when the system refuses it (never an abort).
-fn buffer(bytes: usize, span: Span) -> R<Vec<u8>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(bytes)
-        .map_err(|_| error::out_of_memory(span, "MPI buffer", bytes))?;
-    Ok(v)
-}
 
 /// A zeroed buffer of `bytes`, as [`buffer`].
 fn zeroed(bytes: usize, span: Span) -> R<Vec<u8>> {
@@ -82,56 +27,12 @@ fn int(v: &RtVal) -> i128 {
     }
 }
 
-/// The source text at `span` (for naming a section in a diagnostic).
-fn text(cx: &Ctx, span: Span) -> String {
-    cx.source
-        .as_deref()
-        .and_then(|s| s.text.get(span.range()))
-        .unwrap_or("the array")
-        .to_string()
-}
-
-/// The section argument at `args[*i]`; advances `*i` past its bounds.
-fn section(args: &[RtVal], spans: &[Span], i: &mut usize, cx: &Ctx) -> R<Section> {
-    let span = spans.get(*i).copied().unwrap_or_default();
-    let RtVal::Array(array) = &args[*i] else {
-        return Err(error::internal(span, "expected an array argument"));
-    };
-    let shape = array.shape().to_vec();
-    let mut axes = Vec::with_capacity(shape.len());
-    let mut written = Vec::with_capacity(shape.len());
-    let mut bad = None;
-    for (k, &dim) in shape.iter().enumerate() {
-        let lo = args.get(*i + 1 + 2 * k).map_or(0, int);
-        let n = args.get(*i + 2 + 2 * k).map_or(0, int);
-        if lo == WHOLE_AXIS as i128 && n == WHOLE_AXIS as i128 {
-            axes.push((0, dim));
-            written.push(None);
-        } else {
-            written.push(Some((lo, n)));
-            if lo < 0 || n < 0 || lo + n > dim as i128 {
-                bad.get_or_insert(k);
-                axes.push((0, 0));
-            } else {
-                axes.push((lo as usize, (lo + n) as usize));
-            }
-        }
+/// The element type and count of a section, as MPI's header says them.
+fn shape(s: &Section) -> Shape {
+    Shape {
+        elem: s.array.scalar(),
+        count: s.region.len(s.array.shape()),
     }
-    *i += 1 + 2 * shape.len();
-    if let Some(k) = bad {
-        // Name it as written: the whole axes past the last cut one are left out.
-        while written.last() == Some(&None) {
-            written.pop();
-        }
-        let t = text(cx, span);
-        let name = t.split('[').next().unwrap_or("a").trim();
-        return Err(error::bad_section(span, name, &written, k, &shape));
-    }
-    Ok(Section {
-        array: array.clone(),
-        region: Region::new(&shape, &axes),
-        span,
-    })
 }
 
 fn mpi_failed(span: Span, m: &str) -> Box<Diag> {
@@ -211,7 +112,7 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
         "mpi_allreduce" if matches!(args[0], RtVal::Array(_)) => {
             let mut i = 0;
             let sec = section(args, spans, &mut i, cx)?;
-            let shape = sec.shape();
+            let shape = shape(&sec);
             let op = reduce_op(&args[i], shape.elem, sp(i))?;
             access(cx, &sec, true)?;
             // Every rank's shape first: a section that differs is a
@@ -284,7 +185,7 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
             access(cx, &sec, me != root)?;
             // The root's shape first, so a section that differs from the
             // root's is a diagnostic on this rank, not a truncated message.
-            let shape = sec.shape();
+            let shape = shape(&sec);
             let mut header = shape.header();
             crate::mpi::bcast(&mut header, root).map_err(|m| mpi_failed(span, &m))?;
             if header != shape.header() {
@@ -344,7 +245,7 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
                     .with_help("name rank 0 as both destination and source (a copy), or -1 as both (nothing moves)"),
                 ));
             }
-            let (ss, rs) = (send.shape(), recv.shape());
+            let (ss, rs) = (shape(&send), shape(&recv));
             if dest >= 0 && source >= 0 && ss.count != rs.count {
                 return Err(Box::new(
                     Diag::error(
@@ -415,7 +316,7 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
                 }
                 None => 0,
             };
-            let shape = sec.shape();
+            let shape = shape(&sec);
             let started = if send {
                 access(cx, &sec, false)?;
                 // The elements are copied now: later writes to the section

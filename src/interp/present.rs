@@ -321,6 +321,18 @@ pub trait Env {
         r: &Region,
         to_host: bool,
     ) -> Result<bool, EnvError>;
+    /// Box `r` of `a`'s device copy from (`to_device`) or into the same
+    /// box of `carrier`, a host array of `a`'s shape standing in for
+    /// `a`'s own (`acc_memcpy_to_device`, `acc_memcpy_from_device`);
+    /// Ok(false) when the box is not present.
+    fn transfer_via(
+        &mut self,
+        dev: usize,
+        a: &Array,
+        r: &Region,
+        carrier: &Array,
+        to_device: bool,
+    ) -> Result<bool, EnvError>;
     /// A new host array holding the device's values of `a` where present
     /// (zeros elsewhere); None when no part is present.
     fn snapshot(&mut self, dev: usize, a: &Array) -> Result<Option<Array>, Fault>;
@@ -486,6 +498,28 @@ impl<S: Storage> Env for Table<S> {
 
     /// `update self` (`to_host`) or `update device` of box `r`;
     /// Ok(false) when absent.
+    fn transfer_via(
+        &mut self,
+        dev: usize,
+        a: &Array,
+        r: &Region,
+        carrier: &Array,
+        to_device: bool,
+    ) -> Result<bool, EnvError> {
+        match self.find(dev, a, r) {
+            Find::Partial(p) => Err(EnvError::Partial(p)),
+            Find::Absent => Ok(false),
+            Find::Inside(i) => {
+                if let Some(m) = self.maps.get(&(dev, a.id())) {
+                    let (s, sec) = &m.sections[i];
+                    self.store
+                        .transfer(dev, &m.arr, sec, s.bx.lo, carrier, r, !to_device)?;
+                }
+                Ok(true)
+            }
+        }
+    }
+
     fn update(
         &mut self,
         dev: usize,

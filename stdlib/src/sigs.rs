@@ -902,6 +902,7 @@ pub fn builtins() -> Builtins {
         Host,
         memcpy_device_rule,
     );
+    device::add_memcpy(&mut b);
     add(
         &mut b,
         "acc_memcpy_d2d",
@@ -931,13 +932,12 @@ pub fn builtins() -> Builtins {
         Host,
         |a| device::property(a, "acc_get_property_string", Type::Str),
     );
-    fixed(
+    add(
         &mut b,
         "acc_on_device",
-        "acc_on_device() -> bool: true in code running on a Vulkan device",
+        "acc_on_device([t]) -> bool: true in code running on a Vulkan device; with a device type t, true where the code runs on a device of that type (acc_device_host on the host and the host reference, acc_device_not_host, acc_device_default or the device's own type in a compute construct on a Vulkan device)",
         Pure,
-        vec![],
-        Type::BOOL,
+        |a| device::typed_query(a, "acc_on_device", Type::BOOL),
     );
     // MPI (host): signatures in their own module.
     crate::mpi::add_builtins(&mut b);

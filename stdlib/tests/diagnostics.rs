@@ -241,6 +241,20 @@ cases! {
         "routine vectr fn id(n: i32) -> i32 {\n    return n;\n}\n";
     routine_misspelt: "accl::parse::routine" =>
         "rutine vector fn id(n: i32) -> i32 {\n    return n;\n}\n";
+    routine_nohost_called_from_host: "accl::device::nohost" =>
+        "routine seq nohost fn twice(x: f32) -> f32 {\n    return 2.0 * x;\n}\nlet y = twice(1.0);\n";
+    routine_bind_mismatch: "accl::device::bind" =>
+        "fn dev(x: f32) -> f32 {\n    return x;\n}\nroutine seq bind(dev) fn f(x: i32) -> i32 {\n    return x;\n}\n";
+    routine_bind_unknown: "accl::device::bind" =>
+        "routine seq bind(nothere) fn f(x: i32) -> i32 {\n    return x;\n}\n";
+    declare_clause_not_allowed: "accl::device::clause_not_allowed" =>
+        "let a = zeros(f32, 8);\ndeclare copyin(a) async(1);\n";
+    declare_inside_kernel: "accl::device::nested_construct" =>
+        "let a = zeros(f32, 8);\nparallel {\n    declare create(a);\n}\n";
+    present_and_copyin_of_one_array: "accl::device::conflicting_data" =>
+        "let a = zeros(f32, 8);\nparallel loop present(a) copyin(a) for i in 0..8 {\n    a[i] = 1.0;\n}\n";
+    on_device_argument_from_device_code: "accl::device::on_device_arg" =>
+        "let r = zeros(bool, 4);\nparallel loop for i in 0..4 {\n    r[i] = acc_on_device(acc_get_device_type());\n}\n";
     nested_parallel_loop: "accl::device::nested_construct" =>
         "let a = zeros(f32, 8, 8);\nparallel loop for j in 0..8 {\n    parallel loop for i in 0..8 {\n        a[j, i] = 0.0;\n    }\n}\n";
     data_inside_kernel: "accl::device::nested_construct" =>

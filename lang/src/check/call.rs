@@ -11,7 +11,11 @@ use crate::types::Type;
 impl Checker<'_> {
     pub(super) fn call(&mut self, f: &ast::Ident, args: &[ast::Expr], span: Span) -> (ExprH, Type) {
         if let Some(&fh) = self.fn_names.get(&f.name) {
+            let fh = self.routine_callee(fh, f, span);
             return self.user_call(fh, f, args, span);
+        }
+        if f.name == "acc_on_device" && args.len() == 1 {
+            return self.on_device_call(f, &args[0], span);
         }
         if super::routines::is_routine(&f.name) {
             self.err(

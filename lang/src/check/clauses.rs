@@ -74,6 +74,10 @@ const CLAUSES: &[(&str, Shape)] = &[
     ("no_create", Shape::Arrays),
     // The arrays an embedder mapped onto its own buffers: `present`.
     ("deviceptr", Shape::Arrays),
+    // `declare` only: `device_resident` is `create`, `link` does nothing
+    // (check/declare_data.rs).
+    ("device_resident", Shape::Arrays),
+    ("link", Shape::Arrays),
     ("delete", Shape::Arrays),
     ("self", Shape::Arrays),
     ("host", Shape::Arrays),
@@ -162,6 +166,7 @@ fn allowed(kind: DK) -> Vec<&'static str> {
         DK::Wait => vec!["async", "if", "devnum"],
         DK::Set => vec!["device_num", "device_type", "default_async", "if"],
         DK::Init | DK::Shutdown => vec!["device_num", "device_type", "if"],
+        DK::Declare => super::declare_data::DECLARE_CLAUSES.to_vec(),
     };
     if matches!(kind, DK::ParallelLoop | DK::Parallel | DK::Data) {
         v.extend_from_slice(DATA);
@@ -190,6 +195,8 @@ fn repeatable(name: &str) -> bool {
             | "present"
             | "no_create"
             | "deviceptr"
+            | "device_resident"
+            | "link"
             | "delete"
             | "self"
             | "host"
@@ -210,7 +217,7 @@ impl Checker<'_> {
             c.wait = Some(qs);
         }
         let mut seen: Vec<(&str, Span)> = Vec::new();
-        let mut arrays_seen: Vec<(LocalH, Span)> = Vec::new();
+        let mut arrays_seen: Vec<(LocalH, Span, &str)> = Vec::new();
         for cl in &d.clauses {
             let name = cl.name.name.as_str();
             if name == crate::kernels::KERNELS_PART {
@@ -556,7 +563,7 @@ impl Checker<'_> {
                         "copy" => DataKind::Copy,
                         "copyin" => DataKind::CopyIn,
                         "copyout" => DataKind::CopyOut,
-                        "create" => DataKind::Create,
+                        "create" | "device_resident" => DataKind::Create,
                         "present" | "deviceptr" => DataKind::Present,
                         "no_create" => DataKind::NoCreate,
                         "delete" => DataKind::Delete,
@@ -564,20 +571,24 @@ impl Checker<'_> {
                         _ => DataKind::UpdateSelf,
                     };
                     for e in list {
-                        // A scalar in a data clause of a compute or `data`
-                        // construct: kernels take it by value anyway; with
+                        // A scalar in a data clause of a compute, `data`,
+                        // `declare` or `update` construct: kernels take it by
+                        // value anyway (the host's is its only copy); with
                         // `copy`/`copyout`, what they assign comes back.
-                        if matches!(d.kind, DK::Parallel | DK::ParallelLoop | DK::Data)
-                            && matches!(
-                                kind,
-                                DataKind::Copy
-                                    | DataKind::CopyIn
-                                    | DataKind::CopyOut
-                                    | DataKind::Create
-                                    | DataKind::Present
-                                    | DataKind::NoCreate
-                            )
-                        {
+                        if matches!(
+                            d.kind,
+                            DK::Parallel | DK::ParallelLoop | DK::Data | DK::Declare | DK::Update
+                        ) && matches!(
+                            kind,
+                            DataKind::Copy
+                                | DataKind::CopyIn
+                                | DataKind::CopyOut
+                                | DataKind::Create
+                                | DataKind::Present
+                                | DataKind::NoCreate
+                                | DataKind::UpdateSelf
+                                | DataKind::UpdateDevice
+                        ) {
                             if let Some(l) = self.scalar_in_data(e) {
                                 c.scalar_data = true;
                                 if matches!(kind, DataKind::Copy | DataKind::CopyOut) {
@@ -588,24 +599,17 @@ impl Checker<'_> {
                         }
                         match self.data_arg(kind, e) {
                             Some(dc) => {
-                                if let Some((_, prev)) =
-                                    arrays_seen.iter().find(|(l, _)| *l == dc.var)
-                                {
-                                    let n = self.body.locals[dc.var].name.clone();
-                                    self.err(
-                                        Diag::error(
-                                            "accl::device::duplicate_data",
-                                            format!("`{n}` appears in two data clauses of one construct"),
-                                            e.span,
-                                            "second time",
-                                        )
-                                        .with_label(*prev, "first time")
-                                        .with_help("list each array once per construct"),
-                                    );
-                                    ok = false;
-                                } else {
-                                    arrays_seen.push((dc.var, e.span));
+                                let prev = arrays_seen.iter().find(|(l, ..)| *l == dc.var);
+                                if self.data_twice(
+                                    d,
+                                    prev.map(|p| (p.1, p.2)),
+                                    (name, e.span),
+                                    dc.var,
+                                ) {
+                                    arrays_seen.push((dc.var, e.span, name));
                                     c.data.push(dc);
+                                } else {
+                                    ok = false;
                                 }
                             }
                             None => ok = false,
@@ -782,7 +786,7 @@ impl Checker<'_> {
     }
 
     /// An array variable named by `clause` (`use_device`).
-    fn array_var(&mut self, e: &ast::Expr, clause: &str) -> Option<LocalH> {
+    pub(super) fn array_var(&mut self, e: &ast::Expr, clause: &str) -> Option<LocalH> {
         let ast::ExprKind::Var(name) = &e.kind else {
             self.err(
                 Diag::error(

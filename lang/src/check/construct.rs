@@ -106,6 +106,7 @@ impl Checker<'_> {
                     .collect(),
                 loop_base: self.loop_stack.len(),
                 break_base: self.loop_stack.len(),
+                if_: clauses.if_,
             });
         }
         // Arrays with a data clause visible inside (for `default(none)`).
@@ -116,6 +117,9 @@ impl Checker<'_> {
             .extend(clauses.data.iter().map(|dc| dc.var));
         let body = match &d.body {
             ast::DirectiveBody::None => hir::ConstructBody::None,
+            ast::DirectiveBody::Block(b) if std::mem::take(&mut self.same_scope_body) => {
+                hir::ConstructBody::Block(self.block_in_scope(b))
+            }
             ast::DirectiveBody::Block(b) => hir::ConstructBody::Block(self.block(b)),
             ast::DirectiveBody::For(f) => {
                 self.collapse_force = clauses.collapse_force;
@@ -338,7 +342,7 @@ impl Checker<'_> {
         let has = |k: &[DataKind]| c.data.iter().any(|x| k.contains(&x.kind));
         let (ok, what) = match d.kind {
             DK::Update => (
-                has(&[DataKind::UpdateSelf, DataKind::UpdateDevice]),
+                has(&[DataKind::UpdateSelf, DataKind::UpdateDevice]) || c.scalar_data,
                 "`self(..)` or `device(..)`",
             ),
             DK::EnterData => (

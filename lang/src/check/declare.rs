@@ -95,7 +95,10 @@ impl Checker<'_> {
             }),
             callees: Vec::new(),
             globals: Vec::new(),
+            nohost: false,
+            bind: None,
         });
+        self.routine_clauses(f, h);
         self.fn_names.insert(name.clone(), h);
     }
 }

@@ -405,6 +405,11 @@ impl Checker<'_> {
                     }
                     (h, t)
                 }
+                None if super::on_device::device_type_name(name).is_some() => {
+                    let t = super::on_device::device_type_name(name).expect("checked");
+                    self.host_string(span);
+                    self.push(hir::Expr::Str(t.to_string()), Type::Str, span)
+                }
                 None if self.builtins.constant("", name).is_some() => {
                     let v = self.builtins.constant("", name).expect("checked");
                     self.constant(v, span)
@@ -537,8 +542,13 @@ impl Checker<'_> {
                 takers.sort();
                 let mut help =
                     "index one element with `a[i]`, or copy the section with a loop".to_string();
-                if !takers.is_empty() {
-                    help.push_str(&format!(" ({} also take sections)", takers.join(" and ")));
+                if let Some((last, rest)) = takers.split_last() {
+                    let list = if rest.is_empty() {
+                        last.clone()
+                    } else {
+                        format!("{} and {last}", rest.join(", "))
+                    };
+                    help.push_str(&format!(" ({list} also take sections)"));
                 }
                 self.err(
                     Diag::error(

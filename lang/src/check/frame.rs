@@ -1,7 +1,7 @@
 //! The device frames the checker keeps while inside a construct.
 
 use crate::ast;
-use crate::hir::LocalH;
+use crate::hir::{ExprH, LocalH};
 use crate::span::Span;
 
 /// A device construct (or a `loop` inside one) being checked.
@@ -42,4 +42,6 @@ pub(super) struct DevFrame {
     /// `break` may not leave them either, while `continue` just ends one
     /// iteration.
     pub(super) break_base: usize,
+    /// The construct's `if(c)` (false: it runs on the host).
+    pub(super) if_: Option<ExprH>,
 }

@@ -17,14 +17,17 @@ mod clauses;
 pub use clauses::clause_names;
 mod construct;
 mod declare;
+mod declare_data;
 mod defaults;
 mod device;
 mod expr;
 mod frame;
 mod globals;
 mod names;
+mod on_device;
 mod rebind;
 mod returns;
+mod routine_clauses;
 mod routines;
 mod sections;
 mod update;
@@ -135,6 +138,10 @@ struct FnFacts {
     callees: Vec<(FnH, Span)>,
     /// Top-level variables the body uses, each with its first use.
     globals: Vec<(LocalH, Span)>,
+    /// `routine .. nohost`: no host version (called from device code only).
+    nohost: bool,
+    /// `routine .. bind(f)`: device code calls `f` instead.
+    bind: Option<ast::Ident>,
 }
 
 /// A call from inside a device construct to a user function.
@@ -184,6 +191,12 @@ struct Checker<'b> {
     /// The device construct (by its keyword's span) already told that
     /// strings cannot be used in it.
     string_in_device: Option<Span>,
+    /// The next construct body is the rest of the current block (a
+    /// `declare`): checked in the block's own scope.
+    same_scope_body: bool,
+    /// Statements that go before the construct being checked (see
+    /// [`on_device`]).
+    hoisted: Vec<hir::Stmt>,
     /// Work left for "did you mean" suggestions, shared by all of them
     /// ([`crate::diag::did_you_mean_within`]).
     suggest_budget: usize,
@@ -222,6 +235,8 @@ impl<'b> Checker<'b> {
             collapse_force: false,
             copy_back: Vec::new(),
             string_in_device: None,
+            same_scope_body: false,
+            hoisted: Vec::new(),
             suggest_budget: SUGGEST_BUDGET,
             top_level: HashMap::new(),
             main_calls: Vec::new(),
@@ -239,6 +254,7 @@ impl<'b> Checker<'b> {
                 self.declare_fn(f);
             }
         }
+        self.check_binds();
         // The top level.
         self.body = BodyCx {
             ret: Type::Unit,
@@ -249,16 +265,22 @@ impl<'b> Checker<'b> {
             let l = self.new_local(&g.name, g.ty, true, Span::default());
             self.out.globals.push(l);
         }
-        let mut fns = Vec::new();
-        for s in &prog.stmts {
-            if let ast::StmtKind::Fn(f) = &s.kind {
-                fns.push(f);
-                continue;
-            }
-            if let Some(st) = self.stmt(s) {
-                self.out.main.block.push(st);
-            }
-        }
+        let fns: Vec<&ast::FnDecl> = prog
+            .stmts
+            .iter()
+            .filter_map(|s| match &s.kind {
+                ast::StmtKind::Fn(f) => Some(f),
+                _ => None,
+            })
+            .collect();
+        let top: Vec<ast::Stmt> = prog
+            .stmts
+            .iter()
+            .filter(|s| !matches!(s.kind, ast::StmtKind::Fn(_)))
+            .cloned()
+            .collect();
+        let block = self.stmts(&top);
+        self.out.main.block = block;
         if let Some(t) = &prog.tail {
             let (h, ty) = self.expr(t, None);
             let ty = self.finalize(h, ty);
@@ -416,13 +438,35 @@ impl<'b> Checker<'b> {
     }
 
     fn block_in_scope(&mut self, b: &ast::Block) -> hir::Block {
-        let mut out = Vec::with_capacity(b.stmts.len());
-        for s in &b.stmts {
+        self.stmts(&b.stmts)
+    }
+
+    /// Statements in the current scope; a `declare` takes the rest.
+    fn stmts(&mut self, stmts: &[ast::Stmt]) -> hir::Block {
+        let mut out = Vec::with_capacity(stmts.len());
+        for (i, s) in stmts.iter().enumerate() {
+            let at = out.len();
+            if let ast::StmtKind::Directive(d) = &s.kind {
+                if d.kind == ast::DirectiveKind::Declare {
+                    out.extend(self.declare_directive(s, d, &stmts[i + 1..]));
+                    self.flush_hoisted(&mut out, at);
+                    break;
+                }
+            }
             if let Some(st) = self.stmt(s) {
                 out.push(st);
             }
+            self.flush_hoisted(&mut out, at);
         }
         out
+    }
+
+    /// Outside device code, the statements the last one needs before it.
+    fn flush_hoisted(&mut self, out: &mut hir::Block, at: usize) {
+        if self.dev.is_empty() && !self.hoisted.is_empty() {
+            let pre = std::mem::take(&mut self.hoisted);
+            out.splice(at..at, pre);
+        }
     }
 
     fn stmt(&mut self, s: &ast::Stmt) -> Option<hir::Stmt> {
@@ -634,6 +678,9 @@ impl<'b> Checker<'b> {
                     .with_help("move this function out of the block"),
                 );
                 return None;
+            }
+            K::Directive(d) if d.kind == ast::DirectiveKind::Declare => {
+                return self.declare_directive(s, d, &[]);
             }
             K::Directive(d) if d.kind == ast::DirectiveKind::Loop && self.in_fn => {
                 // A routine's own `loop`s run where it is called.

@@ -70,3 +70,73 @@ pub(super) fn queue_test(args: &[Type]) -> Result<Sig, String> {
         _ => Err("is `acc_async_test(q)`, q a queue number".into()),
     }
 }
+
+/// `acc_memcpy_to_device(dst, src)` and `acc_memcpy_from_device(dst, src)`,
+/// each an array or section (reaching the rule as the array and its
+/// bounds), of one element type; `_async` forms take a queue last.
+pub(super) fn memcpy_host(args: &[Type], name: &str, queued: bool) -> Result<Sig, String> {
+    let usage = if queued {
+        format!("is `{name}(dst, src, q)` with arrays or sections `dst`, `src` and a queue `q`")
+    } else {
+        format!("is `{name}(dst, src)` with arrays or sections `dst` and `src`")
+    };
+    let mut i = 0;
+    let (Some((x, _)), Some((y, _))) = (
+        lang::builtins::section_arg(args, &mut i),
+        lang::builtins::section_arg(args, &mut i),
+    ) else {
+        return Err(usage);
+    };
+    if x != y {
+        return Err(format!(
+            "copies between arrays of one element type, not `{x}` and `{y}`"
+        ));
+    }
+    let mut params = args[..i].to_vec();
+    match (&args[i..], queued) {
+        ([], false) => {}
+        ([q], true) if q.is_int_like() => params.push(Type::I64),
+        _ => return Err(usage),
+    }
+    Ok(Sig {
+        params,
+        ret: Type::Unit,
+    })
+}
+
+/// `acc_memcpy_to_device`, `acc_memcpy_from_device` and their `_async`
+/// forms, whose arguments may be sections.
+pub(super) fn add_memcpy(b: &mut lang::Builtins) {
+    let memcpy: [(&str, &str, lang::builtins::TypingRule); 4] = [
+        (
+            "acc_memcpy_to_device",
+            "acc_memcpy_to_device(dst, src): copy the host data of array or section src into the device copy of dst (present; same element type and count)",
+            |a| memcpy_host(a, "acc_memcpy_to_device", false),
+        ),
+        (
+            "acc_memcpy_to_device_async",
+            "acc_memcpy_to_device_async(dst, src, q): acc_memcpy_to_device after the earlier work of queue q",
+            |a| memcpy_host(a, "acc_memcpy_to_device_async", true),
+        ),
+        (
+            "acc_memcpy_from_device",
+            "acc_memcpy_from_device(dst, src): copy the device copy of array or section src (present) into the host data of dst (same element type and count)",
+            |a| memcpy_host(a, "acc_memcpy_from_device", false),
+        ),
+        (
+            "acc_memcpy_from_device_async",
+            "acc_memcpy_from_device_async(dst, src, q): acc_memcpy_from_device after the earlier work of queue q",
+            |a| memcpy_host(a, "acc_memcpy_from_device_async", true),
+        ),
+    ];
+    for (name, synopsis, rule) in memcpy {
+        b.add(lang::Builtin {
+            name: name.to_string(),
+            typing: lang::Typing::Rule(rule),
+            effect: lang::Effect::Host,
+            synopsis: synopsis.to_string(),
+            place_arg: false,
+            sections: true,
+        });
+    }
+}

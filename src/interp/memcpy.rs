@@ -1,0 +1,132 @@
+//! `acc_memcpy_to_device(dst, src)` and `acc_memcpy_from_device(dst, src)`
+//! (and their `_async(.., q)` forms): accl has no device pointers, so the
+//! device side is the device copy of an array or section, which must be
+//! present; the host side is an array or section's host data. The two
+//! hold the same element count (their shapes may differ: elements pair in
+//! row-major order).
+
+use super::error;
+use super::machine::Ctx;
+use super::present::EnvError;
+use super::queue::QueueId;
+use super::section_arg::{section, Section};
+use super::value::{RtVal, R};
+use lang::Span;
+use stdlib::Array;
+
+pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx) -> R<RtVal> {
+    let mut i = 0;
+    let dst = section(args, spans, &mut i, cx)?;
+    let src = section(args, spans, &mut i, cx)?;
+    let to_device = name.starts_with("acc_memcpy_to_device");
+    let source = cx.source.clone();
+    let text = |s: &Section| -> String {
+        source
+            .as_deref()
+            .and_then(|t| t.text.get(s.span.range()))
+            .unwrap_or("the array")
+            .to_string()
+    };
+    let (dn, sn) = (
+        dst.region.len(dst.array.shape()),
+        src.region.len(src.array.shape()),
+    );
+    if dn != sn {
+        return Err(error::count_mismatch(
+            span,
+            &format!(
+                "`{}` has {dn} elements and `{}` {sn}: a copy needs the same count",
+                text(&dst),
+                text(&src)
+            ),
+        ));
+    }
+    let b = cx.backend.clone();
+    // `_async(.., q)`: after q's earlier work, at once (one allowed order
+    // of an async copy: what follows on q comes after it too).
+    if let Some(q) = args.get(i) {
+        let n = match q {
+            RtVal::Scalar(v) => v.as_i128().unwrap_or(0),
+            _ => 0,
+        };
+        let q = match n {
+            -1 | -3 => Some(cx.default_async),
+            -2 => None,
+            n if (0..=i64::MAX as i128).contains(&n) => Some(n as i64),
+            n => {
+                return Err(Box::new(
+                    lang::Diag::error(
+                        "accl::device::queue",
+                        format!("{n} is not an async queue number"),
+                        spans.get(i).copied().unwrap_or(span),
+                        "in this call",
+                    )
+                    .with_help("queues are numbered 0 and up (-1 is the queue of `async` alone)"),
+                ))
+            }
+        };
+        if let Some(q) = q {
+            b.wait(cx, Some(&[q]), None, span)?;
+        }
+    }
+    let (dev_side, host_side) = if to_device {
+        (&dst, &src)
+    } else {
+        (&src, &dst)
+    };
+    let dev = cx.device;
+    let names = [
+        (dev_side.array.id(), text(dev_side).into()),
+        (host_side.array.id(), text(host_side).into()),
+    ];
+    b.begin(cx, QueueId::Sync, span, &names)?;
+    let access =
+        |a: &Array, write: bool, at: Span, cx: &mut Ctx| cx.host_access(a, None, write, at);
+    access(&host_side.array, !to_device, host_side.span, cx)?;
+    // A host array of the device side's shape carries the elements, in
+    // the same box.
+    let shape = dev_side.array.shape().to_vec();
+    let carrier = Array::zeros(dev_side.array.scalar(), shape.clone())
+        .map_err(|_| error::out_of_memory(span, "a copy's carrier", dev_side.array.len() * 8))?;
+    let carried = Section {
+        array: carrier.clone(),
+        region: dev_side.region.clone(),
+        span,
+    };
+    if to_device {
+        carried.unpack(&host_side.pack()?);
+    }
+    let present = b
+        .env(cx)
+        .transfer_via(dev, &dev_side.array, &dev_side.region, &carrier, to_device)
+        .map_err(|e| match e {
+            EnvError::Race(d) => d,
+            EnvError::Device(f) => error::device(dev_side.span, &text(dev_side), &f),
+            EnvError::Partial(have) => error::partially_present(
+                dev_side.span,
+                &text(dev_side),
+                &dev_side.region,
+                &have,
+                &shape,
+                dev,
+            ),
+        })?;
+    if !present {
+        return Err(error::not_present(
+            dev_side.span,
+            &text(dev_side),
+            "",
+            dev,
+            if to_device {
+                "the destination is a device copy"
+            } else {
+                "the source is a device copy"
+            },
+        ));
+    }
+    if !to_device {
+        b.complete_sync(cx, Some(dev), Some(span))?;
+        host_side.unpack(&carried.pack()?);
+    }
+    Ok(RtVal::Unit)
+}
