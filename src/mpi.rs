@@ -583,36 +583,65 @@ mod imp {
         (10_000 + 2 * tag, 10_001 + 2 * tag)
     }
 
-    pub fn isend(p: &mut super::Pending) -> Result<(), String> {
-        with_world(|_, _| {
-            let (th, td) = nb_tags(p.tag);
-            // SAFETY: the header and the data stay where they are until the
-            // requests complete ([`super::Pending`]); MPI writes each request.
-            unsafe {
-                let mut r = std::mem::zeroed::<ffi::MPI_Request>();
-                let rc = ffi::MPI_Isend(
-                    p.header.as_ptr() as *const c_void,
-                    16,
+    /// Post one non-blocking send (or, `recv`, receive) of `len` bytes.
+    ///
+    /// # Safety
+    /// `buf` holds `len` bytes that stay where they are, and alive, until
+    /// the request completes or is freed.
+    unsafe fn post(
+        buf: *mut c_void,
+        len: usize,
+        peer: i32,
+        tag: c_int,
+        recv: bool,
+    ) -> Result<ffi::MPI_Request, String> {
+        // SAFETY: the caller keeps the buffer; MPI writes the request.
+        unsafe {
+            let mut r = std::mem::zeroed::<ffi::MPI_Request>();
+            let (what, rc) = if recv {
+                let rc = ffi::MPI_Irecv(
+                    buf,
+                    len as c_int,
                     ffi::RSMPI_UINT8_T,
-                    p.peer,
-                    th,
+                    peer,
+                    tag,
                     comm(),
                     &mut r,
                 );
-                check("MPI_Isend", rc)?;
+                ("MPI_Irecv", rc)
+            } else {
+                let rc = ffi::MPI_Isend(
+                    buf,
+                    len as c_int,
+                    ffi::RSMPI_UINT8_T,
+                    peer,
+                    tag,
+                    comm(),
+                    &mut r,
+                );
+                ("MPI_Isend", rc)
+            };
+            check(what, rc).map(|_| r)
+        }
+    }
+
+    /// Post the header, then the data in chunks, of a send or a receive.
+    fn start(p: &mut super::Pending, recv: bool) -> Result<(), String> {
+        with_world(|_, _| {
+            let (th, td) = nb_tags(p.tag);
+            // SAFETY: the header and the data stay where they are until the
+            // requests complete or are freed ([`super::Pending`]).
+            unsafe {
+                let r = post(p.header.as_mut_ptr() as *mut c_void, 16, p.peer, th, recv)?;
                 p.inner.0.push(r);
-                for chunk in p.data.chunks(CHUNK) {
-                    let mut r = std::mem::zeroed::<ffi::MPI_Request>();
-                    let rc = ffi::MPI_Isend(
-                        chunk.as_ptr() as *const c_void,
-                        chunk.len() as c_int,
-                        ffi::RSMPI_UINT8_T,
+                for chunk in p.data.chunks_mut(CHUNK) {
+                    let r = post(
+                        chunk.as_mut_ptr() as *mut c_void,
+                        chunk.len(),
                         p.peer,
                         td,
-                        comm(),
-                        &mut r,
-                    );
-                    check("MPI_Isend", rc)?;
+                        recv,
+                    )?;
                     p.inner.0.push(r);
                 }
             }
@@ -620,40 +649,12 @@ mod imp {
         })
     }
 
+    pub fn isend(p: &mut super::Pending) -> Result<(), String> {
+        start(p, false)
+    }
+
     pub fn irecv(p: &mut super::Pending) -> Result<(), String> {
-        with_world(|_, _| {
-            let (th, td) = nb_tags(p.tag);
-            // SAFETY: as in `isend`; MPI fills the header and the data.
-            unsafe {
-                let mut r = std::mem::zeroed::<ffi::MPI_Request>();
-                let rc = ffi::MPI_Irecv(
-                    p.header.as_mut_ptr() as *mut c_void,
-                    16,
-                    ffi::RSMPI_UINT8_T,
-                    p.peer,
-                    th,
-                    comm(),
-                    &mut r,
-                );
-                check("MPI_Irecv", rc)?;
-                p.inner.0.push(r);
-                for chunk in p.data.chunks_mut(CHUNK) {
-                    let mut r = std::mem::zeroed::<ffi::MPI_Request>();
-                    let rc = ffi::MPI_Irecv(
-                        chunk.as_mut_ptr() as *mut c_void,
-                        chunk.len() as c_int,
-                        ffi::RSMPI_UINT8_T,
-                        p.peer,
-                        td,
-                        comm(),
-                        &mut r,
-                    );
-                    check("MPI_Irecv", rc)?;
-                    p.inner.0.push(r);
-                }
-            }
-            Ok(())
-        })
+        start(p, true)
     }
 
     pub fn wait(p: &mut super::Pending) -> Result<(), String> {

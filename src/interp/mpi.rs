@@ -358,17 +358,7 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
                 .ok()
                 .and_then(|id| cx.mpi_requests.remove(&id));
             let Some(req) = req else {
-                return Err(Box::new(
-                    Diag::error(
-                        "accl::run::mpi_request",
-                        format!(
-                            "no request {id} is waiting: it was waited for already, or never made"
-                        ),
-                        sp(0),
-                        "this request",
-                    )
-                    .with_help("wait once for each number `mpi_isend` or `mpi_irecv` returned"),
-                ));
+                return Err(no_request(id, sp(0), "this request"));
             };
             complete(cx, req)?;
             RtVal::Unit
@@ -386,15 +376,7 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
             };
             for id in &ids {
                 if !cx.mpi_requests.contains_key(id) {
-                    return Err(Box::new(
-                        Diag::error(
-                            "accl::run::mpi_request",
-                            format!("no request {id} is waiting: it was waited for already, or never made"),
-                            sp(0),
-                            "these requests",
-                        )
-                        .with_help("wait once for each number `mpi_isend` or `mpi_irecv` returned"),
-                    ));
+                    return Err(no_request(*id as i128, sp(0), "these requests"));
                 }
             }
             for id in ids {
@@ -548,4 +530,17 @@ pub fn not_waited(cx: &mut Ctx) -> R<()> {
             )
         }),
     ))
+}
+
+/// `accl::run::mpi_request`: request `id`, named at `span`, is not waiting.
+fn no_request(id: i128, span: Span, label: &str) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::mpi_request",
+            format!("no request {id} is waiting: it was waited for already, or never made"),
+            span,
+            label.to_string(),
+        )
+        .with_help("wait once for each number `mpi_isend` or `mpi_irecv` returned"),
+    )
 }
