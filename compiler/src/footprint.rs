@@ -12,6 +12,7 @@
 use crate::kir::{Block, Expr, ExprH, Function, Kernel, LocalH, Shape, StmtKind};
 use lang::ast::BinOp;
 use lang::Value;
+use std::collections::HashMap;
 
 /// How one access's leading index is made: the sum of `terms` (negated
 /// where marked), each fixed for a launch (made of the kernel's captured
@@ -20,6 +21,9 @@ use lang::Value;
 pub struct Lead {
     pub terms: Vec<(bool, ExprH)>,
     pub var: bool,
+    /// Locals the terms read, each set once in the body to a fixed value
+    /// (`errors[x] += 1` reads `x` through one such copy).
+    pub locals: Vec<(LocalH, ExprH)>,
 }
 
 /// Per array parameter (binding order): `Some(leads)` when every access's
@@ -43,8 +47,19 @@ pub fn leading_rows(k: &Kernel) -> Vec<Option<Vec<Lead>>> {
             }
         }
         walk(&k.entry.body, var, &mut accesses, &mut reassigned);
+        let mut stores = HashMap::new();
+        count_stores(&k.entry.body, &mut stores);
+        let once: HashMap<LocalH, ExprH> = stores
+            .into_iter()
+            .filter_map(|(l, (n, v))| (n == 1 && l != var).then_some((l, v)))
+            .collect();
+        let cx = Cx {
+            f: &k.entry,
+            var,
+            once: &once,
+        };
         for (a, ix) in accesses {
-            match ix.and_then(|e| lead_of(&k.entry, e, var)) {
+            match ix.and_then(|e| cx.lead_of(e, 0)) {
                 Some(l) if !reassigned => {
                     if let Some(v) = &mut out[a] {
                         if !v.contains(&l) {
@@ -64,66 +79,142 @@ pub fn leading_rows(k: &Kernel) -> Vec<Option<Vec<Lead>>> {
     out
 }
 
-/// `e` as a [`Lead`]: sums and differences of the loop variable (at most
-/// once, added) and terms fixed for the launch, through casts.
-fn lead_of(f: &Function, e: ExprH, var: LocalH) -> Option<Lead> {
-    if fixed(f, e) {
-        return Some(Lead {
-            terms: vec![(false, e)],
-            var: false,
-        });
-    }
-    match &f.exprs[e] {
-        Expr::Local(l) if *l == var => Some(Lead {
-            terms: Vec::new(),
-            var: true,
-        }),
-        Expr::Cast(x, _) => lead_of(f, *x, var),
-        Expr::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-            let a = lead_of(f, *a, var)?;
-            let mut b = lead_of(f, *b, var)?;
-            if b.var && (a.var || *op == BinOp::Sub) {
-                return None;
+/// What [`Cx::lead_of`] reads: the kernel's entry, its outer loop
+/// variable, and the locals set once in the body.
+struct Cx<'a> {
+    f: &'a Function,
+    var: LocalH,
+    once: &'a HashMap<LocalH, ExprH>,
+}
+
+/// How deep a chain of once-set locals [`Cx::fixed`] follows.
+const DEPTH: usize = 8;
+
+impl Cx<'_> {
+    /// `e` as a [`Lead`]: sums and differences of the loop variable (at
+    /// most once, added) and terms fixed for the launch, through casts.
+    fn lead_of(&self, e: ExprH, depth: usize) -> Option<Lead> {
+        let mut locals = Vec::new();
+        if self.fixed(e, depth, &mut locals) {
+            return Some(Lead {
+                terms: vec![(false, e)],
+                var: false,
+                locals,
+            });
+        }
+        match &self.f.exprs[e] {
+            Expr::Local(l) if *l == self.var => Some(Lead {
+                terms: Vec::new(),
+                var: true,
+                locals: Vec::new(),
+            }),
+            Expr::Cast(x, _) => self.lead_of(*x, depth),
+            Expr::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+                let a = self.lead_of(*a, depth)?;
+                let mut b = self.lead_of(*b, depth)?;
+                if b.var && (a.var || *op == BinOp::Sub) {
+                    return None;
+                }
+                if *op == BinOp::Sub {
+                    for t in &mut b.terms {
+                        t.0 = !t.0;
+                    }
+                }
+                let mut terms = a.terms;
+                terms.extend(b.terms);
+                let mut locals = a.locals;
+                locals.extend(b.locals);
+                Some(Lead {
+                    terms,
+                    var: a.var || b.var,
+                    locals,
+                })
             }
-            if *op == BinOp::Sub {
-                for t in &mut b.terms {
-                    t.0 = !t.0;
+            _ => None,
+        }
+    }
+
+    /// Made only of constants, captured scalars and locals set once to
+    /// such values (fixed for a launch), with integer arithmetic
+    /// [`eval_fixed`] knows; the locals it reads go to `locals`.
+    fn fixed(&self, e: ExprH, depth: usize, locals: &mut Vec<(LocalH, ExprH)>) -> bool {
+        match &self.f.exprs[e] {
+            Expr::Const(v) => const_int(v).is_some(),
+            Expr::Param(_) => true,
+            Expr::Local(l) if depth < DEPTH => match self.once.get(l) {
+                Some(&v) if self.fixed(v, depth + 1, locals) => {
+                    if !locals.contains(&(*l, v)) {
+                        locals.push((*l, v));
+                    }
+                    true
+                }
+                _ => false,
+            },
+            Expr::Cast(x, t) => t.is_int() && self.fixed(*x, depth, locals),
+            Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
+                self.fixed(*a, depth, locals) && self.fixed(*b, depth, locals)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// How many times each local is set in `b`, and the last value set.
+fn count_stores(b: &Block, out: &mut HashMap<LocalH, (usize, ExprH)>) {
+    for s in b {
+        match &s.kind {
+            StmtKind::Store { local, value } => {
+                let e = out.entry(*local).or_insert((0, *value));
+                *e = (e.0 + 1, *value);
+            }
+            StmtKind::If { then, els, .. } => {
+                count_stores(then, out);
+                count_stores(els, out);
+            }
+            StmtKind::Loop { body, continuing } => {
+                // Set in a loop: possibly many times.
+                let mut inner = HashMap::new();
+                count_stores(body, &mut inner);
+                count_stores(continuing, &mut inner);
+                for (l, (_, v)) in inner {
+                    out.insert(l, (2, v));
                 }
             }
-            let mut terms = a.terms;
-            terms.extend(b.terms);
-            Some(Lead {
-                terms,
-                var: a.var || b.var,
-            })
+            StmtKind::VectorLoop(v) => {
+                let mut inner = HashMap::new();
+                count_stores(&v.body, &mut inner);
+                for (l, (_, x)) in inner {
+                    out.insert(l, (2, x));
+                }
+            }
+            _ => {}
         }
-        _ => None,
     }
 }
 
-/// Made only of constants and captured scalars (fixed for a launch), with
-/// integer arithmetic [`eval_fixed`] knows.
-fn fixed(f: &Function, e: ExprH) -> bool {
-    match &f.exprs[e] {
-        Expr::Const(v) => const_int(v).is_some(),
-        Expr::Param(_) => true,
-        Expr::Cast(x, t) => t.is_int() && fixed(f, *x),
-        Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => fixed(f, *a) && fixed(f, *b),
-        _ => false,
-    }
-}
-
-/// The value of a [`fixed`] expression, given the launch's captured
+/// The value of a [`Cx::fixed`] expression, given the launch's captured
 /// scalars (`param(i)`, `None` for a non-integer); `None` when it does not
 /// fit its type (the access is then taken to be anywhere).
-pub fn eval_fixed(f: &Function, e: ExprH, param: &dyn Fn(u32) -> Option<i128>) -> Option<i128> {
+pub fn eval_fixed(
+    f: &Function,
+    e: ExprH,
+    locals: &[(LocalH, ExprH)],
+    param: &dyn Fn(u32) -> Option<i128>,
+) -> Option<i128> {
     let ty = f.ty(e);
     let v = match &f.exprs[e] {
         Expr::Const(v) => const_int(v)? as i128,
         Expr::Param(p) => param(*p)?,
-        Expr::Cast(x, _) => eval_fixed(f, *x, param)?,
+        Expr::Local(l) => {
+            let &(_, v) = locals.iter().find(|(x, _)| x == l)?;
+            eval_fixed(f, v, locals, param)?
+        }
+        Expr::Cast(x, _) => eval_fixed(f, *x, locals, param)?,
         Expr::Binary(op, a, b) => {
-            let (a, b) = (eval_fixed(f, *a, param)?, eval_fixed(f, *b, param)?);
+            let (a, b) = (
+                eval_fixed(f, *a, locals, param)?,
+                eval_fixed(f, *b, locals, param)?,
+            );
             match op {
                 BinOp::Add => a.checked_add(b)?,
                 BinOp::Sub => a.checked_sub(b)?,
@@ -152,7 +243,7 @@ pub fn rows_of(
     for l in leads {
         let mut base: i128 = 0;
         for &(neg, t) in &l.terms {
-            let v = eval_fixed(f, t, param)?;
+            let v = eval_fixed(f, t, &l.locals, param)?;
             base = if neg {
                 base.checked_sub(v)?
             } else {

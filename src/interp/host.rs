@@ -111,6 +111,16 @@ fn kernel_accesses(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Vec<Access
         None => None,
     };
     let inclusive = c.loops.first().is_some_and(|l| l.inclusive);
+    // Rows the construct's own data clauses name: its kernel touches no
+    // other rows of those arrays (OpenACC: only what is present).
+    let mut named = Vec::new();
+    for d in &c.data {
+        if !d.section.is_empty() {
+            let a = super::data::array_of(fr, d.slot)?;
+            let r = super::data::region(d, &a, fr, cx)?;
+            named.push((d.slot, r.axis(0, a.shape())));
+        }
+    }
     let races = &cx.present.store.races;
     let access = |a: &Array, (lo, hi): (usize, usize), written: bool| Access {
         array: a.id(),
@@ -137,13 +147,17 @@ fn kernel_accesses(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Vec<Access
                     let sp = kernel.params.get(p as usize)?;
                     bits_to_value(sp.ty, *fr.s.get(sp.host.index())?).as_i128()
                 };
+                let mut section = bounds(a);
+                if let Some(&(_, (lo, hi))) = named.iter().find(|(s, _)| *s == ap.host.index()) {
+                    section = (section.0.max(lo), section.1.min(hi).max(section.0.max(lo)));
+                }
                 let rows = kernel_rows(
                     kernel,
                     code.rows.get(i).and_then(|o| o.as_deref()),
                     level,
                     inclusive,
                     &param,
-                    bounds(a),
+                    section,
                 );
                 out.push(access(a, rows, ap.written));
             }

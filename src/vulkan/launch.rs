@@ -175,13 +175,19 @@ pub fn launch(
                 let sp = kernel.params.get(p as usize)?;
                 bits_to_value(sp.ty, *fr.s.get(sp.host.index())?).as_i128()
             };
+            // Within the rows the construct's own clauses name, if any.
+            let mut section = (s_lo, s_hi);
+            if let Some((_, r)) = named.iter().find(|(slot, _)| *slot == ap.host.index()) {
+                let (lo, hi) = r.axis(0, a.shape());
+                section = (s_lo.max(lo), s_hi.min(hi).max(s_lo.max(lo)));
+            }
             let (lo, hi) = crate::interp::race::kernel_rows(
                 kernel,
                 offsets.get(i).and_then(|o| o.as_deref()),
                 levels.first().copied(),
                 c.loops.first().is_some_and(|l| l.inclusive),
                 &param,
-                (s_lo, s_hi),
+                section,
             );
             touched.push(Access {
                 array: a.id(),
