@@ -123,3 +123,53 @@ fn correct_async_programs_run_on_both() {
         }
     }
 }
+
+/// Rows worked out at launch: each queue's kernel writes its own row of a
+/// flattened array (`c[x * n + y]`) and its own counter (`errors[x] += 1`),
+/// and a boundary row (`a[rows, i]`) is computed on one queue beside the
+/// interior on another. None of them races; both backends agree on the
+/// values.
+#[test]
+fn rows_fixed_for_a_launch_do_not_race() {
+    let src = "const n = 50;
+let c = zeros(f64, 4 * n);
+let errors = zeros(i32, 4);
+data copy(c, errors) {
+    for x in 0..4 {
+        parallel loop async(x) for y in 0..n { c[x * n + y] = (x * 100 + y) as f64; }
+        serial loop async(x) for y in 0..n { if c[x * n + y] >= 100.0 * x as f64 { errors[x] += 1; } }
+    }
+    wait;
+}
+let rows = 6;
+let m = 8;
+let a = zeros(f64, rows + 2, m);
+let b = zeros(f64, rows + 2, m);
+for i in 0..m { a[0, i] = 1.0; a[rows + 1, i] = 2.0; }
+data copyin(a) copy(b) {
+    parallel loop async(1) for i in 0..m { b[rows, i] = a[rows - 1, i] + a[rows + 1, i]; }
+    parallel loop collapse(2) async(2) for j in 1..rows { for i in 0..m { b[j, i] = a[j - 1, i]; } }
+    wait;
+}";
+    for device in [false, true] {
+        let r = run(src, device);
+        r.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("device {device}:\n{}", e.render(100)));
+        let errors = r.engine.get_array::<i32>("errors").unwrap().0;
+        assert_eq!(errors, [50, 50, 50, 50], "device {device}");
+        let c = r.engine.get_array::<f64>("c").unwrap().0;
+        assert_eq!(c[3 * 50 + 7], 307.0, "device {device}");
+        let (b, _) = r.engine.get_array::<f64>("b").unwrap();
+        assert_eq!(
+            &b[6 * 8..7 * 8],
+            [2.0; 8],
+            "device {device}: the boundary row"
+        );
+        assert_eq!(
+            &b[8..16],
+            [1.0; 8],
+            "device {device}: the first interior row"
+        );
+    }
+}
