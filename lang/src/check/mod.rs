@@ -22,6 +22,7 @@ mod device;
 mod expr;
 mod frame;
 mod names;
+mod private_arrays;
 mod rebind;
 mod returns;
 mod routines;
@@ -615,6 +616,12 @@ impl<'b> Checker<'b> {
                     d.kind_span,
                     format!("contains {} construct", d.kind.described()),
                 );
+                if let Some(b) = self.private_arrays(s, d) {
+                    return Some(hir::Stmt {
+                        kind: hir::StmtKind::Block(self.block(&b)),
+                        span: s.span,
+                    });
+                }
                 return self.directive(s, d);
             }
             K::Atomic {
