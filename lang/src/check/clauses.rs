@@ -499,8 +499,19 @@ impl Checker<'_> {
                     }
                 },
                 ("reduction", _) => {
-                    if let ClauseArgs::Reduction { op, op_span, vars } = &cl.args {
-                        for v in vars {
+                    if let ClauseArgs::Reduction {
+                        op,
+                        op_span,
+                        vars,
+                        elements,
+                    } = &cl.args
+                    {
+                        for (v, elem) in vars.iter().zip(elements) {
+                            // A bad element form is reported; the variable
+                            // is still reduced, so its uses raise nothing more.
+                            if let Some(ix) = elem {
+                                ok &= self.reduction_element(v, ix);
+                            }
                             if let Some((l, array)) = self.reduction_var(*op, *op_span, v, d) {
                                 let all = c.reductions.iter().chain(&c.array_reductions);
                                 if all.clone().any(|r| r.var == l) {
@@ -760,19 +771,20 @@ impl Checker<'_> {
         }
     }
 
-    /// `private`/`firstprivate` of an array or a section: not built (each
-    /// lane would need its own copy of the array, in memory the kernel
-    /// does not have yet).
+    /// `private`/`firstprivate` of an array or a section where no compute
+    /// construct encloses the clause (a routine's `loop`): the copies are
+    /// allocated by the compute construct (`private_arrays`), so there is
+    /// none to give.
     fn private_array(&mut self, clause: &str, name: &str, span: Span) {
         self.err(
             Diag::error(
                 "accl::device::private_array",
-                format!("`{clause}` takes scalar variables; `{name}` is an array"),
+                format!("`{clause}({name})` in a function: private arrays get their copies from the compute construct around the clause"),
                 span,
                 "an array",
             )
             .with_help(format!(
-                "accl gives no iteration its own copy of an array yet: declare scalar temporaries inside the loop, or give each iteration its own row of `{name}` (indexed by the loop variable)"
+                "make `{name}` private on the `parallel loop`/`loop` that calls this function, or give each iteration its own row of `{name}`"
             )),
         );
     }
@@ -807,6 +819,47 @@ impl Checker<'_> {
                 None
             }
         }
+    }
+
+    /// `reduction(op: h[i])` / `h[lo:n]`: an element or section of an
+    /// array reduces as the array does (each update of an element is an
+    /// atomic update, so the result lands in the element); the subscript
+    /// is checked for its types only.
+    fn reduction_element(&mut self, v: &ast::Ident, ix: &[ast::SectionAxis]) -> bool {
+        if let Some(Binding::Local(l)) = self.lookup(&v.name) {
+            if !self.body.locals[l].ty.is_array() {
+                let ty = self.body.locals[l].ty;
+                self.err(
+                    Diag::error(
+                        "accl::device::reduction_element",
+                        format!(
+                            "`{}` is `{ty}`, not an array: it has no elements to reduce",
+                            v.name
+                        ),
+                        v.span,
+                        format!("`{ty}`"),
+                    )
+                    .with_help(format!(
+                        "reduce the whole variable: `reduction(op: {})`",
+                        v.name
+                    )),
+                );
+                return false;
+            }
+        }
+        for a in ix {
+            match a {
+                ast::SectionAxis::Index(e) => {
+                    self.int_arg(e);
+                }
+                ast::SectionAxis::Range(lo, n) => {
+                    self.int_arg(lo);
+                    self.int_arg(n);
+                }
+                ast::SectionAxis::All(_) => {}
+            }
+        }
+        true
     }
 
     fn reduction_var(

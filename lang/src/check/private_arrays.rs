@@ -317,6 +317,7 @@ impl Checker<'_> {
         {
             return None;
         }
+        let original = d;
         let mut d = d.clone();
         let mut declared = Vec::new();
         declared_in(std::slice::from_ref(s), &mut declared);
@@ -338,6 +339,7 @@ impl Checker<'_> {
         if !w.ok {
             // Reported; the construct is checked as written for its other
             // errors, without the clauses already found wrong.
+            let mut d = original.clone();
             strip_private_arrays(w.ck, &mut d);
             return Some(Block {
                 stmts: vec![Stmt {
@@ -732,36 +734,53 @@ impl Walk<'_, '_> {
         los: &[Option<Expr>],
     ) -> Option<Expr> {
         let mut counts: Vec<Expr> = Vec::new();
-        let mut shared = false;
-        for s in stmts.iter_mut() {
-            if let StmtKind::Directive(d) = &mut s.kind {
-                if d.kind == DK::Loop && has_clause(d, &["gang", ast::GANG_DIM]) {
-                    let levels = own_levels(d);
-                    let known = levels.iter().all(|l| {
-                        let mut names = Vec::new();
-                        names_in(&l.lo, &mut names);
-                        names_in(&l.hi, &mut names);
-                        !names.iter().any(|x| self.declared.contains(x))
-                    });
-                    if known {
-                        let k = linear(&levels, n.span);
-                        if let DirectiveBody::For(f) = &mut d.body {
-                            if self.rewrite_stmts(&mut f.body.stmts, &n.name, hidden, &k, los) {
-                                counts.push(product(&levels, n.span));
-                            }
-                        }
-                        continue;
-                    }
-                }
+        let declared = &self.declared;
+        let gang_loop = |s: &Stmt| match &s.kind {
+            StmtKind::Directive(d)
+                if d.kind == DK::Loop && has_clause(d, &["gang", ast::GANG_DIM]) =>
+            {
+                let levels = own_levels(d);
+                let known = levels.iter().all(|l| {
+                    let mut names = Vec::new();
+                    names_in(&l.lo, &mut names);
+                    names_in(&l.hi, &mut names);
+                    !names.iter().any(|x| declared.contains(x))
+                });
+                known.then_some(levels)
             }
-            let zero = int(0, n.span);
-            if self.rewrite_stmts(std::slice::from_mut(s), &n.name, hidden, &zero, los) {
-                shared = true;
+            _ => None,
+        };
+        let levels: Vec<Option<Vec<Level>>> = stmts.iter().map(gang_loop).collect();
+        // Uses outside gang loops first: they make the one copy shared.
+        let zero = int(0, n.span);
+        let mut shared = None;
+        for (s, l) in stmts.iter_mut().zip(&levels) {
+            if l.is_none()
+                && self.rewrite_stmts(std::slice::from_mut(s), &n.name, hidden, &zero, los)
+            {
+                shared = shared.or(Some(s.span));
             }
         }
-        if shared {
+        for (s, l) in stmts.iter_mut().zip(&levels) {
+            let (StmtKind::Directive(d), Some(levels)) = (&mut s.kind, l) else {
+                continue;
+            };
+            let k = if shared.is_some() {
+                zero.clone()
+            } else {
+                linear(levels, n.span)
+            };
+            if let DirectiveBody::For(f) = &mut d.body {
+                if self.rewrite_stmts(&mut f.body.stmts, &n.name, hidden, &k, los)
+                    && shared.is_none()
+                {
+                    counts.push(product(levels, n.span));
+                }
+            }
+        }
+        if let Some(span) = shared {
             if !self.one_gang {
-                self.several_gangs(n, n.span);
+                self.several_gangs(n, span);
                 return None;
             }
             counts.push(int(1, n.span));
