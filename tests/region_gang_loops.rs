@@ -85,7 +85,7 @@ parallel num_gangs(4) {
     let host = run(src, false);
     assert!(host.result.is_ok());
     let dev = run(src, true);
-    let e = dev.result.as_ref().err().expect("refused on the device");
+    let e = dev.result.as_ref().expect_err("refused on the device");
     assert_eq!(e.code(), "accl::compile::unsupported", "{}", e.render(100));
     assert!(e.render(100).contains("several gangs"), "{}", e.render(100));
 }

@@ -24,6 +24,7 @@ mod frame;
 mod names;
 mod private_arrays;
 mod rebind;
+mod reduction_vars;
 mod returns;
 mod routines;
 mod sections;
