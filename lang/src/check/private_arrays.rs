@@ -367,6 +367,23 @@ impl Checker<'_> {
             kind: StmtKind::Directive(d),
             span: s.span,
         });
+        // The host's array of copies is only their shape once the
+        // construct has its device copy: let it go (copies x elements can
+        // be large) rather than hold it to the end of the program.
+        for h in &hidden {
+            let span = h.named.span;
+            let mut dims = vec![e(ExprKind::Type(h.named.elem), span)];
+            dims.extend((0..=h.named.axes.len()).map(|_| int(0, span)));
+            stmts.push(Stmt {
+                kind: StmtKind::Assign {
+                    target: var(&h.hidden, span),
+                    op: None,
+                    op_span: span,
+                    value: call("zeros", dims, span),
+                },
+                span,
+            });
+        }
         Some(Block {
             stmts,
             span: s.span,
