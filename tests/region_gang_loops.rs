@@ -2,8 +2,9 @@
 //! a reduction on it in a region of one gang (a routine's `loop gang`
 //! reduction called from `parallel { .. }`), nested gang dimensions
 //! (`loop gang(dim: 1)` inside `loop gang(dim: 2)`, which runs in order on
-//! each lane), and the reduction in a region of several gangs, still
-//! refused on the device.
+//! each lane), a reduction in a region of several gangs into the
+//! construct's own reduction variable, and one into a region variable,
+//! still refused on the device.
 
 mod common;
 use common::run;
@@ -46,6 +47,21 @@ parallel {
 }
 let t = out[0];",
         &[("b0", "120"), ("b7", "232"), ("t", "4950")],
+    );
+}
+
+#[test]
+fn gang_reduction_into_the_constructs_own_in_a_region_of_several_gangs() {
+    // Each gang folds its lanes' share into its copy; the construct
+    // combines the four copies.
+    values_on_both(
+        "let total = 0;
+let big = 0.0;
+parallel num_gangs(4) reduction(+: total) reduction(max: big) {
+    loop gang reduction(+: total) for i in 0..1000 { total += i; }
+    loop gang reduction(max: big) for i in 0..1000 { big = max(big, i as f64); }
+}",
+        &[("total", "499500"), ("big", "999.0")],
     );
 }
 

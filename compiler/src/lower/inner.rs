@@ -187,12 +187,17 @@ impl Lowerer<'_> {
                     "`loop gang` inside `parallel loop` (its iterations already are the gangs)",
                 ));
             }
-            if gangs && !cl.reductions.is_empty() && !self.one_gang {
+            let construct_own = cl.reductions.iter().all(|r| {
+                self.construct_reductions
+                    .iter()
+                    .any(|&(v, op)| v == r.var && op == r.op)
+            });
+            if gangs && !cl.reductions.is_empty() && !self.one_gang && !construct_own {
                 return Err(unsupported(
                     c.kind_span,
                     "a reduction on `loop gang` inside a `parallel { .. }` region of several gangs (it would combine across gangs)",
                 )
-                .with_help("put the reduction on the `parallel` construct, give the region one gang (no `num_gangs`, or `num_gangs(1)`), or use `loop vector`"));
+                .with_help("reduce into a variable the `parallel` construct reduces too (its gangs' copies are combined at the end), give the region one gang (no `num_gangs`, or `num_gangs(1)`), or use `loop vector`"));
             }
             // Bounds: evaluated by every invocation (identically) before the loop.
             let mut levels = Vec::new();

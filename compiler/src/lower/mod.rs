@@ -251,6 +251,7 @@ fn lower_mapped(
             && c.num_gangs.is_none_or(
                 |e| matches!(&body.exprs[e], hir::Expr::Const(v) if v.as_i128() == Some(1)),
             ),
+        construct_reductions: c.reductions.iter().map(|r| (r.var, r.op)).collect(),
         choices: Vec::new(),
     };
     let mut fx = Fx::new(format!("kernel_{}", construct.id), body);
@@ -634,6 +635,10 @@ struct Lowerer<'a> {
     /// gang` in it spreads over that gang's lanes only, so a reduction on
     /// it folds as a vector loop's does.
     one_gang: bool,
+    /// The construct's own reductions: a `loop gang` reduction into one of
+    /// them (same operator) folds each gang's lanes into the gang's copy,
+    /// and the construct combines the gangs' copies at the end.
+    construct_reductions: Vec<(hir::LocalH, hir::ReductionOp)>,
     /// What the compiler chose where OpenACC lets it ([`Kernel::choices`]).
     choices: Vec<(Span, String)>,
 }
