@@ -3,19 +3,34 @@
 //! indexes an array's leading axis only with the outermost loop variable
 //! plus a constant touches rows `lo + min .. hi + max` of the loop's range,
 //! not the whole array. So blocks of rows computed on different queues (the
-//! pipelined Mandelbrot) are not reported as racing. Anything else (another
-//! index form, an access inside a device function, a reassigned loop
-//! variable) is the whole array.
+//! pipelined Mandelbrot) are not reported as racing. The constant may also
+//! carry a captured scalar times a constant (`c[x * n + i]`, `x` the
+//! host's), and an index of that scalar alone (`errors[x]`) touches its
+//! own rows: both are evaluated at launch. Anything else (another index
+//! form, an access inside a device function, a reassigned loop variable)
+//! is the whole array.
 
 use crate::kir::{Block, Expr, ExprH, Function, Kernel, LocalH, Shape, StmtKind};
 use lang::ast::BinOp;
 use lang::Value;
 
-/// Per array parameter (binding order): `Some((min, max))` when every
-/// access's leading index is `levels[0].var + c` with `min <= c <= max`.
-pub fn leading_offsets(k: &Kernel) -> Vec<Option<(i64, i64)>> {
+/// The leading indices of every access of one array: `base + c` with
+/// `min <= c <= max`, `base` the sum of the outer loop variable (when
+/// `var`) and `param * mult` (when `param` is `Some((i, mult))`, `i` a
+/// captured scalar of [`Kernel::params`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lead {
+    pub min: i64,
+    pub max: i64,
+    pub var: bool,
+    pub param: Option<(u32, i64)>,
+}
+
+/// Per array parameter (binding order): the [`Lead`] of its accesses when
+/// every one has the same base (the loop variable or a captured scalar).
+pub fn leading_offsets(k: &Kernel) -> Vec<Option<Lead>> {
     let n = k.arrays.len();
-    let mut out: Vec<Option<(i64, i64)>> = vec![None; n];
+    let mut out: Vec<Option<Lead>> = vec![None; n];
     let mut whole = vec![k.shape != Shape::Flat || k.levels.is_empty(); n];
     for f in k.functions.iter().map(|(_, f)| f) {
         mark_all(f, &f.body, &mut whole);
@@ -33,10 +48,19 @@ pub fn leading_offsets(k: &Kernel) -> Vec<Option<(i64, i64)>> {
         }
         walk(&k.entry.body, var, &mut accesses, &mut reassigned);
         for (a, ix) in accesses {
-            match ix.and_then(|e| offset_of(&k.entry, e, var)) {
-                Some(c) if !reassigned => {
-                    let r = out[a].get_or_insert((c, c));
-                    *r = (r.0.min(c), r.1.max(c));
+            match ix.and_then(|e| term(&k.entry, e, var)) {
+                Some(t) if !reassigned && (t.var || t.param.is_some()) => {
+                    let r = out[a].get_or_insert(Lead {
+                        min: t.k,
+                        max: t.k,
+                        var: t.var,
+                        param: t.param,
+                    });
+                    if r.var != t.var || r.param != t.param {
+                        whole[a] = true;
+                    }
+                    r.min = r.min.min(t.k);
+                    r.max = r.max.max(t.k);
                 }
                 _ => whole[a] = true,
             }
@@ -50,22 +74,73 @@ pub fn leading_offsets(k: &Kernel) -> Vec<Option<(i64, i64)>> {
     out
 }
 
-/// `var + c`, `var - c`, `c + var` or `var` (through casts).
-fn offset_of(f: &Function, e: ExprH, var: LocalH) -> Option<i64> {
+/// An index as `k (+ var) (+ param * mult)`.
+#[derive(Clone, Copy)]
+struct Term {
+    k: i64,
+    var: bool,
+    param: Option<(u32, i64)>,
+}
+
+/// `e` as a [`Term`] (through casts), if it is one.
+fn term(f: &Function, e: ExprH, var: LocalH) -> Option<Term> {
+    let konst = |k| Term {
+        k,
+        var: false,
+        param: None,
+    };
     match &f.exprs[e] {
-        Expr::Local(l) if *l == var => Some(0),
-        Expr::Cast(x, _) => offset_of(f, *x, var),
-        Expr::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-            let c = |h: ExprH| match &f.exprs[h] {
-                Expr::Const(v) => const_int(v),
-                _ => None,
-            };
-            match (offset_of(f, *a, var), c(*b), c(*a), offset_of(f, *b, var)) {
-                (Some(x), Some(k), _, _) if *op == BinOp::Add => x.checked_add(k),
-                (Some(x), Some(k), _, _) => x.checked_sub(k),
-                (_, _, Some(k), Some(x)) if *op == BinOp::Add => x.checked_add(k),
-                _ => None,
+        Expr::Local(l) if *l == var => Some(Term {
+            k: 0,
+            var: true,
+            param: None,
+        }),
+        Expr::Const(v) => const_int(v).map(konst),
+        Expr::Param(i) => Some(Term {
+            k: 0,
+            var: false,
+            param: Some((*i, 1)),
+        }),
+        Expr::Cast(x, _) => term(f, *x, var),
+        Expr::Binary(BinOp::Add, a, b) => {
+            let (a, b) = (term(f, *a, var)?, term(f, *b, var)?);
+            if (a.var && b.var) || (a.param.is_some() && b.param.is_some()) {
+                return None;
             }
+            Some(Term {
+                k: a.k.checked_add(b.k)?,
+                var: a.var || b.var,
+                param: a.param.or(b.param),
+            })
+        }
+        Expr::Binary(BinOp::Sub, a, b) => {
+            let (a, b) = (term(f, *a, var)?, term(f, *b, var)?);
+            if b.var || b.param.is_some() {
+                return None;
+            }
+            Some(Term {
+                k: a.k.checked_sub(b.k)?,
+                ..a
+            })
+        }
+        Expr::Binary(BinOp::Mul, a, b) => {
+            let (a, b) = (term(f, *a, var)?, term(f, *b, var)?);
+            let (t, c) = match (a.var || a.param.is_some(), b.var || b.param.is_some()) {
+                (false, _) => (b, a.k),
+                (_, false) => (a, b.k),
+                _ => return None,
+            };
+            if t.var {
+                return None;
+            }
+            Some(Term {
+                k: t.k.checked_mul(c)?,
+                var: false,
+                param: match t.param {
+                    Some((i, m)) => Some((i, m.checked_mul(c)?)),
+                    None => None,
+                },
+            })
         }
         _ => None,
     }

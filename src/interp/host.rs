@@ -138,6 +138,10 @@ fn kernel_accesses(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Vec<Access
                     level,
                     inclusive,
                     bounds(a),
+                    |p| {
+                        let sp = kernel.params.get(p as usize)?;
+                        bits_to_value(sp.ty, *fr.s.get(sp.host.index())?).as_i128()
+                    },
                 );
                 out.push(access(a, rows, ap.written));
             }

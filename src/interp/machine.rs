@@ -175,8 +175,9 @@ pub struct DeviceCode {
     pub fingerprint: std::cell::OnceCell<u64>,
     pub kernel: Result<compiler::Kernel, lang::Diag>,
     /// Per array of the kernel, the offsets of its leading index from the
-    /// outer loop variable ([`compiler::footprint`]), for race detection.
-    pub rows: Vec<Option<(i64, i64)>>,
+    /// outer loop variable or a captured scalar ([`compiler::footprint`]),
+    /// for race detection.
+    pub rows: Vec<Option<compiler::footprint::Lead>>,
     /// Host expressions the launch evaluates (`vector_length(e)`,
     /// `num_gangs(e)`), by their HIR handle.
     pub host_exprs: Vec<(hir::ExprH, CExpr)>,

@@ -400,17 +400,33 @@ impl Tracker {
 
 /// The rows of a kernel's array its launch may touch: the outer loop's
 /// range `level` (inclusive or not) shifted by the leading index offsets
-/// `offsets` ([`compiler::footprint`]), inside the bound section's rows
-/// `s_lo..s_hi`; the whole section when the offsets are unknown.
+/// `lead` ([`compiler::footprint`]; a captured scalar's part of them is
+/// `param`'s value of it), or the rows a captured scalar's index names,
+/// inside the bound section's rows `s_lo..s_hi`; the whole section when
+/// the offsets are unknown.
 pub fn kernel_rows(
-    offsets: Option<(i64, i64)>,
+    lead: Option<compiler::footprint::Lead>,
     level: Option<(i128, i128)>,
     inclusive: bool,
     (s_lo, s_hi): (usize, usize),
+    param: impl Fn(u32) -> Option<i128>,
 ) -> (usize, usize) {
-    if let (Some((min, max)), Some((l0, h0))) = (offsets, level) {
-        let end = if inclusive { h0 + 1 } else { h0 };
-        let (a_lo, a_hi) = (l0 + min as i128, end + max as i128);
+    let Some(l) = lead else {
+        return (s_lo, s_hi);
+    };
+    let shift = match l.param {
+        None => Some(0),
+        Some((i, m)) => param(i).and_then(|v| v.checked_mul(m as i128)),
+    };
+    let range = match (shift, l.var, level) {
+        (Some(p), true, Some((l0, h0))) => {
+            let end = if inclusive { h0 + 1 } else { h0 };
+            Some((l0 + l.min as i128 + p, end + l.max as i128 + p))
+        }
+        (Some(p), false, _) => Some((l.min as i128 + p, l.max as i128 + p + 1)),
+        _ => None,
+    };
+    if let Some((a_lo, a_hi)) = range {
         if a_lo < a_hi {
             return (
                 a_lo.clamp(s_lo as i128, s_hi as i128) as usize,

@@ -176,6 +176,10 @@ pub fn launch(
                 levels.first().copied(),
                 c.loops.first().is_some_and(|l| l.inclusive),
                 (s_lo, s_hi),
+                |p| {
+                    let sp = kernel.params.get(p as usize)?;
+                    bits_to_value(sp.ty, *fr.s.get(sp.host.index())?).as_i128()
+                },
             );
             touched.push(Access {
                 array: a.id(),
