@@ -106,11 +106,16 @@ impl Backend for HostBackend {
 /// compiler refused the kernel.
 fn kernel_accesses(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Vec<Access>> {
     let dev = cx.device;
-    let level = match c.loops.first() {
-        Some(l) => Some((l.lo.get(fr, cx)? as i128, l.hi.get(fr, cx)? as i128)),
-        None => None,
+    // The kernel's outer level: the construct's own loop, else (a region
+    // run as a loop) the compiler's, as the Vulkan launch reads it.
+    let level = match (c.loops.first(), c.device.as_deref()) {
+        (Some(l), _) => Some((l.lo.get(fr, cx)? as i128, l.hi.get(fr, cx)? as i128)),
+        (None, Some(code)) => match code.extra_levels.first() {
+            Some((lo, hi)) => Some((lo.get(fr, cx)? as i128, hi.get(fr, cx)? as i128)),
+            None => None,
+        },
+        (None, None) => None,
     };
-    let inclusive = c.loops.first().is_some_and(|l| l.inclusive);
     let races = &cx.present.store.races;
     let access = |a: &Array, (lo, hi): (usize, usize), written: bool| Access {
         array: a.id(),
@@ -136,7 +141,7 @@ fn kernel_accesses(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Vec<Access
                 let rows = kernel_rows(
                     code.rows.get(i).copied().flatten(),
                     level,
-                    inclusive,
+                    kernel.levels.first().is_some_and(|l| l.inclusive),
                     bounds(a),
                     |p| {
                         let sp = kernel.params.get(p as usize)?;

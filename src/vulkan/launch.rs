@@ -174,7 +174,7 @@ pub fn launch(
             let (lo, hi) = crate::interp::race::kernel_rows(
                 offsets.get(i).copied().flatten(),
                 levels.first().copied(),
-                c.loops.first().is_some_and(|l| l.inclusive),
+                kernel.levels.first().is_some_and(|l| l.inclusive),
                 (s_lo, s_hi),
                 |p| {
                     let sp = kernel.params.get(p as usize)?;
