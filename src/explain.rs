@@ -225,6 +225,22 @@ fn construct(
     }
     for a in &c.captures.arrays {
         let name = &body.locals[a.var].name;
+        // The hidden array of a private array's copies (lang's
+        // `check::private_arrays` names it `c'private<n>`).
+        if let Some((of, _)) = name.split_once("'private") {
+            let first = c
+                .clauses
+                .data
+                .iter()
+                .any(|d| d.var == a.var && d.kind == lang::hir::DataKind::CopyIn);
+            let _ = writeln!(
+                out,
+                "  {}({of}): a copy per gang iteration (or per iteration of the loop that names it) in a device scratch buffer `{name}` of copies x elements, indexed by the copy{}",
+                if first { "firstprivate" } else { "private" },
+                if first { ", each copy filled from the host's values" } else { ", zeros at the start" }
+            );
+            continue;
+        }
         let how = match (a.read, a.written) {
             (true, true) => "read and written",
             (false, true) => "written",

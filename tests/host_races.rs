@@ -60,6 +60,13 @@ acc_memcpy_device(b, a);",
 parallel loop async(1) for i in 0..64 { a[i] = 2.0; }
 exit data copyout(a) async(1);
 let s = sum(a);",
+    // Blocks of rows picked by a captured scalar, two queues on one block.
+    "let c = zeros(f32, 400); let e = zeros(i32, 4); enter data create(c, e);
+let x = 1;
+parallel loop async(1) for y in 0..100 { c[x * 100 + y] = 1.0; }
+parallel loop async(2) reduction(+: e[x]) for y in 0..100 { e[x] += 1; }
+parallel loop async(2) for y in 0..100 { c[100 + y] = 2.0; }
+wait;",
 ];
 
 /// The same programs made correct: both backends run them.
@@ -90,6 +97,15 @@ parallel loop async(1) for i in 0..64 { a[i] = 1.0; }
 while !acc_async_test(1) { }
 acc_memcpy_device(b, a);
 exit data copyout(b) delete(a);",
+    // Each queue its own block of rows (`c[x * n + y]`) and its own
+    // element (`e[x]`), picked by a captured scalar.
+    "let c = zeros(f32, 400); let e = zeros(i32, 4); enter data create(c, e);
+for x in 0..4 {
+    parallel loop async(x) for y in 0..100 { c[x * 100 + y] = 1.0; }
+    parallel loop async(x) reduction(+: e[x]) for y in 0..100 { e[x] += 1; }
+}
+wait;
+exit data delete(c) copyout(e);",
 ];
 
 #[test]

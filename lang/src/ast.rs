@@ -245,6 +245,9 @@ pub enum ClauseArgs {
         op: ReductionOp,
         op_span: Span,
         vars: Vec<Ident>,
+        /// Per variable: the subscript of `v[i]` / `v[lo:n]` (an element
+        /// or section of an array), `None` for a whole variable.
+        elements: Vec<Option<Vec<SectionAxis>>>,
     },
 }
 

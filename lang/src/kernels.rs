@@ -213,6 +213,7 @@ pub fn kernels(kind_span: Span, clauses: Vec<Clause>, block: Block) -> StmtKind 
                         args: ClauseArgs::Reduction {
                             op,
                             op_span: kind_span,
+                            elements: vec![None; names.len()],
                             vars: names,
                         },
                         span: kind_span,

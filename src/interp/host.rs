@@ -106,11 +106,16 @@ impl Backend for HostBackend {
 /// compiler refused the kernel.
 fn kernel_accesses(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Vec<Access>> {
     let dev = cx.device;
-    let level = match c.loops.first() {
-        Some(l) => Some((l.lo.get(fr, cx)? as i128, l.hi.get(fr, cx)? as i128)),
-        None => None,
+    // The kernel's outer level: the construct's own loop, else (a region
+    // run as a loop) the compiler's, as the Vulkan launch reads it.
+    let level = match (c.loops.first(), c.device.as_deref()) {
+        (Some(l), _) => Some((l.lo.get(fr, cx)? as i128, l.hi.get(fr, cx)? as i128)),
+        (None, Some(code)) => match code.extra_levels.first() {
+            Some((lo, hi)) => Some((lo.get(fr, cx)? as i128, hi.get(fr, cx)? as i128)),
+            None => None,
+        },
+        (None, None) => None,
     };
-    let inclusive = c.loops.first().is_some_and(|l| l.inclusive);
     // Rows the construct's own data clauses name: its kernel touches no
     // other rows of those arrays (OpenACC: only what is present).
     let mut named = Vec::new();
@@ -155,7 +160,7 @@ fn kernel_accesses(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Vec<Access
                     kernel,
                     code.rows.get(i).and_then(|o| o.as_deref()),
                     level,
-                    inclusive,
+                    kernel.levels.first().is_some_and(|l| l.inclusive),
                     &param,
                     section,
                 );

@@ -185,7 +185,7 @@ pub fn launch(
                 kernel,
                 offsets.get(i).and_then(|o| o.as_deref()),
                 levels.first().copied(),
-                c.loops.first().is_some_and(|l| l.inclusive),
+                kernel.levels.first().is_some_and(|l| l.inclusive),
                 &param,
                 section,
             );

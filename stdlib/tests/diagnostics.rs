@@ -217,7 +217,13 @@ cases! {
     update_without_self_or_device: "accl::device::missing_clause" =>
         "let a = zeros(f32, 8);\nupdate if_present;\n";
     private_array: "accl::device::private_array" =>
-        "let a = zeros(f32, 8);\nlet t = zeros(f32, 8);\nparallel loop private(t) for i in 0..8 {\n    a[i] = t[i];\n}\n";
+        "routine vector fn fill(t: f32[]) {\n    loop vector private(t) for k in 0..8 {\n        t[k] = 1.0;\n    }\n}\n";
+    private_array_whole_use: "accl::device::private_array_use" =>
+        "fn first(a: f32[]) -> f32 {\n    return a[0];\n}\nlet c = zeros(f32, 8);\nlet s = 0.0f32;\nparallel loop private(c) reduction(+: s) for i in 0..8 {\n    c[0] = 1.0;\n    s += first(c);\n}\n";
+    private_array_several_gangs: "accl::device::private_array" =>
+        "let c = zeros(f32, 8);\nlet a = zeros(f32, 8);\nparallel num_gangs(4) private(c) {\n    c[0] = 1.0;\n    loop gang for i in 0..8 {\n        a[i] = c[0];\n    }\n}\n";
+    reduction_element_of_a_scalar: "accl::device::reduction_element" =>
+        "let s = 0.0;\nparallel loop reduction(+: s[0]) for i in 0..8 {\n    s += 1.0;\n}\n";
 
     global_before_let: "accl::name::global_before_let" =>
         "fn twice() -> i32 {\n    return n * 2;\n}\nlet m = twice();\nlet n = 4;\n";
@@ -347,7 +353,7 @@ cases! {
     collapse_force_with_a_statement_after: "accl::device::collapse_depth" =>
         "let a = zeros(f32, 8, 8);\nparallel loop collapse(force: 2) for i in 0..8 {\n    for j in 0..8 {\n        a[i, j] = 0.0;\n    }\n    a[i, 0] = 1.0;\n}\n";
     private_array_section: "accl::device::private_array" =>
-        "let n = 8;\nlet c = zeros(f32, n);\nparallel loop private(c[0:n]) for i in 0..n {\n    c[0] = 1.0;\n}\n";
+        "let n = 8;\nlet c = zeros(f32, n);\nlet a = zeros(f32, n, n);\nparallel loop gang for i in 0..n {\n    loop vector private(c[0:n]) for j in 0..i {\n        c[j] = 1.0;\n        a[i, j] = c[j];\n    }\n}\n";
     tile_of_nine_loops: "accl::device::tile_value" =>
         "let a = zeros(f32, 8);\nparallel loop tile(1, 1, 1, 1, 1, 1, 1, 1, 1) for i in 0..8 {\n    a[i] = 0.0;\n}\n";
     routine_missing_queue: "accl::type::builtin_args" =>

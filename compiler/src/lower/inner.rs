@@ -72,8 +72,17 @@ impl Lowerer<'_> {
             && fx.redundant
             && super::has_inner_loops(self.program, fx.src, body);
         // Where lanes are already spread (a vector loop, a flat kernel, a
-        // routine's code called there), a level-less loop runs in order.
+        // routine's code called there), a loop runs in order on its lane:
+        // one without a level as OpenACC says, and a `loop gang`/`worker`/
+        // `vector` nested in one spread over the lanes too (`loop gang(dim:
+        // 1)` inside `loop gang(dim: 2)`), since running a parallel loop's
+        // iterations in order is one of its schedules.
         let level_less_seq = level_less && !fx.redundant;
+        let nested_seq = !level_less
+            && !cl.seq
+            && !fx.redundant
+            && !one_worker
+            && !(fx.in_vector && (cl.gang || cl.worker || cl.vector));
         if one_worker {
             self.choices.push((
                 c.kind_span,
@@ -84,6 +93,11 @@ impl Lowerer<'_> {
                 c.kind_span,
                 "`loop` (no level): in order, since its lanes are already spread by an enclosing loop".into(),
             ));
+        } else if nested_seq {
+            self.choices.push((
+                c.kind_span,
+                "`loop` inside a loop already spread over the lanes: in order, on each lane".into(),
+            ));
         } else if level_less && fx.redundant {
             self.choices.push((
                 c.kind_span,
@@ -93,6 +107,7 @@ impl Lowerer<'_> {
         let in_order = cl.seq
             || one_worker
             || level_less_seq
+            || nested_seq
             || (cl.auto
                 && crate::autovec::independent_nest(
                     self.program,
@@ -159,7 +174,7 @@ impl Lowerer<'_> {
                 return Err(unsupported(
                     c.kind_span,
                     if fx.vector_locals.is_some() {
-                        "a `loop` nested inside `loop vector` (only `loop seq` can be)"
+                        "a gang, worker or vector `loop` nested inside `loop vector` (OpenACC allows only `loop seq` or a `loop` with no level there)"
                     } else {
                         "a `loop` in this position"
                     },
@@ -172,12 +187,17 @@ impl Lowerer<'_> {
                     "`loop gang` inside `parallel loop` (its iterations already are the gangs)",
                 ));
             }
-            if gangs && !cl.reductions.is_empty() {
+            let construct_own = cl.reductions.iter().all(|r| {
+                self.construct_reductions
+                    .iter()
+                    .any(|&(v, op)| v == r.var && op == r.op)
+            });
+            if gangs && !cl.reductions.is_empty() && !self.one_gang && !construct_own {
                 return Err(unsupported(
                     c.kind_span,
-                    "a reduction on `loop gang` inside `parallel { .. }` (it would combine across gangs)",
+                    "a reduction on `loop gang` inside a `parallel { .. }` region of several gangs (it would combine across gangs)",
                 )
-                .with_help("put the reduction on the `parallel` construct, or use `loop vector`"));
+                .with_help("reduce into a variable the `parallel` construct reduces too (its gangs' copies are combined at the end), give the region one gang (no `num_gangs`, or `num_gangs(1)`), or use `loop vector`"));
             }
             // Bounds: evaluated by every invocation (identically) before the loop.
             let mut levels = Vec::new();
@@ -201,6 +221,7 @@ impl Lowerer<'_> {
             let was_redundant = std::mem::replace(&mut fx.redundant, false);
             let was_vector = fx.vector_locals.replace(Vec::new());
             let was_depth = std::mem::replace(&mut fx.loop_depth, 0);
+            let was_in_vector = std::mem::replace(&mut fx.in_vector, !gangs);
             for &(hv, var) in &level_vars {
                 fx.map.insert(hv, Binding::Local(var));
                 if let Some(v) = &mut fx.vector_locals {
@@ -231,6 +252,7 @@ impl Lowerer<'_> {
             fx.redundant = was_redundant;
             fx.vector_locals = was_vector;
             fx.loop_depth = was_depth;
+            fx.in_vector = was_in_vector;
             stmts.extend(r?);
             out.push(Fx::stmt(
                 StmtKind::VectorLoop(Box::new(VectorLoop {

@@ -247,6 +247,11 @@ fn lower_mapped(
         fn_effects: HashMap::new(),
         params: Vec::new(),
         shape,
+        one_gang: shape == Shape::Region
+            && c.num_gangs.is_none_or(
+                |e| matches!(&body.exprs[e], hir::Expr::Const(v) if v.as_i128() == Some(1)),
+            ),
+        construct_reductions: c.reductions.iter().map(|r| (r.var, r.op)).collect(),
         choices: Vec::new(),
     };
     let mut fx = Fx::new(format!("kernel_{}", construct.id), body);
@@ -626,6 +631,14 @@ struct Lowerer<'a> {
     fn_effects: HashMap<FuncH, bool>,
     params: Vec<ScalarParam>,
     shape: Shape,
+    /// A region of one gang (no `num_gangs`, or `num_gangs(1)`): a `loop
+    /// gang` in it spreads over that gang's lanes only, so a reduction on
+    /// it folds as a vector loop's does.
+    one_gang: bool,
+    /// The construct's own reductions: a `loop gang` reduction into one of
+    /// them (same operator) folds each gang's lanes into the gang's copy,
+    /// and the construct combines the gangs' copies at the end.
+    construct_reductions: Vec<(hir::LocalH, hir::ReductionOp)>,
     /// What the compiler chose where OpenACC lets it ([`Kernel::choices`]).
     choices: Vec<(Span, String)>,
 }
@@ -644,6 +657,10 @@ struct Fx<'a> {
     /// Inside a `loop vector` body: the locals private to its iterations
     /// (any other local may not be assigned there).
     vector_locals: Option<Vec<LocalH>>,
+    /// Inside a `loop vector` (or a `loop` of no level spread as one), not
+    /// a `loop gang` spread over the lanes: OpenACC allows no gang, worker
+    /// or vector loop in it.
+    in_vector: bool,
     /// Lowering a simple statement (`let`, `=`, a call): a `routine`
     /// function called in it is inlined into [`Fx::pending`].
     inline_ok: bool,
@@ -665,6 +682,7 @@ impl<'a> Fx<'a> {
             loop_depth: 0,
             redundant: false,
             vector_locals: None,
+            in_vector: false,
             inline_ok: false,
             pending: Vec::new(),
             inlined: false,

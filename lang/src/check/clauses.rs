@@ -4,11 +4,11 @@
 //! reduction variables, data clauses).
 
 use super::{Binding, Checker};
-use crate::ast::{self, ClauseArgs, DirectiveKind as DK, ReductionOp};
+use crate::ast::{self, ClauseArgs, DirectiveKind as DK};
 use crate::diag::{did_you_mean, Diag};
 use crate::hir::{self, AsyncQueue, DataKind, ExprH, LocalH};
 use crate::span::Span;
-use crate::types::{Scalar, Type};
+use crate::types::Type;
 
 /// Every clause name, and the arguments it takes.
 #[derive(Clone, Copy, PartialEq)]
@@ -506,8 +506,19 @@ impl Checker<'_> {
                     }
                 },
                 ("reduction", _) => {
-                    if let ClauseArgs::Reduction { op, op_span, vars } = &cl.args {
-                        for v in vars {
+                    if let ClauseArgs::Reduction {
+                        op,
+                        op_span,
+                        vars,
+                        elements,
+                    } = &cl.args
+                    {
+                        for (v, elem) in vars.iter().zip(elements) {
+                            // A bad element form is reported; the variable
+                            // is still reduced, so its uses raise nothing more.
+                            if let Some(ix) = elem {
+                                ok &= self.reduction_element(v, ix);
+                            }
                             if let Some((l, array)) = self.reduction_var(*op, *op_span, v, d) {
                                 let all = c.reductions.iter().chain(&c.array_reductions);
                                 if all.clone().any(|r| r.var == l) {
@@ -768,19 +779,20 @@ impl Checker<'_> {
         }
     }
 
-    /// `private`/`firstprivate` of an array or a section: not built (each
-    /// lane would need its own copy of the array, in memory the kernel
-    /// does not have yet).
+    /// `private`/`firstprivate` of an array or a section where no compute
+    /// construct encloses the clause (a routine's `loop`): the copies are
+    /// allocated by the compute construct (`private_arrays`), so there is
+    /// none to give.
     fn private_array(&mut self, clause: &str, name: &str, span: Span) {
         self.err(
             Diag::error(
                 "accl::device::private_array",
-                format!("`{clause}` takes scalar variables; `{name}` is an array"),
+                format!("`{clause}({name})` in a function: private arrays get their copies from the compute construct around the clause"),
                 span,
                 "an array",
             )
             .with_help(format!(
-                "accl gives no iteration its own copy of an array yet: declare scalar temporaries inside the loop, or give each iteration its own row of `{name}` (indexed by the loop variable)"
+                "make `{name}` private on the `parallel loop`/`loop` that calls this function, or give each iteration its own row of `{name}`"
             )),
         );
     }
@@ -819,107 +831,6 @@ impl Checker<'_> {
                 None
             }
         }
-    }
-
-    fn reduction_var(
-        &mut self,
-        op: ReductionOp,
-        op_span: Span,
-        v: &ast::Ident,
-        d: &ast::Directive,
-    ) -> Option<(LocalH, bool)> {
-        let l = match self.lookup(&v.name) {
-            Some(Binding::Local(l)) => l,
-            Some(Binding::Global(_)) => {
-                self.unknown_name(&v.name, v.span);
-                return None;
-            }
-            Some(Binding::Const(_)) => {
-                self.err(Diag::error(
-                    "accl::device::reduction_const",
-                    format!("cannot reduce into constant `{}`", v.name),
-                    v.span,
-                    "a constant",
-                ));
-                return None;
-            }
-            None => {
-                self.unknown_name(&v.name, v.span);
-                return None;
-            }
-        };
-        let ty = self.body.locals[l].ty;
-        let ok = match (op, ty) {
-            (_, Type::Array(elem, _)) => {
-                // Array reductions become atomic updates of the elements.
-                let ok = match op {
-                    ReductionOp::Add | ReductionOp::Mul | ReductionOp::Max | ReductionOp::Min => {
-                        matches!(
-                            elem,
-                            Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64
-                        )
-                    }
-                    ReductionOp::BitAnd | ReductionOp::BitOr | ReductionOp::BitXor => {
-                        matches!(elem, Scalar::I32 | Scalar::U32 | Scalar::I64)
-                    }
-                    ReductionOp::And | ReductionOp::Or => false,
-                };
-                if !ok {
-                    self.err(
-                        Diag::error(
-                            "accl::device::reduction_array",
-                            format!(
-                                "`{}` is a `{elem}` array: arrays reduce with `+ * max min` on i32, u32, i64, f32 and f64 elements, and `& | ^` on integer ones",
-                                v.name
-                            ),
-                            v.span,
-                            format!("a `{elem}` array"),
-                        )
-                        .with_help("reduce into a scalar per element, or use `atomic` on the element"),
-                    );
-                    return None;
-                }
-                return Some((l, true));
-            }
-            (ReductionOp::Add | ReductionOp::Mul | ReductionOp::Max | ReductionOp::Min, t) => {
-                t.is_numeric_like()
-            }
-            (ReductionOp::BitAnd | ReductionOp::BitOr | ReductionOp::BitXor, t) => t.is_int_like(),
-            (ReductionOp::And | ReductionOp::Or, t) => t == Type::BOOL,
-        };
-        if !ok {
-            let want = match op {
-                ReductionOp::And | ReductionOp::Or => "a `bool` variable",
-                ReductionOp::BitAnd | ReductionOp::BitOr | ReductionOp::BitXor => {
-                    "an integer variable"
-                }
-                _ => "a numeric variable",
-            };
-            self.err(
-                Diag::error(
-                    "accl::device::reduction_type",
-                    format!(
-                        "reduction `{}` needs {want}, but `{}` is `{ty}`",
-                        op.symbol(),
-                        v.name
-                    ),
-                    v.span,
-                    format!("`{ty}`"),
-                )
-                .with_label(op_span, "operator")
-                .with_help(if ty.is_int_like() {
-                    "integers reduce with `+ * max min & | ^`"
-                } else if ty.is_float_like() {
-                    "floats reduce with `+ * max min`"
-                } else {
-                    "a `bool` reduces with `&& ||`"
-                }),
-            );
-            // Still a reduction variable: writing it is no race.
-            return Some((l, false));
-        }
-        let _ = d;
-        Some((l, false))
     }
 
     /// The scalar variable `e` names, if it names one.

@@ -26,7 +26,9 @@ mod frame;
 mod globals;
 mod names;
 mod on_device;
+mod private_arrays;
 mod rebind;
+mod reduction_vars;
 mod returns;
 mod routine_clauses;
 mod routines;
@@ -692,6 +694,12 @@ impl<'b> Checker<'b> {
                     d.kind_span,
                     format!("contains {} construct", d.kind.described()),
                 );
+                if let Some(b) = self.private_arrays(s, d) {
+                    return Some(hir::Stmt {
+                        kind: hir::StmtKind::Block(self.block(&b)),
+                        span: s.span,
+                    });
+                }
                 return self.directive(s, d);
             }
             K::Atomic {
