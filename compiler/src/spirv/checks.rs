@@ -55,34 +55,15 @@ impl Writer<'_> {
         if !(self.spec.loop_cap && crate::plan::may_reach_loop_cap(self.k)) {
             return;
         }
-        let bool_t = self.m.ty(Ty::Bool);
-        let p = self.m.ptr(StorageClass::Private, bool_t);
-        let go = self.m.b.variable(p, None, StorageClass::Private, None);
-        self.m.b.name(go, "accl_go");
-        self.late_globals.push((go, StorageClass::Private));
-        self.go_var = Some(go);
-    }
-
-    /// At the top of `main`: `accl_go` is "the fault record's code is not
-    /// `u32::MAX`", which always holds (no fault has that code) but is read
-    /// from a buffer, so no optimiser can know it.
-    pub(super) fn init_go(&mut self) {
-        let Some(go) = self.go_var else {
-            return;
-        };
-        let u32t = self.m.ty(Ty::U32);
-        let bool_t = self.m.ty(Ty::Bool);
-        let w = self.fault_word(0);
-        let code = spv(self.m.b.load(u32t, None, w, None, []));
-        let never = self.m.u32c(u32::MAX);
-        let v = spv(self.m.b.i_not_equal(bool_t, None, code, never));
-        spv(self.m.b.store(go, v, None, []));
+        self.cut_guard = true;
     }
 
     /// The `exited` flag of a loop [`Self::guarded_back_edge`] closes
     /// (with the guard), false until the loop is left through its exit.
     pub(super) fn exit_flag(&mut self) -> Option<Word> {
-        self.go_var?;
+        if !self.cut_guard {
+            return None;
+        }
         let v = self.fvar(Ty::Bool, "exited");
         let bt = self.m.ty(Ty::Bool);
         let fls = self.m.b.constant_false(bt);
@@ -90,24 +71,31 @@ impl Writer<'_> {
         Some(v)
     }
 
-    /// The back-edge of the kernel's outermost loop: round again while
-    /// `accl_go` holds (always, at run time). llvmpipe's hidden cap leaves
-    /// a loop at its back-edge, a path the SPIR-V does not show; with an
-    /// unconditional back-edge every path to the merge that the driver's
-    /// optimiser sees sets `exited`, so it would fold the check after the
-    /// loop away. Once the cap is reached every later back-edge leaves its
-    /// loop, and this loop takes one after every iteration, so guarding it
-    /// alone catches a cut anywhere in the kernel, nested loops and
-    /// functions included, at the cost of one test per iteration of it.
+    /// The back-edge of the kernel's outermost loop: round again while the
+    /// fault record's code is not `u32::MAX` (always, at run time: no fault
+    /// has that code), read from its buffer at each turn, so no optimiser
+    /// can know it. llvmpipe's hidden cap leaves a loop at its back-edge, a
+    /// path the SPIR-V does not show; with an unconditional back-edge every
+    /// path to the merge that the driver's optimiser sees sets `exited`, so
+    /// it would fold the check after the loop away. Once the cap is reached
+    /// every later back-edge leaves its loop, and this loop takes one after
+    /// every iteration, so guarding it alone catches a cut anywhere in the
+    /// kernel, nested loops and functions included, at the cost of one load
+    /// and test per iteration of it. (The test is read afresh, not kept in
+    /// a variable: llvmpipe splits a kernel with barriers into pieces, and
+    /// a value kept from before a barrier read false after one.)
     pub(super) fn guarded_back_edge(&mut self, header: Word, merge: Word) {
-        match self.go_var {
-            Some(go) => {
-                let bool_t = self.m.ty(Ty::Bool);
-                let g = spv(self.m.b.load(bool_t, None, go, None, []));
-                spv(self.m.b.branch_conditional(g, header, merge, []));
-            }
-            None => spv(self.m.b.branch(header)),
+        if !self.cut_guard {
+            spv(self.m.b.branch(header));
+            return;
         }
+        let u32t = self.m.ty(Ty::U32);
+        let bool_t = self.m.ty(Ty::Bool);
+        let w = self.fault_word(0);
+        let code = spv(self.m.b.load(u32t, None, w, None, []));
+        let never = self.m.u32c(u32::MAX);
+        let go = spv(self.m.b.i_not_equal(bool_t, None, code, never));
+        spv(self.m.b.branch_conditional(go, header, merge, []));
     }
 
     /// The end of a loop header that goes on while `more` holds: to `body`,

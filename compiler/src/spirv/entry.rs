@@ -27,7 +27,6 @@ impl Writer<'_> {
         let pidx = self.m.ptr(StorageClass::Function, idx_w);
         let it = self.m.b.variable(pidx, None, StorageClass::Function, None);
         self.m.b.name(it, "it");
-        self.init_go();
         let gangs = matches!(k.shape, Shape::Gang | Shape::Region);
 
         let uvec3 = self.m.ty(Ty::UVec3);
@@ -145,7 +144,7 @@ impl Writer<'_> {
         }
         let vars: Vec<_> = k.levels.iter().map(|l| (l.var, l.ty)).collect();
         let coarse = self.plan.coarsening;
-        self.loops.push((merge, cont, None));
+        self.loops.push((merge, cont, exited));
         if let (Some(t), Shape::Flat) = (k.tile, k.shape) {
             self.tile_iteration(t, rest, &vars, &los, &counts)?;
         } else if coarse > 1 && k.shape == Shape::Flat {

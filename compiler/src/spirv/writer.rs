@@ -82,9 +82,9 @@ pub(super) struct Writer<'k> {
     /// ([`crate::bounded`]): the watchdog does not count it.
     pub(super) bounded_next: bool,
     pub(super) cut_vars: Option<(Word, Word)>,
-    /// A Private `bool` that is true at run time but opaque to the driver's
-    /// optimiser ([`checks`]): every loop's back-edge tests it.
-    pub(super) go_var: Option<Word>,
+    /// The kernel's outermost loops are guarded against llvmpipe's hidden
+    /// loop cap ([`checks`]).
+    pub(super) cut_guard: bool,
     /// Arrays whose atomics go to a workgroup copy ([`private`]), by index.
     pub(super) private: Vec<Option<Private>>,
     /// The f64 transcendental functions called ([`f64math`]).
@@ -147,7 +147,7 @@ impl<'k> Writer<'k> {
             count_var: None,
             bounded_next: false,
             cut_vars: None,
-            go_var: None,
+            cut_guard: false,
             private: vec![None; k.arrays.len()],
             f64fns: f64math::Fns::default(),
             locals: Vec::new(),
