@@ -392,7 +392,10 @@ fn long_one_lane_kernels_are_right_or_reported() {
                 assert!(llvmpipe, "cut short off llvmpipe: {}", render(&err));
                 let a = e.get_array::<f64>("a").unwrap().0;
                 let before = if init.contains("full") { 1.0 } else { 0.0 };
-                assert!(a.iter().all(|&v| v == before), "partial results copied back");
+                assert!(
+                    a.iter().all(|&v| v == before),
+                    "partial results copied back"
+                );
             }
         }
     }
