@@ -796,7 +796,7 @@ mod imp {
         Ok(())
     }
     #[derive(Default)]
-    pub struct Requests;
+    pub struct Requests(());
     pub fn isend(_: &mut super::Pending) -> Result<(), String> {
         Ok(())
     }
