@@ -7,7 +7,7 @@
 //! the rest), which are the directives they equal.
 
 mod common;
-use common::run;
+use common::{run, values_on_both};
 
 const SRC: &str = "let n = 1000; let x = zeros(f32, n); let on = zeros(bool, 4);
 enter data copyin(x);
@@ -20,21 +20,6 @@ let all = acc_async_test_all();
 parallel loop for i in 0..4 { on[i] = acc_on_device(); }
 let host_on = acc_on_device();
 let last = x[n - 1];";
-
-/// Runs `src` on both backends, which must succeed, and checks the values
-/// of the named variables (as `get_value` prints them) on each.
-fn values_on_both(src: &str, want: &[(&str, &str)]) {
-    for device in [false, true] {
-        let r = run(src, device);
-        r.result
-            .as_ref()
-            .unwrap_or_else(|e| panic!("{}", e.render(100)));
-        for (name, value) in want {
-            let got = r.engine.get_value(name).unwrap().to_string();
-            assert_eq!(&got, value, "device {device}: {name}");
-        }
-    }
-}
 
 #[test]
 fn async_tests_and_on_device_on_both_backends() {

@@ -6,22 +6,7 @@
 //! and `routine nohost` / `bind(f)`.
 
 mod common;
-use common::{run, same_as_host, same_failure, Floats};
-
-/// Runs `src` on both backends, which must succeed, and checks the values
-/// of the named variables (as `get_value` prints them) on each.
-fn values_on_both(src: &str, want: &[(&str, &str)]) {
-    for device in [false, true] {
-        let r = run(src, device);
-        r.result
-            .as_ref()
-            .unwrap_or_else(|e| panic!("device {device}:\n{}", e.render(100)));
-        for (name, value) in want {
-            let got = r.engine.get_value(name).unwrap().to_string();
-            assert_eq!(&got, value, "device {device}: {name}");
-        }
-    }
-}
+use common::{run, same_as_host, same_failure, values_on_both, Floats};
 
 /// A top-level `declare copyout` copies back when the program ends, not
 /// before; `declare copyin` data is present for kernels and `present`.

@@ -5,22 +5,7 @@
 //! gang loop reads the copy its statements filled.
 
 mod common;
-use common::run;
-
-/// Runs `src` on both backends, which must succeed, and checks the values
-/// of the named variables (as `get_value` prints them) on each.
-fn values_on_both(src: &str, want: &[(&str, &str)]) {
-    for device in [false, true] {
-        let r = run(src, device);
-        r.result
-            .as_ref()
-            .unwrap_or_else(|e| panic!("{}", e.render(100)));
-        for (name, value) in want {
-            let got = r.engine.get_value(name).unwrap().to_string();
-            assert_eq!(&got, value, "device {device}: {name}");
-        }
-    }
-}
+use common::values_on_both;
 
 #[test]
 fn private_scratch_row_per_gang() {

@@ -7,20 +7,7 @@
 //! still refused on the device.
 
 mod common;
-use common::run;
-
-fn values_on_both(src: &str, want: &[(&str, &str)]) {
-    for device in [false, true] {
-        let r = run(src, device);
-        r.result
-            .as_ref()
-            .unwrap_or_else(|e| panic!("{}", e.render(100)));
-        for (name, value) in want {
-            let got = r.engine.get_value(name).unwrap().to_string();
-            assert_eq!(&got, value, "device {device}: {name}");
-        }
-    }
-}
+use common::{run, values_on_both};
 
 #[test]
 fn gang_reduction_in_a_one_gang_region() {

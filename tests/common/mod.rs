@@ -326,3 +326,19 @@ fn compare_var(h: &Engine, d: &Engine, name: &str, ty: Type, floats: Floats) {
         }
     }
 }
+
+/// Run `src` on both backends, which must succeed, and check the values of
+/// the named variables (as `get_value` prints them) on each: the known
+/// answer, so a bug both backends share is caught too.
+pub fn values_on_both(src: &str, want: &[(&str, &str)]) {
+    for device in [false, true] {
+        let r = run(src, device);
+        r.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}", e.render(100)));
+        for (name, value) in want {
+            let got = r.engine.get_value(name).unwrap().to_string();
+            assert_eq!(&got, value, "device {device}: {name}");
+        }
+    }
+}
