@@ -44,6 +44,11 @@ fn an_async_reduction_lands_at_the_wait_for_its_queue() {
         TOL,
     );
     ok(&dev);
+    // 5 + (0 + .. + 999), 2 * 999, 0 + .. + 76.
+    let e = &dev.engine;
+    assert_eq!(e.get::<f32>("got_s"), Some(499_505.0));
+    assert_eq!(e.get::<f32>("got_m"), Some(1998.0));
+    assert_eq!(e.get::<i32>("got_t"), Some(2926));
 }
 
 #[test]
@@ -59,6 +64,8 @@ fn reductions_launched_in_a_loop_land_in_order_at_one_wait() {
         Floats::Exact,
     );
     ok(&dev);
+    // 1 + (1 + 2 + 3 + 4) * (0 + .. + 99).
+    assert_eq!(dev.engine.get::<i64>("got"), Some(49_501));
 }
 
 #[test]
@@ -131,6 +138,9 @@ fn a_reduction_into_a_local_of_a_function_that_returns_first_is_dropped() {
         TOL,
     );
     ok(&dev);
+    let e = &dev.engine;
+    assert_eq!(e.get::<f32>("x"), Some(1.0));
+    assert_eq!(e.get::<f32>("y"), Some(120.0));
 }
 
 #[test]

@@ -53,6 +53,12 @@ fn kernels_compiled_ahead_give_the_host_results() {
     if let Err(e) = &dev.result {
         panic!("{}", e.render(100));
     }
+    // t = sum of (i / 2 + 1) over 4096 (every partial sum a multiple of
+    // 0.5 below 2^23, so exact in f32); a[i] = b[i - 1] - b[i] = -0.5.
+    let e = &dev.engine;
+    assert_eq!(e.get::<f32>("t"), Some(4_197_376.0));
+    let a = e.get_array::<f32>("a").unwrap().0;
+    assert_eq!((a[0], a[1], a[3999], a[4000]), (0.0, -0.5, -0.5, 2000.0));
 }
 
 #[test]
@@ -69,4 +75,5 @@ fn a_kernel_in_a_function_and_one_never_launched_are_harmless() {
     if let Err(e) = &dev.result {
         panic!("{}", e.render(100));
     }
+    assert_eq!(dev.engine.get::<f32>("s"), Some(2.0));
 }

@@ -32,6 +32,10 @@ fn kernels_in_a_row_then_a_copy_to_the_host() {
         Floats::Exact,
     );
     ok(&dev);
+    // a[i] = 0 + 1 + .. + 99 = 4950, then b = 2a, then a - 1.
+    let e = &dev.engine;
+    assert_eq!(e.get_array::<f32>("a").unwrap().0[4095], 4949.0);
+    assert_eq!(e.get_array::<f32>("b").unwrap().0[0], 9900.0);
 }
 
 #[test]
@@ -63,6 +67,17 @@ fn a_reduction_lands_when_its_variable_is_read() {
         Floats::Within(1e-5),
     );
     ok(&dev);
+    // The known answers: 5 + (0 + .. + 999); max 999 then + (0 + .. + 9);
+    // 1 + (0 + .. + 49) + 1000; 0 + .. + 99; 2 * 2^3.
+    let e = &dev.engine;
+    assert_eq!(e.get::<f32>("read"), Some(999_010.0));
+    assert_eq!(e.get::<f32>("got_m"), Some(1044.0));
+    assert_eq!(e.get::<i32>("c"), Some(2226));
+    assert_eq!(
+        e.get_array::<f32>("b").unwrap().0,
+        [4950.0, 4951.0, 4952.0, 4953.0]
+    );
+    assert_eq!(e.get::<f32>("u"), Some(16.0));
 }
 
 #[test]
@@ -80,6 +95,11 @@ fn a_write_that_replaces_the_variable_drops_the_pending_result() {
         Floats::Exact,
     );
     ok(&dev);
+    // Even k: k * (0 + .. + 255) = 32640 k; the last write wins.
+    let e = &dev.engine;
+    let sums = e.get_array::<f32>("sums").unwrap().0;
+    assert_eq!(sums, [0.0, 0.0, 65280.0, 0.0, 130560.0, 0.0, 195840.0, 0.0]);
+    assert_eq!(e.get::<f32>("s"), Some(7.0));
 }
 
 #[test]
@@ -100,6 +120,10 @@ fn reductions_into_a_function_local_land_before_it_returns_its_value() {
         Floats::Exact,
     );
     ok(&dev);
+    // 0 + .. + 299; (0 + .. + 9) + (0 + .. + 19).
+    let e = &dev.engine;
+    assert_eq!(e.get::<f32>("x"), Some(44850.0));
+    assert_eq!(e.get::<f32>("y"), Some(235.0));
 }
 
 #[test]
@@ -119,6 +143,9 @@ fn async_work_sees_the_synchronous_kernels_before_it() {
         Floats::Exact,
     );
     ok(&dev);
+    // Twenty increments, then b = 3a.
+    let b = dev.engine.get_array::<f32>("b").unwrap().0;
+    assert!(b.iter().all(|&v| v == 60.0), "{:?}", &b[..4]);
 }
 
 #[test]
