@@ -417,4 +417,9 @@ fn len_and_shape_bound_a_constructs_loops() {
         Floats::Exact,
     );
     h.result.unwrap();
+    let (x, shape) = h.engine.get_array::<f32>("x").unwrap();
+    assert_eq!(shape, [10, 7]);
+    assert_eq!((x[0], x[7 * 9 + 6]), (0.0, 54.0));
+    let y = h.engine.get_array::<i32>("y").unwrap().0;
+    assert_eq!(y, (0..12).map(|i| i * 2).collect::<Vec<_>>());
 }

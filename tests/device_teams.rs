@@ -282,6 +282,16 @@ fn workgroup_folds_through_subgroups_bit_for_bit() {
         );
         let (host, _) = same_as_host(&src, Floats::Within(1e-5));
         host.result.unwrap();
+        // The known answers, computed here.
+        let xs: Vec<f32> = (0..5000).map(|i| (i % 97) as f32 * 0.013 - 0.6).collect();
+        let ys: Vec<f64> = (0..5000).map(|i| (i % 89) as f64 * 0.37).collect();
+        let k = (0..5000).fold(0i32, |k, i| k ^ (i * 7));
+        let m = (0..5000).fold(0.0f64, |m, i| m.max(ys[i] * xs[i] as f64));
+        let s: f64 = xs.iter().map(|&x| x as f64).sum();
+        assert_eq!(host.engine.get::<i32>("k"), Some(k));
+        assert_eq!(host.engine.get::<f64>("m"), Some(m));
+        let got = host.engine.get::<f32>("s").unwrap() as f64;
+        assert!((got - s).abs() <= 1e-3 * s.abs().max(1.0), "s {got} vs {s}");
         let subgroups = run(&src, true);
         let groups = run_without(&src, &["subgroups"]);
         same_values(&subgroups, &groups, &["s", "m", "k", "r"], Floats::Exact);
