@@ -66,6 +66,11 @@ fn a_long_chain_of_async_kernels_runs_in_order() {
         }";
     let (_, dev) = same_as_host(src, Floats::Exact);
     ok(&dev);
+    // The recurrence, step by step, computed here.
+    let want: Vec<i32> = (0..300)
+        .map(|i| (0..400).fold(0i64, |a, k| (a * 3 + k + i) % 65521) as i32)
+        .collect();
+    assert_eq!(dev.engine.get_array::<i32>("a").unwrap().0, want);
 }
 
 #[test]
@@ -128,6 +133,8 @@ fn async_copies_land_when_the_host_waits() {
         for i in 0..4096 { s += b[i]; }";
     let (_, dev) = same_as_host(src, Floats::Exact);
     ok(&dev);
+    // (0 + .. + 4095) / 2, every partial sum exact in f32.
+    assert_eq!(dev.engine.get::<f32>("s"), Some(4_193_280.0));
 }
 
 #[test]
