@@ -142,6 +142,7 @@ fn a_wait_covers_a_companion_copy_after_work_already_submitted() {
         let s = c[131071];";
     let (_, dev) = same_as_host(src, Floats::Exact);
     ok(&dev);
+    assert_eq!(dev.engine.get::<f32>("s"), Some(393_213.0));
     // The same through a join: queue 3 joins queue 2, and a wait for
     // queue 3 covers queue 2's copy.
     let src = "
@@ -158,6 +159,11 @@ fn a_wait_covers_a_companion_copy_after_work_already_submitted() {
         }";
     let (_, dev) = same_as_host(src, Floats::Exact);
     ok(&dev);
+    assert_eq!(dev.engine.get_array::<f32>("d").unwrap().0, [1.0; 8]);
+    assert_eq!(
+        dev.engine.get_array::<f32>("c").unwrap().0[131_071],
+        393_213.0
+    );
 }
 
 #[test]
