@@ -265,7 +265,11 @@ fn atomics_on_every_type() {
              atomic hl[b] += i as i64;
              atomic hf[b] += 0.5;
              atomic hd[b] += 0.25;
-         }",
+         }
+         // 7 is odd: each of the 16 bins gets 256 of the 4096 iterations;
+         // bin 0 those with i = 16 t, bin 1 those with i = 7 + 16 t.
+         assert(hi[5] == 256 && hu[5] == 512u32 && hf[5] == 128.0f32 && hd[5] == 64.0, \"counts\");
+         assert(hl[0] == 522240i64 && hl[1] == 524032i64, \"sums\");",
     );
 }
 
@@ -276,7 +280,8 @@ fn grid_stride_beyond_the_largest_dispatch() {
         "let n = 17000000;
          let a = zeros(u8, n);
          parallel loop for i in 0..n { a[i] = (i % 251) as u8; }
-         let last = a[n - 1];",
+         let last = a[n - 1];
+         assert(last == 20u8 && a[251] == 0u8 && a[16777216] == (16777216 % 251) as u8, \"known values\");",
     );
 }
 
@@ -284,7 +289,8 @@ fn grid_stride_beyond_the_largest_dispatch() {
 fn runtime_vector_length() {
     exact(
         "let w = 64; let a = zeros(i32, 1000);
-         parallel loop vector_length(w) for i in 0..1000 { a[i] = i * 2; }",
+         parallel loop vector_length(w) for i in 0..1000 { a[i] = i * 2; }
+         assert(a[0] == 0 && a[999] == 1998, \"known values\");",
     );
 }
 
@@ -375,7 +381,8 @@ fn kernels_inside_functions_and_loops() {
     exact(
         "fn scale(v: f32[], n: i32, k: f32) { parallel loop for i in 0..n { v[i] = v[i] * k; } }
          let a = arange(f32, 50);
-         for r in 0..3 { scale(a, len(a), 2.0); }",
+         for r in 0..3 { scale(a, len(a), 2.0); }
+         assert(a[1] == 8.0f32 && a[49] == 392.0f32, \"known values\");",
     );
 }
 
