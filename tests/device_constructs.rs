@@ -150,7 +150,11 @@ fn enter_exit_update_with_sections() {
          update device(a[15:1]);
          parallel loop present(a) for i in 0..20 { a[i] = a[i] + 1; }
          exit data copyout(a);
-         let gone = acc_is_present(a);",
+         let gone = acc_is_present(a);
+         // The host saw 3 until the update of rows 2..6 brought 30; the
+         // device row 15 took the host's -5, then + 1.
+         assert(before == 3 && mid == 30 && untouched == 10 && !gone, \"host view\");
+         assert(a[2] == 21 && a[15] == -4 && a[19] == 191, \"device result\");",
     );
 }
 
@@ -161,7 +165,8 @@ fn section_storage_is_indexed_through_a_base_offset() {
          for i in 0..12 { for j in 0..5 { a[i, j] = (i * 5 + j) as f64; } }
          enter data copyin(a[4:6]);
          parallel loop present(a[4:6]) collapse(2) for i in 4..10 { for j in 0..5 { a[i, j] = -a[i, j]; } }
-         exit data copyout(a[4:6]);",
+         exit data copyout(a[4:6]);
+         assert(a[4, 0] == -20.0 && a[9, 4] == -49.0 && a[3, 4] == 19.0 && a[10, 0] == 50.0, \"rows 4..10 only\");",
     );
 }
 
@@ -175,7 +180,9 @@ fn reference_counts_and_finalize() {
          let still = acc_is_present(a); let v1 = a[0];
          enter data copyin(a);
          exit data copyout(a) finalize;
-         let after = acc_is_present(a); let v2 = a[0];",
+         let after = acc_is_present(a); let v2 = a[0];
+         // The first exit only counts down; finalize copies out.
+         assert(still && v1 == 0 && !after && v2 == 7, \"reference counts\");",
     );
 }
 
@@ -188,7 +195,8 @@ fn update_if_present_and_if_clause() {
          parallel loop if(on) for i in 0..16 { a[i] = 2.0; }
          parallel loop if(!on) copy(b) for i in 0..16 { b[i] = 3.0; }
          enter data copyin(a) if(on);
-         let p = acc_is_present(a);",
+         let p = acc_is_present(a);
+         assert(a[0] == 2.0f32 && b[15] == 3.0f32 && !p, \"known values\");",
     );
 }
 
@@ -200,7 +208,8 @@ fn no_create_of_absent_and_present_data() {
          enter data create(b);
          parallel loop no_create(b) for i in 0..10 { b[i] = 2 * i; }
          let host_b = b[3];
-         exit data copyout(b);",
+         exit data copyout(b);
+         assert(a[9] == 9 && host_b == 0 && b[3] == 6, \"known values\");",
     );
 }
 
