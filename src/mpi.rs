@@ -236,14 +236,7 @@ pub const MAX_TAG: i32 = 9999;
 /// is sent either: the interpreter keeps a message to itself.
 #[doc(hidden)]
 pub fn isend(data: Vec<u8>, shape: Shape, dest: i32, tag: i32) -> Result<Pending, String> {
-    let mut p = Pending {
-        header: Box::new(shape.header()),
-        data,
-        expect: None,
-        peer: dest,
-        tag,
-        inner: imp::Requests::default(),
-    };
+    let mut p = Pending::new(Box::new(shape.header()), data, None, dest, tag);
     if dest >= 0 && launched() {
         imp::isend(&mut p)?;
     }
@@ -259,14 +252,7 @@ pub fn irecv(shape: Shape, source: i32, tag: i32) -> Result<Pending, String> {
     data.try_reserve_exact(bytes)
         .map_err(|_| format!("no memory for a {bytes} byte receive buffer"))?;
     data.resize(bytes, 0);
-    let mut p = Pending {
-        header: Box::new([0; 16]),
-        data,
-        expect: Some(shape),
-        peer: source,
-        tag,
-        inner: imp::Requests::default(),
-    };
+    let mut p = Pending::new(Box::new([0; 16]), data, Some(shape), source, tag);
     if source >= 0 && launched() {
         imp::irecv(&mut p)?;
     }
@@ -297,6 +283,23 @@ pub fn wait(mut p: Pending) -> Result<Option<Vec<u8>>, ExchangeError> {
 }
 
 impl Pending {
+    fn new(
+        header: Box<[u8; 16]>,
+        data: Vec<u8>,
+        expect: Option<Shape>,
+        peer: i32,
+        tag: i32,
+    ) -> Self {
+        Pending {
+            header,
+            data,
+            expect,
+            peer,
+            tag,
+            inner: imp::Requests::default(),
+        }
+    }
+
     /// What a receive expects.
     pub fn expected(&self) -> Option<Shape> {
         self.expect

@@ -137,18 +137,11 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
                     Some(s) => describe(s),
                     None => "something else".to_string(),
                 };
-                return Err(Box::new(
-                    Diag::error(
-                        "accl::run::mpi_mismatch",
-                        format!(
-                            "another rank reduces {what}, but `{}` holds {}",
-                            text(cx, sec.span),
-                            describe(shape)
-                        ),
-                        sec.span,
-                        format!("{} elements here", shape.count),
-                    )
-                    .with_help("every rank passes a section of the same shape and element type"),
+                return Err(shape_mismatch(
+                    cx,
+                    &format!("another rank reduces {what}"),
+                    &sec,
+                    shape,
                 ));
             }
             let mut buf = sec.pack()?;
@@ -193,18 +186,11 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
                     Some(s) => describe(s),
                     None => "something else".to_string(),
                 };
-                return Err(Box::new(
-                    Diag::error(
-                        "accl::run::mpi_mismatch",
-                        format!(
-                            "root rank {root} broadcasts {what}, but `{}` holds {}",
-                            text(cx, sec.span),
-                            describe(shape)
-                        ),
-                        sec.span,
-                        format!("{} elements here", shape.count),
-                    )
-                    .with_help("every rank passes a section of the same shape and element type"),
+                return Err(shape_mismatch(
+                    cx,
+                    &format!("root rank {root} broadcasts {what}"),
+                    &sec,
+                    shape,
                 ));
             }
             let mut buf = if me == root {
@@ -542,5 +528,23 @@ fn no_request(id: i128, span: Span, label: &str) -> Box<Diag> {
             label.to_string(),
         )
         .with_help("wait once for each number `mpi_isend` or `mpi_irecv` returned"),
+    )
+}
+
+/// `accl::run::mpi_mismatch` at section `sec` (of `shape`), which differs
+/// from what another rank passes (`other`: "root rank 2 broadcasts ..").
+fn shape_mismatch(cx: &Ctx, other: &str, sec: &Section, shape: Shape) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::mpi_mismatch",
+            format!(
+                "{other}, but `{}` holds {}",
+                text(cx, sec.span),
+                describe(shape)
+            ),
+            sec.span,
+            format!("{} elements here", shape.count),
+        )
+        .with_help("every rank passes a section of the same shape and element type"),
     )
 }

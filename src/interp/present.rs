@@ -527,18 +527,12 @@ impl<S: Storage> Env for Table<S> {
         r: &Region,
         to_host: bool,
     ) -> Result<bool, EnvError> {
-        match self.find(dev, a, r) {
-            Find::Partial(p) => Err(EnvError::Partial(p)),
-            Find::Absent => Ok(false),
-            Find::Inside(i) => {
-                if let Some(m) = self.maps.get(&(dev, a.id())) {
-                    let (s, sec) = &m.sections[i];
-                    self.store
-                        .transfer(dev, &m.arr, sec, s.bx.lo, &m.host, r, to_host)?;
-                }
-                Ok(true)
-            }
-        }
+        // The host array itself is the carrier.
+        let host = match self.maps.get(&(dev, a.id())) {
+            Some(m) => m.host.clone(),
+            None => return Ok(false),
+        };
+        self.transfer_via(dev, a, r, &host, !to_host)
     }
 
     /// Every present section, by device then array id.
