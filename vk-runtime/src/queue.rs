@@ -849,6 +849,15 @@ impl Queue {
         Ok(())
     }
 
+    /// `vkQueueWaitIdle` on this queue's hardware queue (errors ignored:
+    /// on device loss the work is gone anyway).
+    fn drain_driver(&self) {
+        let hw = &self.device.shared.queues[self.hw.slot];
+        let _guard = hw.submit_lock.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: the lock is the queue's external synchronisation.
+        let _ = unsafe { self.device.shared.raw.queue_wait_idle(hw.raw) };
+    }
+
     /// Returns a batch's command buffer and pools to the free lists (the
     /// batch is complete or was never submitted).
     fn recycle(&mut self, mut batch: Batch) {
@@ -863,6 +872,15 @@ impl Queue {
             self.free_desc_pools.push(p);
         }
         self.free_query_pools.extend(batch.query_pools);
+        if batch.waits.iter().any(|(t, _)| Arc::strong_count(t) == 1) {
+            // The last hold on another queue's timeline (that queue is
+            // gone). A driver may still be releasing its own record of the
+            // wait after signalling this batch (Mesa's emulated timelines
+            // do, on their submit thread), so the semaphore goes only once
+            // this queue is idle.
+            self.drain_driver();
+        }
+        batch.waits.clear();
         // The buffers and pipelines the batch held are released here.
         batch.buffers.clear();
         batch.pipelines.clear();
@@ -881,6 +899,13 @@ impl Drop for Queue {
         // Wait for everything submitted (ignoring device loss: then the
         // work is gone anyway), then release batches and destroy pools.
         let _ = self.wait_value(self.submitted, u64::MAX);
+        // The timeline signal is not the driver's last touch of a batch:
+        // Mesa's submit thread (lavapipe) releases the batch's waits on
+        // other queues' timelines after signalling, and a semaphore
+        // destroyed in between was a use after free (a SIGSEGV in lavapipe
+        // now and then when an engine was dropped). An idle queue has
+        // finished with all of them.
+        self.drain_driver();
         let _ = self.poll();
         let d = self.device.shared.raw.clone();
         // SAFETY: nothing of this queue is pending any more. An unsubmitted

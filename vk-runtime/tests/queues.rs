@@ -275,3 +275,51 @@ fn completion_work_runs_when_the_value_is_observed() {
         assert_eq!(*host.lock().unwrap(), vec![5, 6, 7, 8]);
     });
 }
+
+/// Mesa's emulated timelines (lavapipe) release a submission's waits on
+/// other queues' semaphores on the driver's submit thread *after* they
+/// signal the submission's own value. A queue that dropped a waited-on
+/// semaphore as soon as its own value was reached freed it under that
+/// thread (a SIGSEGV inside lavapipe now and then at engine teardown).
+/// Many short-lived queues, each submission waiting on several others,
+/// dropped in both orders, make the window wide enough to be hit.
+#[test]
+fn queues_waited_on_can_be_dropped_in_any_order() {
+    with_validation(|instance| {
+        let dev = device(instance);
+        let buf = Buffer::new(&dev, 4096, "buf").unwrap();
+        for round in 0..150u32 {
+            let mut waited: Vec<Queue> = (0..6).map(|i| Queue::new(&dev, i).unwrap()).collect();
+            let mut values = Vec::new();
+            for (i, q) in waited.iter_mut().enumerate() {
+                q.fill(&buf, 64 * i as u64, 64, round).unwrap();
+                values.push(q.submit().unwrap());
+            }
+            let mut a = Queue::new(&dev, 6).unwrap();
+            for (q, v) in waited.iter().zip(&values) {
+                a.wait_on(q, *v).unwrap();
+            }
+            a.fill(&buf, 1024, 64, round + 1).unwrap();
+            let va = a.submit().unwrap();
+            assert!(a.host_wait(va, Duration::from_secs(120)).unwrap());
+            if round % 2 == 0 {
+                // The waiting queue goes first, then the semaphores.
+                drop(a);
+                drop(waited);
+            } else {
+                // The semaphores' own queues go first; the waiting queue's
+                // batch holds the last references.
+                drop(waited);
+                drop(a);
+            }
+        }
+        let mut q = Queue::new(&dev, 0).unwrap();
+        let got = download(&mut q, &buf);
+        let got = u32s(&got);
+        // The last round's values: every waited queue's fill, then the
+        // waiting queue's.
+        assert_eq!(got[0], 149);
+        assert_eq!(got[16 * 5], 149);
+        assert_eq!(got[256], 150);
+    })
+}
