@@ -32,7 +32,15 @@ fn gram_schmidt_as_the_article_writes_it() {
                  for i in 0..rows { tmp += Qt[k, i] as f64 * Qt[j, i] as f64; }
                  for i in 0..rows { Qt[j, i] = Qt[j, i] - tmp as f32 * Qt[k, i]; }
              }
-         }",
+         }
+         // Gram-Schmidt's own answer: the rows end orthonormal.
+         for j in 0..cols { for k in 0..cols {
+             let d = 0.0;
+             for i in 0..rows { d += Qt[j, i] as f64 * Qt[k, i] as f64; }
+             let want = 0.0;
+             if j == k { want = 1.0; }
+             assert(abs(d - want) < 1e-3, \"orthonormal rows\");
+         } }",
         Floats::Within(1e-4),
     );
 }
@@ -50,7 +58,9 @@ fn spmv_with_a_sequential_row_loop() {
              let s = 0.0;
              for k in rowptr[i]..rowptr[i + 1] { s += vals[k] * v[cols[k]]; }
              out[i] = s;
-         }",
+         }
+         // Computed independently (Python, the same formulas).
+         assert(out[0] == -12.5 && out[1] == -53.0 && out[1234] == -6.5 && out[2999] == 11.0, \"rows\");",
         Floats::Within(1e-12),
     );
 }
@@ -72,7 +82,12 @@ fn every_recognised_reduction_on_the_device() {
              o[r, 0] = s as i64; o[r, 1] = p as i64; o[r, 2] = mx as i64; o[r, 3] = mn as i64;
              o[r, 4] = an as i64; o[r, 5] = orr as i64; o[r, 6] = x as i64;
              ob[r, 0] = all; ob[r, 1] = any;
-         }",
+         }
+         // Computed independently (Python, the same formulas; the product
+         // meets a factor 0 and the and-reduction a 0).
+         assert(o[0, 0] == 160 && o[0, 1] == 0 && o[0, 2] == 52 && o[0, 3] == -50, \"row 0\");
+         assert(o[0, 4] == 0 && o[0, 5] == -1 && o[0, 6] == 22 && !ob[0, 0] && ob[0, 1], \"row 0 bits\");
+         assert(o[299, 0] == 186 && o[299, 3] == -46 && o[299, 6] == 56, \"row 299\");",
         Floats::Exact,
     );
 }
@@ -89,7 +104,8 @@ fn a_body_the_gang_shape_refuses_runs_as_written() {
              let s = 0.0f32;
              for i in 0..m { s += x[i]; }
              y[r] = s + (old - old) as f32;
-         }",
+         }
+         assert(y[0] == 612.5 && y[199] == 612.5 && c[0] == 200, \"sum of x, one add per row\");",
         Floats::Within(1e-6),
     );
     let report = accl::cli::explain_text(
@@ -185,7 +201,11 @@ fn kernels_regions_split_into_parallel_and_serial_parts() {
              b[0] = first;
          }
          kernels loop for i in 0..n { b[i] = b[i] + 1.0; }
-         serial { b[5] = 7.0; }",
+         serial { b[5] = 7.0; }
+         // Computed independently (Python with f32 rounding).
+         assert(s == 4174.5 && abs(p - 1.5177419) < 1e-4 && hi == 15.0 && lo == -3.0, \"float reductions\");
+         assert(ia == 128 && io == 127 && ix == 65 && all && any, \"integer and logical reductions\");
+         assert(b[0] == 0.5 && b[1] == -9.5 && b[5] == 7.0 && b[100] == 49.0 && b[699] == 66.5, \"b\");",
         Floats::Within(1e-4),
     );
 }
@@ -217,7 +237,9 @@ fn loop_auto_inside_a_gang_runs_parallel_only_when_proven() {
              loop auto reduction(+: s) for i in 0..m { s += a[r, i]; }
              loop auto for i in 1..m { a[r, i] = a[r, i - 1] + a[r, i]; }
              c[r] = s;
-         }",
+         }
+         // Both are sum over i of 7r + 3i: 280r + 2340.
+         for r in 0..n { assert(c[r] == 280 * r as i64 + 2340 && a[r, m - 1] == c[r], \"row sums\"); }",
         Floats::Exact,
     );
 }
@@ -229,7 +251,8 @@ fn default_none_with_every_clause_runs() {
          for i in 0..n { a[i] = i as f32; }
          data copyin(a) {
              parallel loop default(none) copyout(b) for i in 0..n { b[i] = a[i] * 2.0; }
-         }",
+         }
+         assert(b[0] == 0.0 && b[63] == 126.0, \"doubled\");",
         Floats::Exact,
     );
 }
@@ -246,7 +269,9 @@ fn tiled_stencils_match_the_host() {
                  s += B[i, j] as f64;
              }
          }
-         parallel loop tile(8) for i in 0..n { for j in 0..m { A[i, j] = B[i, j] * 2.0; } }",
+         parallel loop tile(8) for i in 0..n { for j in 0..m { A[i, j] = B[i, j] * 2.0; } }
+         // Computed independently (Python; quarters of integers are exact).
+         assert(s == 480783.0 && B[1, 1] == 5.75 && A[150, 100] == 14.0 && A[0, 5] == 0.0, \"stencil\");",
         Floats::Within(1e-12),
     );
 }
@@ -273,7 +298,10 @@ fn cached_sections_read_like_the_array() {
          parallel loop gang vector_length(32) for r in 0..n / 32 {
              cache(v[r * 32:32]);
              loop vector for k in 0..32 { v[r * 32 + k] = x[r * 32 + k] * 2.0; }
-         }",
+         }
+         // Computed independently (Python, the same formulas).
+         assert(abs(y[0] - 52.0) < 1e-4 && abs(y[1999] - 56.9) < 1e-4, \"window sums\");
+         assert(abs(z[0] - 6.7) < 1e-5 && abs(z[1999] - 16.0) < 1e-5 && v[1983] == 9.0, \"reads\");",
         Floats::Within(1e-6),
     );
 }

@@ -189,6 +189,135 @@ fn every_reduction_operator_and_type_matches_the_host() {
         // Float sums and products fold in another order than a loop.
         let (host, _) = same_as_host(&src, Floats::Within(1e-5));
         host.result.unwrap();
+        known_answers(&host.engine);
+    }
+}
+
+/// The results `script` must give whatever the shape, computed here (both
+/// backends could share a bug): integers wrap as the element type does.
+fn known_answers(e: &accl::Engine) {
+    let n = ROWS * 12 + 16;
+    let span = |i: usize| i * 12..i * 12 + i % 13;
+    // Integer types as i128, with each type's wrap.
+    let ints: [(usize, fn(i128) -> i128, Vec<i128>); 4] = [
+        (
+            0,
+            |v| v as i32 as i128,
+            (0..n as i128).map(|k| k * 7919 % 201 - 100).collect(),
+        ),
+        (
+            1,
+            |v| v as u32 as i128,
+            (0..n as i128)
+                .map(|k| (k * 2654435761) as u32 as i128)
+                .collect(),
+        ),
+        (
+            2,
+            |v| v as i64 as i128,
+            (0..n as i128)
+                .map(|k| k * 1000000007 - 5000000000)
+                .collect(),
+        ),
+        (
+            3,
+            |v| v as u8 as i128,
+            (0..n as i128).map(|k| (k * 37 + 1) as u8 as i128).collect(),
+        ),
+    ];
+    for (t, wrap, x) in &ints {
+        let ops: &[fn(i128, i128) -> i128] = if *t == 3 {
+            &[
+                |a, b| a + b,
+                |a, b| a * b,
+                i128::max,
+                i128::min,
+                |a, b| a ^ b,
+            ]
+        } else {
+            &[
+                |a, b| a + b,
+                |a, b| a * b,
+                i128::max,
+                i128::min,
+                |a, b| a & b,
+                |a, b| a | b,
+                |a, b| a ^ b,
+            ]
+        };
+        let mut tot = x[3];
+        for i in 0..ROWS {
+            for (r, op) in ops.iter().enumerate() {
+                let want = span(i).fold(x[i * 12 + 5], |a, k| wrap(op(a, x[k])));
+                let got = read_int(e, *t, &format!("out{t}_{r}"), i);
+                assert_eq!(got, want, "out{t}_{r}[{i}]");
+                if r == 0 {
+                    tot = wrap(tot + want);
+                }
+            }
+        }
+        let got = read_int(e, *t, &format!("tot{t}"), usize::MAX);
+        assert_eq!(got, tot, "tot{t}");
+    }
+    let x4: Vec<f64> = (0..n)
+        .map(|k| (1.0f32 + ((k % 97) as f32 - 48.0) * 0.013) as f64)
+        .collect();
+    let x5: Vec<f64> = (0..n)
+        .map(|k| 1.0 + ((k % 89) as f64 - 44.0) * 0.017)
+        .collect();
+    for (t, x) in [(4, x4), (5, x5)] {
+        let ops: [fn(f64, f64) -> f64; 4] = [|a, b| a + b, |a, b| a * b, f64::max, f64::min];
+        for i in 0..ROWS {
+            for (r, op) in ops.iter().enumerate() {
+                let want = span(i).fold(x[i * 12 + 5], |a, k| op(a, x[k]));
+                let got = if t == 4 {
+                    e.get_array::<f32>(&format!("out{t}_{r}")).unwrap().0[i] as f64
+                } else {
+                    e.get_array::<f64>(&format!("out{t}_{r}")).unwrap().0[i]
+                };
+                assert!(
+                    (got - want).abs() <= 1e-4 * want.abs().max(1.0),
+                    "out{t}_{r}[{i}]: {got} vs {want}"
+                );
+            }
+        }
+    }
+    let (and, _) = e.get_array::<bool>("out6_0").unwrap();
+    let (or, _) = e.get_array::<bool>("out6_1").unwrap();
+    for i in 0..ROWS {
+        let first = (i * 12 + 5) % 5 != 0;
+        assert_eq!(
+            and[i],
+            span(i).fold(first, |a, k| a && k % 5 != 0),
+            "out6_0[{i}]"
+        );
+        assert_eq!(
+            or[i],
+            span(i).fold(first, |a, k| a || k % 5 != 0),
+            "out6_1[{i}]"
+        );
+    }
+}
+
+/// Element `i` of integer array `name` of type number `t` (a scalar when
+/// `i` is `usize::MAX`), widened.
+fn read_int(e: &accl::Engine, t: usize, name: &str, i: usize) -> i128 {
+    fn at<T: accl::stdlib::Elem + Copy + Into<i128>>(
+        e: &accl::Engine,
+        name: &str,
+        i: usize,
+    ) -> i128 {
+        if i == usize::MAX {
+            e.get::<T>(name).unwrap().into()
+        } else {
+            e.get_array::<T>(name).unwrap().0[i].into()
+        }
+    }
+    match t {
+        0 => at::<i32>(e, name, i),
+        1 => at::<u32>(e, name, i),
+        2 => at::<i64>(e, name, i),
+        _ => at::<u8>(e, name, i),
     }
 }
 

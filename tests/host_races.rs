@@ -77,13 +77,16 @@ data copy(a) {
     update self(a) async(1);
     wait(1);
     let x = a[3];
-}",
+    assert(x == 1.0, \"the update brought the kernel's value\");
+}
+assert(a[999] == 1.0, \"copied out\");",
     "let a = zeros(f32, 1000);
 enter data create(a);
 parallel loop async(1) for i in 0..500 { a[i] = 1.0; }
 parallel loop async(2) for i in 500..1000 { a[i] = 2.0; }
 wait;
-exit data delete(a);",
+exit data delete(a);
+assert(a[0] == 0.0 && a[999] == 0.0, \"delete leaves the host array as it was\");",
     "let a = zeros(i32, 1000);
 let b = zeros(i32, 1000);
 data create(a) copyout(b) {
@@ -91,12 +94,14 @@ data create(a) copyout(b) {
     wait(1) async(2);
     parallel loop async(2) for i in 0..1000 { b[i] = a[i] * 2; }
     wait(2);
-}",
+}
+assert(b[999] == 1998 && b[1] == 2 && a[5] == 0, \"b from a, a never copied out\");",
     "let a = zeros(f32, 64); let b = zeros(f32, 64); enter data copyin(a, b);
 parallel loop async(1) for i in 0..64 { a[i] = 1.0; }
 while !acc_async_test(1) { }
 acc_memcpy_device(b, a);
-exit data copyout(b) delete(a);",
+exit data copyout(b) delete(a);
+assert(b[63] == 1.0 && a[0] == 0.0, \"b is the device copy of a\");",
     // Each queue its own block of rows (`c[x * n + y]`) and its own
     // element (`e[x]`), picked by a captured scalar.
     "let c = zeros(f32, 400); let e = zeros(i32, 4); enter data create(c, e);
@@ -105,7 +110,8 @@ for x in 0..4 {
     parallel loop async(x) reduction(+: e[x]) for y in 0..100 { e[x] += 1; }
 }
 wait;
-exit data delete(c) copyout(e);",
+exit data delete(c) copyout(e);
+assert(e[0] == 100 && e[3] == 100 && c[0] == 0.0, \"one count per row\");",
 ];
 
 #[test]

@@ -129,10 +129,9 @@ fn openacc_vv_ports() {
     let start = Instant::now();
     let next = AtomicUsize::new(0);
     let results: Mutex<BTreeMap<String, (Outcome, Outcome)>> = Mutex::new(BTreeMap::new());
-    // One port at a time. With host runs beside the (already serialised)
-    // device runs, this binary still died with SIGSEGV twice in full suite
-    // runs on a loaded 2-core machine (never when run alone); the cause is
-    // not found, and a run of its own costs seconds more, not a flaky CI.
+    // One port at a time: the ports are small. (A SIGSEGV of this binary
+    // now and then was lavapipe's submit thread touching a semaphore a
+    // dropped engine had destroyed; queues now drain the driver first.)
     let threads = 1;
     std::thread::scope(|s| {
         for _ in 0..threads {
