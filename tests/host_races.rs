@@ -67,6 +67,14 @@ parallel loop async(1) for y in 0..100 { c[x * 100 + y] = 1.0; }
 parallel loop async(2) reduction(+: e[x]) for y in 0..100 { e[x] += 1; }
 parallel loop async(2) for y in 0..100 { c[100 + y] = 2.0; }
 wait;",
+    // An array picked by a condition on a captured scalar, true on both
+    // queues.
+    "let a = zeros(f32, 100); let b = zeros(f32, 100); enter data create(a, b);
+for q in 1..3 {
+    let pick = q - q;
+    parallel loop async(q) for k in 0..100 { if pick == 0 { a[k] = 1.0; } else { b[k] = 1.0; } }
+}
+wait;",
 ];
 
 /// The same programs made correct: both backends run them.
@@ -112,6 +120,18 @@ for x in 0..4 {
 wait;
 exit data delete(c) copyout(e);
 assert(e[0] == 100 && e[3] == 100 && c[0] == 0.0, \"one count per row\");",
+    // Each queue's kernel picks its array by a condition on a captured
+    // scalar: at launch, the branches not taken touch nothing.
+    "let a = zeros(f32, 100); let b = zeros(f32, 100); let c = zeros(f32, 100);
+data copy(a, b, c) {
+    for q in 0..3 {
+        parallel loop async(q) for k in 0..100 {
+            if q == 0 { a[k] = 1.0; } else if q == 1 { b[k] = 2.0; } else { c[k] = 3.0; }
+        }
+    }
+    wait;
+}
+assert(a[99] == 1.0 && b[0] == 2.0 && c[50] == 3.0, \"one array per queue\");",
 ];
 
 #[test]

@@ -5,12 +5,15 @@
 //! `x * n + i`) touches the rows those reach over the loop's range, not the
 //! whole array, worked out when it launches. So blocks of rows computed on
 //! different queues (the pipelined Mandelbrot, a halo row beside the
-//! interior) are not reported as racing. Anything else (another index
-//! form, an access inside a device function, a reassigned loop variable)
-//! is the whole array.
+//! interior) are not reported as racing. An access under an `if` whose
+//! condition is fixed for the launch (`if i == 0` with `i` captured) counts
+//! only when the condition holds at launch, so kernels that pick their
+//! array by a captured scalar are not taken to touch the others. Anything
+//! else (another index form, an access inside a device function, a
+//! reassigned loop variable) is the whole array.
 
 use crate::kir::{Block, Expr, ExprH, Function, Kernel, LocalH, Shape, StmtKind};
-use lang::ast::BinOp;
+use lang::ast::{BinOp, UnOp};
 use lang::Value;
 use std::collections::HashMap;
 
@@ -21,10 +24,18 @@ use std::collections::HashMap;
 pub struct Lead {
     pub terms: Vec<(bool, ExprH)>,
     pub var: bool,
-    /// Locals the terms read, each set once in the body to a fixed value
-    /// (`errors[x] += 1` reads `x` through one such copy).
+    /// Locals the terms and guards read, each set once in the body to a
+    /// fixed value (`errors[x] += 1` reads `x` through one such copy).
     pub locals: Vec<(LocalH, ExprH)>,
+    /// Conditions fixed for the launch the access sits under, with the
+    /// value each must have (`false` in an `else`): when one is known to
+    /// differ at launch, the access does not happen.
+    pub guards: Vec<(ExprH, bool)>,
 }
+
+/// An access of array parameter `.0` with leading index `.1` (`None`: no
+/// index), under the fixed conditions `.2`.
+type Access = (usize, Option<ExprH>, Vec<(ExprH, bool)>);
 
 /// Per array parameter (binding order): `Some(leads)` when every access's
 /// leading index is a [`Lead`] (`None`: the whole array).
@@ -37,16 +48,6 @@ pub fn leading_rows(k: &Kernel) -> Vec<Option<Vec<Lead>>> {
     }
     if let Some(level) = k.levels.first() {
         let var = level.var;
-        let mut accesses = Vec::new();
-        let mut reassigned = false;
-        for (h, _) in k.entry.exprs.iter() {
-            if let Expr::Load { array, index } | Expr::Atomic { array, index, .. } =
-                &k.entry.exprs[h]
-            {
-                accesses.push((array.index(), index.first().copied()));
-            }
-        }
-        walk(&k.entry.body, var, &mut accesses, &mut reassigned);
         let mut stores = HashMap::new();
         count_stores(&k.entry.body, &mut stores);
         let once: HashMap<LocalH, ExprH> = stores
@@ -58,9 +59,40 @@ pub fn leading_rows(k: &Kernel) -> Vec<Option<Vec<Lead>>> {
             var,
             once: &once,
         };
-        for (a, ix) in accesses {
+        let mut w = Walk {
+            cx: &cx,
+            guards: Vec::new(),
+            accesses: Vec::new(),
+            seen: vec![false; k.entry.exprs.len()],
+            visits: 0,
+            reassigned: false,
+        };
+        w.block(&k.entry.body);
+        if w.visits > VISITS {
+            for a in &mut w.accesses {
+                a.2.clear();
+            }
+        }
+        // Loads the statements do not reach (a vector loop's bounds, say)
+        // count without guards.
+        for (h, _) in k.entry.exprs.iter() {
+            if let Expr::Load { array, index } | Expr::Atomic { array, index, .. } =
+                &k.entry.exprs[h]
+            {
+                if !w.seen[h.index()] {
+                    w.accesses
+                        .push((array.index(), index.first().copied(), Vec::new()));
+                }
+            }
+        }
+        let reassigned = w.reassigned;
+        for (a, ix, guards) in w.accesses {
             match ix.and_then(|e| cx.lead_of(e, 0)) {
-                Some(l) if !reassigned => {
+                Some(mut l) if !reassigned => {
+                    for (c, want) in guards {
+                        cx.fixed_cond(c, 0, &mut l.locals);
+                        l.guards.push((c, want));
+                    }
                     if let Some(v) = &mut out[a] {
                         if !v.contains(&l) {
                             v.push(l);
@@ -100,6 +132,7 @@ impl Cx<'_> {
                 terms: vec![(false, e)],
                 var: false,
                 locals,
+                guards: Vec::new(),
             });
         }
         match &self.f.exprs[e] {
@@ -107,8 +140,14 @@ impl Cx<'_> {
                 terms: Vec::new(),
                 var: true,
                 locals: Vec::new(),
+                guards: Vec::new(),
             }),
             Expr::Cast(x, _) => self.lead_of(*x, depth),
+            // A copy of an index set once (`a[k] *= 2.0` keeps `k` in one).
+            Expr::Local(l) if depth < DEPTH => {
+                let &v = self.once.get(l)?;
+                self.lead_of(v, depth + 1)
+            }
             Expr::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
                 let a = self.lead_of(*a, depth)?;
                 let mut b = self.lead_of(*b, depth)?;
@@ -128,6 +167,7 @@ impl Cx<'_> {
                     terms,
                     var: a.var || b.var,
                     locals,
+                    guards: Vec::new(),
                 })
             }
             _ => None,
@@ -155,6 +195,142 @@ impl Cx<'_> {
                 self.fixed(*a, depth, locals) && self.fixed(*b, depth, locals)
             }
             _ => false,
+        }
+    }
+}
+
+impl Cx<'_> {
+    /// A condition made of comparisons of [`Cx::fixed`] integers, `!`,
+    /// `&&`, `||` and constants: fixed for a launch.
+    fn fixed_cond(&self, e: ExprH, depth: usize, locals: &mut Vec<(LocalH, ExprH)>) -> bool {
+        match &self.f.exprs[e] {
+            Expr::Const(Value::Bool(_)) => true,
+            Expr::Unary(UnOp::Not, x) => self.fixed_cond(*x, depth, locals),
+            Expr::Binary(BinOp::And | BinOp::Or, a, b) => {
+                self.fixed_cond(*a, depth, locals) && self.fixed_cond(*b, depth, locals)
+            }
+            Expr::Binary(
+                BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge,
+                a,
+                b,
+            ) => {
+                // Into a scratch list: a comparison half fixed adds nothing.
+                let mut l = locals.clone();
+                let ok = self.fixed(*a, depth, &mut l) && self.fixed(*b, depth, &mut l);
+                if ok {
+                    *locals = l;
+                }
+                ok
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Collects the array accesses of a kernel's statements, each with the
+/// fixed conditions it sits under, and whether the loop variable is set.
+struct Walk<'a> {
+    cx: &'a Cx<'a>,
+    guards: Vec<(ExprH, bool)>,
+    accesses: Vec<Access>,
+    seen: Vec<bool>,
+    visits: usize,
+    reassigned: bool,
+}
+
+/// How many expression visits [`Walk`] makes before it stops using guards.
+const VISITS: usize = 100_000;
+
+impl Walk<'_> {
+    fn block(&mut self, b: &Block) {
+        for s in b {
+            match &s.kind {
+                StmtKind::Store { local, value } => {
+                    if *local == self.cx.var {
+                        self.reassigned = true;
+                    }
+                    self.expr(*value);
+                }
+                StmtKind::StoreElem {
+                    array,
+                    index,
+                    value,
+                } => {
+                    let g = self.guards.clone();
+                    self.accesses
+                        .push((array.index(), index.first().copied(), g));
+                    for &i in index {
+                        self.expr(i);
+                    }
+                    self.expr(*value);
+                }
+                StmtKind::Eval(e) | StmtKind::Return(Some(e)) => self.expr(*e),
+                StmtKind::If { cond, then, els } => {
+                    self.expr(*cond);
+                    let fixed = self.cx.fixed_cond(*cond, 0, &mut Vec::new());
+                    for (branch, want) in [(then, true), (els, false)] {
+                        if fixed {
+                            self.guards.push((*cond, want));
+                        }
+                        self.block(branch);
+                        if fixed {
+                            self.guards.pop();
+                        }
+                    }
+                }
+                StmtKind::Loop { body, continuing } => {
+                    self.block(body);
+                    self.block(continuing);
+                }
+                StmtKind::VectorLoop(v) => self.block(&v.body),
+                _ => {}
+            }
+        }
+    }
+
+    fn expr(&mut self, e: ExprH) {
+        // A shared expression is walked again under each use's guards; a
+        // kernel big enough to make that costly drops the guards instead.
+        self.seen[e.index()] = true;
+        self.visits += 1;
+        if self.visits > VISITS {
+            return;
+        }
+        let f = self.cx.f;
+        match &f.exprs[e] {
+            Expr::Load { array, index } => {
+                let g = self.guards.clone();
+                self.accesses
+                    .push((array.index(), index.first().copied(), g));
+                for &i in index {
+                    self.expr(i);
+                }
+            }
+            Expr::Atomic {
+                array,
+                index,
+                value,
+                ..
+            } => {
+                let g = self.guards.clone();
+                self.accesses
+                    .push((array.index(), index.first().copied(), g));
+                for &i in index {
+                    self.expr(i);
+                }
+                self.expr(*value);
+            }
+            Expr::Unary(_, x) | Expr::Cast(x, _) => self.expr(*x),
+            Expr::Binary(_, a, b) | Expr::Reduce(_, a, b) => {
+                self.expr(*a);
+                self.expr(*b);
+            }
+            Expr::Math(_, args) | Expr::Call(_, args) => {
+                for &a in args {
+                    self.expr(a);
+                }
+            }
+            Expr::Const(_) | Expr::Param(_) | Expr::Local(_) | Expr::InvocationIndex => {}
         }
     }
 }
@@ -230,6 +406,52 @@ pub fn eval_fixed(
     (lo..=hi).contains(&v).then_some(v)
 }
 
+/// The value of a [`Cx::fixed_cond`] condition at launch; `None` when
+/// unknown (a value that does not fit its type).
+fn eval_cond(
+    f: &Function,
+    e: ExprH,
+    locals: &[(LocalH, ExprH)],
+    param: &dyn Fn(u32) -> Option<i128>,
+) -> Option<bool> {
+    match &f.exprs[e] {
+        Expr::Const(Value::Bool(b)) => Some(*b),
+        Expr::Unary(UnOp::Not, x) => eval_cond(f, *x, locals, param).map(|v| !v),
+        Expr::Binary(BinOp::And, a, b) => match eval_cond(f, *a, locals, param) {
+            Some(false) => Some(false),
+            a => match (a, eval_cond(f, *b, locals, param)?) {
+                (_, false) => Some(false),
+                (Some(true), true) => Some(true),
+                _ => None,
+            },
+        },
+        Expr::Binary(BinOp::Or, a, b) => match eval_cond(f, *a, locals, param) {
+            Some(true) => Some(true),
+            a => match (a, eval_cond(f, *b, locals, param)?) {
+                (_, true) => Some(true),
+                (Some(false), false) => Some(false),
+                _ => None,
+            },
+        },
+        Expr::Binary(op, a, b) => {
+            let (a, b) = (
+                eval_fixed(f, *a, locals, param)?,
+                eval_fixed(f, *b, locals, param)?,
+            );
+            Some(match op {
+                BinOp::Eq => a == b,
+                BinOp::Ne => a != b,
+                BinOp::Lt => a < b,
+                BinOp::Le => a <= b,
+                BinOp::Gt => a > b,
+                BinOp::Ge => a >= b,
+                _ => return None,
+            })
+        }
+        _ => None,
+    }
+}
+
 /// The rows `[lo, hi)` that accesses `leads` of function `f` (the kernel's
 /// entry) reach, given the outer loop's values `[l0, end)` and the launch's
 /// captured scalars; `None` when unknown (the whole array).
@@ -241,6 +463,13 @@ pub fn rows_of(
 ) -> Option<(i128, i128)> {
     let mut out: Option<(i128, i128)> = None;
     for l in leads {
+        let skipped = l
+            .guards
+            .iter()
+            .any(|&(c, want)| eval_cond(f, c, &l.locals, param).is_some_and(|v| v != want));
+        if skipped {
+            continue;
+        }
         let mut base: i128 = 0;
         for &(neg, t) in &l.terms {
             let v = eval_fixed(f, t, &l.locals, param)?;
@@ -275,28 +504,6 @@ fn const_int(v: &Value) -> Option<i64> {
         Value::U32(x) => Some(x as i64),
         Value::U8(x) => Some(x as i64),
         _ => None,
-    }
-}
-
-/// Stores to array elements, and whether the loop variable is assigned.
-fn walk(b: &Block, var: LocalH, out: &mut Vec<(usize, Option<ExprH>)>, reassigned: &mut bool) {
-    for s in b {
-        match &s.kind {
-            StmtKind::StoreElem { array, index, .. } => {
-                out.push((array.index(), index.first().copied()))
-            }
-            StmtKind::Store { local, .. } if *local == var => *reassigned = true,
-            StmtKind::If { then, els, .. } => {
-                walk(then, var, out, reassigned);
-                walk(els, var, out, reassigned);
-            }
-            StmtKind::Loop { body, continuing } => {
-                walk(body, var, out, reassigned);
-                walk(continuing, var, out, reassigned);
-            }
-            StmtKind::VectorLoop(v) => walk(&v.body, var, out, reassigned),
-            _ => {}
-        }
     }
 }
 

@@ -53,3 +53,31 @@ fn other_indices_are_the_whole_array() {
         parallel loop for i in 0..10 { a[k + 1 - k] = 1.0; }";
     assert_eq!(rows(big, "a", (0, 10), &[("k", 2147483647)]), None);
 }
+
+#[test]
+fn accesses_under_a_condition_fixed_for_the_launch() {
+    // The kernel picks its array by a captured scalar: at launch, the
+    // arrays of the branches not taken are not touched at all.
+    let pick = "let n = 100; let i = 0; let a = zeros(f64, n); let b = zeros(f64, n); let c = zeros(f64, n);
+        parallel loop for k in 0..n {
+            if i == 0 { a[k] *= 2.0; } else if i == 1 { b[k] *= 3.0; } else { c[k] = 1.0; }
+        }";
+    let at = |i| [("i", i), ("n", 100)];
+    assert_eq!(rows(pick, "a", (0, 100), &at(0)), Some((0, 100)));
+    assert_eq!(rows(pick, "b", (0, 100), &at(0)), Some((0, 0)));
+    assert_eq!(rows(pick, "a", (0, 100), &at(1)), Some((0, 0)));
+    assert_eq!(rows(pick, "b", (0, 100), &at(1)), Some((0, 100)));
+    assert_eq!(rows(pick, "c", (0, 100), &at(1)), Some((0, 0)));
+    assert_eq!(rows(pick, "c", (0, 100), &at(2)), Some((0, 100)));
+    // A condition that varies over the iterations guards nothing; one
+    // combining fixed comparisons does.
+    let mixed = "let n = 100; let i = 0; let j = 5; let a = zeros(f64, n); let b = zeros(f64, n);
+        parallel loop for k in 0..n {
+            if k == i { a[k] = 1.0; }
+            if i > 2 && !(j == 5) || i == 7 { b[k] = 2.0; }
+        }";
+    let at = |i| [("i", i), ("j", 5), ("n", 100)];
+    assert_eq!(rows(mixed, "a", (0, 100), &at(0)), Some((0, 100)));
+    assert_eq!(rows(mixed, "b", (0, 100), &at(3)), Some((0, 0)));
+    assert_eq!(rows(mixed, "b", (0, 100), &at(7)), Some((0, 100)));
+}

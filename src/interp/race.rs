@@ -220,7 +220,13 @@ impl Tracker {
         what: &str,
     ) -> Result<(), Box<Diag>> {
         for p in &self.ops {
-            if p.acc.array != acc.array || p.acc.hi <= acc.lo || acc.hi <= p.acc.lo {
+            // Disjoint rows, or none (a kernel that touches nothing of it).
+            if p.acc.array != acc.array
+                || p.acc.hi <= acc.lo
+                || acc.hi <= p.acc.lo
+                || acc.lo >= acc.hi
+                || p.acc.lo >= p.acc.hi
+            {
                 continue;
             }
             let host = conflict(p.acc.host, acc.host);
@@ -347,7 +353,12 @@ impl Tracker {
     ) -> Result<(), Box<Diag>> {
         let host = if write { Mode::Write } else { Mode::Read };
         for p in &self.ops {
-            if p.acc.array != array || p.acc.hi <= lo || hi <= p.acc.lo {
+            if p.acc.array != array
+                || p.acc.hi <= lo
+                || hi <= p.acc.lo
+                || lo >= hi
+                || p.acc.lo >= p.acc.hi
+            {
                 continue;
             }
             // The host array is shared with copies; a kernel's device copy is
@@ -402,8 +413,9 @@ impl Tracker {
 /// `[s_lo, s_hi)` of its present section: what its accesses `leads` reach
 /// ([`compiler::footprint::rows_of`]) over the outer loop's values
 /// (`level`: its bounds as written, `inclusive` or not), with the values
-/// `param` gives the captured scalars, inside the section; else the whole
-/// section.
+/// `param` gives the captured scalars, inside the section (empty when it
+/// touches none of it: every access sits under a condition false at
+/// launch); else the whole section.
 pub fn kernel_rows(
     kernel: &compiler::Kernel,
     leads: Option<&[compiler::footprint::Lead]>,
@@ -419,7 +431,8 @@ pub fn kernel_rows(
             a_lo.clamp(s_lo as i128, s_hi as i128) as usize,
             a_hi.clamp(s_lo as i128, s_hi as i128) as usize,
         ),
-        _ => (s_lo, s_hi),
+        Some(_) => (s_lo, s_lo),
+        None => (s_lo, s_hi),
     }
 }
 
