@@ -174,6 +174,39 @@ fn set_device_type_chooses_a_device_of_that_kind() {
 }
 
 #[test]
+fn the_host_is_a_device_type_of_every_engine() {
+    // On a Vulkan engine the host becomes current: constructs then run as
+    // `if(false)` makes them, on the host arrays, moving nothing; the
+    // device copy of `a` keeps its zeros and comes back at the exit.
+    let src = "let a = zeros(f32, 8); let b = zeros(f32, 8);
+enter data copyin(a);
+set device_type(host);
+let t = acc_get_device_type();
+parallel loop present(a) copyout(b) for i in 0..8 { a[i] = 1.0; b[i] = 2.0; }
+let here = false;
+serial copy(here) { here = acc_on_device(acc_device_host); }
+let host_a = a[3];
+set device_type(any);
+let t2 = acc_get_device_type();
+exit data copyout(a);
+assert(t == \"host\" && t2 == \"cpu\" && here, \"the host, then lavapipe\");
+assert(host_a == 1.0 && a[3] == 0.0 && b[5] == 2.0, \"ran on the host arrays\");";
+    let r = run(src, true);
+    r.result
+        .as_ref()
+        .unwrap_or_else(|e| panic!("{}", e.render(100)));
+    // On the host reference the host is its one device, of type host.
+    let r = run("set device_type(host); let t = acc_get_device_type();", false);
+    assert_eq!(r.engine.get_str("t").as_deref(), Some("host"));
+    let r = run("set device_type(host) device_num(1);", false);
+    assert_eq!(r.result.unwrap_err().code(), "accl::run::bad_device");
+    // There is one host: a second one is not there on a Vulkan engine
+    // either.
+    let r = run("set device_type(host) device_num(1);", true);
+    assert_eq!(r.result.unwrap_err().code(), "accl::run::bad_device");
+}
+
+#[test]
 fn data_and_wait_routines_are_the_directives_they_equal() {
     // Reference counts, finalize, async queues and a wait between queues,
     // with the known answers asserted in the script, on both backends.

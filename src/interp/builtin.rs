@@ -771,10 +771,13 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             RtVal::Unit
         }
         "acc_get_device_type" => {
-            let kind = cx
-                .backend
-                .device_props(cx.device)
-                .map_or("other", |p| p.kind);
+            let kind = match cx.on_host {
+                true => "host",
+                false => cx
+                    .backend
+                    .device_props(cx.device)
+                    .map_or("other", |p| p.kind),
+            };
             RtVal::Str(kind.into())
         }
         "acc_get_property" | "acc_get_property_string" => {
@@ -829,7 +832,7 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                     }
                     let b = cx.backend.clone();
                     let kind = match args.get(1) {
-                        Some(RtVal::Scalar(Value::Bool(true))) => {
+                        Some(RtVal::Scalar(Value::Bool(true))) if !cx.on_host => {
                             b.device_props(cx.device).map_or("host", |p| p.kind)
                         }
                         _ => "host",

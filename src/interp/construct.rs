@@ -27,6 +27,9 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
         Some(f) => f(fr, cx)?,
         None => true,
     };
+    // With the host the current device, constructs run as `if(false)` does.
+    let cond =
+        cond && !(cx.on_host && !matches!(c.kind, DK::Wait | DK::Set | DK::Init | DK::Shutdown));
     for e in &c.misc {
         e.eval(fr, cx)?;
     }
@@ -271,7 +274,13 @@ fn construct_on(
                         .collect();
                     let k = num.unwrap_or(0);
                     match usize::try_from(k).ok().and_then(|k| of_type.get(k)) {
-                        Some(&d) => cx.set_device(d as i128, c.span)?,
+                        Some(&d) => {
+                            cx.set_device(d as i128, c.span)?;
+                            cx.on_host = false;
+                        }
+                        // The host is always there: the one device of its
+                        // type where the backend's devices are others.
+                        None if t == "host" && k == 0 => cx.on_host = true,
                         None => return Err(error::no_device_of_type(c.span, t, k, &b.devices())),
                     }
                 }

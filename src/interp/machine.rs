@@ -242,6 +242,10 @@ pub struct Ctx {
     pub host_val_fns: HashMap<String, HostValFn>,
     pub backend: Rc<dyn Backend>,
     pub device: usize,
+    /// `set device_type(host)` on a backend of devices: the host is the
+    /// current device, and every construct runs as with `if(false)` (on
+    /// the host arrays, moving nothing) until another type is set.
+    pub on_host: bool,
     /// The queue `async` alone (and `async(-1)`, `wait(-1)`) names:
     /// `acc_set_default_async(q)` sets it, -1 is the initial one.
     pub default_async: i64,
@@ -300,6 +304,7 @@ impl Default for Ctx {
             host_val_fns: HashMap::new(),
             backend: Rc::new(HostBackend),
             device: 0,
+            on_host: false,
             present: PresentTable::default(),
             clock0: Instant::now(),
             async_pending: false,
