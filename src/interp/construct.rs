@@ -28,8 +28,8 @@ pub fn run_construct(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
         None => true,
     };
     // With the host the current device, constructs run as `if(false)` does.
-    let cond =
-        cond && !(cx.on_host && !matches!(c.kind, DK::Wait | DK::Set | DK::Init | DK::Shutdown));
+    let hostless = matches!(c.kind, DK::Wait | DK::Set | DK::Init | DK::Shutdown);
+    let cond = cond && (hostless || !cx.on_host);
     for e in &c.misc {
         e.eval(fr, cx)?;
     }
