@@ -196,7 +196,10 @@ assert(host_a == 1.0 && a[3] == 0.0 && b[5] == 2.0, \"ran on the host arrays\");
         .as_ref()
         .unwrap_or_else(|e| panic!("{}", e.render(100)));
     // On the host reference the host is its one device, of type host.
-    let r = run("set device_type(host); let t = acc_get_device_type();", false);
+    let r = run(
+        "set device_type(host); let t = acc_get_device_type();",
+        false,
+    );
     assert_eq!(r.engine.get_str("t").as_deref(), Some("host"));
     let r = run("set device_type(host) device_num(1);", false);
     assert_eq!(r.result.unwrap_err().code(), "accl::run::bad_device");

@@ -199,7 +199,8 @@ fn known_answers(e: &accl::Engine) {
     let n = ROWS * 12 + 16;
     let span = |i: usize| i * 12..i * 12 + i % 13;
     // Integer types as i128, with each type's wrap.
-    let ints: [(usize, fn(i128) -> i128, Vec<i128>); 4] = [
+    type Ints = (usize, fn(i128) -> i128, Vec<i128>);
+    let ints: [Ints; 4] = [
         (
             0,
             |v| v as i32 as i128,
