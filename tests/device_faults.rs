@@ -337,8 +337,8 @@ fn long_one_lane_kernels_are_right_or_reported() {
             10_000,
             100.0,
         ),
-        // A one-lane region whose loops hold a workgroup barrier (the loop
-        // reduction): llvmpipe left the outer loop after its first row.
+        // A one-lane region whose loops hold a loop reduction: llvmpipe
+        // left the outer loop after its first row.
         (
             "serial {
                  for y in 0..10 {
@@ -400,6 +400,41 @@ fn long_one_lane_kernels_are_right_or_reported() {
         }
     }
     still_works(&mut e);
+}
+
+#[test]
+fn narrow_workgroups_with_data_dependent_loops_are_never_reported_cut() {
+    // A few thousand iterations in all, in workgroups of 1, 2 and 4 lanes
+    // (below llvmpipe's SIMD width of 8): llvmpipe kept the `while` going
+    // in the lanes past the workgroup (their loads read zeros, so `avg`
+    // never grew) until its loop cap, then reported the workgroup's own
+    // lane cut. Every shape gives the known answer: 5 * 1.5^14.
+    let body = "let avg = 0.0;
+        while avg < 1000.0 {
+            avg = 0.0;
+            for x in 0..100 { a[x] *= 1.5; avg += a[x] / 100.0; }
+        }";
+    let want = 5.0 * 1.5f64.powi(14);
+    for head in [
+        "serial",
+        "parallel num_gangs(1) vector_length(1)",
+        "parallel num_gangs(1) vector_length(2)",
+        "parallel num_gangs(1) vector_length(4)",
+    ] {
+        for mut e in [dev(), host()] {
+            setup(&mut e, "let a = full(f64, 5.0, 100);");
+            let src = format!("data copy(a) {{ {head} {{ {body} }} }}");
+            if let Err(err) = e.eval_source("test.accl", &src) {
+                panic!("{head}:\n{}", render(&err));
+            }
+            let a = e.get_array::<f64>("a").unwrap().0;
+            assert!(
+                a.iter().all(|&v| (v - want).abs() < 1e-9),
+                "{head}: {}",
+                a[0]
+            );
+        }
+    }
 }
 
 // ---- device memory ----------------------------------------------------------

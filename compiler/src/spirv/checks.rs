@@ -13,7 +13,7 @@ use crate::abi::{fault, FieldKind};
 use crate::kir::{ArrayH, ExprH, Function};
 use lang::{Diag, Span};
 use rspirv::dr::Operand;
-use rspirv::spirv::{Decoration, StorageClass, Word};
+use rspirv::spirv::{BuiltIn, Capability, Decoration, StorageClass, Word};
 
 impl Writer<'_> {
     /// Module scope: the fault buffer and the loop counter.
@@ -56,6 +56,39 @@ impl Writer<'_> {
             return;
         }
         self.cut_guard = true;
+    }
+
+    /// llvmpipe runs a workgroup narrower than its SIMD width with the
+    /// lanes past it masked, yet they keep a data-dependent loop going
+    /// (their loads read zeros), until its hidden cap ends every loop of
+    /// the invocation: the workgroup's real lane then reports a cut it
+    /// never had. Those lanes leave at once. (No real invocation has a
+    /// local id past the workgroup size: nothing changes for them.)
+    pub(super) fn leave_lanes_past_the_workgroup(&mut self) {
+        if !self.cut_guard {
+            return;
+        }
+        let bool_t = self.m.ty(Ty::Bool);
+        let lid = self.local_id();
+        let past = spv(self
+            .m
+            .b
+            .u_greater_than_equal(bool_t, None, lid, self.wg_size));
+        // In a workgroup of one, those lanes' local ids are 0 too; their
+        // places in the subgroup are not.
+        self.m.add_cap(Capability::GroupNonUniform);
+        let lane = self.builtin_u32(
+            BuiltIn::SubgroupLocalInvocationId,
+            "gl_SubgroupInvocationID",
+        );
+        let past_lane = spv(self
+            .m
+            .b
+            .u_greater_than_equal(bool_t, None, lane, self.wg_size));
+        let past = spv(self.m.b.logical_or(bool_t, None, past, past_lane));
+        let m = self.begin_if(past);
+        spv(self.m.b.ret());
+        self.label(m);
     }
 
     /// The `exited` flag of a loop [`Self::guarded_back_edge`] closes

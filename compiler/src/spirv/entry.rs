@@ -28,6 +28,7 @@ impl Writer<'_> {
         let it = self.m.b.variable(pidx, None, StorageClass::Function, None);
         self.m.b.name(it, "it");
         let gangs = matches!(k.shape, Shape::Gang | Shape::Region);
+        self.leave_lanes_past_the_workgroup();
 
         let uvec3 = self.m.ty(Ty::UVec3);
         let u32t = self.m.ty(Ty::U32);

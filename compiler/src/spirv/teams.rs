@@ -43,7 +43,7 @@ const BARRIER_SEMANTICS: u32 = 0x8 | 0x40 | 0x100;
 
 impl Writer<'_> {
     /// A scalar `u32` built-in input (made on first use).
-    fn builtin_u32(&mut self, which: BuiltIn, name: &str) -> Word {
+    pub(super) fn builtin_u32(&mut self, which: BuiltIn, name: &str) -> Word {
         let var = match self.scalar_builtins.iter().find(|(b, _)| *b == which) {
             Some(&(_, v)) => v,
             None => {
