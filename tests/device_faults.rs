@@ -403,6 +403,53 @@ fn long_one_lane_kernels_are_right_or_reported() {
 }
 
 #[test]
+fn one_lane_kernels_past_the_loop_cap_run_in_parts() {
+    // 10^6 iterations in order on one lane: on llvmpipe in several
+    // dispatches, each well below its cap, in turn; known answers on both.
+    let cases = [
+        (
+            "serial loop for i in 0..1000000 { a[i % 1000] += 1.0; }",
+            "let a = zeros(f64, 1000);",
+            1000.0,
+        ),
+        (
+            "serial loop tile(*, *) for x in 0..100 {
+                 for y in 0..100 {
+                     let t = 0.0;
+                     for z in 0..100 { t += 1.0; }
+                     a[x * 100 + y] = t;
+                 }
+             }",
+            "let a = zeros(f64, 10000);",
+            100.0,
+        ),
+        // Kept in order (each iteration reads the one before), 10^4
+        // iterations of 100 inner ones.
+        (
+            "kernels loop for i in 1..10000 {
+                 let t = 0.0;
+                 for z in 0..100 { t += 0.01; }
+                 a[i] = a[i - 1] * 0.0 + t;
+             }
+             a[0] = a[1];",
+            "let a = zeros(f64, 10000);",
+            1.0,
+        ),
+    ];
+    for (src, init, want) in cases {
+        for mut e in [dev(), host()] {
+            setup(&mut e, init);
+            if let Err(err) = e.eval_source("test.accl", src) {
+                panic!("{src}:\n{}", render(&err));
+            }
+            let a = e.get_array::<f64>("a").unwrap().0;
+            let wrong = a.iter().filter(|&&v| (v - want).abs() > 1e-9).count();
+            assert_eq!(wrong, 0, "{src}");
+        }
+    }
+}
+
+#[test]
 fn narrow_workgroups_with_data_dependent_loops_are_never_reported_cut() {
     // A few thousand iterations in all, in workgroups of 1, 2 and 4 lanes
     // (below llvmpipe's SIMD width of 8): llvmpipe kept the `while` going

@@ -106,7 +106,11 @@ pub enum ArgLocation {
 /// What a field of the argument block holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FieldKind {
+    /// One past the last iteration this dispatch runs (all of them,
+    /// unless [`LaunchArgs::range`] names a part).
     Total,
+    /// The first iteration a dispatch runs ([`ArgLayout::has_first`]).
+    First,
     Count(usize),
     Lo(usize),
     Base(usize),
@@ -162,12 +166,21 @@ impl ArgLayout {
             spec.index_width,
             spec.by_address,
             spec.max_push_constants,
+            spec.loop_cap,
         )
     }
 
     /// The layout with every array bound (none reached by address).
     pub fn new(kernel: &Kernel, index_width: IndexWidth, max_push_constants: u32) -> ArgLayout {
-        ArgLayout::build(kernel, index_width, 0, max_push_constants)
+        ArgLayout::build(kernel, index_width, 0, max_push_constants, false)
+    }
+
+    /// Does a kernel's argument block carry [`FieldKind::First`]? A
+    /// one-lane kernel's always; on a driver with llvmpipe's loop cap, a
+    /// flat one's too (run by one invocation, it may be split).
+    pub fn has_first(kernel: &Kernel, loop_cap: bool) -> bool {
+        kernel.shape == Shape::Seq
+            || (loop_cap && kernel.shape == Shape::Flat && kernel.tile.is_none())
     }
 
     fn build(
@@ -175,8 +188,12 @@ impl ArgLayout {
         index_width: IndexWidth,
         by_address: u64,
         max_push_constants: u32,
+        loop_cap: bool,
     ) -> ArgLayout {
         let mut wanted: Vec<(FieldKind, FieldTy)> = vec![(FieldKind::Total, FieldTy::Index)];
+        if ArgLayout::has_first(kernel, loop_cap) {
+            wanted.push((FieldKind::First, FieldTy::Index));
+        }
         for (k, l) in kernel.levels.iter().enumerate() {
             wanted.push((FieldKind::Count(k), FieldTy::Index));
             wanted.push((FieldKind::Lo(k), FieldTy::Scalar(l.ty)));
@@ -317,7 +334,11 @@ impl ArgLayout {
         let mut bytes = vec![0u8; self.size as usize];
         for f in &self.fields {
             let v: Value = match f.kind {
-                FieldKind::Total => Value::IntLit(total as i128),
+                FieldKind::Total => Value::IntLit(match args.range {
+                    Some((_, end)) => end.min(total) as i128,
+                    None => total as i128,
+                }),
+                FieldKind::First => Value::IntLit(args.range.map_or(0, |r| r.0) as i128),
                 FieldKind::Count(k) => Value::IntLit(counts[k] as i128),
                 FieldKind::Lo(k) => Value::IntLit(args.levels[k].0),
                 FieldKind::Base(i) => Value::IntLit(args.arrays[i].base as i128),
@@ -436,6 +457,10 @@ pub struct LaunchArgs {
     pub levels: Vec<(i128, i128)>,
     /// The evaluated `num_gangs(e)` ([`Kernel::num_gangs_expr`]), if any.
     pub num_gangs: Option<u64>,
+    /// A dispatch that runs only iterations `[first, end)` (in the
+    /// collapsed order), one of several that run them all in turn
+    /// ([`crate::plan::one_lane_chunk`]); `None`: all.
+    pub range: Option<(u64, u64)>,
 }
 
 /// Bytes per element of a reduction's partials buffer (u8/bool widened).

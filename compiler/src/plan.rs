@@ -219,6 +219,32 @@ pub fn may_reach_loop_cap(k: &Kernel) -> bool {
     }
 }
 
+/// Iterations per dispatch of a kernel one invocation runs (`serial loop`,
+/// a `kernels` loop kept in order) on a driver with llvmpipe's loop cap,
+/// when one dispatch of all `total` of them could reach it and every loop
+/// in the body has a constant trip bound: the runtime then runs the
+/// iterations in turn over several dispatches, each far below the cap.
+/// `invocations`: how many the dispatch has. `None`: one dispatch (short
+/// enough, run by several invocations, a bound not known, or construct
+/// reductions, whose partials one dispatch writes).
+pub fn one_lane_chunk(k: &Kernel, total: u64, invocations: u64) -> Option<u64> {
+    /// Back-edges one dispatch may take: the cap (65,535) less a margin.
+    const PER_DISPATCH: i128 = 60_000;
+    let one_lane = k.shape == Shape::Seq || (k.shape == Shape::Flat && invocations == 1);
+    if !one_lane
+        || !k.reductions.is_empty()
+        || k.functions
+            .iter()
+            .any(|(_, f)| back_edges(f, &f.body) != Some(0))
+    {
+        return None;
+    }
+    // Each iteration's own loops, and the turn of the kernel's loop.
+    let per = back_edges(&k.entry, &k.entry.body)?.checked_add(1)?;
+    let chunk = (PER_DISPATCH / per).max(1) as u64;
+    (chunk < total).then_some(chunk)
+}
+
 /// The most loop back-edges one run of block `b` of `f` can take, where
 /// every loop in it has a constant trip bound ([`crate::bounded`]).
 fn back_edges(f: &crate::kir::Function, b: &crate::kir::Block) -> Option<i128> {

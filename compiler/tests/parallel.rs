@@ -572,6 +572,7 @@ fn encode_groups_by_shape() {
             }],
             levels: src.bounds(&k),
             num_gangs: gangs,
+            range: None,
         };
         let l = layout
             .encode(&k, &args, 64, max, compiler::PerInvocation::ONE)
@@ -590,6 +591,7 @@ fn encode_groups_by_shape() {
         }],
         levels: vec![],
         num_gangs: None,
+        range: None,
     };
     assert_eq!(
         layout

@@ -335,6 +335,7 @@ fn dispatch(
             .collect(),
         levels,
         num_gangs,
+        range: None,
     };
     // The iteration count decides the index width before compiling (an
     // overflow saturates here and is reported by `encode` below).
@@ -458,10 +459,44 @@ fn dispatch(
         ArgLocation::PushConstants => &launch.bytes,
         ArgLocation::Buffer { .. } => &[],
     };
+    // On llvmpipe a one-lane kernel too long for its loop cap runs its
+    // iterations in turn over several dispatches, each well below it.
+    let invocations = launch.groups[0] as u64 * wg as u64;
+    let chunk = match layout.location {
+        ArgLocation::PushConstants if layout.member(compiler::abi::FieldKind::First).is_some() => {
+            compiler::plan::one_lane_chunk(kernel, total, invocations)
+        }
+        _ => None,
+    };
+    let mut parts = Vec::new();
+    if let Some(chunk) = chunk {
+        let mut args = args;
+        let mut first = 0;
+        while first < total {
+            args.range = Some((first, first.saturating_add(chunk)));
+            let part = layout
+                .encode(
+                    kernel,
+                    &args,
+                    wg,
+                    max_groups(kernel, &spec, &limits),
+                    plan.per_invocation(),
+                )
+                .map_err(Box::new)?;
+            parts.push(part.bytes);
+            first = first.saturating_add(chunk);
+        }
+    }
     let q = d.queue(queue).map_err(|f| launch_fault(c.span, f))?;
     q.set_label(label);
-    q.dispatch(&pipeline, &bindings, push, launch.groups)
-        .map_err(fail)?;
+    if parts.is_empty() {
+        q.dispatch(&pipeline, &bindings, push, launch.groups)
+            .map_err(fail)?;
+    }
+    for part in &parts {
+        q.dispatch(&pipeline, &bindings, part, launch.groups)
+            .map_err(fail)?;
+    }
     // An async kernel returns at once (its reductions land when the host
     // waits for the queue), unless check mode must report its faults at
     // the construct. So does a synchronous one (it completes lazily:

@@ -40,23 +40,29 @@ impl Writer<'_> {
                 let n = spv(self.m.b.load(uvec3, None, self.nwg, None, []));
                 let nx = spv(self.m.b.composite_extract(u32t, None, n, [0]));
                 let stride32 = spv(self.m.b.i_mul(u32t, None, nx, self.wg_size));
-                let start = self.int_cast(gx, Ty::U32, self.idx);
+                let mut start = self.int_cast(gx, Ty::U32, self.idx);
+                if self.layout.member(FieldKind::First).is_some() {
+                    let from = self.load_arg(FieldKind::First)?;
+                    start = spv(self.m.b.i_add(idx_w, None, from, start));
+                }
                 let stride = self.int_cast(stride32, Ty::U32, self.idx);
                 spv(self.m.b.store(it, start, None, []));
                 let total = self.load_arg(FieldKind::Total)?;
                 (start, stride, total)
             }
             Shape::Seq => {
-                // Invocation 0 of group 0 runs everything, in order.
+                // Invocation 0 of group 0 runs everything, in order: from
+                // the dispatch's first iteration (a long run is split into
+                // several dispatches on llvmpipe) up to its total.
                 let total = self.load_arg(FieldKind::Total)?;
+                let from = self.load_arg(FieldKind::First)?;
                 let g = spv(self.m.b.load(uvec3, None, self.gid, None, []));
                 let gx = spv(self.m.b.composite_extract(u32t, None, g, [0]));
                 let z = self.m.u32c(0);
                 let bool_t = self.m.ty(Ty::Bool);
                 let first = spv(self.m.b.i_equal(bool_t, None, gx, z));
-                let zi = self.int_const(self.idx, 0);
                 let one = self.int_const(self.idx, 1);
-                let start = spv(self.m.b.select(idx_w, None, first, zi, total));
+                let start = spv(self.m.b.select(idx_w, None, first, from, total));
                 (start, one, total)
             }
             Shape::Gang | Shape::Region => {

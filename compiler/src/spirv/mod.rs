@@ -309,6 +309,7 @@ impl Writer<'_> {
     fn field_name(&self, k: FieldKind) -> String {
         match k {
             FieldKind::Total => "total".into(),
+            FieldKind::First => "first".into(),
             FieldKind::Count(l) => format!("count{l}"),
             FieldKind::Lo(l) => format!("lo{l}"),
             FieldKind::Base(a) => {

@@ -246,6 +246,7 @@ pub fn run_capped(
             .collect(),
         levels,
         num_gangs,
+        range: None,
     };
     let teams = compiler::spirv::teams(k, spec);
     let wg = match (teams, k.tile) {
