@@ -186,10 +186,13 @@ parallel loop present(a) copyout(b) for i in 0..8 { a[i] = 1.0; b[i] = 2.0; }
 let here = false;
 serial copy(here) { here = acc_on_device(acc_device_host); }
 let host_a = a[3];
-set device_type(any);
+acc_set_device_type(\"any\");
 let t2 = acc_get_device_type();
+acc_set_device_type(\"host\");
+let t3 = acc_get_device_type();
+set device_type(cpu);
 exit data copyout(a);
-assert(t == \"host\" && t2 == \"cpu\" && here, \"the host, then lavapipe\");
+assert(t == \"host\" && t2 == \"cpu\" && t3 == \"host\" && here, \"the host, then lavapipe\");
 assert(host_a == 1.0 && a[3] == 0.0 && b[5] == 2.0, \"ran on the host arrays\");";
     let r = run(src, true);
     r.result
@@ -207,6 +210,11 @@ assert(host_a == 1.0 && a[3] == 0.0 && b[5] == 2.0, \"ran on the host arrays\");
     // either.
     let r = run("set device_type(host) device_num(1);", true);
     assert_eq!(r.result.unwrap_err().code(), "accl::run::bad_device");
+    let r = run("acc_set_device_type(\"tpu\");", true);
+    assert_eq!(
+        r.result.unwrap_err().code(),
+        "accl::device::bad_device_type"
+    );
 }
 
 #[test]

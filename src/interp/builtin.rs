@@ -625,6 +625,12 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             }
             RtVal::Unit
         }
+        "acc_set_device_type" => {
+            let t = string(&args[0]);
+            devices_of_type(cx, t, sp(0))?;
+            super::construct::set_device_type(cx, t, 0, sp(0))?;
+            RtVal::Unit
+        }
         "acc_set_device_num" => {
             let k = int(&args[0]);
             let d = match args.get(1) {

@@ -267,23 +267,7 @@ fn construct_on(
             };
             match c.device_type {
                 // `device_num` counts among the devices of that type.
-                Some(t) => {
-                    let b = cx.backend.clone();
-                    let of_type: Vec<usize> = (0..b.num_devices())
-                        .filter(|&d| t == "any" || b.device_props(d).is_some_and(|p| p.kind == t))
-                        .collect();
-                    let k = num.unwrap_or(0);
-                    match usize::try_from(k).ok().and_then(|k| of_type.get(k)) {
-                        Some(&d) => {
-                            cx.set_device(d as i128, c.span)?;
-                            cx.on_host = false;
-                        }
-                        // The host is always there: the one device of its
-                        // type where the backend's devices are others.
-                        None if t == "host" && k == 0 => cx.on_host = true,
-                        None => return Err(error::no_device_of_type(c.span, t, k, &b.devices())),
-                    }
-                }
+                Some(t) => set_device_type(cx, t, num.unwrap_or(0), c.span)?,
                 None => {
                     if let Some(v) = num {
                         cx.set_device(v, c.span)?;
@@ -293,6 +277,25 @@ fn construct_on(
             Ok(Flow::Next)
         }
     }
+}
+
+/// `set device_type(t) device_num(k)` and `acc_set_device_type(t)`: the
+/// `k`-th device of type `t` becomes current. The host is always there:
+/// the one device of its type where the backend's devices are others.
+pub fn set_device_type(cx: &mut Ctx, t: &str, k: i128, span: Span) -> R<()> {
+    let b = cx.backend.clone();
+    let of_type: Vec<usize> = (0..b.num_devices())
+        .filter(|&d| t == "any" || b.device_props(d).is_some_and(|p| p.kind == t))
+        .collect();
+    match usize::try_from(k).ok().and_then(|k| of_type.get(k)) {
+        Some(&d) => {
+            cx.set_device(d as i128, span)?;
+            cx.on_host = false;
+        }
+        None if t == "host" && k == 0 => cx.on_host = true,
+        None => return Err(error::no_device_of_type(span, t, k, &b.devices())),
+    }
+    Ok(())
 }
 
 /// A compute construct whose `if` held: data clauses, implicit copies, then

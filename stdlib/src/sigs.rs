@@ -861,6 +861,13 @@ pub fn builtins() -> Builtins {
     }
     add(
         &mut b,
+        "acc_set_device_type",
+        "acc_set_device_type(type): make the first device of that type current (\"host\": run constructs on the host)",
+        Host,
+        device::device_type_only,
+    );
+    add(
+        &mut b,
         "acc_set_device_num",
         "acc_set_device_num(d) or acc_set_device_num(d, type): make device d (of that type) current",
         Host,
