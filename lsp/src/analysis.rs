@@ -330,8 +330,7 @@ impl Collector<'_> {
                 // The nearest declaration before the use, else the first.
                 let decl = decls
                     .iter()
-                    .filter(|(n, d)| n == word && d.start < s.start)
-                    .next_back()
+                    .rfind(|(n, d)| n == word && d.start < s.start)
                     .or_else(|| decls.iter().find(|(n, _)| n == word));
                 if let Some((name, d)) = decl {
                     self.push(s, Target::Const(name.clone(), *d), false);
@@ -376,10 +375,68 @@ fn ast_consts(stmts: &[ast::Stmt], out: &mut Vec<(String, Span)>) {
         match &s.kind {
             ast::StmtKind::Const { name, .. } => out.push((name.name.clone(), name.span)),
             _ => {
-                for b in crate::symbols::blocks_of(s) {
+                for b in blocks_of(s) {
                     ast_consts(&b.stmts, out);
                 }
             }
         }
+    }
+}
+
+/// The blocks directly inside a statement.
+pub fn blocks_of(s: &ast::Stmt) -> Vec<&ast::Block> {
+    match &s.kind {
+        ast::StmtKind::If { then, els, .. } => std::iter::once(then).chain(els).collect(),
+        ast::StmtKind::While { body, .. } | ast::StmtKind::Block(body) => vec![body],
+        ast::StmtKind::For(l) => vec![&l.body],
+        ast::StmtKind::Fn(f) => vec![&f.body],
+        ast::StmtKind::Directive(d) => match &d.body {
+            ast::DirectiveBody::None => Vec::new(),
+            ast::DirectiveBody::Block(b) => vec![b],
+            ast::DirectiveBody::For(l) => vec![&l.body],
+        },
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text of every occurrence of the target at the first `at` in `text`.
+    fn occurrences(text: &str, at: &str) -> Vec<(String, bool)> {
+        let a = Analysis::new(text);
+        assert!(a.program.is_some(), "{:?}", a.diags);
+        let o = a
+            .occurrence_at(text.find(at).unwrap())
+            .expect("an occurrence");
+        a.occurrences_of(&o.target)
+            .into_iter()
+            .map(|x| (text[x.span.range()].to_string(), x.decl))
+            .collect()
+    }
+
+    #[test]
+    fn constants_assignments_and_clause_lists_resolve() {
+        let text = "const N = 4;\nlet s = 0.0f32;\nlet a = zeros(f32, N);\n\
+                    parallel loop reduction(+: s) copyin(a) for i in 0..N { s += a[i]; }\n\
+                    s = s * 2.0;\nfn g() -> f32 { return s; }\n";
+        let n = occurrences(text, "N =");
+        assert_eq!(n.len(), 3, "{n:?}");
+        assert!(n[0].1 && n.iter().skip(1).all(|x| !x.1));
+        // Declaration, the reduction clause, `s +=`, `s = s * 2.0` (twice)
+        // and the read in `g` (a top-level variable seen from a function).
+        let s = occurrences(text, "s = 0.0f32");
+        assert_eq!(s.len(), 6, "{s:?}");
+        let a = occurrences(text, "a = zeros");
+        assert_eq!(a.len(), 3, "{a:?}");
+    }
+
+    #[test]
+    fn a_text_with_errors_has_diagnostics_and_no_occurrences() {
+        let a = Analysis::new("let x = ;\nlet y = x + 1;");
+        assert!(a.program.is_none());
+        assert!(!a.diags.is_empty());
+        assert!(a.occurrences.is_empty());
     }
 }

@@ -7,8 +7,8 @@
 //! Scope comes from the syntax tree, not the checked program, so it works
 //! in a text that does not check yet (as a text being typed rarely does).
 
-use crate::server::State;
-use crate::symbols::blocks_of;
+use crate::analysis::blocks_of;
+use crate::document::State;
 use crate::Target;
 use lang::ast::{self, DirectiveKind as DK, StmtKind};
 use lang::token::Tok;

@@ -1,7 +1,7 @@
 //! Go to definition and find references, over the occurrences the
 //! checker's name resolution gives (`analysis.rs`).
 
-use crate::server::State;
+use crate::document::State;
 use lsp_types::{GotoDefinitionParams, GotoDefinitionResponse, Location, ReferenceParams};
 
 pub fn definition(state: &State, p: GotoDefinitionParams) -> Option<GotoDefinitionResponse> {

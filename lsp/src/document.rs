@@ -7,7 +7,8 @@
 
 use crate::analysis::Analysis;
 use lang::Span;
-use lsp_types::{Position, Range};
+use lsp_types::{Position, Range, Uri};
+use std::collections::HashMap;
 
 /// Byte offsets of the line starts of one text.
 #[derive(Debug, Clone)]
@@ -98,6 +99,18 @@ impl Document {
 
     pub fn offset(&self, pos: Position) -> usize {
         self.index.offset(&self.text, pos)
+    }
+}
+
+/// The open documents, by URI.
+#[derive(Default)]
+pub struct State {
+    pub docs: HashMap<String, Document>,
+}
+
+impl State {
+    pub fn doc(&self, uri: &Uri) -> Option<&Document> {
+        self.docs.get(uri.as_str())
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::analysis::Analysis;
 use crate::document::Document;
-use crate::server::State;
+use crate::document::State;
 use crate::Target;
 use lang::hir::{self, Construct, Level};
 use lang::Effect;

@@ -3,7 +3,7 @@
 //! functions, constants, builtins); clause names and the construct words
 //! that are keywords only where they start a statement.
 
-use crate::server::State;
+use crate::document::State;
 use crate::Target;
 use lang::token::Tok;
 use lsp_types::{

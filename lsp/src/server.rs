@@ -5,7 +5,7 @@
 //! a text whose analysis panics gets a diagnostic saying so): one bad input
 //! must not take the editor's server down.
 
-use crate::document::Document;
+use crate::document::{Document, State};
 use crate::{completion, definition, diagnostics, hover, semantic_tokens, symbols};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
@@ -22,22 +22,9 @@ use lsp_types::{
     SemanticTokensServerCapabilities, ServerCapabilities, ServerInfo, TextDocumentSyncCapability,
     TextDocumentSyncKind, Uri,
 };
-use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
-
-/// The open documents, by URI.
-#[derive(Default)]
-pub(crate) struct State {
-    docs: HashMap<String, Document>,
-}
-
-impl State {
-    pub(crate) fn doc(&self, uri: &Uri) -> Option<&Document> {
-        self.docs.get(uri.as_str())
-    }
-}
 
 /// Serve the protocol on stdin/stdout until the client says `exit`.
 pub fn run() -> Result<(), Error> {

@@ -1,8 +1,8 @@
 //! Document symbols: the functions, top-level variables and constants of
 //! a script, from its syntax tree (so they are there while it has errors).
 
-use crate::server::State;
-use lang::ast::{self, DirectiveBody, StmtKind};
+use crate::document::State;
+use lang::ast::StmtKind;
 use lsp_types::{DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, SymbolKind};
 
 pub fn document_symbols(state: &State, p: DocumentSymbolParams) -> Option<DocumentSymbolResponse> {
@@ -37,20 +37,4 @@ pub fn document_symbols(state: &State, p: DocumentSymbolParams) -> Option<Docume
         });
     }
     Some(DocumentSymbolResponse::Nested(out))
-}
-
-/// The blocks directly inside a statement.
-pub fn blocks_of(s: &ast::Stmt) -> Vec<&ast::Block> {
-    match &s.kind {
-        StmtKind::If { then, els, .. } => std::iter::once(then).chain(els).collect(),
-        StmtKind::While { body, .. } | StmtKind::Block(body) => vec![body],
-        StmtKind::For(l) => vec![&l.body],
-        StmtKind::Fn(f) => vec![&f.body],
-        StmtKind::Directive(d) => match &d.body {
-            DirectiveBody::None => Vec::new(),
-            DirectiveBody::Block(b) => vec![b],
-            DirectiveBody::For(l) => vec![&l.body],
-        },
-        _ => Vec::new(),
-    }
 }
