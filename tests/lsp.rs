@@ -334,3 +334,25 @@ fn garbage_gets_answers_not_a_crash() {
     c.notify("exit", Value::Null);
     assert!(c.child.wait().unwrap().success());
 }
+
+/// The VS Code extension is not built here; its JSON files must parse and
+/// agree with each other and with the server's command line.
+#[test]
+fn the_vscode_extension_files_parse() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/vscode");
+    let read = |f: &str| -> Value {
+        let text = std::fs::read_to_string(dir.join(f)).unwrap();
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{f}: {e}"))
+    };
+    let pkg = read("package.json");
+    let lang = &pkg["contributes"]["languages"][0];
+    assert_eq!(lang["id"], "accl");
+    assert_eq!(lang["extensions"], json!([".accl"]));
+    let grammar = &pkg["contributes"]["grammars"][0];
+    let tm = read(grammar["path"].as_str().unwrap());
+    assert_eq!(tm["scopeName"], grammar["scopeName"]);
+    let conf = read(lang["configuration"].as_str().unwrap());
+    assert_eq!(conf["comments"]["lineComment"], "//");
+    let js = std::fs::read_to_string(dir.join(pkg["main"].as_str().unwrap())).unwrap();
+    assert!(js.contains(r#"args: ["lsp"]"#), "{js}");
+}
