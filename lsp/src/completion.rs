@@ -4,14 +4,15 @@
 //! their synopsis), the OpenACC `acc_*` statement routines and constants,
 //! and the functions, constants and variables in scope at the cursor.
 //!
-//! Scope comes from the syntax tree, not the checked program, so it works
-//! in a text that does not check yet (as a text being typed rarely does).
+//! Scope comes from the tokens, not the checked program or the syntax
+//! tree, so it works in a text that does not parse yet (as a text being
+//! typed rarely does); the checker's types are added where the text checks.
 
-use crate::analysis::blocks_of;
 use crate::document::State;
 use crate::Target;
-use lang::ast::{self, DirectiveKind as DK, StmtKind};
+use lang::ast::DirectiveKind as DK;
 use lang::token::Tok;
+use lang::Span;
 use lsp_types::{
     CompletionItem, CompletionItemKind, CompletionParams, CompletionResponse, Documentation,
 };
@@ -228,16 +229,14 @@ fn in_scope(state: &State, uri: &lsp_types::Uri, offset: usize) -> Vec<Completio
         return Vec::new();
     };
     let a = &doc.analysis;
-    let mut names = Vec::new();
-    visible(&a.ast.stmts, offset as u32, &mut names);
-    names
+    visible(&doc.text, offset)
         .into_iter()
-        .map(|(ident, kind)| {
+        .map(|(span, name, kind)| {
             // The checker's type where the text checks.
             let detail = a
                 .occurrences
                 .iter()
-                .find(|o| o.decl && o.span == ident.span)
+                .find(|o| o.decl && o.span == span)
                 .and_then(|o| match &o.target {
                     Target::Local(f, l) => Some(a.body(*f)?.locals[*l].ty.to_string()),
                     Target::Function(f) => Some(crate::hover::fn_signature(
@@ -245,50 +244,120 @@ fn in_scope(state: &State, uri: &lsp_types::Uri, offset: usize) -> Vec<Completio
                     )),
                     _ => None,
                 });
-            item(&ident.name, kind, detail)
+            item(name, kind, detail)
         })
         .collect()
 }
 
-/// Names declared before `offset` in the blocks that hold it, the
-/// parameters and loop variables of those that hold it, and every
-/// function of the program.
-fn visible<'a>(
-    stmts: &'a [ast::Stmt],
-    offset: u32,
-    out: &mut Vec<(&'a ast::Ident, CompletionItemKind)>,
-) {
-    for s in stmts {
-        let inside = s.span.start < offset && offset <= s.span.end;
-        match &s.kind {
-            StmtKind::Let { name, .. } if s.span.end <= offset => {
-                out.push((name, CompletionItemKind::VARIABLE));
+/// The names declared before `offset` in the blocks around it (`let`,
+/// `const`, parameters, loop variables) and every function, from the
+/// tokens: a text being typed rarely parses, and its declarations before
+/// the cursor are what completion needs.
+fn visible(text: &str, offset: usize) -> Vec<(Span, &str, CompletionItemKind)> {
+    use CompletionItemKind as K;
+    let toks = lang::lexer::lex(text).tokens;
+    let mut scopes: Vec<Vec<(Span, &str, K)>> = vec![Vec::new()];
+    // Parameters and loop variables, for the block that opens next.
+    let mut pending: Vec<(Span, &str, K)> = Vec::new();
+    let mut functions = Vec::new();
+    let mut in_params = false;
+    for (i, &(s, t, e)) in toks.iter().enumerate() {
+        let next = toks.get(i + 1).map(|x| x.1);
+        let name = |j: usize| match toks.get(j) {
+            Some(&(s, Tok::Ident(n), e)) => Some((Span::new(s, e), n)),
+            _ => None,
+        };
+        if t == Tok::Fn {
+            if let Some((span, n)) = name(i + 1) {
+                functions.push((span, n, K::FUNCTION));
             }
-            StmtKind::Const { name, .. } if s.span.end <= offset => {
-                out.push((name, CompletionItemKind::CONSTANT));
-            }
-            StmtKind::Fn(f) => {
-                out.push((&f.name, CompletionItemKind::FUNCTION));
-                if inside {
-                    for p in &f.params {
-                        out.push((&p.name, CompletionItemKind::VARIABLE));
+        }
+        if s >= offset {
+            continue;
+        }
+        match t {
+            Tok::Let | Tok::Const => {
+                if let (Some((span, n)), Some(scope)) = (name(i + 1), scopes.last_mut()) {
+                    // Visible once its statement ends: not in its own initialiser.
+                    let ends = toks[i..].iter().find(|x| x.1 == Tok::Semi).map(|x| x.2);
+                    if ends.is_some_and(|end| end <= offset) {
+                        let kind = if t == Tok::Let {
+                            K::VARIABLE
+                        } else {
+                            K::CONSTANT
+                        };
+                        scope.push((span, n, kind));
                     }
                 }
             }
-            StmtKind::For(l) if inside => out.push((&l.var, CompletionItemKind::VARIABLE)),
-            StmtKind::Directive(d) if inside => {
-                if let ast::DirectiveBody::For(l) = &d.body {
-                    out.push((&l.var, CompletionItemKind::VARIABLE));
+            Tok::Fn => {
+                pending.clear();
+                in_params = true;
+            }
+            Tok::RParen if in_params => in_params = false,
+            Tok::Ident(n) if in_params && next == Some(Tok::Colon) => {
+                pending.push((Span::new(s, e), n, K::VARIABLE));
+            }
+            Tok::For => {
+                if let Some((span, n)) = name(i + 1) {
+                    pending.push((span, n, K::VARIABLE));
                 }
+            }
+            Tok::LBrace => {
+                in_params = false;
+                scopes.push(std::mem::take(&mut pending));
+            }
+            Tok::RBrace if scopes.len() > 1 => {
+                scopes.pop();
             }
             _ => {}
         }
-        if inside {
-            for b in blocks_of(s) {
-                if b.span.start < offset && offset <= b.span.end {
-                    visible(&b.stmts, offset, out);
-                }
-            }
-        }
+    }
+    scopes.into_iter().flatten().chain(functions).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(text: &str, at: &str) -> Vec<String> {
+        let offset = text.find(at).unwrap() + at.len();
+        let mut v: Vec<String> = visible(text, offset)
+            .into_iter()
+            .map(|x| x.1.to_string())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn scope_from_tokens_in_a_text_that_does_not_parse() {
+        let text = "let top = 1;\nfn f(x: f32, y: i32) -> f32 {\n    let inner = x;\n    \
+                    for k in 0..y { let deep = 1; }\n    let w = CURSOR\n}\n\
+                    fn g(unseen: f32) {}\nlet after = 2;\n";
+        assert_eq!(
+            names(text, "let w = "),
+            ["f", "g", "inner", "top", "x", "y"]
+        );
+        assert_eq!(
+            names(text, "let deep = 1;"),
+            ["deep", "f", "g", "inner", "k", "top", "x", "y"]
+        );
+    }
+
+    #[test]
+    fn clause_context() {
+        assert!(matches!(
+            header("let n = 1;\nparallel loop "),
+            Header::Clauses(DK::ParallelLoop)
+        ));
+        assert!(matches!(header("kernels "), Header::Clauses(DK::Parallel)));
+        assert!(matches!(header("enter data copyin("), Header::Args));
+        assert!(matches!(
+            header("parallel loop for i in 0..n { a[i] = "),
+            Header::No
+        ));
+        assert!(matches!(header("parallel loop gang for "), Header::No));
+        assert!(matches!(header("let x = "), Header::No));
     }
 }
