@@ -153,6 +153,11 @@ fn a_session_from_initialize_to_exit() {
     );
     assert!(d[0]["message"].as_str().unwrap().contains("missing"));
 
+    // A builtin's signature needs no checked program.
+    let h = c.request("textDocument/hover", pos(uri, 4, 9));
+    let text = h["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("zeros("), "{text}");
+
     let fixed = BROKEN.replace("missing", "1.0");
     c.notify(
         "textDocument/didChange",
@@ -355,4 +360,17 @@ fn the_vscode_extension_files_parse() {
     assert_eq!(conf["comments"]["lineComment"], "//");
     let js = std::fs::read_to_string(dir.join(pkg["main"].as_str().unwrap())).unwrap();
     assert!(js.contains(r#"args: ["lsp"]"#), "{js}");
+}
+
+/// The protocol's exit status for `exit` without `shutdown` is 1.
+#[test]
+fn exit_without_shutdown_is_status_1() {
+    let mut c = Client::start();
+    c.request(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}}),
+    );
+    c.notify("initialized", json!({}));
+    c.notify("exit", Value::Null);
+    assert_eq!(c.child.wait().unwrap().code(), Some(1));
 }

@@ -21,8 +21,7 @@ pub fn hover(state: &State, p: HoverParams) -> Option<Hover> {
         (construct_summary(a, body, c), c.kind_span)
     } else if let Some(o) = a.occurrence_at(offset) {
         (target_text(doc, &o.target)?, o.span)
-    } else {
-        let (body, e) = a.expr_at(offset)?;
+    } else if let Some((body, e)) = a.expr_at(offset) {
         let span = body.span(e);
         let written = doc.text.get(span.range())?;
         let written = if written.len() > 60 || written.contains('\n') {
@@ -31,6 +30,13 @@ pub fn hover(state: &State, p: HoverParams) -> Option<Hover> {
             written
         };
         (code(&format!("{written}: {}", body.ty(e))), span)
+    } else {
+        // A builtin's name needs no checked program: this answers in a
+        // text with errors too.
+        let (span, word) = crate::analysis::idents_in(&doc.text, line_span(&doc.text, offset))
+            .into_iter()
+            .find(|(s, _)| s.start as usize <= offset && offset <= s.end as usize)?;
+        (builtin_text(word)?, span)
     };
     Some(Hover {
         contents: HoverContents::Markup(MarkupContent {
@@ -39,6 +45,13 @@ pub fn hover(state: &State, p: HoverParams) -> Option<Hover> {
         }),
         range: Some(doc.range(span)),
     })
+}
+
+/// The line around byte `offset`.
+fn line_span(text: &str, offset: usize) -> lang::Span {
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    lang::Span::new(start, end)
 }
 
 fn code(s: &str) -> String {

@@ -88,7 +88,9 @@ pub fn serve(conn: &Connection) -> Result<(), Error> {
             Message::Response(_) => {}
         }
     }
-    Ok(())
+    // The protocol's exit status for an `exit` (or a closed input) that no
+    // `shutdown` came before is 1.
+    Err("the client ended the session without `shutdown`".into())
 }
 
 fn handle_request(state: &State, req: Request) -> Response {
@@ -211,4 +213,42 @@ fn publish(uri: &Uri, doc: &Document) -> Notification {
         PublishDiagnostics::METHOD.to_string(),
         PublishDiagnosticsParams::new(uri.clone(), diags, Some(doc.version)),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lsp_types::request::Request as _;
+
+    #[test]
+    fn a_handler_that_panics_gets_an_error_response() {
+        let req = Request::new(
+            RequestId::from(7),
+            HoverRequest::METHOD.to_string(),
+            serde_json::json!({
+                "textDocument": {"uri": "file:///a.accl"},
+                "position": {"line": 0, "character": 0},
+            }),
+        );
+        let resp = answer::<HoverRequest>(&State::default(), req, |_, _| panic!("a bug"));
+        assert_eq!(resp.id, RequestId::from(7));
+        assert_eq!(
+            resp.response_result.unwrap_err().code,
+            ErrorCode::InternalError as i32
+        );
+    }
+
+    #[test]
+    fn bad_parameters_get_an_error_response() {
+        let req = Request::new(
+            RequestId::from(8),
+            HoverRequest::METHOD.to_string(),
+            serde_json::json!({"nonsense": true}),
+        );
+        let resp = handle_request(&State::default(), req);
+        assert_eq!(
+            resp.response_result.unwrap_err().code,
+            ErrorCode::InvalidParams as i32
+        );
+    }
 }
