@@ -273,6 +273,36 @@ fn a_session_from_initialize_to_exit() {
     );
     assert!(toks["data"].as_array().unwrap().len() > 20);
 
+    // Columns count UTF-16 code units: `𝔸` is two, `é` one.
+    let uri3 = "file:///tmp/wide.accl";
+    let wide = "let s = \"𝔸é\"; let v = 1.5; let w = v + nope;\n";
+    let col = |needle: &str| wide[..wide.find(needle).unwrap()].encode_utf16().count() as u32;
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri3, "languageId": "accl", "version": 1, "text": wide}}),
+    );
+    let d = c.diagnostics(uri3);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(
+        d[0]["range"],
+        json!({"start": {"line": 0, "character": col("nope")},
+               "end": {"line": 0, "character": col("nope") + 4}})
+    );
+    let fixed = wide.replace("nope", "2.0");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri3, "version": 2}, "contentChanges": [{"text": fixed}]}),
+    );
+    assert_eq!(c.diagnostics(uri3), Vec::<Value>::new());
+    let v = col("v = 1.5");
+    assert_eq!(v, 19);
+    let h = c.request("textDocument/hover", pos(uri3, 0, v));
+    assert!(
+        h["contents"]["value"].as_str().unwrap().contains("v: f64"),
+        "{h}"
+    );
+    assert_eq!(h["range"]["start"]["character"], v);
+
     assert_eq!(c.request("shutdown", Value::Null), Value::Null);
     c.notify("exit", Value::Null);
     let status = c.child.wait().unwrap();
