@@ -231,22 +231,18 @@ impl Collector<'_> {
             .map(|(s, _)| s)
     }
 
-    fn local(&self, body: Option<FnH>, l: hir::LocalH) -> Target {
-        Target::Local(body, l)
-    }
-
     fn body(&mut self, fh: Option<FnH>, b: &Body) {
         for (l, local) in b.locals.iter() {
             let s = b.locals.span(l);
             if self.text.get(s.range()) == Some(local.name.as_str()) {
-                self.push(s, self.local(fh, l), true);
+                self.push(s, Target::Local(fh, l), true);
             }
         }
         for (h, e) in b.exprs.iter() {
             let s = b.span(h);
             match e {
-                hir::Expr::Local(l) => self.push(s, self.local(fh, *l), false),
-                hir::Expr::Global(l) => self.push(s, self.local(None, *l), false),
+                hir::Expr::Local(l) => self.push(s, Target::Local(fh, *l), false),
+                hir::Expr::Global(l) => self.push(s, Target::Local(None, *l), false),
                 hir::Expr::Call(f, _) => {
                     let name = &self.program.functions[*f].name;
                     if let Some(n) = self.name_in(s, name) {
@@ -299,7 +295,7 @@ impl Collector<'_> {
             let name = &locals[l].name;
             for (s, n) in idents_in(self.text, span) {
                 if n == name {
-                    self.push(s, self.local(owner, l), false);
+                    self.push(s, Target::Local(owner, l), false);
                     // An assignment's target is its first name.
                     if !every {
                         break;
