@@ -223,6 +223,41 @@ fn a_session_from_initialize_to_exit() {
         );
     }
 
+    // While an edit breaks the text, hover, definitions and references
+    // answer from the last text that checked, shifted past the edit.
+    // (two changes: an error at the end, then a line at the top)
+    let broken = format!("{fixed}let oops = ;\n");
+    let noted = format!("// a note\n{broken}");
+    for (v, text) in [(3, &broken), (4, &noted)] {
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": v}, "contentChanges": [{"text": text}]}),
+        );
+        assert!(!c.diagnostics(uri).is_empty());
+    }
+    let h = c.request("textDocument/hover", pos(uri, 10, 10));
+    let text = h["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("total: f32"), "{text}");
+    assert_eq!(h["range"]["start"], json!({"line": 10, "character": 8}));
+    let def = c.request("textDocument/definition", pos(uri, 7, 12));
+    assert_eq!(def["range"]["start"], json!({"line": 1, "character": 3}));
+    let refs = c.request(
+        "textDocument/references",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 5, "character": 4},
+               "context": {"includeDeclaration": true}}),
+    );
+    assert_eq!(refs.as_array().unwrap().len(), 3, "{refs}");
+    // Nothing where the edit itself is.
+    assert_eq!(
+        c.request("textDocument/hover", pos(uri, 11, 5)),
+        Value::Null
+    );
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 5}, "contentChanges": [{"text": fixed}]}),
+    );
+    assert_eq!(c.diagnostics(uri), Vec::<Value>::new());
+
     // After a construct keyword: its clauses.
     let uri2 = "file:///tmp/typing.accl";
     c.notify(

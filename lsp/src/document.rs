@@ -6,6 +6,7 @@
 //! walks the characters of one line.
 
 use crate::analysis::Analysis;
+use crate::view::{Edit, Snapshot, View};
 use lang::Span;
 use lsp_types::{Position, Range, Uri};
 use std::collections::HashMap;
@@ -79,17 +80,63 @@ pub struct Document {
     pub version: i32,
     pub index: LineIndex,
     pub analysis: Analysis,
+    /// While the text does not check: the last one that did, and the
+    /// edits from it to this one.
+    checked: Option<(Box<Snapshot>, Vec<Edit>)>,
 }
 
 impl Document {
-    pub fn new(text: String, version: i32) -> Document {
+    /// A document with this text; `previous`, the document it replaces,
+    /// gives the last text that checked.
+    pub fn new(text: String, version: i32, previous: Option<Document>) -> Document {
         let index = LineIndex::new(&text);
         let analysis = Analysis::new(&text);
+        // The document replaced is dropped on a large stack, as its trees
+        // were built on one.
+        let checked = lang::stack::large(|| {
+            let p = previous?;
+            if analysis.program.is_some() {
+                return None;
+            }
+            let edit = Edit::between(&p.text, &text);
+            match p.checked {
+                Some((snapshot, mut edits)) => {
+                    edits.push(edit);
+                    Some((snapshot, edits))
+                }
+                None if p.analysis.program.is_some() => Some((
+                    Box::new(Snapshot {
+                        text: p.text,
+                        analysis: p.analysis,
+                    }),
+                    vec![edit],
+                )),
+                None => None,
+            }
+        });
         Document {
             text,
             version,
             index,
             analysis,
+            checked,
+        }
+    }
+
+    /// The checked text to answer from: this one, else the last one that
+    /// checked (`view.rs`).
+    pub fn view(&self) -> View<'_> {
+        match &self.checked {
+            Some((s, edits)) => View {
+                text: &s.text,
+                analysis: &s.analysis,
+                edits,
+            },
+            None => View {
+                text: &self.text,
+                analysis: &self.analysis,
+                edits: &[],
+            },
         }
     }
 

@@ -4,11 +4,11 @@
 //! parallelism, reductions, data and captures).
 
 use crate::analysis::Analysis;
-use crate::document::Document;
 use crate::document::State;
+use crate::view::View;
 use crate::Target;
 use lang::hir::{self, Construct, Level};
-use lang::Effect;
+use lang::{Effect, Span};
 use lsp_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 use std::fmt::Write;
 
@@ -16,27 +16,20 @@ pub fn hover(state: &State, p: HoverParams) -> Option<Hover> {
     let tdp = p.text_document_position_params;
     let doc = state.doc(&tdp.text_document.uri)?;
     let offset = doc.offset(tdp.position);
-    let a = &doc.analysis;
-    let (text, span) = if let Some((body, c)) = a.construct_at(offset) {
-        (construct_summary(a, body, c), c.kind_span)
-    } else if let Some(o) = a.occurrence_at(offset) {
-        (target_text(doc, &o.target)?, o.span)
-    } else if let Some((body, e)) = a.expr_at(offset) {
-        let span = body.span(e);
-        let written = doc.text.get(span.range())?;
-        let written = if written.len() > 60 || written.contains('\n') {
-            "(expression)"
-        } else {
-            written
-        };
-        (code(&format!("{written}: {}", body.ty(e))), span)
-    } else {
-        // A builtin's name needs no checked program: this answers in a
-        // text with errors too.
-        let (span, word) = crate::analysis::idents_in(&doc.text, line_span(&doc.text, offset))
-            .into_iter()
-            .find(|(s, _)| s.start as usize <= offset && offset <= s.end as usize)?;
-        (builtin_text(word)?, span)
+    let view = doc.view();
+    let checked = view
+        .to_view(offset)
+        .and_then(|o| from_checked(&view, o))
+        .and_then(|(text, span)| Some((text, view.to_doc(span)?)));
+    let (text, span) = match checked {
+        Some(found) => found,
+        None => {
+            // A builtin's name needs no checked program.
+            let (span, word) = crate::analysis::idents_in(&doc.text, line_span(&doc.text, offset))
+                .into_iter()
+                .find(|(s, _)| s.start as usize <= offset && offset <= s.end as usize)?;
+            (builtin_text(word)?, span)
+        }
     };
     Some(Hover {
         contents: HoverContents::Markup(MarkupContent {
@@ -47,11 +40,31 @@ pub fn hover(state: &State, p: HoverParams) -> Option<Hover> {
     })
 }
 
+/// The hover text at `offset` of a checked text, and the span it covers.
+fn from_checked(view: &View, offset: usize) -> Option<(String, Span)> {
+    let a = view.analysis;
+    if let Some((body, c)) = a.construct_at(offset) {
+        return Some((construct_summary(a, body, c), c.kind_span));
+    }
+    if let Some(o) = a.occurrence_at(offset) {
+        return Some((target_text(view.text, a, &o.target)?, o.span));
+    }
+    let (body, e) = a.expr_at(offset)?;
+    let span = body.span(e);
+    let written = view.text.get(span.range())?;
+    let written = if written.len() > 60 || written.contains('\n') {
+        "(expression)"
+    } else {
+        written
+    };
+    Some((code(&format!("{written}: {}", body.ty(e))), span))
+}
+
 /// The line around byte `offset`.
-fn line_span(text: &str, offset: usize) -> lang::Span {
+fn line_span(text: &str, offset: usize) -> Span {
     let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
     let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
-    lang::Span::new(start, end)
+    Span::new(start, end)
 }
 
 fn code(s: &str) -> String {
@@ -59,8 +72,7 @@ fn code(s: &str) -> String {
 }
 
 /// The hover text of a name.
-pub fn target_text(doc: &Document, t: &Target) -> Option<String> {
-    let a = &doc.analysis;
+pub fn target_text(text: &str, a: &Analysis, t: &Target) -> Option<String> {
     let p = a.program.as_ref()?;
     Some(match t {
         Target::Local(f, l) => {
@@ -92,7 +104,7 @@ pub fn target_text(doc: &Document, t: &Target) -> Option<String> {
             s
         }
         Target::Const(name, _) => {
-            let value = const_value(a, &doc.text, name);
+            let value = const_value(a, text, name);
             match value {
                 Some((v, ty)) => code(&format!("const {name}: {ty} = {v}")),
                 None => code(&format!("const {name}")),

@@ -15,6 +15,7 @@ mod hover;
 mod semantic_tokens;
 mod server;
 mod symbols;
+mod view;
 
 pub use server::{run, serve};
 

@@ -6,6 +6,7 @@
 use crate::document::State;
 use crate::Target;
 use lang::token::Tok;
+use lang::Span;
 use lsp_types::{
     SemanticToken, SemanticTokenModifier, SemanticTokenType, SemanticTokens, SemanticTokensLegend,
     SemanticTokensParams, SemanticTokensResult,
@@ -48,7 +49,8 @@ pub fn legend() -> SemanticTokensLegend {
 
 pub fn full(state: &State, p: SemanticTokensParams) -> Option<SemanticTokensResult> {
     let doc = state.doc(&p.text_document.uri)?;
-    let a = &doc.analysis;
+    let view = doc.view();
+    let a = view.analysis;
     let text = &doc.text;
     let clauses: Vec<&str> = lang::check::clause_names().collect();
     let mut data = Vec::new();
@@ -60,11 +62,17 @@ pub fn full(state: &State, p: SemanticTokensParams) -> Option<SemanticTokensResu
             Tok::Int(_) | Tok::Float(_) => Some((NUMBER, 0)),
             Tok::Str(_) | Tok::UnterminatedStr(_) => Some((STRING, 0)),
             Tok::Ident(_) => {
-                let o = a
-                    .occurrences
-                    .binary_search_by_key(&(s as u32), |o| o.span.start)
-                    .ok()
-                    .map(|i| &a.occurrences[i]);
+                // The name as the last text that checked resolved it, if
+                // it is still there.
+                let o = view
+                    .to_view(s)
+                    .and_then(|v| {
+                        a.occurrences
+                            .binary_search_by_key(&(v as u32), |o| o.span.start)
+                            .ok()
+                    })
+                    .map(|i| &a.occurrences[i])
+                    .filter(|o| view.to_doc(o.span) == Some(Span::new(s, e)));
                 match o {
                     Some(o) => Some(match &o.target {
                         Target::Local(Some(f), l)

@@ -148,11 +148,11 @@ fn handle_notification(state: &mut State, n: Notification) -> Vec<Notification> 
             else {
                 return Vec::new();
             };
-            let doc = Document::new(p.text_document.text, p.text_document.version);
+            let key = p.text_document.uri.as_str().to_string();
+            let previous = state.docs.remove(&key);
+            let doc = Document::new(p.text_document.text, p.text_document.version, previous);
             let out = publish(&p.text_document.uri, &doc);
-            state
-                .docs
-                .insert(p.text_document.uri.as_str().to_string(), doc);
+            state.docs.insert(key, doc);
             vec![out]
         }
         DidChangeTextDocument::METHOD => {
@@ -162,9 +162,9 @@ fn handle_notification(state: &mut State, n: Notification) -> Vec<Notification> 
                 return Vec::new();
             };
             let key = p.text_document.uri.as_str().to_string();
-            let mut text = state
-                .docs
-                .get(&key)
+            let previous = state.docs.remove(&key);
+            let mut text = previous
+                .as_ref()
                 .map(|d| d.text.clone())
                 .unwrap_or_default();
             for change in p.content_changes {
@@ -180,12 +180,9 @@ fn handle_notification(state: &mut State, n: Notification) -> Vec<Notification> 
                     None => text = change.text,
                 }
             }
-            let doc = Document::new(text, p.text_document.version);
+            let doc = Document::new(text, p.text_document.version, previous);
             let out = publish(&p.text_document.uri, &doc);
-            // The old document's trees are dropped on a large stack too.
-            if let Some(old) = state.docs.insert(key, doc) {
-                lang::stack::large(|| drop(old));
-            }
+            state.docs.insert(key, doc);
             vec![out]
         }
         DidCloseTextDocument::METHOD => {
