@@ -35,6 +35,7 @@ CRATES = [
     ("vk-runtime", "vk-runtime/src/lib.rs"),
     ("accl", "src/lib.rs"),
     ("accl-bin", "src/main.rs"),
+    ("accl-lsp", "lsp/src/lib.rs"),
 ]
 
 # Circles that exist and are not broken yet, each with why. The check fails

@@ -84,6 +84,14 @@ enum Cmd {
         #[command(subcommand)]
         what: BenchWhat,
     },
+    /// Serve the Language Server Protocol on stdin/stdout for editors:
+    /// diagnostics, hover, go to definition, references, completion,
+    /// document symbols and semantic tokens (docs/editor.md).
+    Lsp {
+        /// Accepted for clients that pass it (stdio is the only transport).
+        #[arg(long)]
+        stdio: bool,
+    },
     /// Print a shell completion script for accl (e.g. `accl completions
     /// bash > ~/.local/share/bash-completion/completions/accl`).
     Completions {
@@ -208,6 +216,13 @@ fn main() -> ExitCode {
             },
         ),
         Cmd::Devices => accl::cli::list_devices(),
+        Cmd::Lsp { stdio: _ } => match accl_lsp::run() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: accl lsp: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Cmd::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "accl", &mut std::io::stdout());
             ExitCode::SUCCESS

@@ -279,7 +279,15 @@ fn completions_print_a_script_naming_the_subcommands() {
     );
     let script = String::from_utf8(out.stdout).unwrap();
     assert!(script.contains("_accl()"), "{script}");
-    for sub in ["run", "check", "devices", "spirv", "bench", "completions"] {
+    for sub in [
+        "run",
+        "check",
+        "devices",
+        "spirv",
+        "bench",
+        "completions",
+        "lsp",
+    ] {
         assert!(script.contains(sub), "no `{sub}` in\n{script}");
     }
     // Options of a subcommand too.

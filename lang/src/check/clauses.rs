@@ -94,6 +94,14 @@ pub fn clause_names() -> impl Iterator<Item = &'static str> {
     CLAUSES.iter().map(|&(name, _)| name)
 }
 
+/// The clauses a construct of `kind` accepts, as written (for completion
+/// in tools).
+pub fn clauses_of(kind: DK) -> Vec<&'static str> {
+    let mut v = allowed(kind);
+    v.retain(|c| !c.contains('('));
+    v
+}
+
 const DATA: &[&str] = &[
     "copy",
     "copyin",

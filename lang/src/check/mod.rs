@@ -15,7 +15,7 @@ mod assign;
 mod atomic_forms;
 mod call;
 mod clauses;
-pub use clauses::clause_names;
+pub use clauses::{clause_names, clauses_of};
 mod construct;
 mod declare;
 mod declare_data;

@@ -1,0 +1,438 @@
+//! What the front end says about one text: its diagnostics (as `accl
+//! check` produces them), its syntax tree, and, when it checks, the typed
+//! program with every name occurrence resolved to what it names.
+//!
+//! Resolution is the checker's: the HIR's expressions and locals carry
+//! spans, so each `Local`/`Call`/`Builtin` expression is an occurrence of
+//! its target. The few places the HIR keeps without a span of their own
+//! (an assigned variable, `private(..)` lists) are found in the text of
+//! the statement or construct header that holds them.
+
+use crate::Target;
+use lang::hir::{self, Body, Construct, FnH, Place, StmtKind};
+use lang::token::Tok;
+use lang::{ast, Builtins, Diag, Span};
+
+/// One occurrence of a name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Occurrence {
+    pub span: Span,
+    pub target: Target,
+    /// Where the name is declared (a `let`, a parameter, a loop variable,
+    /// a `fn` or `const` name).
+    pub decl: bool,
+}
+
+pub struct Analysis {
+    pub diags: Vec<Diag>,
+    pub ast: ast::Program,
+    /// `None` when the text has errors.
+    pub program: Option<hir::Program>,
+    /// Sorted by span start.
+    pub occurrences: Vec<Occurrence>,
+}
+
+impl Analysis {
+    pub fn new(text: &str) -> Analysis {
+        std::panic::catch_unwind(|| Analysis::analyse(text)).unwrap_or_else(|_| Analysis {
+            diags: vec![Diag::error(
+                "accl::internal",
+                "the accl front end failed on this text (a bug in accl)",
+                Span::default(),
+                "",
+            )
+            .with_help("`accl check` on the file shows the same failure with its panic message")],
+            ast: ast::Program::default(),
+            program: None,
+            occurrences: Vec::new(),
+        })
+    }
+
+    fn analyse(text: &str) -> Analysis {
+        let builtins = crate::builtins();
+        // Recursive passes (and the drop of a deep tree) want a large stack.
+        lang::stack::large(|| {
+            let (diags, program) = match lang::check_source(text, builtins) {
+                Ok(c) => (c.warnings, Some(c.program)),
+                Err(d) => (d, None),
+            };
+            let ast = lang::parse(text).0;
+            let mut occurrences = Vec::new();
+            if let Some(p) = &program {
+                Collector {
+                    text,
+                    ast: &ast,
+                    builtins,
+                    program: p,
+                    out: &mut occurrences,
+                }
+                .run();
+            }
+            occurrences.sort_by_key(|o| (o.span.start, o.span.end));
+            occurrences.dedup();
+            Analysis {
+                diags,
+                ast,
+                program,
+                occurrences,
+            }
+        })
+    }
+
+    /// The occurrence under byte `offset` (touching its end counts, so a
+    /// cursor just after a name finds it).
+    pub fn occurrence_at(&self, offset: usize) -> Option<&Occurrence> {
+        let o = offset as u32;
+        self.occurrences
+            .iter()
+            .filter(|x| x.span.start <= o && o <= x.span.end)
+            .min_by_key(|x| (o == x.span.end, x.span.len()))
+    }
+
+    /// Every occurrence of `target`, its declaration first.
+    pub fn occurrences_of(&self, target: &Target) -> Vec<&Occurrence> {
+        let mut v: Vec<&Occurrence> = self
+            .occurrences
+            .iter()
+            .filter(|x| &x.target == target)
+            .collect();
+        v.sort_by_key(|x| !x.decl);
+        v
+    }
+
+    pub fn declaration(&self, target: &Target) -> Option<Span> {
+        self.occurrences
+            .iter()
+            .find(|x| x.decl && &x.target == target)
+            .map(|x| x.span)
+    }
+
+    /// The body a target's locals live in.
+    pub fn body(&self, f: Option<FnH>) -> Option<&Body> {
+        let p = self.program.as_ref()?;
+        Some(match f {
+            None => &p.main,
+            Some(f) => &p.functions[f].body,
+        })
+    }
+
+    /// The innermost expression whose span holds `offset`, with its body.
+    pub fn expr_at(&self, offset: usize) -> Option<(&Body, hir::ExprH)> {
+        let p = self.program.as_ref()?;
+        let o = offset as u32;
+        std::iter::once(&p.main)
+            .chain(p.functions.iter().map(|(_, f)| &f.body))
+            .flat_map(|b| {
+                b.exprs
+                    .iter()
+                    .map(move |(h, _)| (b, h))
+                    .filter(move |&(b, h)| {
+                        let s = b.span(h);
+                        s.start <= o && o < s.end
+                    })
+            })
+            .min_by_key(|&(b, h)| b.span(h).len())
+    }
+
+    /// The innermost device construct whose directive keywords hold `offset`.
+    pub fn construct_at(&self, offset: usize) -> Option<(&Body, &Construct)> {
+        let p = self.program.as_ref()?;
+        let o = offset as u32;
+        let mut found = None;
+        for b in std::iter::once(&p.main).chain(p.functions.iter().map(|(_, f)| &f.body)) {
+            walk_constructs(&b.block, &mut |c| {
+                if c.kind_span.start <= o && o <= c.kind_span.end {
+                    found = Some((b, c));
+                }
+            });
+        }
+        found
+    }
+}
+
+/// Call `f` on every construct of a block, outer ones first.
+pub fn walk_constructs<'a>(block: &'a [hir::Stmt], f: &mut impl FnMut(&'a Construct)) {
+    walk_stmts(block, &mut |s| {
+        if let StmtKind::Construct(c) = &s.kind {
+            f(c);
+        }
+    });
+}
+
+/// Call `f` on every statement of a block and of the blocks inside it.
+pub fn walk_stmts<'a>(block: &'a [hir::Stmt], f: &mut impl FnMut(&'a hir::Stmt)) {
+    for s in block {
+        f(s);
+        match &s.kind {
+            StmtKind::If { then, els, .. } => {
+                walk_stmts(then, f);
+                walk_stmts(els, f);
+            }
+            StmtKind::While { body, .. } | StmtKind::Block(body) => walk_stmts(body, f),
+            StmtKind::For(l) => walk_stmts(&l.body, f),
+            StmtKind::Construct(c) => match &c.body {
+                hir::ConstructBody::None => {}
+                hir::ConstructBody::Block(b) => walk_stmts(b, f),
+                hir::ConstructBody::Loops { body, .. } => walk_stmts(body, f),
+            },
+            _ => {}
+        }
+    }
+}
+
+/// The identifier tokens of `text[span]`, with their spans in `text`.
+pub fn idents_in(text: &str, span: Span) -> Vec<(Span, &str)> {
+    let Some(part) = text.get(span.range()) else {
+        return Vec::new();
+    };
+    lang::lexer::lex(part)
+        .tokens
+        .into_iter()
+        .filter_map(|(s, t, e)| match t {
+            Tok::Ident(name) => Some((
+                Span::new(s + span.start as usize, e + span.start as usize),
+                name,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+struct Collector<'a> {
+    text: &'a str,
+    ast: &'a ast::Program,
+    builtins: &'a Builtins,
+    program: &'a hir::Program,
+    out: &'a mut Vec<Occurrence>,
+}
+
+impl Collector<'_> {
+    fn run(&mut self) {
+        let p = self.program;
+        self.body(None, &p.main);
+        for (h, f) in p.functions.iter() {
+            if let Some(name) = fn_name_span(self.ast, &f.name, f.span) {
+                self.push(name, Target::Function(h), true);
+            }
+            self.body(Some(h), &f.body);
+        }
+        self.consts();
+    }
+
+    fn push(&mut self, span: Span, target: Target, decl: bool) {
+        self.out.push(Occurrence { span, target, decl });
+    }
+
+    /// The first identifier `name` in `span`.
+    fn name_in(&self, span: Span, name: &str) -> Option<Span> {
+        idents_in(self.text, span)
+            .into_iter()
+            .find(|&(_, n)| n == name)
+            .map(|(s, _)| s)
+    }
+
+    fn body(&mut self, fh: Option<FnH>, b: &Body) {
+        for (l, local) in b.locals.iter() {
+            let s = b.locals.span(l);
+            if self.text.get(s.range()) == Some(local.name.as_str()) {
+                self.push(s, Target::Local(fh, l), true);
+            }
+        }
+        for (h, e) in b.exprs.iter() {
+            let s = b.span(h);
+            match e {
+                hir::Expr::Local(l) => self.push(s, Target::Local(fh, *l), false),
+                hir::Expr::Global(l) => self.push(s, Target::Local(None, *l), false),
+                hir::Expr::Call(f, _) => {
+                    let name = &self.program.functions[*f].name;
+                    if let Some(n) = self.name_in(s, name) {
+                        self.push(n, Target::Function(*f), false);
+                    }
+                }
+                hir::Expr::Builtin(id, _) => {
+                    let name = &self.builtins.get(*id).name;
+                    if let Some(n) = self.name_in(s, name) {
+                        self.push(n, Target::Builtin(name.clone()), false);
+                    }
+                }
+                _ => {}
+            }
+        }
+        // (span to search, local, a top-level variable?, every occurrence?)
+        let mut places = Vec::new();
+        walk_stmts(&b.block, &mut |s| match &s.kind {
+            StmtKind::Assign { place, .. } | StmtKind::Atomic { place, .. } => {
+                if let Place::Local(l) | Place::Global(l) = place {
+                    places.push((s.span, *l, matches!(place, Place::Global(_)), false));
+                }
+            }
+            StmtKind::Construct(c) => {
+                let cl = &c.clauses;
+                let listed = cl
+                    .private
+                    .iter()
+                    .chain(&cl.firstprivate)
+                    .chain(&cl.use_device)
+                    .chain(cl.reductions.iter().map(|r| &r.var))
+                    .chain(cl.array_reductions.iter().map(|r| &r.var))
+                    .chain(cl.data.iter().map(|d| &d.var));
+                let header = Span {
+                    start: c.kind_span.end,
+                    end: header_end(self.text, c),
+                };
+                for &l in listed {
+                    places.push((header, l, false, true));
+                }
+            }
+            _ => {}
+        });
+        for (span, l, global, every) in places {
+            let (owner, locals) = if global {
+                (None, &self.program.main.locals)
+            } else {
+                (fh, &b.locals)
+            };
+            let name = &locals[l].name;
+            for (s, n) in idents_in(self.text, span) {
+                if n == name {
+                    self.push(s, Target::Local(owner, l), false);
+                    // An assignment's target is its first name.
+                    if !every {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Top-level and block constants: the checker folds their uses into
+    /// values, so a use is a constant expression written as the name.
+    fn consts(&mut self) {
+        let mut decls = Vec::new();
+        ast_consts(&self.ast.stmts, &mut decls);
+        for (name, span) in &decls {
+            self.push(*span, Target::Const(name.clone(), *span), true);
+        }
+        let p = self.program;
+        for b in std::iter::once(&p.main).chain(p.functions.iter().map(|(_, f)| &f.body)) {
+            for (h, e) in b.exprs.iter() {
+                if !matches!(e, hir::Expr::Const(_)) {
+                    continue;
+                }
+                let s = b.span(h);
+                let Some(word) = self.text.get(s.range()) else {
+                    continue;
+                };
+                // The nearest declaration before the use, else the first.
+                let decl = decls
+                    .iter()
+                    .rfind(|(n, d)| n == word && d.start < s.start)
+                    .or_else(|| decls.iter().find(|(n, _)| n == word));
+                if let Some((name, d)) = decl {
+                    self.push(s, Target::Const(name.clone(), *d), false);
+                }
+            }
+        }
+    }
+}
+
+/// Where a construct's clauses end: at its body's `{` or `for`, or at its end.
+fn header_end(text: &str, c: &Construct) -> u32 {
+    let span = Span {
+        start: c.kind_span.end,
+        end: c.span.end,
+    };
+    let Some(part) = text.get(span.range()) else {
+        return span.end;
+    };
+    let mut depth = 0i32;
+    for (s, t, _) in lang::lexer::lex(part).tokens {
+        match t {
+            Tok::LParen => depth += 1,
+            Tok::RParen => depth -= 1,
+            Tok::LBrace | Tok::For | Tok::Semi if depth <= 0 => return span.start + s as u32,
+            _ => {}
+        }
+    }
+    span.end
+}
+
+/// The span of function `name`'s name in its declaration.
+fn fn_name_span(prog: &ast::Program, name: &str, decl: Span) -> Option<Span> {
+    prog.stmts.iter().find_map(|s| match &s.kind {
+        ast::StmtKind::Fn(f) if f.name.name == name && f.span == decl => Some(f.name.span),
+        _ => None,
+    })
+}
+
+/// Every `const` declaration, in source order.
+fn ast_consts(stmts: &[ast::Stmt], out: &mut Vec<(String, Span)>) {
+    for s in stmts {
+        match &s.kind {
+            ast::StmtKind::Const { name, .. } => out.push((name.name.clone(), name.span)),
+            _ => {
+                for b in blocks_of(s) {
+                    ast_consts(&b.stmts, out);
+                }
+            }
+        }
+    }
+}
+
+/// The blocks directly inside a statement.
+pub fn blocks_of(s: &ast::Stmt) -> Vec<&ast::Block> {
+    match &s.kind {
+        ast::StmtKind::If { then, els, .. } => std::iter::once(then).chain(els).collect(),
+        ast::StmtKind::While { body, .. } | ast::StmtKind::Block(body) => vec![body],
+        ast::StmtKind::For(l) => vec![&l.body],
+        ast::StmtKind::Fn(f) => vec![&f.body],
+        ast::StmtKind::Directive(d) => match &d.body {
+            ast::DirectiveBody::None => Vec::new(),
+            ast::DirectiveBody::Block(b) => vec![b],
+            ast::DirectiveBody::For(l) => vec![&l.body],
+        },
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text of every occurrence of the target at the first `at` in `text`.
+    fn occurrences(text: &str, at: &str) -> Vec<(String, bool)> {
+        let a = Analysis::new(text);
+        assert!(a.program.is_some(), "{:?}", a.diags);
+        let o = a
+            .occurrence_at(text.find(at).unwrap())
+            .expect("an occurrence");
+        a.occurrences_of(&o.target)
+            .into_iter()
+            .map(|x| (text[x.span.range()].to_string(), x.decl))
+            .collect()
+    }
+
+    #[test]
+    fn constants_assignments_and_clause_lists_resolve() {
+        let text = "const N = 4;\nlet s = 0.0f32;\nlet a = zeros(f32, N);\n\
+                    parallel loop reduction(+: s) copyin(a) for i in 0..N { s += a[i]; }\n\
+                    s = s * 2.0;\nfn g() -> f32 { return s; }\n";
+        let n = occurrences(text, "N =");
+        assert_eq!(n.len(), 3, "{n:?}");
+        assert!(n[0].1 && n.iter().skip(1).all(|x| !x.1));
+        // Declaration, the reduction clause, `s +=`, `s = s * 2.0` (twice)
+        // and the read in `g` (a top-level variable seen from a function).
+        let s = occurrences(text, "s = 0.0f32");
+        assert_eq!(s.len(), 6, "{s:?}");
+        let a = occurrences(text, "a = zeros");
+        assert_eq!(a.len(), 3, "{a:?}");
+    }
+
+    #[test]
+    fn a_text_with_errors_has_diagnostics_and_no_occurrences() {
+        let a = Analysis::new("let x = ;\nlet y = x + 1;");
+        assert!(a.program.is_none());
+        assert!(!a.diags.is_empty());
+        assert!(a.occurrences.is_empty());
+    }
+}

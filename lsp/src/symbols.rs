@@ -1,0 +1,40 @@
+//! Document symbols: the functions, top-level variables and constants of
+//! a script, from its syntax tree (so they are there while it has errors).
+
+use crate::document::State;
+use lang::ast::StmtKind;
+use lsp_types::{DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, SymbolKind};
+
+pub fn document_symbols(state: &State, p: DocumentSymbolParams) -> Option<DocumentSymbolResponse> {
+    let doc = state.doc(&p.text_document.uri)?;
+    let a = &doc.analysis;
+    let mut out = Vec::new();
+    for s in &a.ast.stmts {
+        let (name, kind, detail) = match &s.kind {
+            StmtKind::Fn(f) => {
+                let detail = a.program.as_ref().and_then(|p| {
+                    p.functions
+                        .iter()
+                        .find(|(_, h)| h.span == f.span)
+                        .map(|(_, h)| crate::hover::fn_signature(h))
+                });
+                (&f.name, SymbolKind::FUNCTION, detail)
+            }
+            StmtKind::Let { name, .. } => (name, SymbolKind::VARIABLE, None),
+            StmtKind::Const { name, .. } => (name, SymbolKind::CONSTANT, None),
+            _ => continue,
+        };
+        #[allow(deprecated)]
+        out.push(DocumentSymbol {
+            name: name.name.clone(),
+            detail,
+            kind,
+            tags: None,
+            deprecated: None,
+            range: doc.range(s.span.to(name.span)),
+            selection_range: doc.range(name.span),
+            children: None,
+        });
+    }
+    Some(DocumentSymbolResponse::Nested(out))
+}
