@@ -82,3 +82,37 @@ fn input_that_does_not_parse_is_refused() {
     assert!(d.iter().any(|d| d.is_error()));
     assert!(format_source("let s = \"open;").is_err());
 }
+
+#[test]
+fn cut_or_damaged_scripts_never_panic_and_what_formats_is_stable() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut tried = 0;
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|x| x != "accl") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&path).unwrap();
+        let cuts = (0..src.len())
+            .step_by(29)
+            .filter(|&k| src.is_char_boundary(k));
+        for k in cuts {
+            let next = src[k..].chars().next().map_or(0, char::len_utf8);
+            for damaged in [
+                src[..k].to_string(),
+                format!("{}{}", &src[..k], &src[k + next..]),
+            ] {
+                tried += 1;
+                if let Ok(out) = format_source(&damaged) {
+                    assert_eq!(
+                        format_source(&out).as_ref(),
+                        Ok(&out),
+                        "{}: cut at {k}",
+                        path.display()
+                    );
+                }
+            }
+        }
+    }
+    assert!(tried > 500, "{tried}");
+}
