@@ -75,6 +75,52 @@ pub fn check_files(files: &[impl AsRef<Path>], explain: bool) -> ExitCode {
     }
 }
 
+/// `accl fmt [--check] FILE...`: rewrite each file in the canonical layout
+/// (accl_fmt); with `check`, only list the files that would change, with
+/// their first differing line, and fail if any would. A file that does not
+/// parse gets its diagnostics and is left unchanged.
+pub fn fmt_files(files: &[impl AsRef<Path>], check: bool) -> ExitCode {
+    let mut failed = false;
+    for f in files {
+        let f = f.as_ref();
+        let name = f.display().to_string();
+        let text = match std::fs::read_to_string(f) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: cannot read {name}: {e}");
+                failed = true;
+                continue;
+            }
+        };
+        let formatted = match accl_fmt::format_source(&text) {
+            Ok(t) => t,
+            Err(diags) => {
+                print_diags(&Source::new(name, text), &diags);
+                failed = true;
+                continue;
+            }
+        };
+        if formatted == text {
+            continue;
+        }
+        if check {
+            println!("{name}: not formatted (`accl fmt {name}` rewrites it)");
+            if let Some((line, old, new)) = accl_fmt::first_difference(&text, &formatted) {
+                println!("  line {line}:\n  - {old}\n  + {new}");
+            }
+            failed = true;
+        } else if let Err(e) = std::fs::write(f, formatted) {
+            eprintln!("error: cannot write {name}: {e}");
+            failed = true;
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 /// Which backend runs device constructs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BackendChoice {

@@ -68,6 +68,18 @@ enum Cmd {
         #[arg(trailing_var_arg = true, value_name = "ARGS")]
         args: Vec<String>,
     },
+    /// Rewrite scripts in the canonical layout (docs/tooling.md); comments
+    /// and meaning are kept. A file that does not parse is left unchanged
+    /// (exit status 1).
+    Fmt {
+        /// Change nothing: list the files that are not formatted, with
+        /// their first differing line; exit status 1 if there is any.
+        #[arg(long)]
+        check: bool,
+        /// The .accl files to format.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// List the Vulkan devices: name, type, memory, queue families, limits
     /// and the features accl uses.
     Devices,
@@ -215,6 +227,7 @@ fn main() -> ExitCode {
                 limits,
             },
         ),
+        Cmd::Fmt { files, check } => accl::cli::fmt_files(&files, check),
         Cmd::Devices => accl::cli::list_devices(),
         Cmd::Lsp { stdio: _ } => match accl_lsp::run() {
             Ok(()) => ExitCode::SUCCESS,

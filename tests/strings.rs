@@ -215,3 +215,104 @@ fn string_basics_fail_with_located_errors() {
         .expect_err("over the limit");
     assert_eq!(err.diags[0].code, "accl::run::memory_limit");
 }
+
+#[test]
+fn split_and_the_characters_of_a_string_on_both_backends() {
+    // Characters are Unicode scalar values ("é" is one, of two bytes).
+    let src = r#"
+        fn count_of(s: str, x: str) -> i32 {
+            let k = 0;
+            for c in s { if c == x { k += 1; } }
+            return k;
+        }
+        let csv = "x,yy,,zzz";
+        let parts = "";
+        let count = 0;
+        for p in split(csv, ",") { parts += "[" + p + "]"; count += 1; }
+        let word = "héllo";
+        let rev = "";
+        let vowels = 0;
+        for c in word {
+            rev = c + rev;
+            if c == "é" || c == "o" { vowels += 1; }
+        }
+        let n = split_count("a::b::c", "::");
+        let mid = split_part("a::b::c", "::", 1);
+        let none = 0;
+        for c in "" { none += 1; }
+        let whole = "";
+        for p in split("no separator", ";") { whole = p; }
+        let first = "";
+        for p in split("k=v;k2=v2;k3", ";") { if first == "" { first = p; continue; } break; }
+        let ls = count_of("hello world", "l");
+        let a = zeros(i32, 4);
+        parallel loop for i in 0..4 { a[i] = i * count + ls; }
+    "#;
+    for device in [false, true] {
+        let r = run(src, device);
+        ok(&r);
+        let e = &r.engine;
+        assert_eq!(
+            e.get_str("parts").unwrap(),
+            "[x][yy][][zzz]",
+            "device {device}"
+        );
+        assert_eq!(e.get::<i32>("count"), Some(4), "device {device}");
+        assert_eq!(e.get_str("rev").unwrap(), "olléh", "device {device}");
+        assert_eq!(e.get::<i32>("vowels"), Some(2));
+        assert_eq!(e.get::<i32>("n"), Some(3));
+        assert_eq!(e.get_str("mid").unwrap(), "b");
+        assert_eq!(e.get::<i32>("none"), Some(0));
+        assert_eq!(e.get_str("whole").unwrap(), "no separator");
+        assert_eq!(e.get_str("first").unwrap(), "k=v");
+        assert_eq!(e.get::<i32>("ls"), Some(3));
+        assert_eq!(
+            e.get_array::<i32>("a").unwrap().0,
+            [3, 7, 11, 15],
+            "device {device}"
+        );
+    }
+}
+
+#[test]
+fn split_fails_with_located_errors() {
+    for (src, code, label) in [
+        (
+            "let sep = \"\"; for p in split(\"ab\", sep) { println(p); }",
+            "accl::run::empty_separator",
+            "sep",
+        ),
+        (
+            "let v = split_count(\"ab\", \"\");",
+            "accl::run::empty_separator",
+            "\"\"",
+        ),
+        (
+            "let v = split_part(\"a,b\", \",\", 2);",
+            "accl::run::index_out_of_bounds",
+            "2",
+        ),
+        (
+            "for p in split(\"a\", \"\") { println(p); }",
+            "accl::type::empty_separator",
+            "\"\"",
+        ),
+        (
+            "let p = split(\"a,b\", \",\");",
+            "accl::type::split_outside_for",
+            "split(\"a,b\", \",\")",
+        ),
+        ("for c in 5 { }", "accl::type::not_iterable", "5"),
+        (
+            "let s = \"ab\"; let a = zeros(i32, 2); parallel loop for i in 0..2 { for c in s { a[i] += 1; } }",
+            "accl::device::string",
+            "s",
+        ),
+    ] {
+        let mut e = Engine::new();
+        let err = e.eval_source("t.accl", src).expect_err(src);
+        assert_eq!(err.diags[0].code, code, "{src}");
+        let (span, _) = &err.diags[0].labels[0];
+        assert_eq!(&src[span.start as usize..span.end as usize], label, "{src}");
+    }
+}

@@ -72,6 +72,9 @@ pub enum StmtKind {
         body: Block,
     },
     For(ForLoop),
+    /// `for c in s { .. }` (the characters of a string) and `for p in
+    /// split(s, sep) { .. }` (its parts): host code only.
+    ForEach(ForEach),
     Break,
     Continue,
     Return(Option<Expr>),
@@ -106,6 +109,14 @@ pub struct ForLoop {
     pub hi: Expr,
     /// `a..=b`
     pub inclusive: bool,
+    pub body: Block,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForEach {
+    pub var: Ident,
+    pub iter: Expr,
     pub body: Block,
     pub span: Span,
 }

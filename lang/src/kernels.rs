@@ -400,6 +400,11 @@ impl Walk {
                 self.declared.push(f.var.name.clone());
                 self.block(&f.body);
             }
+            StmtKind::ForEach(f) => {
+                self.expr(&f.iter);
+                self.declared.push(f.var.name.clone());
+                self.block(&f.body);
+            }
             StmtKind::Block(b) => self.block(b),
             StmtKind::Atomic { target, value, .. } => {
                 self.expr(target);

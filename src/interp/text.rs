@@ -1,8 +1,8 @@
 //! The string builtins at run time (`find`, `replace`, `trim`,
-//! `starts_with`, `ends_with`, `parse_i32`, `parse_f64`, `char_at`, and
-//! `len` of a string). Indices count characters (Unicode scalar values),
-//! as a user reading the text does, not bytes; what they build counts
-//! against the memory limit.
+//! `starts_with`, `ends_with`, `parse_i32`, `parse_f64`, `char_at`,
+//! `split_count`, `split_part`, and `len` of a string). Indices count
+//! characters (Unicode scalar values), as a user reading the text does, not
+//! bytes; what they build counts against the memory limit.
 
 use super::machine::Ctx;
 use super::value::{RtVal, R};
@@ -88,6 +88,44 @@ pub fn call(
                         format!("index {i}"),
                     )
                     .with_help("characters are numbered from 0 to len(s) - 1"),
+                )),
+            })
+        }
+        "split_count" => {
+            let (s, sep) = (text(&args[0]), text(&args[1]));
+            if sep.is_empty() {
+                return Some(Err(Box::new(lang::check::empty_separator(
+                    "accl::run::empty_separator",
+                    sp(1),
+                ))));
+            }
+            scalar(Value::I32(
+                (s.matches(sep).count() + 1).min(i32::MAX as usize) as i32,
+            ))
+        }
+        "split_part" => {
+            let (s, sep) = (text(&args[0]), text(&args[1]));
+            if sep.is_empty() {
+                return Some(Err(Box::new(lang::check::empty_separator(
+                    "accl::run::empty_separator",
+                    sp(1),
+                ))));
+            }
+            let i = int(&args[2]);
+            let part = usize::try_from(i).ok().and_then(|i| s.split(sep).nth(i));
+            Some(match part {
+                Some(p) => Ok(RtVal::Str(p.into())),
+                None => Err(Box::new(
+                    Diag::error(
+                        "accl::run::index_out_of_bounds",
+                        format!(
+                            "part {i} of a string split into {}",
+                            s.matches(sep).count() + 1
+                        ),
+                        sp(2),
+                        format!("index {i}"),
+                    )
+                    .with_help("parts are numbered from 0 to split_count(s, sep) - 1"),
                 )),
             })
         }

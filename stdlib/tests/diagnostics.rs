@@ -371,6 +371,14 @@ cases! {
         "fn greet(who: string) -> str {\n    return \"hi \" + who;\n}\n";
     string_stored_in_number: "accl::type::mismatch" =>
         "let n: i32 = \"5\";\n";
+    string_walked_in_kernel: "accl::device::string" =>
+        "let word = \"abc\";\nlet a = zeros(i32, 8);\nparallel loop for i in 0..8 {\n    for c in word {\n        a[i] += 1;\n    }\n}\n";
+    for_over_a_number: "accl::type::not_iterable" =>
+        "let n = 3;\nfor c in n {\n    println(c);\n}\n";
+    split_empty_separator: "accl::type::empty_separator" =>
+        "for part in split(\"a,b\", \"\") {\n    println(part);\n}\n";
+    split_outside_for: "accl::type::split_outside_for" =>
+        "let parts = split(\"a,b\", \",\");\n";
     set_bad_device_type: "accl::device::bad_device_type" =>
         "set device_type(nvidia);\n";
     string_format_needs_a_string: "accl::type::builtin_args" =>

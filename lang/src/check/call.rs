@@ -14,6 +14,13 @@ impl Checker<'_> {
             let fh = self.routine_callee(fh, f, span);
             return self.user_call(fh, f, args, span);
         }
+        if f.name == "split" {
+            self.split_outside_for(span);
+            for a in args {
+                self.expr(a, None);
+            }
+            return self.error_expr(span);
+        }
         if f.name == "acc_on_device" && args.len() == 1 {
             return self.on_device_call(f, &args[0], span);
         }

@@ -22,6 +22,8 @@ mod declare_data;
 mod defaults;
 mod device;
 mod expr;
+mod foreach;
+pub use foreach::empty_separator;
 mod frame;
 mod globals;
 mod names;
@@ -566,6 +568,7 @@ impl<'b> Checker<'b> {
                 hir::StmtKind::While { cond: c, body }
             }
             K::For(f) => hir::StmtKind::For(self.for_loop(f)),
+            K::ForEach(f) => self.for_each(f),
             K::Break | K::Continue => {
                 let what = if matches!(s.kind, K::Break) {
                     "break"

@@ -1,6 +1,7 @@
 //! The string builtins a script reaches for first: length, search,
 //! replacement, trimming, prefixes and suffixes, and numbers parsed from
-//! text (all host code: strings never reach a device).
+//! text, and the parts of a string between separators (all host code:
+//! strings never reach a device).
 
 use lang::{Builtin, Builtins, Effect, Sig, Type, Typing};
 
@@ -82,6 +83,20 @@ pub fn add(b: &mut Builtins) {
         "parse_f64(s) -> f64: the number s spells (white space around it allowed), else an error at the call",
         vec![s],
         Type::F64,
+    );
+    host(
+        b,
+        "split_count",
+        "split_count(s, sep) -> i32: how many parts `split(s, sep)` gives (separators + 1)",
+        vec![s, s],
+        Type::I32,
+    );
+    host(
+        b,
+        "split_part",
+        "split_part(s, sep, i) -> str: part i (from 0) of s between the separators sep",
+        vec![s, s, Type::I32],
+        s,
     );
     host(
         b,
