@@ -102,6 +102,9 @@ pub(crate) struct DeviceShared {
     external: bool,
     /// Keeps an NVIDIA GPU at its working clocks while the device is open.
     clock_hold: Option<ClockHold>,
+    /// Large buffers dropped and kept for reuse ([`crate::memory::Retained`]).
+    /// Lock order: the allocator first.
+    retained: Mutex<Vec<crate::memory::Retained>>,
 }
 
 /// What importing host allocations needs: the extension's function, the
@@ -130,6 +133,45 @@ impl DeviceShared {
         }
     }
 
+    /// Keeps a dropped buffer for reuse, unless the kept ones would then
+    /// hold more than a quarter of the device's memory (it comes back).
+    pub(crate) fn retain(&self, b: crate::memory::Retained) -> Option<crate::memory::Retained> {
+        let mut kept = self.retained.lock().unwrap_or_else(|e| e.into_inner());
+        let held: u64 = kept.iter().map(|k| k.bytes()).sum();
+        let cap = match self.info.device_local_memory {
+            0 => 4 << 30,
+            m => m / 4,
+        };
+        if held + b.bytes() > cap {
+            return Some(b);
+        }
+        kept.push(b);
+        None
+    }
+
+    /// A kept buffer of exactly this size and use.
+    pub(crate) fn take_retained(
+        &self,
+        raw_size: u64,
+        usage: vk::BufferUsageFlags,
+    ) -> Option<crate::memory::Retained> {
+        let mut kept = self.retained.lock().unwrap_or_else(|e| e.into_inner());
+        let i = kept.iter().position(|k| k.fits(raw_size, usage))?;
+        Some(kept.swap_remove(i))
+    }
+
+    /// Frees every kept buffer (with the allocator held); whether there
+    /// were any.
+    pub(crate) fn release_retained(&self, allocator: &mut Allocator) -> bool {
+        let kept: Vec<_> =
+            std::mem::take(&mut *self.retained.lock().unwrap_or_else(|e| e.into_inner()));
+        let any = !kept.is_empty();
+        for k in kept {
+            k.free(&self.raw, allocator);
+        }
+        any
+    }
+
     pub(crate) fn allocator(&self) -> MutexGuard<'_, Option<Allocator>> {
         // A poisoned lock only means a panic elsewhere; the allocator is
         // still consistent (its methods do not unwind mid-update).
@@ -150,6 +192,12 @@ impl Drop for DeviceShared {
                 .get_mut()
                 .unwrap_or_else(|e| e.into_inner());
             self.raw.destroy_pipeline_cache(cache, None);
+            {
+                let mut a = self.allocator();
+                if let Some(a) = a.as_mut() {
+                    self.release_retained(a);
+                }
+            }
             drop(self.allocator().take());
             if !self.external {
                 self.raw.destroy_device(None);
@@ -653,6 +701,7 @@ unsafe fn assemble(
             instance: instance.shared.clone(),
             external,
             clock_hold,
+            retained: Mutex::new(Vec::new()),
         }),
     })
 }
