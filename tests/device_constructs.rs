@@ -418,7 +418,12 @@ fn inner_loops_collapsed_automatically_give_the_host_results() {
          }
          parallel loop for y in 0..9 {
              for x in 1..n { c[y, x] = c[y, x - 1] + b[y, x]; }
-         }",
+         }
+         // a is t^2 - 7 for t = 1000 i + 10 j + k (4370^2 = 19096900); c is the
+         // running sum y x (x + 1) / 4 + x, halves exact in f32.
+         assert(a[0, 0, 0] == -7 && a[2, 18, 5] == 4774218 && a[4, 36, 10] == 19096893, \"a\");
+         assert(b[0, 0] == 1.0f32 && b[3, 5] == 8.5f32 && b[8, 36] == 145.0f32, \"b\");
+         assert(c[5, 0] == 0.0f32 && c[3, 5] == 27.5f32 && c[0, 36] == 36.0f32 && c[8, 36] == 2700.0f32, \"c\");",
     );
 }
 

@@ -83,7 +83,13 @@ fn bins_past_the_workgroup_copy_take_the_device_atomics() {
     let src = format!(
         "{KEYS}
          let bins = zeros(i32, 5000);
-         parallel loop for i in 0..n {{ atomic bins[(keys[i] * 19 + i) % 5000] += 1; }}"
+         parallel loop for i in 0..n {{ atomic bins[(keys[i] * 19 + i) % 5000] += 1; }}
+         // Computed independently (Python, the same formulas): keys[i] has
+         // the parity of i (7919 odd, 1000 and 256 even), so only even bins
+         // are hit.
+         let total = 0; for b in 0..5000 {{ total += bins[b]; }}
+         assert(total == n && bins[0] == 60 && bins[2] == 20 && bins[4] == 40 && bins[4998] == 40, \"hit\");
+         assert(bins[1] == 0 && bins[2501] == 0 && bins[4999] == 0, \"odd bins\");"
     );
     ok(&src);
 }
@@ -95,7 +101,11 @@ fn a_section_of_the_bins_is_privatised_with_its_offset() {
          let bins = zeros(i32, 1000);
          data copy(bins[300:256]) {{
              parallel loop present(bins[300:256]) for i in 0..n {{ atomic bins[300 + keys[i]] += 2; }}
-         }}"
+         }}
+         // Keys 0..232 come from 4 of every 1000 items, 232..256 from 3:
+         // 400 and 300 items, two each.
+         assert(bins[300] == 800 && bins[531] == 800 && bins[532] == 600 && bins[555] == 600, \"section\");
+         assert(bins[0] == 0 && bins[299] == 0 && bins[556] == 0 && bins[999] == 0, \"outside\");"
     );
     ok(&src);
 }
