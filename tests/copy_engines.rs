@@ -54,6 +54,16 @@ fn blocks_copied_on_companions_equal_the_host_reference() {
         exit data delete(img);";
     let (_, dev) = same_as_host(src, Floats::Exact);
     ok(&dev);
+    // The known answer, from the script's formula (block b holds rows
+    // 128 b to 128 b + 127).
+    let (img, shape) = dev.engine.get_array::<i32>("img").unwrap();
+    assert_eq!(shape, [1024, 512]);
+    for y in 0..1024 {
+        for x in 0..512 {
+            let want = ((y * 31 + x * 7 + y / 128) % 1000) as i32;
+            assert_eq!(img[y * 512 + x], want, "img[{y}, {x}]");
+        }
+    }
     let ev = traced(src);
     let copies: Vec<_> = ev.iter().filter(|(n, _)| n == "download direct").collect();
     assert_eq!(copies.len(), 8, "{ev:?}");
@@ -124,6 +134,14 @@ fn multi_device_blocks_copied_on_companions() {
     let (h, _) = host.engine.get_array::<u8>("image").unwrap();
     let (d, _) = dev.engine.get_array::<u8>("image").unwrap();
     assert!(h == d, "the two-device image differs from the host's");
+    // The known answer, from the script's formula (block b holds rows
+    // 256 b to 256 b + 255).
+    for y in 0..2048 {
+        for x in 0..1024 {
+            let want = ((x * y + y / 256) % 253) as u8;
+            assert_eq!(d[y * 1024 + x], want, "image[{y}, {x}]");
+        }
+    }
 }
 
 #[test]

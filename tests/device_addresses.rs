@@ -67,7 +67,12 @@ fn loads_and_stores_of_every_element_type() {
          }
          parallel loop for i in 0..n {
              if d[i] { f[i] = f[i] + c[i] as f32; }
-         }",
+         }
+         // Computed independently (Python): `as u8` wraps, 7 * 999 % 256 = 81.
+         assert(b[0] == -7 && c[0] == 0u8 && d[0] && e[0] == 0u32 && f[0] == 0.0f32, \"element 0\");
+         assert(b[37] == 104 && c[37] == 3u8 && !d[37] && e[37] == 1369u32 && f[37] == 9.25f32, \"element 37\");
+         assert(b[500] == 1493 && c[500] == 172u8 && !d[500] && e[500] == 250000u32 && f[500] == 125.0f32, \"element 500\");
+         assert(b[999] == 2990 && c[999] == 81u8 && d[999] && e[999] == 998001u32 && f[999] == 330.75f32, \"element 999\");",
         Floats::Exact,
     );
 }
@@ -83,6 +88,13 @@ fn atomics_native_and_by_compare_and_swap() {
              atomic s32[i % 4] += 0.5;
              atomic s64[i % 4] += 0.25;
              atomic m[i % 4] max= (i as i64) * 3;
+         }
+         // 4096 items: 64 per bin of h, 1024 per bin of the others (halves
+         // and quarters sum exactly); the last i of bin k is 4092 + k.
+         for k in 0..64 { assert(h[k] == 64, \"h\"); }
+         for k in 0..4 {
+             assert(s32[k] == 512.0f32 && s64[k] == 256.0, \"float sums\");
+             assert(m[k] == 3 * (4092 + k) as i64, \"max\");
          }",
         Floats::Exact,
     );
@@ -97,7 +109,13 @@ fn privatised_atomics_and_cached_sections() {
          let hist = zeros(i32, 256);
          parallel loop for i in 0..n { atomic hist[keys[i]] += 1; }
          let x = arange(f32, 4096.0); let z = zeros(f32, 4094);
-         parallel loop for i in 0..4094 { cache(x[i:3]); z[i] = x[i] + x[i + 1] + x[i + 2]; }",
+         parallel loop for i in 0..4094 { cache(x[i:3]); z[i] = x[i] + x[i + 1] + x[i + 2]; }
+         // 7919 is odd, so each run of 256 items hits every bin once:
+         // 100000 = 390 * 256 + 160, the keys of items 0..160 get 391.
+         let total = 0; for k in 0..256 { total += hist[k]; }
+         assert(total == n && hist[0] == 391 && hist[1] == 391 && hist[128] == 391 && hist[255] == 390, \"hist\");
+         // Three consecutive integers: 3 i + 3.
+         assert(z[0] == 3.0f32 && z[2047] == 6144.0f32 && z[4093] == 12282.0f32, \"window sums\");",
         Floats::Exact,
     );
 }
@@ -111,7 +129,12 @@ fn sections_with_a_base_and_two_dimensions() {
          }
          parallel loop copy(a[20:4, 8:16]) for i in 20..24 {
              for j in 8..24 { a[i, j] = a[i, j] + 0.5; }
-         }",
+         }
+         // Rows 16..48 are 100 i + j, the box 20..24 x 8..24 half more, the rest 0.
+         assert(a[0, 0] == 0.0f32 && a[15, 47] == 0.0f32 && a[48, 0] == 0.0f32 && a[63, 47] == 0.0f32, \"outside\");
+         assert(a[16, 0] == 1600.0f32 && a[47, 47] == 4747.0f32 && a[20, 7] == 2007.0f32, \"rows\");
+         assert(a[23, 24] == 2324.0f32 && a[24, 8] == 2408.0f32, \"next to the box\");
+         assert(a[20, 8] == 2008.5f32 && a[23, 23] == 2323.5f32 && a[21, 15] == 2115.5f32, \"box\");",
         Floats::Exact,
     );
 }
@@ -128,7 +151,11 @@ fn gangs_workers_vectors_and_reductions() {
              y[i] = s;
          }
          let total = 0.0f32;
-         parallel loop reduction(+: total) for i in 0..rows { total += y[i]; }",
+         parallel loop reduction(+: total) for i in 0..rows { total += y[i]; }
+         // Computed independently (Python, the same formulas); integers
+         // under 2^24 add exactly in f32 in any order.
+         assert(y[0] == 756.0f32 && y[1] == 780.0f32 && y[12] == 758.0f32 && y[511] == 774.0f32, \"rows\");
+         assert(total == 393240.0f32, \"total\");",
         Floats::Within(1e-5),
     );
 }

@@ -322,6 +322,29 @@ fn large_copies_go_straight_between_device_and_host_arrays() {
         exit data delete(img, flags, small, src);";
     let (_, dev) = same_as_host(src, Floats::Exact);
     ok(&dev);
+    // The known answer, from the script's formulas: the blocks cover rows
+    // 1 to 2044 from the first `src`; column 0 comes from the negated one
+    // (`%` keeps the dividend's sign); the rest stays as `create` left it.
+    let e = &dev.engine;
+    let img = e.get_array::<u8>("img").unwrap().0;
+    for y in 0..2048 {
+        for x in 0..1001 {
+            let want = if x == 0 {
+                (-(y as i32) % 200 + 200) as u8
+            } else if (1..2045).contains(&y) {
+                ((y * 7 + x % 257 + x) % 251) as u8
+            } else {
+                0
+            };
+            assert_eq!(img[y * 1001 + x], want, "img[{y}, {x}]");
+        }
+    }
+    let flags = e.get_array::<bool>("flags").unwrap().0;
+    for i in [0, 1, 2, 3, 2000, 2001, 2047, 2048, 4049, 599_999] {
+        assert_eq!(flags[i], i % 3 == 0 || i % 2048 > 2000, "flags[{i}]");
+    }
+    let small = e.get_array::<f32>("small").unwrap().0;
+    assert_eq!((small[0], small[1], small[999]), (0.0, -0.5, -499.5));
 
     let events = common::trace_events(src);
     let names: Vec<&str> = events.iter().filter_map(|x| x["name"].as_str()).collect();

@@ -93,7 +93,10 @@ fn math_builtins_within_tolerance() {
              let x = (i as f32) / 64.0 + 0.01;
              a[i] = sqrt(x) + exp(x / 4.0) + log(x) + sin(x) + cos(x) + pow(x, 1.5);
              b[i] = min(max(floor(x * 3.0), 1.0), ceil(x)) + abs(-x) + clamp(x, 0.5, 2.0);
-         }",
+         }
+         // Computed independently (Python, in f64 from the f32 x).
+         assert(abs(a[0] + 2.4917172) < 1e-4 && abs(a[100] - 6.1584637) < 1e-4 && abs(a[255] - 12.670069) < 1e-4, \"a\");
+         assert(abs(b[0] - 1.51) < 1e-5 && abs(b[100] - 5.145) < 1e-5 && abs(b[255] - 9.994375) < 1e-5, \"b\");",
         Floats::Within(1e-5),
     );
     assert!(h.result.is_ok());
@@ -250,14 +253,22 @@ fn reductions_every_operator() {
              la = la && (i < 100000);
              lo = lo || (i == 4321);
          }
-         parallel loop reduction(*: p) for i in 0..20 { if i % 5 == 0 { p *= 2; } }",
+         parallel loop reduction(*: p) for i in 0..20 { if i % 5 == 0 { p *= 2; } }
+         // Computed independently (Python, the same loops): 3 + sum of i^2,
+         // i = 0 gives the minimum and the and, 20 bits set, 4 doublings.
+         assert(s == 41654167503i64 && mx == 1000 && mn == 7u32 && ba == 5120u32, \"s, max, min, and\");
+         assert(bo == 1048575 && bx == 6585163448i64 && la && lo && p == 16, \"or, xor, logical, product\");",
     );
     let (h, _) = same_as_host(
         "let x = 0.0; let y = 0.0f32; let hi = -1.0e30; let lo = 1.0e30f32;
          parallel loop reduction(+: x, y) reduction(max: hi) reduction(min: lo) for i in 0..100000 {
              x += 1.0 / ((i + 1) as f64); y += 0.5f32;
              hi = max(hi, sin(i as f64)); lo = min(lo, cos(i as f32));
-         }",
+         }
+         // The harmonic number H(100000), 0.5 added 100000 times, and sine
+         // and cosine reaching within 1e-9 of 1 and -1 (Python).
+         assert(abs(x - 12.090146129863335) < 1e-9 && y == 50000.0f32, \"sums\");
+         assert(abs(hi - 0.999999999696513) < 1e-12 && abs(lo + 1.0f32) < 1e-5f32, \"extremes\");",
         Floats::Within(1e-5),
     );
     assert!(h.result.is_ok());
@@ -418,7 +429,12 @@ fn inner_loops_collapsed_automatically_give_the_host_results() {
          }
          parallel loop for y in 0..9 {
              for x in 1..n { c[y, x] = c[y, x - 1] + b[y, x]; }
-         }",
+         }
+         // a is t^2 - 7 for t = 1000 i + 10 j + k (4370^2 = 19096900); c is the
+         // running sum y x (x + 1) / 4 + x, halves exact in f32.
+         assert(a[0, 0, 0] == -7 && a[2, 18, 5] == 4774218 && a[4, 36, 10] == 19096893, \"a\");
+         assert(b[0, 0] == 1.0f32 && b[3, 5] == 8.5f32 && b[8, 36] == 145.0f32, \"b\");
+         assert(c[5, 0] == 0.0f32 && c[3, 5] == 27.5f32 && c[0, 36] == 36.0f32 && c[8, 36] == 2700.0f32, \"c\");",
     );
 }
 

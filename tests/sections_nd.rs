@@ -247,10 +247,15 @@ fn a_box_overlapping_a_present_box_is_partially_present() {
         "{GRID}
          enter data copyin(a[:, 1:2]);
          enter data copyin(a[:, 3:2]);
+         // Columns 0 and 5 were never entered.
+         assert(!acc_is_present(a), \"columns 1..5 are not all of it\");
          update self(a[:, 1:2]);
          update self(a[:, 3:2]);
          exit data delete(a[:, 1:2]);
-         exit data delete(a[:, 3:2]);"
+         exit data delete(a[:, 3:2]);
+         // Nothing wrote the device copies: the updates bring back 10 j + i.
+         for j in 0..8 {{ for i in 0..6 {{ assert(a[j, i] == (10 * j + i) as f32, \"grid\"); }} }}
+         assert(a[0, 1] == 1.0 && a[7, 4] == 74.0, \"corners of the boxes\");"
     ));
 }
 
@@ -331,6 +336,7 @@ fn a_column_update_is_one_strided_copy() {
          data copy(a) {{
              parallel loop for j in 0..8 {{ a[j, 3] = 1.0; }}
              update self(a[:, 3:1]);
+             assert(a[0, 3] == 1.0 && a[7, 3] == 1.0 && a[7, 2] == 72.0 && a[7, 4] == 74.0, \"column 3 only\");
          }}"
     );
     let names: Vec<String> = common::trace_events(&src)
@@ -416,7 +422,14 @@ fn many_runs_are_gathered_and_scattered_on_the_device() {
             update device(a[:, 3:1]);
             parallel loop for j in 0..64 { a[j, 4] = a[j, 3]; }
             update self(a[:, 4:1]);
-        }";
+        }
+        // Column 3 doubled on the device, plus a half on the host, copied
+        // to column 4; only the updated columns came back.
+        for j in 0..64 {
+            assert(a[j, 3] == (14 * j + 6) as f32 + 0.5 && a[j, 4] == a[j, 3], \"columns 3 and 4\");
+            assert(a[j, 2] == (7 * j + 2) as f32 && b[j, 1] == (j + 101) as u8 && b[j, 2] == (j + 2) as u8, \"the rest\");
+        }
+        assert(a[63, 4] == 888.5 && b[63, 1] == 164u8, \"last row\");";
     ok(src);
     let names: Vec<String> = common::trace_events(src)
         .iter()
