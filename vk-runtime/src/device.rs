@@ -102,9 +102,9 @@ pub(crate) struct DeviceShared {
     external: bool,
     /// Keeps an NVIDIA GPU at its working clocks while the device is open.
     clock_hold: Option<ClockHold>,
-    /// Large buffers dropped and kept for reuse ([`crate::memory::Retained`]).
+    /// Large buffers dropped and kept for reuse ([`crate::retained::Retained`]).
     /// Lock order: the allocator first.
-    retained: Mutex<Vec<crate::memory::Retained>>,
+    retained: Mutex<Vec<crate::retained::Retained>>,
 }
 
 /// What importing host allocations needs: the extension's function, the
@@ -135,7 +135,7 @@ impl DeviceShared {
 
     /// Keeps a dropped buffer for reuse, unless the kept ones would then
     /// hold more than a quarter of the device's memory (it comes back).
-    pub(crate) fn retain(&self, b: crate::memory::Retained) -> Option<crate::memory::Retained> {
+    pub(crate) fn retain(&self, b: crate::retained::Retained) -> Option<crate::retained::Retained> {
         let mut kept = self.retained.lock().unwrap_or_else(|e| e.into_inner());
         let held: u64 = kept.iter().map(|k| k.bytes()).sum();
         let cap = match self.info.device_local_memory {
@@ -154,7 +154,7 @@ impl DeviceShared {
         &self,
         raw_size: u64,
         usage: vk::BufferUsageFlags,
-    ) -> Option<crate::memory::Retained> {
+    ) -> Option<crate::retained::Retained> {
         let mut kept = self.retained.lock().unwrap_or_else(|e| e.into_inner());
         let i = kept.iter().position(|k| k.fits(raw_size, usage))?;
         Some(kept.swap_remove(i))

@@ -40,6 +40,7 @@ pub mod instance;
 pub mod memory;
 pub mod pipeline;
 pub mod queue;
+mod retained;
 pub mod testing;
 
 /// Serialises instance and device creation and destruction across the

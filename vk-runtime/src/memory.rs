@@ -32,6 +32,7 @@ use gpu_allocator::{AllocationError, MemoryLocation};
 
 use crate::device::{Device, DeviceShared};
 use crate::error::{Result, VkError};
+use crate::retained::Retained;
 
 /// Buffers of at least this many bytes get memory of their own, allocated
 /// for that buffer (`VkMemoryDedicatedAllocateInfo`): the driver then knows
@@ -43,35 +44,6 @@ const DEDICATED_FROM: u64 = 64 << 20;
 /// Device buffers at least this large are kept when dropped, for a later
 /// buffer of the same size ([`Retained`]).
 pub(crate) const RETAIN_FROM: u64 = 256 << 20;
-
-/// A large device buffer dropped by its owner, kept with its memory for
-/// the next buffer of the same size and use instead of being freed: on an
-/// H100 freeing 8 GiB made the driver clear it in the background, taking
-/// 13% of the memory bandwidth from the kernels of the next 20 ms (as
-/// PyTorch's caching allocator, which never frees, does not). Freed when
-/// an allocation would fail without them, and with the device.
-pub(crate) struct Retained {
-    raw: vk::Buffer,
-    allocation: Allocation,
-    raw_size: u64,
-    usage: vk::BufferUsageFlags,
-}
-
-impl Retained {
-    /// Frees it (the caller holds the allocator).
-    pub(crate) fn free(self, d: &ash::Device, allocator: &mut gpu_allocator::vulkan::Allocator) {
-        let _ = allocator.free(self.allocation);
-        unsafe { d.destroy_buffer(self.raw, None) };
-    }
-
-    pub(crate) fn bytes(&self) -> u64 {
-        self.allocation.size()
-    }
-
-    pub(crate) fn fits(&self, raw_size: u64, usage: vk::BufferUsageFlags) -> bool {
-        self.raw_size == raw_size && self.usage == usage
-    }
-}
 
 #[doc(hidden)]
 pub struct BufferInner {
@@ -98,15 +70,10 @@ impl Drop for BufferInner {
         // SAFETY: no batch holds this buffer any more (each holds an Arc),
         // so the GPU is done with it.
         if let (Some(usage), Some(alloc)) = (self.retain, self.allocation.take()) {
-            let kept = Retained {
-                raw: self.raw,
-                allocation: alloc,
-                raw_size: self.size.div_ceil(4) * 4,
-                usage,
-            };
+            let kept = Retained::new(self.raw, alloc, self.size.div_ceil(4) * 4, usage);
             match self.device.retain(kept) {
                 None => return,
-                Some(back) => self.allocation = Some(back.allocation),
+                Some(back) => self.allocation = Some(back.into_parts().1),
             }
         }
         if let Some(alloc) = self.allocation.take() {
@@ -141,9 +108,10 @@ impl BufferInner {
         let retain = (location == MemoryLocation::GpuOnly && size >= RETAIN_FROM).then_some(usage);
         if retain.is_some() {
             if let Some(kept) = shared.take_retained(raw_size, usage) {
+                let (raw, allocation) = kept.into_parts();
                 return Ok(BufferInner {
-                    raw: kept.raw,
-                    allocation: Some(kept.allocation),
+                    raw,
+                    allocation: Some(allocation),
                     imported: vk::DeviceMemory::null(),
                     size,
                     host_visible: false,
