@@ -69,11 +69,13 @@ impl Drop for BufferInner {
     fn drop(&mut self) {
         // SAFETY: no batch holds this buffer any more (each holds an Arc),
         // so the GPU is done with it.
-        if let (Some(usage), Some(alloc)) = (self.retain, self.allocation.take()) {
-            let kept = Retained::new(self.raw, alloc, self.size.div_ceil(4) * 4, usage);
-            match self.device.retain(kept) {
-                None => return,
-                Some(back) => self.allocation = Some(back.into_parts().1),
+        if let Some(usage) = self.retain {
+            if let Some(alloc) = self.allocation.take() {
+                let kept = Retained::new(self.raw, alloc, self.size.div_ceil(4) * 4, usage);
+                match self.device.retain(kept) {
+                    None => return,
+                    Some(back) => self.allocation = Some(back.into_parts().1),
+                }
             }
         }
         if let Some(alloc) = self.allocation.take() {

@@ -35,3 +35,21 @@ fn a_large_buffer_dropped_serves_the_next_of_its_size() {
         drop((b, c));
     });
 }
+
+#[test]
+fn smaller_buffers_are_freed_when_dropped() {
+    with_validation(|instance| {
+        let dev = device(instance);
+        let (before, _) = dev.memory_in_use();
+        for size in [4u64, 4096, 1 << 20, 64 << 20] {
+            let b = Buffer::new(&dev, size, "small").unwrap();
+            assert!(dev.memory_in_use().0 >= before + size);
+            drop(b);
+            assert_eq!(
+                dev.memory_in_use().0,
+                before,
+                "{size} bytes stayed allocated"
+            );
+        }
+    });
+}
