@@ -103,6 +103,10 @@ impl Checker<'_> {
                 Some(Binding::Local(l)) => {
                     let local = &self.body.locals[l];
                     let ty = local.ty;
+                    if local.constant {
+                        self.constant_written(name, target.span, "assigned here");
+                        return None;
+                    }
                     if !local.mutable {
                         let decl = self.body.locals.span(l);
                         self.err(
@@ -123,6 +127,10 @@ impl Checker<'_> {
                     Some((hir::Place::Local(l), ty))
                 }
                 Some(Binding::Global(l)) => {
+                    if self.out.main.locals[l].constant {
+                        self.constant_written(name, target.span, "assigned here");
+                        return None;
+                    }
                     let ty = self.global_use(l, name, target.span)?;
                     Some((hir::Place::Global(l), ty))
                 }
@@ -147,6 +155,14 @@ impl Checker<'_> {
             },
             ast::ExprKind::Index(a, ix) => {
                 let (array, elem, indices) = self.index_parts(a, ix, target.span, write)?;
+                if let Some(l) = self.constant_array(array) {
+                    let name = match self.body.exprs[array] {
+                        hir::Expr::Global(_) => self.out.main.locals[l].name.clone(),
+                        _ => self.body.locals[l].name.clone(),
+                    };
+                    self.constant_written(&name, target.span, "element written here");
+                    return None;
+                }
                 Some((hir::Place::Element { array, indices }, Type::Scalar(elem)))
             }
             ast::ExprKind::Error => None,

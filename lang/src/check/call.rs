@@ -213,10 +213,20 @@ impl Checker<'_> {
             return self.error_expr(span);
         }
         let mut hs = Vec::with_capacity(args.len());
-        for (a, p) in args.iter().zip(&params) {
-            let (h, t) = if let (ast::ExprKind::Var(_), Type::Array(..)) = (&a.kind, p) {
-                // An array argument may be written by the callee.
-                self.array_arg(a)
+        for (i, (a, p)) in args.iter().zip(&params).enumerate() {
+            let (h, t) = if let (ast::ExprKind::Var(name), Type::Array(..)) = (&a.kind, p) {
+                if self.is_constant_array(name) {
+                    self.const_args.push(super::literals::ConstArg {
+                        callee: fh,
+                        param: i,
+                        name: name.clone(),
+                        span: a.span,
+                    });
+                    self.expr(a, None)
+                } else {
+                    // An array argument may be written by the callee.
+                    self.array_arg(a)
+                }
             } else {
                 self.expr(a, Some(*p))
             };

@@ -562,6 +562,7 @@ impl Checker<'_> {
                 self.error_expr(span)
             }
             ExprKind::Call(f, args) => self.call(f, args, span),
+            ExprKind::Array(es) => self.array_literal(es, span, expect),
             ExprKind::Error => self.error_expr(span),
         }
     }
@@ -846,6 +847,13 @@ impl Checker<'_> {
     }
 
     pub(super) fn note_array(&mut self, l: LocalH, span: Span, write: bool) {
+        if let (true, Some(f)) = (write, self.body.func) {
+            let params = self.fn_param_tys[f.index()].len();
+            let written = &mut self.fn_facts[f.index()].written_params;
+            if l.index() < params && !written.iter().any(|&(p, _)| p == l.index()) {
+                written.push((l.index(), span));
+            }
+        }
         if !self.updating_reduced_array {
             if let Some(red) = self.reduced_array(l) {
                 let name = self.body.locals[l].name.clone();

@@ -26,6 +26,7 @@ mod foreach;
 pub use foreach::empty_separator;
 mod frame;
 mod globals;
+mod literals;
 mod names;
 mod on_device;
 mod private_arrays;
@@ -143,6 +144,9 @@ struct FnFacts {
     callees: Vec<(FnH, Span)>,
     /// Top-level variables the body uses, each with its first use.
     globals: Vec<(LocalH, Span)>,
+    /// Array parameters (by position) the body writes or passes on to
+    /// another function, each with the first such use.
+    written_params: Vec<(usize, Span)>,
     /// `routine .. nohost`: no host version (called from device code only).
     nohost: bool,
     /// `routine .. bind(f)`: device code calls `f` instead.
@@ -169,6 +173,8 @@ struct Checker<'b> {
     fn_names: HashMap<String, FnH>,
     /// Declared parameter types of each function, by handle index.
     fn_param_tys: Vec<Vec<Type>>,
+    /// Constant arrays passed to user functions ([`literals::ConstArg`]).
+    const_args: Vec<literals::ConstArg>,
     src: &'b str,
     fn_facts: Vec<FnFacts>,
     device_calls: Vec<DeviceCall>,
@@ -224,6 +230,7 @@ impl<'b> Checker<'b> {
             out: hir::Program::default(),
             fn_names: HashMap::new(),
             fn_param_tys: Vec::new(),
+            const_args: Vec::new(),
             src,
             fn_facts: Vec::new(),
             device_calls: Vec::new(),
@@ -321,6 +328,7 @@ impl<'b> Checker<'b> {
             self.fn_body(f);
         }
         self.judge_globals();
+        self.judge_const_args();
         self.judge_device_calls();
     }
 
@@ -391,6 +399,7 @@ impl<'b> Checker<'b> {
                 name: name.to_string(),
                 ty,
                 mutable,
+                constant: false,
             },
             span,
         );
@@ -508,9 +517,17 @@ impl<'b> Checker<'b> {
                     );
                 }
                 let local = self.new_local(&name.name, ty, true, name.span);
+                // An alias of a constant array is as constant as it.
+                self.body.locals[local].constant = self.constant_array(h).is_some();
                 hir::StmtKind::Let { local, init: h }
             }
             K::Const { name, ty, init } => {
+                let want = ty.map(type_of);
+                if matches!(init.kind, ast::ExprKind::Array(_)) || want.is_some_and(Type::is_array) {
+                    return self
+                        .const_array(name, want, init)
+                        .map(|kind| hir::Stmt { kind, span: s.span });
+                }
                 self.const_decl(name, ty, init);
                 return None;
             }

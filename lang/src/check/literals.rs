@@ -1,0 +1,297 @@
+//! Array literals (`[1, 2, 3]`, `[[1, 2], [3, 4]]`) and array constants
+//! (`const q = [..];`). A literal allocates a new array, which device code
+//! cannot do, so it is host code only; an array constant is a local that
+//! nothing writes, so a construct that uses it only reads it and takes it
+//! with an implicit `copyin`.
+
+use super::{Binding, Checker, Diag, Span, Type};
+use crate::ast::{self, ExprKind};
+use crate::hir::{self, ExprH, FnH, LocalH};
+
+/// The most axes an array has ([`Type::Array`]).
+const MAX_RANK: usize = 3;
+
+/// A constant array passed to a user function, checked once every body is:
+/// the callee must not write that parameter.
+pub(super) struct ConstArg {
+    pub callee: FnH,
+    pub param: usize,
+    pub name: String,
+    pub span: Span,
+}
+
+fn elements(n: usize) -> String {
+    match n {
+        1 => "1 element".to_string(),
+        n => format!("{n} elements"),
+    }
+}
+
+/// The shape of a (nested) literal and its scalar elements in row-major
+/// order, or why it is not a rectangular array of at most [`MAX_RANK`] axes.
+fn layout(es: &[ast::Expr], span: Span) -> Result<(Vec<usize>, Vec<&ast::Expr>), Diag> {
+    let rows: Vec<&[ast::Expr]> = es
+        .iter()
+        .filter_map(|e| match &e.kind {
+            ExprKind::Array(r) => Some(r.as_slice()),
+            _ => None,
+        })
+        .collect();
+    if rows.is_empty() {
+        return Ok((vec![es.len()], es.iter().collect()));
+    }
+    if rows.len() != es.len() {
+        let row = es.iter().find(|e| matches!(e.kind, ExprKind::Array(_)));
+        let scalar = es.iter().find(|e| !matches!(e.kind, ExprKind::Array(_)));
+        let (row, scalar) = (row.map_or(span, |e| e.span), scalar.map_or(span, |e| e.span));
+        return Err(Diag::error(
+            "accl::type::array_literal_shape",
+            "an array literal mixes rows and single elements",
+            scalar,
+            "a single element",
+        )
+        .with_label(row, "a row")
+        .with_help("write every element of a nested literal as a row: `[[1, 2], [3, 4]]`"));
+    }
+    let mut shape = None;
+    let mut leaves = Vec::new();
+    for (r, e) in rows.iter().zip(es) {
+        let (s, l) = layout(r, e.span)?;
+        match &shape {
+            None => shape = Some((s, e.span)),
+            Some((first, first_span)) if *first != s => {
+                return Err(Diag::error(
+                    "accl::type::array_literal_shape",
+                    "the rows of an array literal differ in shape",
+                    e.span,
+                    elements(s[0]),
+                )
+                .with_label(*first_span, elements(first[0]))
+                .with_help("an array is rectangular: give every row as many elements"));
+            }
+            Some(_) => {}
+        }
+        leaves.extend(l);
+    }
+    let inner = shape.map(|(s, _)| s).unwrap_or_default();
+    let mut full = vec![es.len()];
+    full.extend(inner);
+    if full.len() > MAX_RANK {
+        return Err(Diag::error(
+            "accl::type::array_literal_shape",
+            format!("an array literal of {} axes", full.len()),
+            span,
+            format!("arrays have at most {MAX_RANK} axes"),
+        )
+        .with_help("nest literals at most three deep"));
+    }
+    Ok((full, leaves))
+}
+
+impl Checker<'_> {
+    /// `[e1, e2, ..]`: a new array; `expect` (an array type) gives the
+    /// element type, else the elements' common type does.
+    pub(super) fn array_literal(
+        &mut self,
+        es: &[ast::Expr],
+        span: Span,
+        expect: Option<Type>,
+    ) -> (ExprH, Type) {
+        if let Some(frame) = self.dev.first() {
+            let construct = frame.kind_span;
+            self.err(
+                Diag::error(
+                    "accl::device::array_literal",
+                    "an array literal cannot be built inside a device construct",
+                    span,
+                    "allocates a new array",
+                )
+                .with_label(construct, "inside this construct")
+                .with_help(
+                    "declare it with `const` or `let` before the construct and use that name here",
+                ),
+            );
+            return self.error_expr(span);
+        }
+        self.note_violation(span, "builds an array literal");
+        let (shape, leaves) = match layout(es, span) {
+            Ok(l) => l,
+            Err(d) => {
+                self.err(d);
+                return self.error_expr(span);
+            }
+        };
+        let want = match expect {
+            Some(Type::Array(s, _)) => Some(Type::Scalar(s)),
+            _ => None,
+        };
+        let typed: Vec<(ExprH, Type, Span)> = leaves
+            .iter()
+            .map(|e| {
+                let (h, t) = self.expr(e, want);
+                (h, t, e.span)
+            })
+            .collect();
+        for &(_, t, s) in &typed {
+            if t != Type::Error && t.scalar().is_none() && !t.is_literal() {
+                self.err(
+                    Diag::error(
+                        "accl::type::array_literal_element",
+                        format!("an element of an array literal must be a scalar, found `{t}`"),
+                        s,
+                        "not a scalar",
+                    )
+                    .with_help(
+                        "nest literals for more axes (`[[1, 2], [3, 4]]`); copy an existing array with `clone(a)`",
+                    ),
+                );
+                return self.error_expr(span);
+            }
+        }
+        let elem = match want {
+            Some(w) => w,
+            None => match self.common_elem(&typed) {
+                Some(t) => t.defaulted(),
+                None => return self.error_expr(span),
+            },
+        };
+        let Some(scalar) = elem.scalar() else {
+            return self.error_expr(span);
+        };
+        let hs = typed
+            .iter()
+            .map(|&(h, t, s)| {
+                self.coerce(h, t, elem, s);
+                h
+            })
+            .collect();
+        let rank = shape.len() as u8;
+        self.push(hir::Expr::Array(shape, hs), Type::Array(scalar, rank), span)
+    }
+
+    /// The element type of a literal with no annotation: its first typed
+    /// element's type (another typed element of another type is an error),
+    /// else `{float}` if any element is a float literal, else `{integer}`.
+    fn common_elem(&mut self, typed: &[(ExprH, Type, Span)]) -> Option<Type> {
+        if typed.iter().any(|&(_, t, _)| t == Type::Error) {
+            return None;
+        }
+        let first = typed.iter().find(|(_, t, _)| t.scalar().is_some());
+        if let Some(&(_, ft, fs)) = first {
+            for &(_, t, s) in typed {
+                if t.scalar().is_some() && t != ft {
+                    let help = match ft.scalar() {
+                        Some(to) => format!(
+                            "give every element one type: convert this one with `{} as {to}`",
+                            self.snippet(s)
+                        ),
+                        None => "give every element one type".to_string(),
+                    };
+                    self.err(
+                        Diag::error(
+                            "accl::type::array_literal_mismatch",
+                            format!("the elements of an array literal have types `{ft}` and `{t}`"),
+                            s,
+                            format!("this is `{t}`"),
+                        )
+                        .with_label(fs, format!("this is `{ft}`"))
+                        .with_help(help),
+                    );
+                    return None;
+                }
+            }
+            return Some(ft);
+        }
+        Some(if typed.iter().any(|&(_, t, _)| t == Type::FloatLit) {
+            Type::FloatLit
+        } else {
+            Type::IntLit
+        })
+    }
+
+    /// `const q = [..];`: a local array that nothing may write.
+    pub(super) fn const_array(
+        &mut self,
+        name: &ast::Ident,
+        want: Option<Type>,
+        init: &ast::Expr,
+    ) -> Option<hir::StmtKind> {
+        let (h, got) = self.expr(init, want);
+        let ty = match want {
+            Some(w) => {
+                self.coerce(h, got, w, init.span);
+                w
+            }
+            None => got,
+        };
+        if !ty.is_array() || self.body.types[h.index()] == Type::Error {
+            return None;
+        }
+        let local = self.new_local(&name.name, ty, true, name.span);
+        self.body.locals[local].constant = true;
+        Some(hir::StmtKind::Let { local, init: h })
+    }
+
+    /// The constant array `e` reads, if it is one (a local, or a top-level
+    /// one seen from a function).
+    pub(super) fn constant_array(&self, e: ExprH) -> Option<LocalH> {
+        match self.body.exprs[e] {
+            hir::Expr::Local(l) if self.body.locals[l].constant => Some(l),
+            hir::Expr::Global(l) if self.out.main.locals[l].constant => Some(l),
+            _ => None,
+        }
+    }
+
+    /// Is `name` bound to a constant array here?
+    pub(super) fn is_constant_array(&self, name: &str) -> bool {
+        match self.lookup(name) {
+            Some(Binding::Local(l)) => self.body.locals[l].constant,
+            Some(Binding::Global(l)) => self.out.main.locals[l].constant,
+            _ => false,
+        }
+    }
+
+    /// A write to constant array `name` at `span`.
+    pub(super) fn constant_written(&mut self, name: &str, span: Span, how: &str) {
+        self.err(
+            Diag::error(
+                "accl::type::assign_to_const",
+                format!("the constant array `{name}` cannot be written"),
+                span,
+                how.to_string(),
+            )
+            .with_help(format!(
+                "copy it into a variable first: `let w = clone({name});`"
+            )),
+        );
+    }
+
+    /// After every body: constant arrays passed to functions that write
+    /// the parameter (or pass it on to another function, which may).
+    pub(super) fn judge_const_args(&mut self) {
+        let args = std::mem::take(&mut self.const_args);
+        for a in args {
+            let written = self.fn_facts[a.callee.index()]
+                .written_params
+                .iter()
+                .find(|&&(p, _)| p == a.param)
+                .map(|&(_, s)| s);
+            if let Some(w) = written {
+                let callee = self.out.functions[a.callee].name.clone();
+                self.err(
+                    Diag::error(
+                        "accl::type::assign_to_const",
+                        format!("the constant array `{}` is passed to `{callee}`, which writes it", a.name),
+                        a.span,
+                        "a constant array",
+                    )
+                    .with_label(w, "written here (or passed on to a function that may write it)")
+                    .with_help(format!(
+                        "pass a copy instead: `clone({})`",
+                        a.name
+                    )),
+                );
+            }
+        }
+    }
+}
