@@ -236,8 +236,7 @@ impl<'s> State<'s> {
     /// Whether a space separates two tokens on one line.
     fn spaced(&self, p: Tok<'s>, t: Tok<'s>) -> bool {
         use Tok::*;
-        if matches!(t, Comma | Semi | RParen | RBracket | Colon) || matches!(p, LParen | LBracket)
-        {
+        if matches!(t, Comma | Semi | RParen | RBracket | Colon) || matches!(p, LParen | LBracket) {
             return false;
         }
         if t == LBracket {

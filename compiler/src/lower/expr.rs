@@ -35,7 +35,9 @@ impl Lowerer<'_> {
                 fx.out.add_expr(Expr::Const(v), t, span)
             }
             // The checker keeps array literals out of device code.
-            E::Array(..) => return Err(crate::unsupported(span, "an array literal in device code")),
+            E::Array(..) => {
+                return Err(crate::unsupported(span, "an array literal in device code"))
+            }
             // The checker keeps top-level variables out of device code.
             E::Global(_) => {
                 return Err(crate::unsupported(

@@ -43,7 +43,10 @@ fn layout(es: &[ast::Expr], span: Span) -> Result<(Vec<usize>, Vec<&ast::Expr>),
     if rows.len() != es.len() {
         let row = es.iter().find(|e| matches!(e.kind, ExprKind::Array(_)));
         let scalar = es.iter().find(|e| !matches!(e.kind, ExprKind::Array(_)));
-        let (row, scalar) = (row.map_or(span, |e| e.span), scalar.map_or(span, |e| e.span));
+        let (row, scalar) = (
+            row.map_or(span, |e| e.span),
+            scalar.map_or(span, |e| e.span),
+        );
         return Err(Diag::error(
             "accl::type::array_literal_shape",
             "an array literal mixes rows and single elements",
@@ -216,6 +219,23 @@ impl Checker<'_> {
         want: Option<Type>,
         init: &ast::Expr,
     ) -> Option<hir::StmtKind> {
+        if !matches!(init.kind, ExprKind::Array(_)) {
+            self.expr(init, want);
+            self.err(
+                Diag::error(
+                    "accl::type::not_constant",
+                    format!("the value of constant array `{}` is not an array literal", name.name),
+                    init.span,
+                    "not an array literal",
+                )
+                .with_help(format!(
+                    "write its elements as a literal (`const {} = [1.0, 2.0];`), or use `let` for a variable",
+                    name.name
+                )),
+            );
+            self.new_local(&name.name, Type::Error, true, name.span);
+            return None;
+        }
         let (h, got) = self.expr(init, want);
         let ty = match want {
             Some(w) => {
@@ -225,6 +245,8 @@ impl Checker<'_> {
             None => got,
         };
         if !ty.is_array() || self.body.types[h.index()] == Type::Error {
+            // Declared all the same, so its uses raise no second error.
+            self.new_local(&name.name, Type::Error, true, name.span);
             return None;
         }
         let local = self.new_local(&name.name, ty, true, name.span);
@@ -281,17 +303,63 @@ impl Checker<'_> {
                 self.err(
                     Diag::error(
                         "accl::type::assign_to_const",
-                        format!("the constant array `{}` is passed to `{callee}`, which writes it", a.name),
+                        format!(
+                            "the constant array `{}` is passed to `{callee}`, which writes it",
+                            a.name
+                        ),
                         a.span,
                         "a constant array",
                     )
-                    .with_label(w, "written here (or passed on to a function that may write it)")
-                    .with_help(format!(
-                        "pass a copy instead: `clone({})`",
-                        a.name
-                    )),
+                    .with_label(
+                        w,
+                        "written here (or passed on to a function that may write it)",
+                    )
+                    .with_help(format!("pass a copy instead: `clone({})`", a.name)),
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::layout;
+    use crate::ast::ExprKind;
+    use crate::parse::parse_expr;
+
+    /// The shape of literal `src`, or the code of the error.
+    fn shape(src: &str) -> Result<(Vec<usize>, usize), &'static str> {
+        let e = parse_expr(src).expect("parses");
+        let ExprKind::Array(es) = &e.kind else {
+            panic!("not a literal: {src}");
+        };
+        layout(es, e.span)
+            .map(|(s, leaves)| (s, leaves.len()))
+            .map_err(|d| d.code)
+    }
+
+    #[test]
+    fn shapes_of_rectangular_literals() {
+        assert_eq!(shape("[1, 2, 3]"), Ok((vec![3], 3)));
+        assert_eq!(shape("[1, 2, 3,]"), Ok((vec![3], 3)));
+        assert_eq!(shape("[[1, 2, 3], [4, 5, 6]]"), Ok((vec![2, 3], 6)));
+        assert_eq!(shape("[[[1], [2]], [[3], [4]]]"), Ok((vec![2, 2, 1], 4)));
+        // A row of one element is a row all the same.
+        assert_eq!(shape("[[1 + 2]]"), Ok((vec![1, 1], 1)));
+    }
+
+    #[test]
+    fn ragged_mixed_and_deep_literals_are_refused() {
+        let bad = "accl::type::array_literal_shape";
+        assert_eq!(shape("[[1, 2], [3]]"), Err(bad));
+        assert_eq!(shape("[[1, 2], 3]"), Err(bad));
+        assert_eq!(shape("[[[1, 2]], [[3], [4]]]"), Err(bad));
+        assert_eq!(shape("[[[[1]]]]"), Err(bad));
+    }
+
+    #[test]
+    fn empty_brackets_do_not_parse() {
+        assert!(parse_expr("[]").is_err());
+        assert!(parse_expr("[,]").is_err());
     }
 }

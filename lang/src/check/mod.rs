@@ -523,7 +523,8 @@ impl<'b> Checker<'b> {
             }
             K::Const { name, ty, init } => {
                 let want = ty.map(type_of);
-                if matches!(init.kind, ast::ExprKind::Array(_)) || want.is_some_and(Type::is_array) {
+                if matches!(init.kind, ast::ExprKind::Array(_)) || want.is_some_and(Type::is_array)
+                {
                     return self
                         .const_array(name, want, init)
                         .map(|kind| hir::Stmt { kind, span: s.span });
@@ -782,15 +783,6 @@ impl<'b> Checker<'b> {
         let want = ty.map(type_of);
         let (h, got) = self.expr(init, want);
         if let Some(w) = want {
-            if w.is_array() {
-                self.err(Diag::error(
-                    "accl::type::array_const",
-                    "a constant must be a scalar",
-                    ty.unwrap().span,
-                    "array type",
-                ));
-                return;
-            }
             self.coerce(h, got, w, init.span);
         }
         let value = match &self.body.exprs[h] {
