@@ -64,6 +64,7 @@ fn weights() -> f64 {
     }
     return r[0] + r[1];
 }
+fn pass_on(a: f64[]) -> f64 { return total(a); }
 fn total(a: f64[]) -> f64 {
     let s = 0.0;
     for i in 0..len(a) { s += a[i]; }
@@ -74,7 +75,7 @@ let o1 = out[1];
 let o999 = out[999];
 let s_out = sum(out);
 let k = weights();
-let tq = total(Q);
+let tq = pass_on(Q);
 let tl = total([1.0, 2.0, 4.0]);
 let q2 = Q[2];";
 

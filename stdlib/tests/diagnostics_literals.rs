@@ -91,11 +91,15 @@ cases! {
         "const Q = [1.0, 2.0];\nlet s = zeros(f64, 2);\nparallel loop copyout(Q) for i in 0..2 {\n    s[i] = Q[i];\n}";
     const_array_copy_on_data: "accl::type::assign_to_const" =>
         "const Q = [1.0, 2.0];\ndata copy(Q[0:1]) {\n}";
+    const_array_passed_on_to_writer: "accl::type::assign_to_const" =>
+        "const Q = [1.0, 2.0];\nfn outer(a: f64[]) { inner(a); }\nfn inner(b: f64[]) { b[1] = 0.0; }\nouter(Q);";
+    const_array_atomic_builtin: "accl::type::assign_to_const" =>
+        "const Q = [1, 2];\nlet old = atomic_add(Q[0], 1);";
     const_array_not_literal: "accl::type::not_constant" =>
         "let a = zeros(f64, 2);\nconst Q: f64[] = a;";
 }
 
 #[test]
 fn every_case_is_counted() {
-    assert!(CASES.len() >= 17, "{} cases", CASES.len());
+    assert!(CASES.len() >= 19, "{} cases", CASES.len());
 }

@@ -155,14 +155,6 @@ impl Checker<'_> {
             },
             ast::ExprKind::Index(a, ix) => {
                 let (array, elem, indices) = self.index_parts(a, ix, target.span, write)?;
-                if let Some(l) = self.constant_array(array) {
-                    let name = match self.body.exprs[array] {
-                        hir::Expr::Global(_) => self.out.main.locals[l].name.clone(),
-                        _ => self.body.locals[l].name.clone(),
-                    };
-                    self.constant_written(&name, target.span, "element written here");
-                    return None;
-                }
                 Some((hir::Place::Element { array, indices }, Type::Scalar(elem)))
             }
             ast::ExprKind::Error => None,

@@ -96,6 +96,7 @@ impl Checker<'_> {
             callees: Vec::new(),
             globals: Vec::new(),
             written_params: Vec::new(),
+            passed_params: Vec::new(),
             nohost: false,
             bind: None,
         });

@@ -747,6 +747,19 @@ impl Checker<'_> {
             },
             _ => self.expr(a, None),
         };
+        if write {
+            if let Some(l) = self.constant_array(array) {
+                let name = match self.body.exprs[array] {
+                    hir::Expr::Global(_) => self.out.main.locals[l].name.clone(),
+                    _ => self.body.locals[l].name.clone(),
+                };
+                self.constant_written(&name, span, "element written here");
+                return None;
+            }
+            if let (&hir::Expr::Local(l), Some(_)) = (&self.body.exprs[array], self.body.func) {
+                self.note_param_write(l, span);
+            }
+        }
         let mut indices = Vec::with_capacity(ix.len());
         for i in ix {
             let (h, t) = self.expr(i, None);
@@ -847,13 +860,6 @@ impl Checker<'_> {
     }
 
     pub(super) fn note_array(&mut self, l: LocalH, span: Span, write: bool) {
-        if let (true, Some(f)) = (write, self.body.func) {
-            let params = self.fn_param_tys[f.index()].len();
-            let written = &mut self.fn_facts[f.index()].written_params;
-            if l.index() < params && !written.iter().any(|&(p, _)| p == l.index()) {
-                written.push((l.index(), span));
-            }
-        }
         if !self.updating_reduced_array {
             if let Some(red) = self.reduced_array(l) {
                 let name = self.body.locals[l].name.clone();

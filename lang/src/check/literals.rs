@@ -11,6 +11,25 @@ use crate::hir::{self, ExprH, FnH, LocalH};
 /// The most axes an array has ([`Type::Array`]).
 const MAX_RANK: usize = 3;
 
+/// Builtins that write the host data of one of their array arguments: the
+/// builtin and the argument's position.
+const WRITING_BUILTINS: &[(&str, usize)] = &[
+    ("mpi_allreduce", 0),
+    ("mpi_bcast", 0),
+    ("mpi_sendrecv", 2),
+    ("mpi_irecv", 0),
+    ("acc_memcpy_from_device", 0),
+    ("acc_memcpy_from_device_async", 0),
+];
+
+/// Which argument of builtin `name` it writes, if any.
+pub(super) fn written_arg(name: &str) -> Option<usize> {
+    WRITING_BUILTINS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, k)| k)
+}
+
 /// A constant array passed to a user function, checked once every body is:
 /// the callee must not write that parameter.
 pub(super) struct ConstArg {
@@ -288,10 +307,75 @@ impl Checker<'_> {
         );
     }
 
+    /// Argument `a` of a builtin that writes it: refused for a constant
+    /// array (whole or a section of it).
+    pub(super) fn builtin_writes(&mut self, a: &ast::Expr, builtin: &str) {
+        let var = match &a.kind {
+            ExprKind::Section(base, _) => &base.kind,
+            k => k,
+        };
+        if let ExprKind::Var(n) = var {
+            if self.is_constant_array(n) {
+                self.constant_written(n, a.span, &format!("`{builtin}` writes it"));
+            }
+        }
+    }
+
+    /// An element of local `l` written in a function: a parameter's write
+    /// is remembered for the calls that pass a constant array.
+    pub(super) fn note_param_write(&mut self, l: LocalH, span: Span) {
+        let Some(f) = self.body.func else { return };
+        let params = self.fn_param_tys[f.index()].len();
+        let written = &mut self.fn_facts[f.index()].written_params;
+        if l.index() < params && !written.iter().any(|&(p, _)| p == l.index()) {
+            written.push((l.index(), span));
+        }
+    }
+
+    /// Local `l` passed as parameter `param` of `callee`: a parameter
+    /// passed on is written where the callee writes it.
+    pub(super) fn note_param_passed(&mut self, l: LocalH, callee: FnH, param: usize, span: Span) {
+        let Some(f) = self.body.func else { return };
+        if l.index() < self.fn_param_tys[f.index()].len() {
+            self.fn_facts[f.index()]
+                .passed_params
+                .push((l.index(), callee, param, span));
+        }
+    }
+
+    /// Every function's written parameters, through the functions they pass
+    /// them on to: a fixed point over the call graph (a parameter enters a
+    /// set once, so it ends).
+    fn close_written_params(&mut self) {
+        loop {
+            let mut grew = false;
+            for f in 0..self.fn_facts.len() {
+                for k in 0..self.fn_facts[f].passed_params.len() {
+                    let (p, g, q, span) = self.fn_facts[f].passed_params[k];
+                    let callee_writes = self.fn_facts[g.index()]
+                        .written_params
+                        .iter()
+                        .any(|&(x, _)| x == q);
+                    let facts = &mut self.fn_facts[f];
+                    if callee_writes && !facts.written_params.iter().any(|&(x, _)| x == p) {
+                        facts.written_params.push((p, span));
+                        grew = true;
+                    }
+                }
+            }
+            if !grew {
+                return;
+            }
+        }
+    }
+
     /// After every body: constant arrays passed to functions that write
-    /// the parameter (or pass it on to another function, which may).
+    /// the parameter (themselves or through the functions they pass it to).
     pub(super) fn judge_const_args(&mut self) {
         let args = std::mem::take(&mut self.const_args);
+        if !args.is_empty() {
+            self.close_written_params();
+        }
         for a in args {
             let written = self.fn_facts[a.callee.index()]
                 .written_params
@@ -312,7 +396,7 @@ impl Checker<'_> {
                     )
                     .with_label(
                         w,
-                        "written here (or passed on to a function that may write it)",
+                        "written here (or passed on to a function that writes it)",
                     )
                     .with_help(format!("pass a copy instead: `clone({})`", a.name)),
                 );

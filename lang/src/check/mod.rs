@@ -144,9 +144,12 @@ struct FnFacts {
     callees: Vec<(FnH, Span)>,
     /// Top-level variables the body uses, each with its first use.
     globals: Vec<(LocalH, Span)>,
-    /// Array parameters (by position) the body writes or passes on to
-    /// another function, each with the first such use.
+    /// Array parameters (by position) whose elements the body writes, each
+    /// with the first write.
     written_params: Vec<(usize, Span)>,
+    /// Array parameters passed on to a function: (parameter, callee, the
+    /// callee's parameter, the argument).
+    passed_params: Vec<(usize, FnH, usize, Span)>,
     /// `routine .. nohost`: no host version (called from device code only).
     nohost: bool,
     /// `routine .. bind(f)`: device code calls `f` instead.
