@@ -221,7 +221,7 @@ impl Checker<'_> {
         for (i, (a, p)) in args.iter().zip(&params).enumerate() {
             let (h, t) = if let (ast::ExprKind::Var(name), Type::Array(..)) = (&a.kind, p) {
                 if self.is_constant_array(name) {
-                    self.const_args.push(super::literals::ConstArg {
+                    self.const_args.push(super::ConstArg {
                         callee: fh,
                         param: i,
                         name: name.clone(),

@@ -30,15 +30,6 @@ pub(super) fn written_arg(name: &str) -> Option<usize> {
         .map(|&(_, k)| k)
 }
 
-/// A constant array passed to a user function, checked once every body is:
-/// the callee must not write that parameter.
-pub(super) struct ConstArg {
-    pub callee: FnH,
-    pub param: usize,
-    pub name: String,
-    pub span: Span,
-}
-
 fn elements(n: usize) -> String {
     match n {
         1 => "1 element".to_string(),

@@ -156,6 +156,15 @@ struct FnFacts {
     bind: Option<ast::Ident>,
 }
 
+/// A constant array passed to a user function, checked once every body is
+/// (`literals.rs`): the callee must not write that parameter.
+struct ConstArg {
+    callee: FnH,
+    param: usize,
+    name: String,
+    span: Span,
+}
+
 /// A call from inside a device construct to a user function.
 struct DeviceCall {
     callee: FnH,
@@ -176,8 +185,8 @@ struct Checker<'b> {
     fn_names: HashMap<String, FnH>,
     /// Declared parameter types of each function, by handle index.
     fn_param_tys: Vec<Vec<Type>>,
-    /// Constant arrays passed to user functions ([`literals::ConstArg`]).
-    const_args: Vec<literals::ConstArg>,
+    /// Constant arrays passed to user functions.
+    const_args: Vec<ConstArg>,
     src: &'b str,
     fn_facts: Vec<FnFacts>,
     device_calls: Vec<DeviceCall>,
