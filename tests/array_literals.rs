@@ -139,3 +139,21 @@ fn constant_array_contents_match_on_both_backends() {
         assert_eq!(q.to_vec::<f64>().unwrap(), vec![0.5, 1.5, 2.5, 3.5]);
     }
 }
+
+#[test]
+fn a_constant_array_stays_constant_in_later_inputs() {
+    for device in [false, true] {
+        let mut r = run("const Q = [1.0, 2.0]; let w = [3.0, 4.0];", device);
+        r.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}", e.render(100)));
+        let err = r.engine.eval("Q[0] = 5.0;").unwrap_err();
+        assert!(
+            err.render(100).contains("accl::type::assign_to_const"),
+            "{}",
+            err.render(100)
+        );
+        r.engine.eval("w[0] = 5.0; let s = w[0] + Q[1];").unwrap();
+        assert_eq!(r.engine.get_value("s").unwrap().to_string(), "7.0");
+    }
+}

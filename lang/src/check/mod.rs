@@ -54,6 +54,8 @@ use std::collections::HashMap;
 pub struct Global {
     pub name: String,
     pub ty: Type,
+    /// A constant array of an earlier input: nothing may write it.
+    pub constant: bool,
 }
 
 /// The outcome of a successful check: the program and any warnings.
@@ -287,6 +289,7 @@ impl<'b> Checker<'b> {
         self.push_scope();
         for g in globals {
             let l = self.new_local(&g.name, g.ty, true, Span::default());
+            self.body.locals[l].constant = g.constant;
             self.out.globals.push(l);
         }
         let fns: Vec<&ast::FnDecl> = prog
