@@ -95,6 +95,8 @@ cases! {
         "const Q = [1.0, 2.0];\nfn outer(a: f64[]) { inner(a); }\nfn inner(b: f64[]) { b[1] = 0.0; }\nouter(Q);";
     const_array_atomic_builtin: "accl::type::assign_to_const" =>
         "const Q = [1, 2];\nlet old = atomic_add(Q[0], 1);";
+    const_array_returned: "accl::type::assign_to_const" =>
+        "const Q = [1.0, 2.0];\nfn get() -> f64[] { return Q; }\nlet a = get();";
     const_array_not_literal: "accl::type::not_constant" =>
         "let a = zeros(f64, 2);\nconst Q: f64[] = a;";
 }

@@ -283,6 +283,27 @@ impl Checker<'_> {
         }
     }
 
+    /// `return e`: a constant array would reach the caller as an array it
+    /// may write.
+    pub(super) fn returns_constant(&mut self, e: ExprH, span: Span) {
+        let Some(l) = self.constant_array(e) else {
+            return;
+        };
+        let name = match self.body.exprs[e] {
+            hir::Expr::Global(_) => self.out.main.locals[l].name.clone(),
+            _ => self.body.locals[l].name.clone(),
+        };
+        self.err(
+            Diag::error(
+                "accl::type::assign_to_const",
+                format!("the constant array `{name}` cannot be returned"),
+                span,
+                "the caller could write it",
+            )
+            .with_help(format!("return a copy: `return clone({name});`")),
+        );
+    }
+
     /// A write to constant array `name` at `span`.
     pub(super) fn constant_written(&mut self, name: &str, span: Span, how: &str) {
         self.err(

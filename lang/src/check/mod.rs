@@ -690,6 +690,7 @@ impl<'b> Checker<'b> {
                         } else {
                             self.coerce(h, ty, ret, e.span);
                         }
+                        self.returns_constant(h, e.span);
                         hir::StmtKind::Return(Some(h))
                     }
                     None => {
