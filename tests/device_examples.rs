@@ -46,6 +46,7 @@ exact!(
     matmul,
     saxpy,
     sections,
+    smoothing,
     spmv,
     unstructured
 );

@@ -212,3 +212,11 @@ fn the_fmt_command_rewrites_checks_and_refuses_what_does_not_parse() {
     assert!(err.contains("bad.accl"), "{err}");
     assert_eq!(std::fs::read_to_string(&bad).unwrap(), "let z = ;\n");
 }
+
+#[test]
+fn array_literals_get_one_space_after_commas_and_none_inside_brackets() {
+    let src = "const Q=[ 0.1,0.5 ,0.9 ];\nlet m=[ [1,2],[ 3,4] ];\nlet x=Q[ 1 ]+[1.0,2.0][0]*-[3.0][0];\nprintln(f([1.0 , 2.0]));\n";
+    let want = "const Q = [0.1, 0.5, 0.9];\nlet m = [[1, 2], [3, 4]];\nlet x = Q[1] + [1.0, 2.0][0] * -[3.0][0];\nprintln(f([1.0, 2.0]));\n";
+    assert_eq!(accl_fmt::format_source(src).unwrap(), want);
+    assert_eq!(accl_fmt::format_source(want).unwrap(), want);
+}

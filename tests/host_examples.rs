@@ -74,6 +74,7 @@ examples!(
     reductions,
     saxpy,
     sections,
+    smoothing,
     spmv,
     unstructured
 );
@@ -102,6 +103,7 @@ fn outputs() {
         "sections: a[0:500] doubled, a[500:500] negated, a[N-1] = -999\n"
     );
     assert_eq!(run("pi"), "pi ~ 3.14159265 from 1000000 intervals\n");
+    assert_eq!(run("smoothing"), "smoothing: y[32] = 38, norm = 16\n");
 }
 
 /// The fenced code blocks of a Markdown text, in order.

@@ -362,7 +362,7 @@ impl Cx<'_> {
             Expr::Index(a, idx) => {
                 self.mentions(*a, vars) || idx.iter().any(|&x| self.mentions(x, vars))
             }
-            Expr::Call(_, args) | Expr::Builtin(_, args) => {
+            Expr::Call(_, args) | Expr::Builtin(_, args) | Expr::Array(_, args) => {
                 args.iter().any(|&x| self.mentions(x, vars))
             }
             Expr::Const(_) | Expr::Str(_) | Expr::TypeArg(_) => false,
@@ -520,6 +520,8 @@ impl Cx<'_> {
                 }
             }
             Expr::Str(_) | Expr::TypeArg(_) => w.refuse("it uses a string"),
+            // The checker keeps array literals out of device code.
+            Expr::Array(..) => w.refuse("it builds an array"),
         }
     }
 }

@@ -236,10 +236,12 @@ impl<'s> State<'s> {
     /// Whether a space separates two tokens on one line.
     fn spaced(&self, p: Tok<'s>, t: Tok<'s>) -> bool {
         use Tok::*;
-        if matches!(t, Comma | Semi | RParen | RBracket | LBracket | Colon)
-            || matches!(p, LParen | LBracket)
-        {
+        if matches!(t, Comma | Semi | RParen | RBracket | Colon) || matches!(p, LParen | LBracket) {
             return false;
+        }
+        if t == LBracket {
+            // `a[i]` and `f64[]`, but `= [1, 2]` and `, [3, 4]` (a literal).
+            return !ends_operand(p) && !self.unary;
         }
         if matches!(t, DotDot | DotDotEq | ColonColon)
             || matches!(p, DotDot | DotDotEq | ColonColon)

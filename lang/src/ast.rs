@@ -412,6 +412,8 @@ pub enum ExprKind {
     /// data clauses, `update` and `cache`.
     Section(Box<Expr>, Vec<SectionAxis>),
     Call(Ident, Vec<Expr>),
+    /// `[e1, e2, ..]`: a new array of these elements (non-empty).
+    Array(Vec<Expr>),
     /// An expression that failed to parse (already reported).
     Error,
 }
@@ -456,7 +458,9 @@ impl Drop for Expr {
                         }
                     }
                 }
-                ExprKind::Call(_, mut args) => todo.extend(args.iter_mut().map(detach)),
+                ExprKind::Call(_, mut args) | ExprKind::Array(mut args) => {
+                    todo.extend(args.iter_mut().map(detach))
+                }
                 _ => {}
             }
         }
@@ -578,7 +582,9 @@ impl Expr {
                     .map(nest)
                     .fold(nest(a), u32::max)
             }
-            ExprKind::Call(_, args) => 1 + args.iter().map(nest).max().unwrap_or(0),
+            ExprKind::Call(_, args) | ExprKind::Array(args) => {
+                1 + args.iter().map(nest).max().unwrap_or(0)
+            }
             _ => 1,
         };
         let child = |e: &Expr| e.depth;
@@ -591,7 +597,9 @@ impl Expr {
                 .flat_map(SectionAxis::exprs)
                 .map(child)
                 .fold(child(a), u32::max),
-            ExprKind::Call(_, args) => args.iter().map(child).max().unwrap_or(0),
+            ExprKind::Call(_, args) | ExprKind::Array(args) => {
+                args.iter().map(child).max().unwrap_or(0)
+            }
             _ => 0,
         };
         Expr {

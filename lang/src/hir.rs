@@ -107,6 +107,8 @@ pub struct Local {
     pub name: String,
     pub ty: Type,
     pub mutable: bool,
+    /// An array constant (`const q = [..];`): nothing writes its elements.
+    pub constant: bool,
 }
 
 pub type Block = Vec<Stmt>;
@@ -205,6 +207,9 @@ pub enum Expr {
     Builtin(BuiltinId, Vec<ExprH>),
     Str(String),
     TypeArg(Scalar),
+    /// An array literal: its shape (leading axis first) and its elements in
+    /// row-major order, each of the array's element type. Host code only.
+    Array(Vec<usize>, Vec<ExprH>),
 }
 
 /// A device construct (`parallel loop`, `data`, `update`, `wait`, ...).

@@ -435,7 +435,9 @@ impl Walk {
                     .flat_map(|x| x.exprs())
                     .for_each(|x| self.expr(x));
             }
-            ExprKind::Call(_, args) => args.iter().for_each(|x| self.expr(x)),
+            ExprKind::Call(_, args) | ExprKind::Array(args) => {
+                args.iter().for_each(|x| self.expr(x))
+            }
             _ => {}
         }
     }

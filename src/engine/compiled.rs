@@ -35,8 +35,8 @@ pub struct Program {
     pub(super) compiled: interp::Compiled,
     /// The engine variables the text names: (slot, name, type).
     pub(super) globals: Vec<(usize, String, Type)>,
-    /// Top-level `let`s: (slot, name, type).
-    pub(super) lets: Vec<(usize, String, Type)>,
+    /// Top-level `let`s and constant arrays: (slot, name, type, constant).
+    pub(super) lets: Vec<(usize, String, Type, bool)>,
     /// Its own `fn` and `const` declarations.
     pub(super) decls: Vec<OwnDecl>,
     /// Every identifier of the text (declarations included), and the

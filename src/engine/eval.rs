@@ -186,6 +186,7 @@ impl Engine {
             .map(|v| Global {
                 name: v.name.clone(),
                 ty: v.ty,
+                constant: v.constant,
             })
             .collect();
         let prog = match lang::check(&ast, &map.text, &self.builtins, &globals) {

@@ -49,6 +49,8 @@ pub type Val = RtVal;
 pub(crate) struct Var {
     pub name: String,
     pub ty: Type,
+    /// A constant array (`const q = [..];`): later inputs may not write it.
+    pub constant: bool,
     pub bits: u64,
     pub array: Option<stdlib::Array>,
     pub text: Option<std::rc::Rc<str>>,

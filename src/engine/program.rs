@@ -60,7 +60,8 @@ impl Engine {
                 let loc = &p.prog.main.locals[local];
                 // The checker's hidden locals (`acc_on_device(t)#k`) are no
                 // variables of the program.
-                (!loc.name.contains('#')).then(|| (local.index(), loc.name.clone(), loc.ty))
+                (!loc.name.contains('#'))
+                    .then(|| (local.index(), loc.name.clone(), loc.ty, loc.constant))
             })
             .collect();
         let host = idents
@@ -175,10 +176,11 @@ impl Engine {
                 .enumerate()
                 .map(|(i, v)| (v.name.clone(), i))
                 .collect();
-            for (slot, name, ty) in &p.lets {
+            for (slot, name, ty, constant) in &p.lets {
                 let var = Var {
                     name: name.clone(),
                     ty: *ty,
+                    constant: *constant,
                     bits: fr.s[*slot],
                     array: fr.a[*slot].clone(),
                     text: fr.t[*slot].clone(),

@@ -54,6 +54,7 @@ impl Engine {
     pub fn set<T: Elem>(&mut self, name: &str, v: T) {
         self.put(Var {
             name: name.to_string(),
+            constant: false,
             ty: Type::Scalar(T::SCALAR),
             bits: value_to_bits(v.to_value(), T::SCALAR),
             array: None,
@@ -72,6 +73,7 @@ impl Engine {
     pub fn set_str(&mut self, name: &str, text: &str) {
         self.put(Var {
             name: name.to_string(),
+            constant: false,
             ty: Type::Str,
             bits: 0,
             array: None,
@@ -134,6 +136,7 @@ impl Engine {
     pub fn set_array_handle(&mut self, name: &str, a: Array) {
         self.put(Var {
             name: name.to_string(),
+            constant: false,
             ty: Type::Array(a.scalar(), a.rank() as u8),
             bits: 0,
             array: Some(a),
@@ -243,6 +246,7 @@ impl Engine {
                     };
                     self.put(Var {
                         name: n.clone(),
+                        constant: false,
                         ty: Type::Scalar(s),
                         bits: value_to_bits(*v, s),
                         array: None,

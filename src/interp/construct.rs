@@ -12,7 +12,7 @@ use super::data::{enter_implicit, enter_structured, exit_structured, standalone}
 use super::deferred;
 use super::error;
 use super::host::compute;
-use super::machine::{run_block, CConstruct, CData, CExpr, CLoop, Ctx, DeviceCode, St};
+use super::machine::{run_block, CConstruct, CData, CExpr, CLoop, Ctx, DeviceCode, Implicit, St};
 use super::queue::QueueId;
 use super::scalar::counter_bits;
 use super::value::{Flow, Frame, R};
@@ -170,7 +170,7 @@ fn construct_on(
         c.data
             .iter()
             .map(|d| (d.slot, &d.name))
-            .chain(c.implicit.iter().map(|(s, n, _)| (*s, n)))
+            .chain(c.implicit.iter().map(|i| (i.slot, &i.name)))
             .filter_map(|(s, n)| {
                 fr.a.get(s)?
                     .as_ref()
@@ -356,7 +356,13 @@ impl Compiler<'_> {
                 .arrays
                 .iter()
                 .filter(|u| !cl.data.iter().any(|d| d.var == u.var))
-                .map(|u| (u.var.index(), name(u.var), u.span))
+                .map(|u| Implicit {
+                    slot: u.var.index(),
+                    name: name(u.var),
+                    span: u.span,
+                    // A constant array is never written: `copyin` suffices.
+                    copyout: !self.body.locals[u.var].constant,
+                })
                 .collect()
         } else {
             Vec::new()

@@ -186,8 +186,9 @@ pub fn exit_structured(cx: &mut Ctx, undo: Vec<Undo>, ok: bool, span: Span) -> R
 pub fn enter_implicit(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx, undo: &mut Vec<Undo>) -> R<()> {
     let dev = cx.device;
     let b = cx.backend.clone();
-    for (slot, name, span) in &c.implicit {
-        let a = array_of(fr, *slot)?;
+    for imp in &c.implicit {
+        let (name, span) = (&imp.name, &imp.span);
+        let a = array_of(fr, imp.slot)?;
         if b.env(cx).has_any(dev, &a) {
             continue;
         }
@@ -207,7 +208,7 @@ pub fn enter_implicit(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx, undo: &mut V
         undo.push(Undo {
             array: a.clone(),
             bx: r,
-            copyout: true,
+            copyout: imp.copyout,
         });
     }
     Ok(())

@@ -14,7 +14,7 @@ use super::deferred::{deferred_access, Touch};
 use super::error;
 use super::machine::{run_block, CExpr, Ctx, Ex, Ix};
 use super::scalar::{value_to_bits, Sc};
-use super::value::{Frame, R};
+use super::value::{Frame, RtVal, R};
 use super::Compiler;
 use crate::per_scalar;
 use lang::ast::{BinOp, UnOp};
@@ -315,7 +315,29 @@ impl Compiler<'_> {
                 CExpr::Str(Box::new(move |_, _| Ok(s.clone())))
             }
             Expr::TypeArg(t) => CExpr::Type(*t),
+            Expr::Array(shape, elems) => self.array_literal(shape, elems, ty, span),
         }
+    }
+
+    /// A new array of a literal's elements, in row-major order.
+    fn array_literal(&self, shape: &[usize], elems: &[ExprH], ty: Type, span: Span) -> CExpr {
+        let Type::Array(elem, _) = ty else {
+            return CExpr::Unit(Box::new(move |_, _| {
+                Err(error::internal(span, "bad array literal"))
+            }));
+        };
+        let shape = shape.to_vec();
+        let elems: Vec<CExpr> = elems.iter().map(|&e| self.expr(e)).collect();
+        CExpr::Arr(Box::new(move |fr, cx| {
+            let a = Array::zeros(elem, shape.clone())
+                .map_err(|_| error::internal(span, "bad array literal shape"))?;
+            for (i, e) in elems.iter().enumerate() {
+                if let RtVal::Scalar(v) = e.eval(fr, cx)? {
+                    a.data_mut().set(i, v);
+                }
+            }
+            Ok(a)
+        }))
     }
 
     /// A string expression.

@@ -27,6 +27,15 @@ pub type Ex<T> = Box<dyn Fn(&mut Frame, &mut Ctx) -> R<T>>;
 /// A compiled statement.
 pub type St = Box<dyn Fn(&mut Frame, &mut Ctx) -> R<Flow>>;
 
+/// An array a kernel uses that no data clause names: copied in for the
+/// launch if not present, and back out after it unless it is constant.
+pub struct Implicit {
+    pub slot: usize,
+    pub name: String,
+    pub span: Span,
+    pub copyout: bool,
+}
+
 /// A compiled expression, by result type.
 pub enum CExpr {
     Bool(Ex<bool>),
@@ -143,8 +152,8 @@ pub struct CConstruct {
     pub device_type: Option<&'static str>,
     pub default_async: Option<CExpr>,
     pub data: Vec<CData>,
-    /// Arrays a kernel uses that no data clause names: `(slot, name, span)`.
-    pub implicit: Vec<(usize, String, Span)>,
+    /// Arrays a kernel uses that no data clause names.
+    pub implicit: Vec<Implicit>,
     /// Array slots a kernel uses (rebound to the device copies).
     pub arrays: Vec<usize>,
     pub reductions: Vec<(ReductionOp, usize, Scalar)>,

@@ -66,7 +66,7 @@ impl Compiler<'_> {
             Expr::Index(a, ix) => {
                 self.mentions(*a, slot) || ix.iter().any(|i| self.mentions(*i, slot))
             }
-            Expr::Call(_, args) | Expr::Builtin(_, args) => {
+            Expr::Call(_, args) | Expr::Builtin(_, args) | Expr::Array(_, args) => {
                 args.iter().any(|a| self.mentions(*a, slot))
             }
             Expr::Const(_) | Expr::Str(_) | Expr::TypeArg(_) => false,

@@ -34,6 +34,10 @@ impl Lowerer<'_> {
                 let v = v.concretize(t).unwrap_or_else(|| v.cast(t));
                 fx.out.add_expr(Expr::Const(v), t, span)
             }
+            // The checker keeps array literals out of device code.
+            E::Array(..) => {
+                return Err(crate::unsupported(span, "an array literal in device code"))
+            }
             // The checker keeps top-level variables out of device code.
             E::Global(_) => {
                 return Err(crate::unsupported(

@@ -189,7 +189,7 @@ impl Cx<'_> {
                 };
                 readable && idx.iter().all(go)
             }
-            Expr::Call(..) | Expr::Str(_) => false,
+            Expr::Call(..) | Expr::Str(_) | Expr::Array(..) => false,
             Expr::Builtin(id, args) => {
                 self.builtins.get(*id).effect == Effect::Pure && args.iter().all(go)
             }

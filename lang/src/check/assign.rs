@@ -103,6 +103,10 @@ impl Checker<'_> {
                 Some(Binding::Local(l)) => {
                     let local = &self.body.locals[l];
                     let ty = local.ty;
+                    if local.constant {
+                        self.constant_written(name, target.span, "assigned here");
+                        return None;
+                    }
                     if !local.mutable {
                         let decl = self.body.locals.span(l);
                         self.err(
@@ -123,6 +127,10 @@ impl Checker<'_> {
                     Some((hir::Place::Local(l), ty))
                 }
                 Some(Binding::Global(l)) => {
+                    if self.out.main.locals[l].constant {
+                        self.constant_written(name, target.span, "assigned here");
+                        return None;
+                    }
                     let ty = self.global_use(l, name, target.span)?;
                     Some((hir::Place::Global(l), ty))
                 }

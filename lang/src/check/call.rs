@@ -91,6 +91,11 @@ impl Checker<'_> {
                 }
             }
         }
+        if let Some(k) = super::literals::written_arg(&b.name) {
+            if let Some(a) = args.get(k) {
+                self.builtin_writes(a, &b.name);
+            }
+        }
         let mut hs = Vec::with_capacity(args.len());
         let mut tys = Vec::with_capacity(args.len());
         let mut spans = Vec::with_capacity(args.len());
@@ -213,10 +218,20 @@ impl Checker<'_> {
             return self.error_expr(span);
         }
         let mut hs = Vec::with_capacity(args.len());
-        for (a, p) in args.iter().zip(&params) {
-            let (h, t) = if let (ast::ExprKind::Var(_), Type::Array(..)) = (&a.kind, p) {
-                // An array argument may be written by the callee.
-                self.array_arg(a)
+        for (i, (a, p)) in args.iter().zip(&params).enumerate() {
+            let (h, t) = if let (ast::ExprKind::Var(name), Type::Array(..)) = (&a.kind, p) {
+                if self.is_constant_array(name) {
+                    self.const_args.push(super::ConstArg {
+                        callee: fh,
+                        param: i,
+                        name: name.clone(),
+                        span: a.span,
+                    });
+                    self.expr(a, None)
+                } else {
+                    // An array argument may be written by the callee.
+                    self.array_arg(a, fh, i)
+                }
             } else {
                 self.expr(a, Some(*p))
             };
@@ -243,12 +258,13 @@ impl Checker<'_> {
         self.push(hir::Expr::Call(fh, hs), ret, span)
     }
 
-    fn array_arg(&mut self, a: &ast::Expr) -> (ExprH, Type) {
+    fn array_arg(&mut self, a: &ast::Expr, callee: hir::FnH, param: usize) -> (ExprH, Type) {
         if let ast::ExprKind::Var(name) = &a.kind {
             if let Some(Binding::Local(l)) = self.lookup(name) {
                 let ty = self.body.locals[l].ty;
                 if ty.is_array() {
                     self.note_array(l, a.span, true);
+                    self.note_param_passed(l, callee, param, a.span);
                     return self.push(hir::Expr::Local(l), ty, a.span);
                 }
             }

@@ -616,6 +616,23 @@ impl Checker<'_> {
                                 continue;
                             }
                         }
+                        if matches!(kind, DataKind::Copy | DataKind::CopyOut) {
+                            let var = match &e.kind {
+                                ast::ExprKind::Section(a, _) => &a.kind,
+                                k => k,
+                            };
+                            if let ast::ExprKind::Var(n) = var {
+                                if self.is_constant_array(n) {
+                                    self.constant_written(
+                                        n,
+                                        e.span,
+                                        &format!("`{name}` copies it back to the host"),
+                                    );
+                                    ok = false;
+                                    continue;
+                                }
+                            }
+                        }
                         match self.data_arg(kind, e) {
                             Some(dc) => {
                                 let prev = arrays_seen.iter().find(|(l, ..)| *l == dc.var);

@@ -95,6 +95,8 @@ impl Checker<'_> {
             }),
             callees: Vec::new(),
             globals: Vec::new(),
+            written_params: Vec::new(),
+            passed_params: Vec::new(),
             nohost: false,
             bind: None,
         });

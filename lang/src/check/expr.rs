@@ -562,6 +562,7 @@ impl Checker<'_> {
                 self.error_expr(span)
             }
             ExprKind::Call(f, args) => self.call(f, args, span),
+            ExprKind::Array(es) => self.array_literal(es, span, expect),
             ExprKind::Error => self.error_expr(span),
         }
     }
@@ -746,6 +747,19 @@ impl Checker<'_> {
             },
             _ => self.expr(a, None),
         };
+        if write {
+            if let Some(l) = self.constant_array(array) {
+                let name = match self.body.exprs[array] {
+                    hir::Expr::Global(_) => self.out.main.locals[l].name.clone(),
+                    _ => self.body.locals[l].name.clone(),
+                };
+                self.constant_written(&name, span, "element written here");
+                return None;
+            }
+            if let (&hir::Expr::Local(l), Some(_)) = (&self.body.exprs[array], self.body.func) {
+                self.note_param_write(l, span);
+            }
+        }
         let mut indices = Vec::with_capacity(ix.len());
         for i in ix {
             let (h, t) = self.expr(i, None);

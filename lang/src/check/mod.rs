@@ -26,6 +26,7 @@ mod foreach;
 pub use foreach::empty_separator;
 mod frame;
 mod globals;
+mod literals;
 mod names;
 mod on_device;
 mod private_arrays;
@@ -53,6 +54,8 @@ use std::collections::HashMap;
 pub struct Global {
     pub name: String,
     pub ty: Type,
+    /// A constant array of an earlier input: nothing may write it.
+    pub constant: bool,
 }
 
 /// The outcome of a successful check: the program and any warnings.
@@ -143,10 +146,25 @@ struct FnFacts {
     callees: Vec<(FnH, Span)>,
     /// Top-level variables the body uses, each with its first use.
     globals: Vec<(LocalH, Span)>,
+    /// Array parameters (by position) whose elements the body writes, each
+    /// with the first write.
+    written_params: Vec<(usize, Span)>,
+    /// Array parameters passed on to a function: (parameter, callee, the
+    /// callee's parameter, the argument).
+    passed_params: Vec<(usize, FnH, usize, Span)>,
     /// `routine .. nohost`: no host version (called from device code only).
     nohost: bool,
     /// `routine .. bind(f)`: device code calls `f` instead.
     bind: Option<ast::Ident>,
+}
+
+/// A constant array passed to a user function, checked once every body is
+/// (`literals.rs`): the callee must not write that parameter.
+struct ConstArg {
+    callee: FnH,
+    param: usize,
+    name: String,
+    span: Span,
 }
 
 /// A call from inside a device construct to a user function.
@@ -169,6 +187,8 @@ struct Checker<'b> {
     fn_names: HashMap<String, FnH>,
     /// Declared parameter types of each function, by handle index.
     fn_param_tys: Vec<Vec<Type>>,
+    /// Constant arrays passed to user functions.
+    const_args: Vec<ConstArg>,
     src: &'b str,
     fn_facts: Vec<FnFacts>,
     device_calls: Vec<DeviceCall>,
@@ -224,6 +244,7 @@ impl<'b> Checker<'b> {
             out: hir::Program::default(),
             fn_names: HashMap::new(),
             fn_param_tys: Vec::new(),
+            const_args: Vec::new(),
             src,
             fn_facts: Vec::new(),
             device_calls: Vec::new(),
@@ -268,6 +289,7 @@ impl<'b> Checker<'b> {
         self.push_scope();
         for g in globals {
             let l = self.new_local(&g.name, g.ty, true, Span::default());
+            self.body.locals[l].constant = g.constant;
             self.out.globals.push(l);
         }
         let fns: Vec<&ast::FnDecl> = prog
@@ -321,6 +343,7 @@ impl<'b> Checker<'b> {
             self.fn_body(f);
         }
         self.judge_globals();
+        self.judge_const_args();
         self.judge_device_calls();
     }
 
@@ -391,6 +414,7 @@ impl<'b> Checker<'b> {
                 name: name.to_string(),
                 ty,
                 mutable,
+                constant: false,
             },
             span,
         );
@@ -508,9 +532,18 @@ impl<'b> Checker<'b> {
                     );
                 }
                 let local = self.new_local(&name.name, ty, true, name.span);
+                // An alias of a constant array is as constant as it.
+                self.body.locals[local].constant = self.constant_array(h).is_some();
                 hir::StmtKind::Let { local, init: h }
             }
             K::Const { name, ty, init } => {
+                let want = ty.map(type_of);
+                if matches!(init.kind, ast::ExprKind::Array(_)) || want.is_some_and(Type::is_array)
+                {
+                    return self
+                        .const_array(name, want, init)
+                        .map(|kind| hir::Stmt { kind, span: s.span });
+                }
                 self.const_decl(name, ty, init);
                 return None;
             }
@@ -657,6 +690,7 @@ impl<'b> Checker<'b> {
                         } else {
                             self.coerce(h, ty, ret, e.span);
                         }
+                        self.returns_constant(h, e.span);
                         hir::StmtKind::Return(Some(h))
                     }
                     None => {
@@ -765,15 +799,6 @@ impl<'b> Checker<'b> {
         let want = ty.map(type_of);
         let (h, got) = self.expr(init, want);
         if let Some(w) = want {
-            if w.is_array() {
-                self.err(Diag::error(
-                    "accl::type::array_const",
-                    "a constant must be a scalar",
-                    ty.unwrap().span,
-                    "array type",
-                ));
-                return;
-            }
             self.coerce(h, got, w, init.span);
         }
         let value = match &self.body.exprs[h] {

@@ -114,6 +114,7 @@ impl Checker<'_> {
                 name: name.clone(),
                 ty: Type::BOOL,
                 mutable: false,
+                constant: false,
             },
             span,
         );

@@ -214,7 +214,9 @@ fn names_in(x: &Expr, out: &mut Vec<String>) {
                 .flat_map(SectionAxis::exprs)
                 .for_each(|i| names_in(i, out));
         }
-        ExprKind::Call(_, args) => args.iter().for_each(|a| names_in(a, out)),
+        ExprKind::Call(_, args) | ExprKind::Array(args) => {
+            args.iter().for_each(|a| names_in(a, out))
+        }
         _ => {}
     }
 }
@@ -968,7 +970,7 @@ impl Walk<'_, '_> {
                     }
                 }
             }
-            ExprKind::Call(_, args) => {
+            ExprKind::Call(_, args) | ExprKind::Array(args) => {
                 for a in args {
                     used |= self.rewrite_expr(a, name, hidden, k, los);
                 }
