@@ -298,27 +298,16 @@ impl Walk<'_> {
         }
         let f = self.cx.f;
         match &f.exprs[e] {
-            Expr::Load { array, index } => {
+            Expr::Load { array, index } | Expr::Atomic { array, index, .. } => {
                 let g = self.guards.clone();
                 self.accesses
                     .push((array.index(), index.first().copied(), g));
                 for &i in index {
                     self.expr(i);
                 }
-            }
-            Expr::Atomic {
-                array,
-                index,
-                value,
-                ..
-            } => {
-                let g = self.guards.clone();
-                self.accesses
-                    .push((array.index(), index.first().copied(), g));
-                for &i in index {
-                    self.expr(i);
+                if let Expr::Atomic { value, .. } = &f.exprs[e] {
+                    self.expr(*value);
                 }
-                self.expr(*value);
             }
             Expr::Unary(_, x) | Expr::Cast(x, _) => self.expr(*x),
             Expr::Binary(_, a, b) | Expr::Reduce(_, a, b) => {

@@ -367,15 +367,13 @@ fn dispatch(
     d.last_module = Some(words.clone());
     let plan = d.plan(key, kernel, &spec);
     let layout = &plan.layout;
-    let launch = layout
-        .encode(
-            kernel,
-            &args,
-            wg,
-            max_groups(kernel, &spec, &limits),
-            plan.per_invocation(),
-        )
-        .map_err(Box::new)?;
+    let groups = max_groups(kernel, &spec, &limits);
+    let encode = |args: &LaunchArgs| {
+        layout
+            .encode(kernel, args, wg, groups, plan.per_invocation())
+            .map_err(Box::new)
+    };
+    let launch = encode(&args)?;
     if launch.groups[0] == 0 {
         return Ok(Reduced::Now(
             kernel
@@ -474,16 +472,7 @@ fn dispatch(
         let mut first = 0;
         while first < total {
             args.range = Some((first, first.saturating_add(chunk)));
-            let part = layout
-                .encode(
-                    kernel,
-                    &args,
-                    wg,
-                    max_groups(kernel, &spec, &limits),
-                    plan.per_invocation(),
-                )
-                .map_err(Box::new)?;
-            parts.push(part.bytes);
+            parts.push(encode(&args)?.bytes);
             first = first.saturating_add(chunk);
         }
     }
