@@ -89,25 +89,9 @@ fn gap<'s>(
     Ok(())
 }
 
-/// Length of the (nested) block comment that `rest` starts with.
+/// Length of the (nested) block comment that `rest` starts with (`/*`).
 fn block_len(rest: &[u8]) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = 0;
-    while i < rest.len() {
-        if rest[i..].starts_with(b"/*") {
-            depth += 1;
-            i += 2;
-        } else if rest[i..].starts_with(b"*/") {
-            depth -= 1;
-            i += 2;
-            if depth == 0 {
-                return Some(i);
-            }
-        } else {
-            i += 1;
-        }
-    }
-    None
+    Some(2 + lang::token::block_comment_rest(rest.get(2..)?)?)
 }
 
 /// Whether two item lists hold the same tokens and comments in the same

@@ -16,8 +16,23 @@ pub enum LexFail {
 }
 
 fn block_comment<'s>(lex: &mut logos::Lexer<'s, Tok<'s>>) -> Result<logos::Skip, LexFail> {
-    // Block comments nest, which no regular expression can match.
     let rest = lex.remainder().as_bytes();
+    match block_comment_rest(rest) {
+        Some(n) => {
+            lex.bump(n);
+            Ok(logos::Skip)
+        }
+        None => {
+            lex.bump(rest.len());
+            Err(LexFail::UnterminatedBlockComment)
+        }
+    }
+}
+
+/// The length of the rest of a block comment, `rest` following its opening
+/// `/*`, up to and with the `*/` that closes it; `None` when none does.
+/// Block comments nest, which no regular expression can match.
+pub fn block_comment_rest(rest: &[u8]) -> Option<usize> {
     let mut depth = 1usize;
     let mut i = 0;
     while i < rest.len() {
@@ -28,15 +43,13 @@ fn block_comment<'s>(lex: &mut logos::Lexer<'s, Tok<'s>>) -> Result<logos::Skip,
             depth -= 1;
             i += 2;
             if depth == 0 {
-                lex.bump(i);
-                return Ok(logos::Skip);
+                return Some(i);
             }
         } else {
             i += 1;
         }
     }
-    lex.bump(rest.len());
-    Err(LexFail::UnterminatedBlockComment)
+    None
 }
 
 /// A token. Keywords are reserved; clause names (`copyin`, `gang`, ...) are

@@ -7,43 +7,12 @@
 //! It lives in `stdlib` because it needs the real builtin table (`lang`
 //! cannot depend on `stdlib`).
 
-use lang::diag::render_plain;
-use lang::{Diag, Source};
-
-/// Every diagnostic (errors first, then warnings) of `src`: syntax errors if
-/// there are any, otherwise the checker's.
-fn diagnose(src: &str) -> Vec<Diag> {
-    let (ast, mut diags) = lang::parse(src);
-    if diags.is_empty() {
-        diags = match lang::check(&ast, src, &stdlib::builtins(), &[]) {
-            Ok(c) => c.warnings,
-            Err(d) => d,
-        };
-    }
-    diags
-}
-
-fn render(src: &str, diags: &[Diag]) -> String {
-    render_plain(&Source::new("test.accl", src), diags, 80)
-}
+mod common;
+use common::*;
 
 /// Check `src`, assert its first error has `code`, snapshot the rendering.
 fn case(name: &str, code: &str, src: &str) {
-    let diags = diagnose(src);
-    let rendered = render(src, &diags);
-    let first = diags.iter().find(|d| d.is_error()).unwrap_or_else(|| {
-        panic!("{name}: expected an error `{code}`, got none:\n{rendered}");
-    });
-    assert_eq!(
-        first.code, code,
-        "{name}: wrong primary diagnostic:\n{rendered}"
-    );
-    for d in &diags {
-        assert!(
-            d.span().end as usize <= src.len(),
-            "{name}: span past the end"
-        );
-    }
+    let rendered = checked(name, code, src);
     let mut settings = insta::Settings::clone_current();
     settings.set_prepend_module_to_snapshot(false);
     settings.set_description(src);
