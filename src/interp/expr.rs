@@ -495,6 +495,9 @@ impl Compiler<'_> {
     }
 
     fn call(&self, f: lang::hir::FnH, args: &[ExprH], span: Span, ty: Type) -> CExpr {
+        if let Some(c) = self.jitted_call(f, args, span, ty) {
+            return c;
+        }
         let idx = f.index();
         let func = &self.prog.functions[f];
         let nlocals = func.body.locals.len();

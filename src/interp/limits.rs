@@ -33,7 +33,7 @@ impl Ctx {
     }
 
     #[cold]
-    fn check_limits(&mut self, span: Span) -> R<()> {
+    pub(crate) fn check_limits(&mut self, span: Span) -> R<()> {
         if self.held {
             self.held = self.backend.clone().submit_idle();
         }

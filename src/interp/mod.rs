@@ -24,11 +24,13 @@
 //!    context's limit checks).
 //! 4. [`deferred`] (reduction results not yet read), [`data`] (data
 //!    clauses) and [`host`] (the host reference backend): the present
-//!    table and race tracking as the constructs use them.
+//!    table and race tracking as the constructs use them; [`native`]
+//!    (calling into host code compiled by the `host-jit` crate).
 //! 5. This module's [`Compiler`], which its children extend with `impl`
 //!    blocks: [`expr`], [`stmt`], [`builtin`] (with [`mpi`], the `mpi_*`
-//!    builtins) and [`construct`] (the construct flow every backend
-//!    shares). Mutually recursive compilation goes through `Compiler`'s
+//!    builtins), [`construct`] (the construct flow every backend
+//!    shares) and [`jit`] (compiled functions and loops in place of
+//!    closures). Mutually recursive compilation goes through `Compiler`'s
 //!    methods, so no child imports another that imports it back; at run
 //!    time they meet only through the closures they build.
 
@@ -40,10 +42,12 @@ pub mod device;
 pub mod error;
 pub mod expr;
 pub mod host;
+pub mod jit;
 pub mod limits;
 pub mod machine;
 pub mod memcpy;
 pub mod mpi;
+pub mod native;
 pub mod present;
 pub mod queue;
 pub mod race;
@@ -77,6 +81,8 @@ pub struct Compiler<'a> {
     /// reads and writes of them first look for a pending result
     /// ([`deferred::deferred_access`]); other locals cost nothing.
     pub watched: std::collections::HashSet<usize>,
+    /// The program's compiled host code, if any ([`jit`]).
+    pub jit: Option<Rc<host_jit::JitProgram>>,
 }
 
 impl<'a> Compiler<'a> {
@@ -85,6 +91,7 @@ impl<'a> Compiler<'a> {
         body: &'a hir::Body,
         builtins: &'a Builtins,
         kernels: &'a RefCell<Vec<Rc<DeviceCode>>>,
+        jit: Option<Rc<host_jit::JitProgram>>,
     ) -> Compiler<'a> {
         let mut watched = std::collections::HashSet::new();
         reduction_slots(&body.block, &mut watched);
@@ -94,6 +101,7 @@ impl<'a> Compiler<'a> {
             builtins,
             kernels,
             watched,
+            jit,
         }
     }
 }
@@ -139,18 +147,19 @@ pub struct Compiled {
 /// Compile a checked program.
 pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Compiled {
     let kernels = RefCell::new(Vec::new());
+    let jit = native::compile(prog, builtins);
     let fns = prog
         .functions
         .iter()
         .map(|(_, f)| {
-            let c = Compiler::new(prog, &f.body, builtins, &kernels);
+            let c = Compiler::new(prog, &f.body, builtins, &kernels, jit.clone());
             CFn {
                 name: f.name.clone(),
                 body: c.block(&f.body.block),
             }
         })
         .collect();
-    let c = Compiler::new(prog, &prog.main, builtins, &kernels);
+    let c = Compiler::new(prog, &prog.main, builtins, &kernels, jit);
     let main = c.block(&prog.main.block);
     let tail = prog.tail.map(|t| c.expr(t));
     Compiled {

@@ -146,19 +146,22 @@ impl Compiler<'_> {
             StmtKind::While { cond, body } => {
                 let c = self.ex::<bool>(*cond);
                 let b = self.block(body);
-                Box::new(move |fr, cx| {
-                    while c(fr, cx)? {
-                        cx.tick(span)?;
-                        match run_block(&b, fr, cx)? {
-                            Flow::Break => break,
-                            Flow::Return => return Ok(Flow::Return),
-                            _ => {}
+                self.jitted_loop(
+                    s,
+                    Box::new(move |fr, cx| {
+                        while c(fr, cx)? {
+                            cx.tick(span)?;
+                            match run_block(&b, fr, cx)? {
+                                Flow::Break => break,
+                                Flow::Return => return Ok(Flow::Return),
+                                _ => {}
+                            }
                         }
-                    }
-                    Ok(Flow::Next)
-                })
+                        Ok(Flow::Next)
+                    }),
+                )
             }
-            StmtKind::For(fl) => self.for_loop(fl),
+            StmtKind::For(fl) => self.jitted_loop(s, self.for_loop(fl)),
             StmtKind::Break => Box::new(|_, _| Ok(Flow::Break)),
             // A hint for the device: nothing to do on the host.
             StmtKind::Cache { .. } => Box::new(|_, _| Ok(Flow::Next)),

@@ -1,0 +1,616 @@
+//! Host code at native speed: the checked HIR's scalar functions and loops
+//! compiled with Cranelift.
+//!
+//! The interpreter stays the reference: this crate takes only code whose
+//! every operation it compiles with the interpreter's exact semantics
+//! ([`plan`]), and the interpreter calls what it compiled through two entry
+//! shapes ([`runtime::FnEntry`], [`runtime::LoopEntry`]). Compiled code
+//! shares one block with the interpreter ([`runtime::Rt`]): the operation
+//! count (so operation, time and progress limits stop a run at the same
+//! operation), the call depth, and what stopped a run (a trap with its
+//! [`Site`], which the interpreter turns into the same located error it
+//! would have raised).
+//!
+//! Modules: [`plan`] (what compiles), [`walk`] (locals a statement names),
+//! [`runtime`] (the shared block and math routines), [`lower`] (statements,
+//! control flow, traps) and [`expr`] (expressions); this module owns the
+//! machine code.
+
+mod expr;
+mod lower;
+pub mod plan;
+pub mod runtime;
+mod walk;
+
+use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
+use lang::hir::{self, Body, FnH, Stmt, StmtKind};
+use lang::{Builtins, Scalar, Span, Type};
+use lower::{cl, ArrVars, Callees, Exit, Gen, PTR};
+use plan::{scalar, Planner};
+use runtime::*;
+use std::collections::HashMap;
+
+/// Where a trap or a limit check happened, for the interpreter's message.
+#[derive(Debug, Clone)]
+pub enum Site {
+    /// A loop iteration (the loop's span, as the interpreter ticks it).
+    Tick(Span),
+    /// A call (its span).
+    Call(Span),
+    /// An element access: each index's span and the whole access's.
+    Index { ix: Vec<Span>, span: Span },
+    /// An integer division or remainder.
+    Div(Span),
+}
+
+/// A compiled function.
+pub struct FnUnit {
+    pub entry: FnEntry,
+    pub params: Vec<Scalar>,
+    pub ret: Option<Scalar>,
+}
+
+/// A compiled loop statement.
+pub struct LoopUnit {
+    pub entry: LoopEntry,
+    /// The scalar locals it reads from and writes back to the frame.
+    pub scalars: Vec<usize>,
+    /// Its arrays, in descriptor order: the local, the element type and
+    /// the rank it indexes with.
+    pub arrays: Vec<(usize, Scalar, u8)>,
+}
+
+/// The machine code of one program.
+pub struct JitProgram {
+    module: Option<JITModule>,
+    fns: Vec<Option<FnUnit>>,
+    loops: HashMap<usize, LoopUnit>,
+    pub sites: Vec<Site>,
+}
+
+impl Drop for JitProgram {
+    fn drop(&mut self) {
+        if let Some(m) = self.module.take() {
+            // SAFETY: the entries are owned by this value alone, and the
+            // interpreter's closures that call them hold it (through an
+            // `Rc`) for as long as they live.
+            unsafe { m.free_memory() };
+        }
+    }
+}
+
+impl JitProgram {
+    pub fn function(&self, f: FnH) -> Option<&FnUnit> {
+        self.fns.get(f.index())?.as_ref()
+    }
+
+    /// The compiled form of loop statement `s`, if it has one.
+    pub fn loop_unit(&self, s: &Stmt) -> Option<&LoopUnit> {
+        self.loops.get(&(s as *const Stmt as usize))
+    }
+
+    /// How many functions and loops were compiled.
+    pub fn counts(&self) -> (usize, usize) {
+        (self.fns.iter().flatten().count(), self.loops.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.loops.is_empty() && self.fns.iter().all(Option::is_none)
+    }
+}
+
+/// Compile what the JIT takes of `prog`. `Err` when this machine has no
+/// Cranelift back end or code generation failed (the interpreter then
+/// runs everything).
+pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, String> {
+    let planner = Planner::new(prog, builtins);
+    let mut loops = Vec::new();
+    for (h, f) in prog.functions.iter() {
+        if !planner.function(h) {
+            find_loops(&planner, &f.body, &f.body.block, scalar(f.ret), &mut loops);
+        }
+    }
+    find_loops(&planner, &prog.main, &prog.main.block, None, &mut loops);
+    if loops.is_empty() && !planner.fns.iter().any(|&c| c) {
+        return Ok(JitProgram {
+            module: None,
+            fns: Vec::new(),
+            loops: HashMap::new(),
+            sites: Vec::new(),
+        });
+    }
+
+    let mut flags = settings::builder();
+    let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| e.to_string());
+    set(&mut flags, "opt_level", "speed")?;
+    set(&mut flags, "use_colocated_libcalls", "false")?;
+    set(&mut flags, "is_pic", "false")?;
+    let isa = cranelift_native::builder()
+        .map_err(|e| e.to_string())?
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| e.to_string())?;
+    let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
+    let mut routines: Vec<(String, &'static str, *const u8, usize)> = Vec::new();
+    for (arity, list) in [
+        (1, runtime::unary()),
+        (2, runtime::binary()),
+        (3, runtime::ternary()),
+    ] {
+        for (name, s32, p32, s64, p64) in list {
+            jb.symbol(s32, p32);
+            jb.symbol(s64, p64);
+            routines.push((format!("{name}/32"), s32, p32, arity));
+            routines.push((format!("{name}/64"), s64, p64, arity));
+        }
+    }
+    let mut module = JITModule::new(jb);
+    let mut math = HashMap::new();
+    for (key, sym, _, arity) in &routines {
+        let t = if key.ends_with("/32") {
+            types::F32
+        } else {
+            types::F64
+        };
+        let mut sig = module.make_signature();
+        for _ in 0..*arity {
+            sig.params.push(AbiParam::new(t));
+        }
+        sig.returns.push(AbiParam::new(t));
+        let id = module
+            .declare_function(sym, Linkage::Import, &sig)
+            .map_err(|e| e.to_string())?;
+        math.insert(key.clone(), id);
+    }
+
+    // Declare every function first: they call each other.
+    let mut fn_ids: Vec<Option<FuncId>> = vec![None; prog.functions.len()];
+    let mut fn_sigs = vec![None; prog.functions.len()];
+    for (h, f) in prog.functions.iter() {
+        if !planner.function(h) {
+            continue;
+        }
+        let params: Vec<Scalar> = f
+            .params
+            .iter()
+            .map(|&p| scalar(f.body.locals[p].ty).unwrap_or(Scalar::I64))
+            .collect();
+        let ret = scalar(f.ret);
+        let mut sig = module.make_signature();
+        for &p in &params {
+            sig.params.push(AbiParam::new(cl(p)));
+        }
+        sig.params.push(AbiParam::new(PTR));
+        if let Some(r) = ret {
+            sig.returns.push(AbiParam::new(cl(r)));
+        }
+        let id = module
+            .declare_function(&format!("fn{}", h.index()), Linkage::Local, &sig)
+            .map_err(|e| e.to_string())?;
+        fn_ids[h.index()] = Some(id);
+        fn_sigs[h.index()] = Some((params, ret));
+    }
+
+    let mut b = Builder {
+        module,
+        sites: Vec::new(),
+        builtins,
+        math,
+        fn_ids,
+        fn_sigs,
+        next_name: 0,
+    };
+    let mut entries = Vec::new();
+    for (h, f) in prog.functions.iter() {
+        if let Some(id) = b.fn_ids[h.index()] {
+            b.function(f, id)?;
+            entries.push((h.index(), b.fn_entry(h.index(), id)?));
+        }
+    }
+    let mut loop_ids = Vec::new();
+    for (body, s, ret) in &loops {
+        loop_ids.push(b.loop_unit(body, s, *ret)?);
+    }
+    b.module.finalize_definitions().map_err(|e| e.to_string())?;
+
+    let mut fns: Vec<Option<FnUnit>> = (0..prog.functions.len()).map(|_| None).collect();
+    for (i, id) in entries {
+        let code = b.module.get_finalized_function(id);
+        let (params, ret) = b.fn_sigs[i].clone().unwrap_or_default();
+        fns[i] = Some(FnUnit {
+            // SAFETY: built with the `FnEntry` signature by `fn_entry`.
+            entry: unsafe { std::mem::transmute::<*const u8, FnEntry>(code) },
+            params,
+            ret,
+        });
+    }
+    let mut units = HashMap::new();
+    for ((_, s, _), (id, scalars, arrays)) in loops.iter().zip(loop_ids) {
+        let code = b.module.get_finalized_function(id);
+        units.insert(
+            *s as *const Stmt as usize,
+            LoopUnit {
+                // SAFETY: built with the `LoopEntry` signature by `loop_unit`.
+                entry: unsafe { std::mem::transmute::<*const u8, LoopEntry>(code) },
+                scalars,
+                arrays,
+            },
+        );
+    }
+    Ok(JitProgram {
+        module: Some(b.module),
+        fns,
+        loops: units,
+        sites: b.sites,
+    })
+}
+
+/// The outermost loops of `b` that compile on their own.
+fn find_loops<'p>(
+    planner: &Planner,
+    body: &'p Body,
+    b: &'p [Stmt],
+    ret: Option<Scalar>,
+    out: &mut Vec<(&'p Body, &'p Stmt, Option<Scalar>)>,
+) {
+    for s in b {
+        match &s.kind {
+            StmtKind::For(_) | StmtKind::While { .. } if planner.loop_ok(body, s) => {
+                out.push((body, s, ret))
+            }
+            StmtKind::For(fl) => find_loops(planner, body, &fl.body, ret, out),
+            StmtKind::While { body: w, .. } => find_loops(planner, body, w, ret, out),
+            StmtKind::If { then, els, .. } => {
+                find_loops(planner, body, then, ret, out);
+                find_loops(planner, body, els, ret, out);
+            }
+            StmtKind::Block(inner) => find_loops(planner, body, inner, ret, out),
+            _ => {}
+        }
+    }
+}
+
+struct Builder<'a> {
+    module: JITModule,
+    sites: Vec<Site>,
+    builtins: &'a Builtins,
+    math: HashMap<String, FuncId>,
+    fn_ids: Vec<Option<FuncId>>,
+    fn_sigs: Vec<Option<(Vec<Scalar>, Option<Scalar>)>>,
+    next_name: usize,
+}
+
+impl Builder<'_> {
+    fn name(&mut self, what: &str) -> String {
+        self.next_name += 1;
+        format!("{what}{}", self.next_name)
+    }
+
+    fn define(&mut self, id: FuncId, ctx: &mut cranelift_codegen::Context) -> Result<(), String> {
+        let trace = std::env::var("ACCL_JIT_TRACE").is_ok_and(|v| v == "asm");
+        ctx.set_disasm(trace);
+        self.module
+            .define_function(id, ctx)
+            .map_err(|e| format!("{e:?}"))?;
+        if let Some(code) = ctx
+            .compiled_code()
+            .and_then(|c| c.vcode.as_ref())
+            .filter(|_| trace)
+        {
+            eprintln!("jit: {id}:\n{code}");
+        }
+        self.module.clear_context(ctx);
+        Ok(())
+    }
+
+    /// A whole function, with its native signature.
+    fn function(&mut self, f: &hir::Function, id: FuncId) -> Result<(), String> {
+        let fc = self.module.isa().frontend_config();
+        let mut ctx = self.module.make_context();
+        ctx.func.signature = self
+            .module
+            .declarations()
+            .get_function_decl(id)
+            .signature
+            .clone();
+        let ret = scalar(f.ret);
+        {
+            let mut fbc = FunctionBuilderContext::new();
+            let mut fb = FunctionBuilder::new(&mut ctx.func, &mut fbc);
+            let entry = fb.create_block();
+            fb.append_block_params_for_function_params(entry);
+            fb.switch_to_block(entry);
+            let params = fb.block_params(entry).to_vec();
+            let rt = *params.last().expect("the runtime block");
+            let trap_exit = fb.create_block();
+            let ret_exit = fb.create_block();
+            if let Some(r) = ret {
+                fb.append_block_param(ret_exit, cl(r));
+            }
+            let ops = fb.declare_var(types::I64);
+            let next = fb.declare_var(types::I64);
+            let mut g = self.gen(
+                fb,
+                &f.body,
+                rt,
+                ops,
+                next,
+                trap_exit,
+                ret_exit,
+                Exit::Function,
+            );
+            g.sync_in();
+            // Every local starts at zero, as a fresh frame's slots do.
+            for (l, local) in f.body.locals.iter() {
+                if let Some(t) = scalar(local.ty) {
+                    let v = g.var(l.index());
+                    let z = zero(&mut g, t);
+                    g.b.def_var(v, z);
+                }
+            }
+            for (i, &p) in f.params.iter().enumerate() {
+                let v = g.var(p.index());
+                g.b.def_var(v, params[i]);
+            }
+            g.block(&f.body.block);
+            // Falling off the end returns the zero a fresh frame holds.
+            match ret {
+                Some(r) => {
+                    let z = zero(&mut g, r);
+                    g.b.ins().jump(ret_exit, &[z.into()]);
+                }
+                None => {
+                    g.b.ins().jump(ret_exit, &[]);
+                }
+            }
+            g.b.switch_to_block(ret_exit);
+            // The frontend adds parameters of its own to a block with
+            // several predecessors; the result is the first.
+            let rv: Vec<_> =
+                g.b.block_params(ret_exit)
+                    .iter()
+                    .copied()
+                    .take(ret.is_some() as usize)
+                    .collect();
+            g.sync_out();
+            g.b.ins().return_(&rv);
+            g.b.switch_to_block(trap_exit);
+            g.sync_out();
+            match ret {
+                Some(r) => {
+                    let z = zero(&mut g, r);
+                    g.b.ins().return_(&[z]);
+                }
+                None => {
+                    g.b.ins().return_(&[]);
+                }
+            }
+            g.b.seal_all_blocks();
+            g.b.finalize(fc);
+        }
+        self.define(id, &mut ctx)
+    }
+
+    #[allow(clippy::too_many_arguments)] // the parts of one generator
+    fn gen<'g, 'b>(
+        &'g mut self,
+        b: FunctionBuilder<'b>,
+        body: &'g Body,
+        rt: cranelift_codegen::ir::Value,
+        ops: cranelift_frontend::Variable,
+        next: cranelift_frontend::Variable,
+        trap_exit: cranelift_codegen::ir::Block,
+        ret_exit: cranelift_codegen::ir::Block,
+        exit: Exit,
+    ) -> Gen<'g, 'b> {
+        Gen {
+            b,
+            body,
+            rt,
+            vars: HashMap::new(),
+            arrays: HashMap::new(),
+            ops,
+            next,
+            loops: Vec::new(),
+            trap_exit,
+            ret_exit,
+            exit,
+            sites: &mut self.sites,
+            module: &mut self.module,
+            callees: Callees {
+                fns: &self.fn_ids,
+                math: &self.math,
+            },
+            builtins: self.builtins,
+            refs: HashMap::new(),
+            checked: HashMap::new(),
+        }
+    }
+
+    /// `FnEntry` for compiled function `i`: slot bits in, slot bits out.
+    fn fn_entry(&mut self, i: usize, id: FuncId) -> Result<FuncId, String> {
+        let (params, ret) = self.fn_sigs[i].clone().unwrap_or_default();
+        let sig = entry_sig(&self.module, 2);
+        let fc = self.module.isa().frontend_config();
+        let name = self.name("entry");
+        let eid = self
+            .module
+            .declare_function(&name, Linkage::Local, &sig)
+            .map_err(|e| e.to_string())?;
+        let mut ctx = self.module.make_context();
+        ctx.func.signature = sig;
+        {
+            let mut fbc = FunctionBuilderContext::new();
+            let mut fb = FunctionBuilder::new(&mut ctx.func, &mut fbc);
+            let entry = fb.create_block();
+            fb.append_block_params_for_function_params(entry);
+            fb.switch_to_block(entry);
+            let p = fb.block_params(entry).to_vec();
+            let (args, rt) = (p[0], p[1]);
+            let ops = fb.declare_var(types::I64);
+            let next = fb.declare_var(types::I64);
+            let trap_exit = fb.create_block();
+            let ret_exit = fb.create_block();
+            let mut g = self.gen(
+                fb,
+                &EMPTY,
+                rt,
+                ops,
+                next,
+                trap_exit,
+                ret_exit,
+                Exit::Function,
+            );
+            let mut vals = Vec::new();
+            for (k, &t) in params.iter().enumerate() {
+                let bits =
+                    g.b.ins()
+                        .load(types::I64, lower::flags(), args, (k * 8) as i32);
+                vals.push(g.value_of(bits, t));
+            }
+            vals.push(rt);
+            let fref = g.func_ref(id);
+            let call = g.b.ins().call(fref, &vals);
+            let r = g.b.inst_results(call).first().copied();
+            let k = g.load_rt(types::I32, OFF_TRAP_KIND);
+            let ok = g.b.create_block();
+            g.b.ins().brif(k, trap_exit, &[], ok, &[]);
+            g.b.switch_to_block(ok);
+            if let (Some(v), Some(t)) = (r, ret) {
+                let bits = g.slot_bits(v, t);
+                g.store_rt(bits, OFF_RET);
+            }
+            let s = g.b.ins().iconst(types::I32, NEXT as i64);
+            g.b.ins().return_(&[s]);
+            g.b.switch_to_block(trap_exit);
+            let s = g.b.ins().iconst(types::I32, TRAP as i64);
+            g.b.ins().return_(&[s]);
+            g.b.switch_to_block(ret_exit);
+            g.b.ins()
+                .trap(cranelift_codegen::ir::TrapCode::unwrap_user(1));
+            g.b.seal_all_blocks();
+            g.b.finalize(fc);
+        }
+        self.define(eid, &mut ctx)?;
+        Ok(eid)
+    }
+
+    /// One loop statement as a `LoopEntry`.
+    #[allow(clippy::type_complexity)]
+    fn loop_unit(
+        &mut self,
+        body: &Body,
+        s: &Stmt,
+        ret: Option<Scalar>,
+    ) -> Result<(FuncId, Vec<usize>, Vec<(usize, Scalar, u8)>), String> {
+        let one = std::slice::from_ref(s);
+        let scalars = Gen::touched(body, one);
+        let array_locals = Gen::array_locals(body, one);
+        let mut arrays = Vec::new();
+        for &a in &array_locals {
+            if let Type::Array(elem, rank) = body.locals[hir::LocalH::new(a)].ty {
+                arrays.push((a, elem, rank));
+            }
+        }
+        let sig = entry_sig(&self.module, 3);
+        let fc = self.module.isa().frontend_config();
+        let name = self.name("loop");
+        let id = self
+            .module
+            .declare_function(&name, Linkage::Local, &sig)
+            .map_err(|e| e.to_string())?;
+        let mut ctx = self.module.make_context();
+        ctx.func.signature = sig;
+        {
+            let mut fbc = FunctionBuilderContext::new();
+            let mut fb = FunctionBuilder::new(&mut ctx.func, &mut fbc);
+            let entry = fb.create_block();
+            fb.append_block_params_for_function_params(entry);
+            fb.switch_to_block(entry);
+            let p = fb.block_params(entry).to_vec();
+            let (slots, descs, rt) = (p[0], p[1], p[2]);
+            let ops = fb.declare_var(types::I64);
+            let next = fb.declare_var(types::I64);
+            let trap_exit = fb.create_block();
+            let ret_exit = fb.create_block();
+            let mut g = self.gen(
+                fb,
+                body,
+                rt,
+                ops,
+                next,
+                trap_exit,
+                ret_exit,
+                Exit::Loop { ret },
+            );
+            g.sync_in();
+            for &l in &scalars {
+                let t = scalar(body.locals[hir::LocalH::new(l)].ty).unwrap_or(Scalar::I64);
+                let bits =
+                    g.b.ins()
+                        .load(types::I64, lower::flags(), slots, (l * 8) as i32);
+                let v = g.value_of(bits, t);
+                let var = g.var(l);
+                g.b.def_var(var, v);
+            }
+            for (k, &(l, elem, rank)) in arrays.iter().enumerate() {
+                let base = k as i32 * DESC_SIZE;
+                let ptr = g.b.declare_var(PTR);
+                let pv = g.b.ins().load(PTR, lower::flags(), descs, base);
+                g.b.def_var(ptr, pv);
+                let mut dims = Vec::new();
+                for d in 0..rank as i32 {
+                    let dv = g.b.declare_var(types::I64);
+                    let x =
+                        g.b.ins()
+                            .load(types::I64, lower::flags(), descs, base + 8 + 8 * d);
+                    g.b.def_var(dv, x);
+                    dims.push(dv);
+                }
+                g.arrays.insert(l, ArrVars { ptr, dims, elem });
+            }
+            g.block(one);
+            let done = g.b.create_block();
+            g.b.ins().jump(done, &[]);
+            for (blk, status) in [(done, NEXT), (ret_exit, RETURN), (trap_exit, TRAP)] {
+                g.b.switch_to_block(blk);
+                g.sync_out();
+                for &l in &scalars {
+                    let t = scalar(body.locals[hir::LocalH::new(l)].ty).unwrap_or(Scalar::I64);
+                    let var = g.var(l);
+                    let v = g.b.use_var(var);
+                    let bits = g.slot_bits(v, t);
+                    g.b.ins().store(lower::flags(), bits, slots, (l * 8) as i32);
+                }
+                let st = g.b.ins().iconst(types::I32, status as i64);
+                g.b.ins().return_(&[st]);
+            }
+            g.b.seal_all_blocks();
+            g.b.finalize(fc);
+        }
+        self.define(id, &mut ctx)?;
+        Ok((id, scalars, arrays))
+    }
+}
+
+static EMPTY: std::sync::LazyLock<Body> = std::sync::LazyLock::new(Body::default);
+
+fn entry_sig(m: &JITModule, pointers: usize) -> Signature {
+    let mut sig = m.make_signature();
+    for _ in 0..pointers {
+        sig.params.push(AbiParam::new(PTR));
+    }
+    sig.returns.push(AbiParam::new(types::I32));
+    sig
+}
+
+fn zero(g: &mut Gen, t: Scalar) -> cranelift_codegen::ir::Value {
+    match t {
+        Scalar::F32 => g.b.ins().f32const(0.0),
+        Scalar::F64 => g.b.ins().f64const(0.0),
+        _ => g.b.ins().iconst(cl(t), 0),
+    }
+}

@@ -1,0 +1,586 @@
+//! Statements to Cranelift IR: one [`Gen`] builds one native function,
+//! either a whole accl function or one loop of some body. Control flow,
+//! the operation count and the traps live here; expressions are in
+//! [`crate::expr`].
+
+use crate::plan::scalar;
+use crate::runtime::*;
+use crate::Site;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, Block, InstBuilder, Type as ClType, Value};
+use cranelift_frontend::{FunctionBuilder, Variable};
+use cranelift_module::FuncId;
+use lang::hir::{Body, ExprH, LocalH, Place, Stmt, StmtKind};
+use lang::{Scalar, Span, Type};
+use std::collections::HashMap;
+
+/// The native type of a scalar.
+pub fn cl(s: Scalar) -> ClType {
+    match s {
+        Scalar::Bool | Scalar::U8 => types::I8,
+        Scalar::I32 | Scalar::U32 => types::I32,
+        Scalar::I64 => types::I64,
+        Scalar::F32 => types::F32,
+        Scalar::F64 => types::F64,
+    }
+}
+
+pub const PTR: ClType = types::I64;
+
+pub fn flags() -> cranelift_codegen::ir::MemFlagsData {
+    cranelift_codegen::ir::MemFlagsData::trusted()
+}
+
+/// How a unit ends its runs.
+pub enum Exit {
+    /// A whole function: returns its value natively.
+    Function,
+    /// A loop: writes its scalars back to the frame and returns a status.
+    Loop {
+        /// The enclosing function's result type (a `return` in the loop).
+        ret: Option<Scalar>,
+    },
+}
+
+/// One array of a loop unit: where its descriptor's fields live.
+pub struct ArrVars {
+    pub ptr: Variable,
+    pub dims: Vec<Variable>,
+    pub elem: Scalar,
+}
+
+/// What a unit calls: compiled functions and math routines, as ids of the
+/// module, resolved into the function being built on first use.
+pub struct Callees<'a> {
+    pub fns: &'a [Option<FuncId>],
+    pub math: &'a HashMap<String, FuncId>,
+}
+
+pub struct Gen<'a, 'b> {
+    pub b: FunctionBuilder<'b>,
+    pub body: &'a Body,
+    pub rt: Value,
+    pub vars: HashMap<usize, Variable>,
+    pub arrays: HashMap<usize, ArrVars>,
+    pub ops: Variable,
+    pub next: Variable,
+    /// (continue, break) targets, innermost last.
+    pub loops: Vec<(Block, Block)>,
+    pub trap_exit: Block,
+    pub ret_exit: Block,
+    pub exit: Exit,
+    pub sites: &'a mut Vec<Site>,
+    pub module: &'a mut cranelift_jit::JITModule,
+    pub callees: Callees<'a>,
+    pub builtins: &'a lang::Builtins,
+    pub refs: HashMap<FuncId, cranelift_codegen::ir::FuncRef>,
+    /// Element addresses already bounds-checked in this statement, by
+    /// array and the indices' text: `a[i] = a[i] * 2.0` checks once.
+    /// Only pure index expressions are keyed, and the cache is emptied
+    /// wherever control flow could skip the check that filled it.
+    pub checked: HashMap<(usize, Vec<String>), Value>,
+}
+
+impl Gen<'_, '_> {
+    pub fn site(&mut self, s: Site) -> u32 {
+        self.sites.push(s);
+        (self.sites.len() - 1) as u32
+    }
+
+    pub fn ty(&self, e: ExprH) -> Scalar {
+        scalar(self.body.ty(e).defaulted()).unwrap_or(Scalar::I64)
+    }
+
+    pub fn local_ty(&self, l: LocalH) -> Scalar {
+        scalar(self.body.locals[l].ty).unwrap_or(Scalar::I64)
+    }
+
+    /// The variable of scalar local `l`, declared on first use.
+    pub fn var(&mut self, l: usize) -> Variable {
+        if let Some(&v) = self.vars.get(&l) {
+            return v;
+        }
+        let t = scalar(self.body.locals[LocalH::new(l)].ty).unwrap_or(Scalar::I64);
+        let v = self.b.declare_var(cl(t));
+        self.vars.insert(l, v);
+        v
+    }
+
+    /// Start a new block after a jump (code there is unreachable).
+    pub fn dead(&mut self) {
+        let blk = self.b.create_block();
+        self.b.switch_to_block(blk);
+    }
+
+    pub fn load_rt(&mut self, t: ClType, off: i32) -> Value {
+        self.b.ins().load(t, flags(), self.rt, off)
+    }
+
+    pub fn store_rt(&mut self, v: Value, off: i32) {
+        self.b.ins().store(flags(), v, self.rt, off);
+    }
+
+    /// Record a trap and leave.
+    pub fn trap(&mut self, kind: u32, site: u32) {
+        let k = self.b.ins().iconst(types::I32, kind as i64);
+        self.store_rt(k, OFF_TRAP_KIND);
+        let s = self.b.ins().iconst(types::I32, site as i64);
+        self.store_rt(s, OFF_TRAP_SITE);
+        self.b.ins().jump(self.trap_exit, &[]);
+    }
+
+    /// Count one operation (a loop iteration or a call), as `Ctx::tick`
+    /// does; the limit check runs in the interpreter when the count
+    /// reaches `next_check`.
+    pub fn tick(&mut self, span: Span, call: bool) {
+        let ops = self.b.use_var(self.ops);
+        let ops = self.b.ins().iadd_imm_s(ops, 1);
+        self.b.def_var(self.ops, ops);
+        let next = self.b.use_var(self.next);
+        let due = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, ops, next);
+        let slow = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.ins().brif(due, slow, &[], cont, &[]);
+        self.b.set_cold_block(slow);
+        self.b.switch_to_block(slow);
+        let site = self.site(if call {
+            Site::Call(span)
+        } else {
+            Site::Tick(span)
+        });
+        self.sync_out();
+        let f = self.load_rt(PTR, OFF_CHECK);
+        let mut sig = self.module_sig();
+        sig.params.push(cranelift_codegen::ir::AbiParam::new(PTR));
+        sig.params
+            .push(cranelift_codegen::ir::AbiParam::new(types::I32));
+        sig.returns
+            .push(cranelift_codegen::ir::AbiParam::new(types::I32));
+        let sref = self.b.import_signature(sig);
+        let s = self.b.ins().iconst(types::I32, site as i64);
+        let call = self.b.ins().call_indirect(sref, f, &[self.rt, s]);
+        let r = self.b.inst_results(call)[0];
+        self.sync_in();
+        let stop = self.b.create_block();
+        self.b.ins().brif(r, stop, &[], cont, &[]);
+        self.b.switch_to_block(stop);
+        self.trap(TRAP_LIMIT, site);
+        self.b.switch_to_block(cont);
+    }
+
+    pub fn module_sig(&self) -> cranelift_codegen::ir::Signature {
+        use cranelift_module::Module;
+        self.module.make_signature()
+    }
+
+    /// The operation count to the shared block (before a call out).
+    pub fn sync_out(&mut self) {
+        let ops = self.b.use_var(self.ops);
+        self.store_rt(ops, OFF_OPS);
+    }
+
+    /// The operation count and the next check from the shared block
+    /// (after a call out, which may have moved both).
+    pub fn sync_in(&mut self) {
+        let ops = self.load_rt(types::I64, OFF_OPS);
+        self.b.def_var(self.ops, ops);
+        let next = self.load_rt(types::I64, OFF_NEXT_CHECK);
+        self.b.def_var(self.next, next);
+    }
+
+    pub fn block(&mut self, b: &[Stmt]) {
+        for s in b {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        self.checked.clear();
+        match &s.kind {
+            StmtKind::Let { local, init } => {
+                let v = self.expr(*init);
+                let var = self.var(local.index());
+                self.b.def_var(var, v);
+            }
+            StmtKind::Assign { place, op, value } => match place {
+                Place::Local(l) => {
+                    let var = self.var(l.index());
+                    let v = match op {
+                        None => self.expr(*value),
+                        Some(op) => {
+                            let x = self.b.use_var(var);
+                            let y = self.expr(*value);
+                            let t = self.local_ty(*l);
+                            self.arith(*op, t, x, y, s.span)
+                        }
+                    };
+                    self.b.def_var(var, v);
+                }
+                Place::Element { array, indices } => {
+                    self.store_elem(*array, indices, *op, *value, s.span)
+                }
+                Place::Global(_) => unreachable!("planned out"),
+            },
+            StmtKind::Expr(e) => {
+                if let lang::hir::Expr::Call(f, args) = &self.body.exprs[*e] {
+                    self.call(*f, args, self.body.span(*e));
+                } else {
+                    self.expr(*e);
+                }
+            }
+            StmtKind::If { cond, then, els } => {
+                let c = self.expr(*cond);
+                let t = self.b.create_block();
+                let e = self.b.create_block();
+                let join = self.b.create_block();
+                self.b.ins().brif(c, t, &[], e, &[]);
+                self.b.switch_to_block(t);
+                self.block(then);
+                self.b.ins().jump(join, &[]);
+                self.b.switch_to_block(e);
+                self.block(els);
+                self.b.ins().jump(join, &[]);
+                self.b.switch_to_block(join);
+            }
+            StmtKind::While { cond, body } => {
+                let head = self.b.create_block();
+                let run = self.b.create_block();
+                let out = self.b.create_block();
+                self.b.ins().jump(head, &[]);
+                self.b.switch_to_block(head);
+                let c = self.expr(*cond);
+                self.b.ins().brif(c, run, &[], out, &[]);
+                self.b.switch_to_block(run);
+                self.tick(s.span, false);
+                self.loops.push((head, out));
+                self.block(body);
+                self.loops.pop();
+                self.b.ins().jump(head, &[]);
+                self.b.switch_to_block(out);
+            }
+            StmtKind::For(fl) => {
+                let h = &fl.header;
+                let lo = self.index(h.lo);
+                let hi = self.index(h.hi);
+                let out = self.b.create_block();
+                let end = if h.inclusive {
+                    hi
+                } else {
+                    // `lo..i64::MIN` is empty (its end does not exist).
+                    let min = self.b.ins().icmp_imm_s(IntCC::Equal, hi, i64::MIN);
+                    let ok = self.b.create_block();
+                    self.b.ins().brif(min, out, &[], ok, &[]);
+                    self.b.switch_to_block(ok);
+                    self.b.ins().iadd_imm_s(hi, -1)
+                };
+                let i = self.b.declare_var(types::I64);
+                self.b.def_var(i, lo);
+                let head = self.b.create_block();
+                let cont = self.b.create_block();
+                let some = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, lo, end);
+                self.b.ins().brif(some, head, &[], out, &[]);
+                self.b.switch_to_block(head);
+                // The variable takes the counter's value each turn; the
+                // body may change the variable, never the counter.
+                let iv = self.b.use_var(i);
+                let vt = self.local_ty(h.var);
+                let v = self.narrow(iv, vt);
+                let var = self.var(h.var.index());
+                self.b.def_var(var, v);
+                self.tick(h.span, false);
+                self.loops.push((cont, out));
+                self.block(&fl.body);
+                self.loops.pop();
+                self.b.ins().jump(cont, &[]);
+                self.b.switch_to_block(cont);
+                let iv = self.b.use_var(i);
+                let last = self.b.ins().icmp(IntCC::Equal, iv, end);
+                let step = self.b.create_block();
+                self.b.ins().brif(last, out, &[], step, &[]);
+                self.b.switch_to_block(step);
+                let n = self.b.ins().iadd_imm_s(iv, 1);
+                self.b.def_var(i, n);
+                self.b.ins().jump(head, &[]);
+                self.b.switch_to_block(out);
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                let (c, b) = *self.loops.last().expect("planned: inside a loop");
+                let to = if matches!(s.kind, StmtKind::Break) {
+                    b
+                } else {
+                    c
+                };
+                self.b.ins().jump(to, &[]);
+                self.dead();
+            }
+            StmtKind::Return(e) => {
+                let v = e.map(|e| self.expr(e));
+                match (&self.exit, v) {
+                    (_, None) => {
+                        self.b.ins().jump(self.ret_exit, &[]);
+                    }
+                    (Exit::Function, Some(v)) => {
+                        self.b.ins().jump(self.ret_exit, &[v.into()]);
+                    }
+                    (Exit::Loop { ret, .. }, Some(v)) => {
+                        let t = ret.unwrap_or(Scalar::I64);
+                        let bits = self.slot_bits(v, t);
+                        self.store_rt(bits, OFF_RET);
+                        self.b.ins().jump(self.ret_exit, &[]);
+                    }
+                }
+                self.dead();
+            }
+            StmtKind::Block(b) => self.block(b),
+            StmtKind::Cache { .. } => {}
+            StmtKind::Construct(_) | StmtKind::Atomic { .. } => unreachable!("planned out"),
+        }
+    }
+
+    /// `a[i..] (op)= v`, in the interpreter's order: for a plain store to a
+    /// rank-1 array the index, the value, then the bounds; otherwise the
+    /// indices, their bounds, then the value.
+    fn store_elem(
+        &mut self,
+        array: ExprH,
+        indices: &[ExprH],
+        op: Option<lang::ast::BinOp>,
+        value: ExprH,
+        span: Span,
+    ) {
+        let lang::hir::Expr::Local(l) = self.body.exprs[array] else {
+            unreachable!("planned: a local array")
+        };
+        let elem = self.arrays[&l.index()].elem;
+        if op.is_none() && indices.len() == 1 {
+            let k = self.index(indices[0]);
+            let v = self.expr(value);
+            let addr = self.element_addr(l.index(), &[k], indices, span);
+            self.b.ins().store(flags(), v, addr, 0);
+            return;
+        }
+        let ks: Vec<Value> = indices.iter().map(|&i| self.index(i)).collect();
+        let addr = self.element_addr(l.index(), &ks, indices, span);
+        let v = self.expr(value);
+        let v = match op {
+            None => v,
+            Some(op) => {
+                let old = self.b.ins().load(cl(elem), flags(), addr, 0);
+                self.arith(op, elem, old, v, span)
+            }
+        };
+        self.b.ins().store(flags(), v, addr, 0);
+    }
+
+    /// The address of element `ks` of loop array `slot`, after the bounds
+    /// check of each axis in order.
+    pub fn element_addr(&mut self, slot: usize, ks: &[Value], ix: &[ExprH], span: Span) -> Value {
+        let key: Option<Vec<String>> = ix.iter().map(|&i| self.pure_key(i)).collect();
+        if let Some(k) = &key {
+            if let Some(&addr) = self.checked.get(&(slot, k.clone())) {
+                return addr;
+            }
+        }
+        let addr = self.checked_addr(slot, ks, ix, span);
+        if let Some(k) = key {
+            self.checked.insert((slot, k), addr);
+        }
+        addr
+    }
+
+    /// The text of a pure expression (locals, constants and operators),
+    /// equal for two expressions with equal values within a statement.
+    fn pure_key(&self, e: ExprH) -> Option<String> {
+        use lang::hir::Expr;
+        Some(match &self.body.exprs[e] {
+            Expr::Local(l) => format!("l{}", l.index()),
+            Expr::Const(v) => format!("c{v:?}"),
+            Expr::Unary(op, a) => format!("({op:?} {})", self.pure_key(*a)?),
+            Expr::Cast(a, t) => format!("({t:?} {})", self.pure_key(*a)?),
+            Expr::Binary(op, a, b) => {
+                format!("({op:?} {} {})", self.pure_key(*a)?, self.pure_key(*b)?)
+            }
+            _ => return None,
+        })
+    }
+
+    fn checked_addr(&mut self, slot: usize, ks: &[Value], ix: &[ExprH], span: Span) -> Value {
+        let (ptr, dims, elem) = {
+            let a = &self.arrays[&slot];
+            (a.ptr, a.dims.clone(), a.elem)
+        };
+        let site = self.site(Site::Index {
+            ix: ix.iter().map(|&i| self.body.span(i)).collect(),
+            span,
+        });
+        let mut off: Option<Value> = None;
+        for (axis, (&k, &d)) in ks.iter().zip(&dims).enumerate() {
+            let n = self.b.use_var(d);
+            let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, k, n);
+            let good = self.b.create_block();
+            let bad = self.b.create_block();
+            self.b.ins().brif(ok, good, &[], bad, &[]);
+            self.b.set_cold_block(bad);
+            self.b.switch_to_block(bad);
+            let a = self.b.ins().iconst(types::I64, axis as i64);
+            self.store_rt(a, OFF_TRAP_AXIS);
+            self.store_rt(k, OFF_TRAP_INDEX);
+            self.store_rt(n, OFF_TRAP_EXTENT);
+            self.trap(TRAP_BOUNDS, site);
+            self.b.switch_to_block(good);
+            off = Some(match off {
+                None => k,
+                Some(o) => {
+                    let m = self.b.ins().imul(o, n);
+                    self.b.ins().iadd(m, k)
+                }
+            });
+        }
+        let off = off.expect("planned: at least one index");
+        let size = cl(elem).bytes() as i64;
+        let bytes = if size == 1 {
+            off
+        } else {
+            self.b.ins().imul_imm_s(off, size)
+        };
+        let base = self.b.use_var(ptr);
+        self.b.ins().iadd(base, bytes)
+    }
+
+    /// A call of compiled function `f`, as the interpreter makes it: the
+    /// arguments, the depth check, one operation, the call, the depth back.
+    pub fn call(&mut self, f: lang::hir::FnH, args: &[ExprH], span: Span) -> Option<Value> {
+        let vals: Vec<Value> = args.iter().map(|&a| self.expr(a)).collect();
+        let site = self.site(Site::Call(span));
+        let depth = self.load_rt(types::I64, OFF_DEPTH);
+        let max = self.load_rt(types::I64, OFF_MAX_DEPTH);
+        let full = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, depth, max);
+        let deep = self.b.create_block();
+        let ok = self.b.create_block();
+        self.b.ins().brif(full, deep, &[], ok, &[]);
+        self.b.set_cold_block(deep);
+        self.b.switch_to_block(deep);
+        self.trap(TRAP_DEPTH, site);
+        self.b.switch_to_block(ok);
+        let d1 = self.b.ins().iadd_imm_s(depth, 1);
+        self.store_rt(d1, OFF_DEPTH);
+        self.tick(span, true);
+        self.sync_out();
+        let id = self.callees.fns[f.index()].expect("planned: a compiled callee");
+        let fref = self.func_ref(id);
+        let mut argv = vals;
+        argv.push(self.rt);
+        let call = self.b.ins().call(fref, &argv);
+        let r = self.b.inst_results(call).first().copied();
+        self.sync_in();
+        let depth = self.load_rt(types::I64, OFF_DEPTH);
+        let d0 = self.b.ins().iadd_imm_s(depth, -1);
+        self.store_rt(d0, OFF_DEPTH);
+        let k = self.load_rt(types::I32, OFF_TRAP_KIND);
+        let cont = self.b.create_block();
+        self.b.ins().brif(k, self.trap_exit, &[], cont, &[]);
+        self.b.switch_to_block(cont);
+        r
+    }
+
+    pub fn func_ref(&mut self, id: FuncId) -> cranelift_codegen::ir::FuncRef {
+        use cranelift_module::Module;
+        if let Some(&r) = self.refs.get(&id) {
+            return r;
+        }
+        let r = self.module.declare_func_in_func(id, self.b.func);
+        self.refs.insert(id, r);
+        r
+    }
+
+    /// An `i64` of an integer value of type `t` (how indices and loop
+    /// bounds are taken).
+    pub fn widen(&mut self, v: Value, t: Scalar) -> Value {
+        match t {
+            Scalar::I64 => v,
+            Scalar::I32 => self.b.ins().sextend(types::I64, v),
+            _ => self.b.ins().uextend(types::I64, v),
+        }
+    }
+
+    /// An `i64` narrowed to integer type `t`, wrapping.
+    pub fn narrow(&mut self, v: Value, t: Scalar) -> Value {
+        match cl(t) {
+            types::I64 => v,
+            ty => self.b.ins().ireduce(ty, v),
+        }
+    }
+
+    pub fn index(&mut self, e: ExprH) -> Value {
+        let t = self.ty(e);
+        let v = self.expr(e);
+        self.widen(v, t)
+    }
+
+    /// The slot bits of value `v` of type `t` (the interpreter's encoding).
+    pub fn slot_bits(&mut self, v: Value, t: Scalar) -> Value {
+        match t {
+            Scalar::I64 => v,
+            Scalar::I32 => self.b.ins().sextend(types::I64, v),
+            Scalar::U32 | Scalar::U8 | Scalar::Bool => self.b.ins().uextend(types::I64, v),
+            Scalar::F32 => {
+                let i =
+                    self.b
+                        .ins()
+                        .bitcast(types::I32, cranelift_codegen::ir::MemFlagsData::new(), v);
+                self.b.ins().uextend(types::I64, i)
+            }
+            Scalar::F64 => {
+                self.b
+                    .ins()
+                    .bitcast(types::I64, cranelift_codegen::ir::MemFlagsData::new(), v)
+            }
+        }
+    }
+
+    /// A value of type `t` from slot bits.
+    pub fn value_of(&mut self, bits: Value, t: Scalar) -> Value {
+        match t {
+            Scalar::I64 => bits,
+            Scalar::I32 | Scalar::U32 | Scalar::U8 => self.b.ins().ireduce(cl(t), bits),
+            Scalar::Bool => self.b.ins().icmp_imm_s(IntCC::NotEqual, bits, 0),
+            Scalar::F32 => {
+                let i = self.b.ins().ireduce(types::I32, bits);
+                self.b
+                    .ins()
+                    .bitcast(types::F32, cranelift_codegen::ir::MemFlagsData::new(), i)
+            }
+            Scalar::F64 => {
+                self.b
+                    .ins()
+                    .bitcast(types::F64, cranelift_codegen::ir::MemFlagsData::new(), bits)
+            }
+        }
+    }
+
+    /// The scalar locals a unit touches, sorted (what a loop unit loads
+    /// from and writes back to the frame).
+    pub fn touched(body: &Body, b: &[Stmt]) -> Vec<usize> {
+        let mut out = Vec::new();
+        crate::walk::locals(body, b, &mut out);
+        out.retain(|&l| scalar(body.locals[LocalH::new(l)].ty).is_some());
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    pub fn array_locals(body: &Body, b: &[Stmt]) -> Vec<usize> {
+        let mut out = Vec::new();
+        crate::walk::locals(body, b, &mut out);
+        out.retain(|&l| matches!(body.locals[LocalH::new(l)].ty, Type::Array(..)));
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}

@@ -1,0 +1,70 @@
+//! The locals a piece of HIR names.
+
+use lang::hir::{Body, Expr, ExprH, Place, Stmt, StmtKind};
+
+/// Push every local that statements `b` name (read, written or declared).
+pub fn locals(body: &Body, b: &[Stmt], out: &mut Vec<usize>) {
+    for s in b {
+        match &s.kind {
+            StmtKind::Let { local, init } => {
+                out.push(local.index());
+                expr(body, *init, out);
+            }
+            StmtKind::Assign { place, value, .. } => {
+                match place {
+                    Place::Local(l) => out.push(l.index()),
+                    Place::Global(_) => {}
+                    Place::Element { array, indices } => {
+                        expr(body, *array, out);
+                        for &i in indices {
+                            expr(body, i, out);
+                        }
+                    }
+                }
+                expr(body, *value, out);
+            }
+            StmtKind::Expr(e) => expr(body, *e, out),
+            StmtKind::If { cond, then, els } => {
+                expr(body, *cond, out);
+                locals(body, then, out);
+                locals(body, els, out);
+            }
+            StmtKind::While { cond, body: b } => {
+                expr(body, *cond, out);
+                locals(body, b, out);
+            }
+            StmtKind::For(fl) => {
+                out.push(fl.header.var.index());
+                expr(body, fl.header.lo, out);
+                expr(body, fl.header.hi, out);
+                locals(body, &fl.body, out);
+            }
+            StmtKind::Return(Some(e)) => expr(body, *e, out),
+            StmtKind::Block(b) => locals(body, b, out),
+            _ => {}
+        }
+    }
+}
+
+fn expr(body: &Body, e: ExprH, out: &mut Vec<usize>) {
+    match &body.exprs[e] {
+        Expr::Local(l) => out.push(l.index()),
+        Expr::Unary(_, a) | Expr::Cast(a, _) => expr(body, *a, out),
+        Expr::Binary(_, a, b) => {
+            expr(body, *a, out);
+            expr(body, *b, out);
+        }
+        Expr::Index(a, ix) => {
+            expr(body, *a, out);
+            for &i in ix {
+                expr(body, i, out);
+            }
+        }
+        Expr::Call(_, args) | Expr::Builtin(_, args) | Expr::Array(_, args) => {
+            for &a in args {
+                expr(body, a, out);
+            }
+        }
+        _ => {}
+    }
+}

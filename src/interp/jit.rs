@@ -1,0 +1,104 @@
+//! Host code the JIT compiled, in place of the interpreter's closures. A
+//! compiled loop runs only when nothing could tell it from the
+//! interpreter: no async device work pending (whose race checks happen per
+//! access) and its arrays set, of the planned element type and rank;
+//! otherwise the interpreter's own closure runs it.
+
+use super::machine::{CExpr, Ctx, St};
+use super::native::{describe, enter};
+use super::scalar::Sc;
+use super::value::{Flow, Frame, R};
+use super::Compiler;
+use crate::per_scalar;
+use host_jit::runtime;
+use lang::hir::{ExprH, FnH, Stmt};
+use lang::{Span, Type};
+
+impl Compiler<'_> {
+    /// Loop statement `s`, compiled when the JIT took it; `interp` is the
+    /// interpreter's closure for it, which runs when the compiled loop
+    /// cannot.
+    pub fn jitted_loop(&self, s: &Stmt, interp: St) -> St {
+        let Some(jit) = &self.jit else {
+            return interp;
+        };
+        let Some(u) = jit.loop_unit(s) else {
+            return interp;
+        };
+        // Reductions into a variable it uses may be pending: their checks
+        // happen per access.
+        if u.scalars.iter().any(|l| self.watched.contains(l)) {
+            return interp;
+        }
+        let jit = jit.clone();
+        let entry = u.entry;
+        let arrays = u.arrays.clone();
+        Box::new(move |fr, cx| {
+            if cx.async_pending {
+                return interp(fr, cx);
+            }
+            let mut handles = Vec::with_capacity(arrays.len());
+            for &(slot, _, _) in &arrays {
+                match fr.a.get(slot) {
+                    Some(Some(a)) => handles.push(a.clone()),
+                    _ => return interp(fr, cx),
+                }
+            }
+            let Some((descs, held)) = describe(&arrays, &handles) else {
+                return interp(fr, cx);
+            };
+            let slots = fr.s.as_mut_ptr();
+            let (status, ret) = enter(cx, &jit.sites, |rt| {
+                // SAFETY: the entry was compiled for this loop: it reads and
+                // writes only the slots of locals it names (all within the
+                // frame of this body) and elements of the arrays described,
+                // within their bounds; the arrays stay borrowed meanwhile.
+                unsafe { entry(slots, descs.as_ptr(), rt) }
+            })?;
+            drop(held);
+            Ok(match status {
+                runtime::RETURN => {
+                    fr.ret_s = ret;
+                    Flow::Return
+                }
+                _ => Flow::Next,
+            })
+        })
+    }
+
+    /// A call of function `f`, compiled when the JIT took the function.
+    pub fn jitted_call(&self, f: FnH, args: &[ExprH], span: Span, ty: Type) -> Option<CExpr> {
+        let jit = self.jit.as_ref()?;
+        let u = jit.function(f)?;
+        let entry = u.entry;
+        let jit = jit.clone();
+        let args: Vec<CExpr> = args.iter().map(|&a| self.expr(a)).collect();
+        let run = move |fr: &mut Frame, cx: &mut Ctx| -> R<u64> {
+            let mut bits = [0u64; 8];
+            let mut more = Vec::new();
+            let argv: &mut [u64] = if args.len() <= bits.len() {
+                &mut bits[..args.len()]
+            } else {
+                more.resize(args.len(), 0);
+                &mut more
+            };
+            for (b, a) in argv.iter_mut().zip(&args) {
+                *b = a.eval_bits(fr, cx)?;
+            }
+            cx.enter_call(span)?;
+            let p = argv.as_ptr();
+            let r = enter(cx, &jit.sites, |rt| {
+                // SAFETY: the entry reads one slot per parameter from `p`.
+                unsafe { entry(p, rt) }
+            });
+            cx.depth -= 1;
+            Ok(r?.1)
+        };
+        Some(match ty {
+            Type::Scalar(s) => {
+                per_scalar!(s, T => T::wrap(Box::new(move |fr, cx| Ok(T::from_slot(run(fr, cx)?)))))
+            }
+            _ => CExpr::Unit(Box::new(move |fr, cx| run(fr, cx).map(|_| ()))),
+        })
+    }
+}

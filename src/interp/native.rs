@@ -1,0 +1,174 @@
+//! Calling into compiled host code (the `host-jit` crate): whether it is
+//! on, compiling a program, the limit check compiled code calls back, the
+//! descriptors of a loop's arrays, and traps turned into the interpreter's
+//! located errors. [`super::jit`] builds the closures that use it.
+
+use super::error;
+use super::machine::Ctx;
+use super::value::R;
+use host_jit::runtime::{self, ArrDesc, Rt, Trap};
+use host_jit::{JitProgram, Site};
+use lang::{Diag, Scalar, Span};
+use std::ffi::c_void;
+use std::rc::Rc;
+use stdlib::array::Data;
+/// Whether host code is compiled: on unless `ACCL_JIT=0`.
+pub fn enabled() -> bool {
+    std::env::var("ACCL_JIT").map_or(true, |v| v != "0")
+}
+
+/// `ACCL_JIT_TRACE` set: say on stderr what was compiled (and with `asm`,
+/// the machine code of each unit).
+fn tracing() -> bool {
+    std::env::var_os("ACCL_JIT_TRACE").is_some()
+}
+
+/// Compile what the JIT takes of `prog` (nothing when it is off or this
+/// machine has no back end: the interpreter runs everything).
+pub fn compile(prog: &lang::hir::Program, builtins: &lang::Builtins) -> Option<Rc<JitProgram>> {
+    if !enabled() {
+        return None;
+    }
+    let j = host_jit::compile(prog, builtins)
+        .map_err(|e| {
+            if tracing() {
+                eprintln!("jit: not compiled: {e}");
+            }
+        })
+        .ok()?;
+    if tracing() {
+        let (f, l) = j.counts();
+        eprintln!("jit: {f} function(s) and {l} loop(s) compiled");
+    }
+    (!j.is_empty()).then(|| Rc::new(j))
+}
+
+/// The descriptors of a loop's arrays, with their data borrowed; None
+/// when one is not of the planned element type and rank, or is borrowed.
+#[allow(clippy::type_complexity)]
+pub fn describe<'a>(
+    arrays: &[(usize, Scalar, u8)],
+    handles: &'a [stdlib::Array],
+) -> Option<(
+    Vec<ArrDesc>,
+    Vec<(u64, Option<std::cell::RefMut<'a, Data>>)>,
+)> {
+    let mut descs: Vec<ArrDesc> = Vec::with_capacity(arrays.len());
+    let mut held: Vec<(u64, Option<std::cell::RefMut<'a, Data>>)> =
+        Vec::with_capacity(arrays.len());
+    for (&(_, elem, rank), a) in arrays.iter().zip(handles) {
+        let shape = a.shape();
+        if shape.len() != rank as usize {
+            return None;
+        }
+        let mut dims = [1u64; 3];
+        for (d, &n) in dims.iter_mut().zip(shape) {
+            *d = n as u64;
+        }
+        // The same array under two names: one borrow, one pointer.
+        if let Some(k) = held.iter().position(|(id, _)| *id == a.id()) {
+            descs.push(descs[k]);
+            held.push((a.id(), None));
+            continue;
+        }
+        let mut d = a.try_data_mut()?;
+        let ptr = match (&mut *d, elem) {
+            (Data::Bool(v), Scalar::Bool) => v.as_mut_ptr() as *mut u8,
+            (Data::I32(v), Scalar::I32) => v.as_mut_ptr() as *mut u8,
+            (Data::I64(v), Scalar::I64) => v.as_mut_ptr() as *mut u8,
+            (Data::U32(v), Scalar::U32) => v.as_mut_ptr() as *mut u8,
+            (Data::U8(v), Scalar::U8) => v.as_mut_ptr(),
+            (Data::F32(v), Scalar::F32) => v.as_mut_ptr() as *mut u8,
+            (Data::F64(v), Scalar::F64) => v.as_mut_ptr() as *mut u8,
+            _ => return None,
+        };
+        descs.push(ArrDesc { ptr, dims });
+        held.push((a.id(), Some(d)));
+    }
+    Some((descs, held))
+}
+
+/// What the limit check needs while compiled code runs.
+struct Hook<'a> {
+    cx: *mut Ctx,
+    sites: &'a [Site],
+    err: Option<Box<Diag>>,
+}
+
+/// The limit check compiled code calls when its operation count reaches
+/// the next check: the interpreter's own, at the same operation.
+unsafe extern "C" fn check(rt: *mut Rt, site: u32) -> u32 {
+    // SAFETY: `rt` is the block `enter` passed in, whose hook is a live
+    // `Hook` whose context is not otherwise used while compiled code runs.
+    let rt = unsafe { &mut *rt };
+    let hook = unsafe { &mut *(rt.hook as *mut Hook) };
+    let cx = unsafe { &mut *hook.cx };
+    let span = match hook.sites.get(site as usize) {
+        Some(Site::Tick(s) | Site::Call(s)) => *s,
+        _ => Span::default(),
+    };
+    cx.ops = rt.ops;
+    // A panic must not unwind into compiled code.
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cx.check_limits(span)));
+    rt.ops = cx.ops;
+    rt.next_check = cx.next_check;
+    match r {
+        Ok(Ok(())) => 0,
+        Ok(Err(d)) => {
+            hook.err = Some(d);
+            1
+        }
+        Err(_) => {
+            hook.err = Some(error::internal(span, "the limit check panicked"));
+            1
+        }
+    }
+}
+
+/// Run compiled code `f` with the context's count, depth and limits, and
+/// put them back after; a trap becomes the interpreter's error.
+pub fn enter(cx: &mut Ctx, sites: &[Site], f: impl FnOnce(*mut Rt) -> u32) -> R<(u32, u64)> {
+    let mut hook = Hook {
+        cx: cx as *mut Ctx,
+        sites,
+        err: None,
+    };
+    let mut rt = Rt {
+        ops: cx.ops,
+        next_check: cx.next_check,
+        depth: cx.depth as u64,
+        max_depth: cx.max_depth as u64,
+        ret: 0,
+        trap: Trap::default(),
+        check,
+        hook: &mut hook as *mut Hook as *mut c_void,
+    };
+    let status = f(&mut rt);
+    cx.ops = rt.ops;
+    cx.next_check = rt.next_check;
+    cx.depth = rt.depth as usize;
+    if status != runtime::TRAP {
+        return Ok((status, rt.ret));
+    }
+    let t = rt.trap;
+    let max_depth = cx.max_depth;
+    Err(match (t.kind, sites.get(t.site as usize)) {
+        (runtime::TRAP_LIMIT, _) => hook
+            .err
+            .take()
+            .unwrap_or_else(|| error::internal(Span::default(), "a limit stopped compiled code")),
+        (runtime::TRAP_BOUNDS, Some(Site::Index { ix, span })) => error::out_of_bounds(
+            ix.get(t.axis as usize).copied().unwrap_or(*span),
+            *span,
+            t.axis as usize,
+            t.index,
+            t.extent as usize,
+        ),
+        (runtime::TRAP_DIV_ZERO, Some(Site::Div(span))) => error::div_by_zero(*span),
+        (runtime::TRAP_DEPTH, Some(Site::Call(span))) => error::recursion(*span, max_depth),
+        _ => error::internal(
+            Span::default(),
+            "compiled code stopped with an unknown trap",
+        ),
+    })
+}

@@ -1,0 +1,364 @@
+//! Host code compiled to native code runs exactly as the interpreter runs
+//! it: every script here runs twice through `accl run --host`, once with
+//! the JIT (`ACCL_JIT=1`) and once without (`ACCL_JIT=0`), and the two
+//! print the same bytes, stdout and stderr (errors included). Each script
+//! also checks known answers with its own `assert`s, and the JIT's trace
+//! line proves the compiled path really ran.
+
+use std::process::Command;
+
+struct Out {
+    stdout: String,
+    stderr: String,
+    ok: bool,
+}
+
+fn run(path: &std::path::Path, jit: bool) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_accl"))
+        .args(["run", "--host"])
+        .arg(path)
+        .env("ACCL_JIT", if jit { "1" } else { "0" })
+        .env("ACCL_JIT_TRACE", "1")
+        .output()
+        .expect("run accl");
+    Out {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        ok: out.status.success(),
+    }
+}
+
+/// Run `src` both ways; they must agree. Returns the JIT's run and what
+/// its trace says was compiled: (functions, loops).
+fn both(src: &str) -> (Out, (usize, usize)) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("t.accl");
+    std::fs::write(&path, src).expect("write script");
+    let j = run(&path, true);
+    let i = run(&path, false);
+    let (trace, rest): (Vec<&str>, Vec<&str>) =
+        j.stderr.lines().partition(|l| l.starts_with("jit: "));
+    let rest = rest.join("\n");
+    assert_eq!(j.stdout, i.stdout, "stdout differs for:\n{src}");
+    assert_eq!(
+        rest,
+        i.stderr.trim_end_matches('\n'),
+        "stderr differs for:\n{src}"
+    );
+    assert_eq!(j.ok, i.ok, "exit status differs for:\n{src}");
+    assert!(
+        !i.stderr.contains("jit: "),
+        "ACCL_JIT=0 still compiled:\n{}",
+        i.stderr
+    );
+    let counts = trace
+        .iter()
+        .find_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            Some((w.get(1)?.parse().ok()?, w.get(4)?.parse().ok()?))
+        })
+        .unwrap_or((0, 0));
+    (j, counts)
+}
+
+const MICRO: &str = "
+fn f(x: f64, z: f64) -> f64 {
+    let r = sqrt(x * x + z * z);
+    if r < 1.0 {
+        return cos(r) * 0.5;
+    }
+    return x * 0.001 + z * 0.002;
+}
+let s = 0.0;
+for i in 0..400 {
+    for j in 0..200 {
+        s += f(i as f64 * 0.01, j as f64 * 0.01);
+    }
+}
+println(s);
+";
+
+/// The same sum in Rust, term by term in the same order.
+fn micro_rust() -> f64 {
+    let f = |x: f64, z: f64| {
+        let r = (x * x + z * z).sqrt();
+        if r < 1.0 {
+            return r.cos() * 0.5;
+        }
+        x * 0.001 + z * 0.002
+    };
+    let mut s = 0.0;
+    for i in 0..400 {
+        for j in 0..200 {
+            s += f(i as f64 * 0.01, j as f64 * 0.01);
+        }
+    }
+    s
+}
+
+#[test]
+fn a_numeric_function_in_a_double_loop_matches_the_interpreter_bit_for_bit() {
+    let (out, counts) = both(MICRO);
+    assert!(out.ok, "{}", out.stderr);
+    assert_eq!(counts, (1, 1), "the function and the loop nest compile");
+    let got: f64 = out.stdout.trim().parse().expect("a number");
+    assert_eq!(got.to_bits(), micro_rust().to_bits());
+}
+
+#[test]
+fn integer_semantics_wrap_and_saturate_as_the_interpreter_does() {
+    let src = "
+let big: i32 = 2147483647;
+let min64: i64 = -9223372036854775807 - 1;
+let m1: i64 = -1;
+let acc = 0;
+let w: i64 = 0;
+let u: u32 = 0;
+let b: u8 = 0;
+for k in 0..3 {
+    acc = big + k;
+    w = min64 / m1 + (min64 % m1);
+    u = (k as u32) - 1;
+    b = 250 as u8 + (k * 3) as u8;
+}
+assert(acc == -2147483647);
+assert(w == min64);
+assert(u == 1);
+assert(b == 0);
+let sh = 0;
+let sr: i32 = 0;
+for k in 30..34 {
+    sh = 1 << k;
+    sr = -64 >> (k - 28);
+}
+println(acc, \" \", w, \" \", u, \" \", b, \" \", sh, \" \", sr);
+let q = 0;
+let r = 0;
+for k in 1..4 {
+    q = -7 / k;
+    r = -7 % k;
+}
+assert(q == -2 && r == -1);
+let ud: u32 = 0;
+for k in 1..3 {
+    ud = 4000000000 as u32 / (k as u32);
+}
+assert(ud == 2000000000);
+println(q, \" \", r, \" \", ud);
+";
+    let (out, counts) = both(src);
+    assert!(out.ok, "{}", out.stderr);
+    assert!(counts.1 >= 4, "every loop compiles: {counts:?}");
+}
+
+#[test]
+fn casts_and_float_corners_match_rust() {
+    let src = "
+let nan = 0.0 / 0.0;
+let inf = 1.0 / 0.0;
+let c1 = 0;
+let c2: i64 = 0;
+let c3: u32 = 7;
+let c4: u8 = 0;
+let c5: u8 = 0;
+let c6 = 0;
+let mn = 0.0;
+let mx = 0.0;
+let rm = 0.0;
+let rd = 0.0;
+let cl = 0.0;
+let fm = 0.0;
+let p = 0.0;
+let a2 = 0.0;
+let e1 = false;
+let e2 = false;
+let e3 = false;
+let f32v: f32 = 0.0;
+for k in 0..2 {
+    c1 = (1.0e20 + k as f64) as i32;
+    c2 = nan as i64;
+    c3 = (-1.0 - k as f64) as u32;
+    c4 = 300.5 as u8;
+    c5 = (-3.0 - k as f64) as u8;
+    c6 = (2.0 * inf) as i32;
+    mn = min(nan, 1.5);
+    mx = max(2.5, nan);
+    rm = -7.5 % 2.0;
+    rd = round(2.5) + round(-2.5);
+    cl = clamp(5.0, 0.0, 1.0);
+    fm = fma(2.0, 3.0, 1.0);
+    p = pow(2.0, 0.5);
+    a2 = atan2(1.0, -1.0);
+    e1 = nan == nan;
+    e2 = nan != nan;
+    e3 = nan < 1.0;
+    f32v = (1.0 / 3.0) as f32;
+}
+assert(c1 == 2147483647 && c2 == 0 && c3 == 0 && c4 == 255 && c5 == 0);
+assert(mn == 1.5 && mx == 2.5 && rm == -1.5 && rd == 0.0 && cl == 1.0 && fm == 7.0);
+assert(!e1 && e2 && !e3);
+println(c1, \" \", c2, \" \", c3, \" \", c4, \" \", c5, \" \", c6);
+println(mn, \" \", mx, \" \", rm, \" \", rd, \" \", cl, \" \", fm, \" \", p, \" \", a2, \" \", f32v);
+";
+    let (out, counts) = both(src);
+    assert!(out.ok, "{}", out.stderr);
+    assert_eq!(counts.1, 1, "{}", out.stderr);
+    let last = out.stdout.lines().last().unwrap_or_default().to_string();
+    let want = format!(
+        "1.5 2.5 -1.5 0 1 7 {} {} {}",
+        2f64.powf(0.5),
+        1f64.atan2(-1.0),
+        (1.0f64 / 3.0) as f32
+    );
+    assert_eq!(last, want);
+}
+
+#[test]
+fn loops_over_arrays_of_every_rank_and_element_type() {
+    let src = "
+let n = 50;
+let a = zeros(f32, n);
+let m = zeros(f64, 6, 7);
+let c = zeros(i32, 3, 4, 5);
+let img = zeros(u8, 8, 8);
+let flags = zeros(bool, n);
+for i in 0..len(a) { a[i] = i as f32 * 0.5; a[i] += 1.0; }
+for i in 0..shape(m, 0) {
+    for j in 0..shape(m, 1) {
+        m[i, j] = sin(i as f64) * cos(j as f64);
+    }
+}
+for i in 0..3 { for j in 0..4 { for k in 0..5 { c[i, j, k] = i * 100 + j * 10 + k; } } }
+for y in 0..8 { for x in 0..8 { img[y, x] = (x * 40 + y) as u8; } }
+let b = a;
+let s = 0.0;
+for i in 0..n { b[i] *= 2.0; flags[i] = a[i] > 20.0; s += a[i] as f64; }
+let count = 0;
+let k = 0;
+while k < n {
+    k += 1;
+    if !flags[k - 1] { continue; }
+    count += 1;
+    if count == 100 { break; }
+}
+assert(a[3] == 5.0);
+assert(c[2, 3, 4] == 234);
+assert(img[7, 7] == 31);
+println(s, \" \", count, \" \", m[5, 6], \" \", img[2, 7], \" \", sum(c));
+";
+    let (out, counts) = both(src);
+    assert!(out.ok, "{}", out.stderr);
+    assert_eq!(counts.1, 6, "{}", out.stderr);
+    // a[i] = 2 * (0.5 i + 1) after the doubling through `b`, the same array.
+    let s: f64 = (0..50).map(|i| 2.0 * (i as f32 * 0.5 + 1.0) as f64).sum();
+    let count = (0..50)
+        .filter(|&i| 2.0 * (i as f32 * 0.5 + 1.0) > 20.0)
+        .count();
+    let m56 = (5f64).sin() * (6f64).cos();
+    let sum_c: i32 = (0..3)
+        .flat_map(|i| (0..4).flat_map(move |j| (0..5).map(move |k| i * 100 + j * 10 + k)))
+        .sum();
+    assert_eq!(
+        out.stdout.trim(),
+        format!("{s} {count} {m56} {} {sum_c}", (7 * 40 + 2) as u8)
+    );
+}
+
+#[test]
+fn a_return_inside_a_compiled_loop_returns_from_the_function() {
+    let src = "
+fn locate(a: f64[], x: f64) -> i32 {
+    for i in 0..len(a) {
+        if a[i] == x {
+            return i;
+        }
+    }
+    return -1;
+}
+let v = zeros(f64, 100);
+for i in 0..100 { v[i] = i as f64 * 1.5; }
+println(locate(v, 30.0), \" \", locate(v, 31.0));
+";
+    let (out, counts) = both(src);
+    assert!(out.ok, "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "20 -1");
+    assert_eq!(counts, (0, 2), "{}", out.stderr);
+}
+
+#[test]
+fn errors_inside_compiled_code_are_the_interpreters_located_errors() {
+    let cases = [
+        (
+            "let m = zeros(f64, 4, 5);\nlet s = 0.0;\nfor i in 0..4 { for j in 0..6 { s += m[i, j]; } }\n",
+            "index 5 is out of bounds for axis 1 of extent 5",
+        ),
+        (
+            "let a = zeros(i32, 10);\nfor i in 0..11 { a[i] = i; }\n",
+            "index 10 is out of bounds for axis 0 of extent 10",
+        ),
+        (
+            "fn ratio(a: i32, b: i32) -> i32 { return a / b; }\nlet s = 0;\nfor i in 0..5 { s += ratio(10, 3 - i); }\n",
+            "division by zero",
+        ),
+        (
+            "let a = zeros(i64, 4);\nlet z: i64 = 0;\nfor i in 0..4 { a[i] %= z; }\n",
+            "division by zero",
+        ),
+    ];
+    for (src, want) in cases {
+        let (out, counts) = both(src);
+        assert!(!out.ok, "{src} should fail");
+        assert!(counts.1 >= 1, "compiled: {src}\n{}", out.stderr);
+        assert!(out.stderr.contains(want), "{src}\n{}", out.stderr);
+    }
+}
+
+#[test]
+fn short_circuits_skip_the_right_side_and_its_errors() {
+    let src = "
+fn bad(x: i32) -> bool { return 10 / x > 1; }
+let hits = 0;
+for i in 0..10 {
+    if i > 0 && bad(i) { hits += 1; }
+    if i == 0 || bad(i) { hits += 100; }
+}
+println(hits);
+";
+    let (out, counts) = both(src);
+    assert!(out.ok, "{}", out.stderr);
+    // bad(i) = 10 / i > 1: true for i in 1..=5; never called with 0.
+    assert_eq!(out.stdout.trim(), "605");
+    assert_eq!(counts, (1, 1));
+}
+
+#[test]
+fn limits_stop_compiled_code_at_the_same_operation() {
+    // The operation limit, counted in loop iterations and calls: the
+    // same message, at the same operation, with and without the JIT (the
+    // interpreter's run is in this process with `ACCL_JIT=0`; the other
+    // tests here pass the variable to their own processes).
+    let src = "fn g(x: f64) -> f64 { return x * 0.5; }\nlet s = 0.0;\nfor i in 0..100000 { s += g(i as f64); }\n";
+    for n in [1_000u64, 12_345] {
+        let stop = |jit: bool| {
+            let mut e = accl::Engine::new();
+            e.set_max_operations(n);
+            if !jit {
+                std::env::set_var("ACCL_JIT", "0");
+            }
+            let r = e.eval_source("ops.accl", src);
+            std::env::remove_var("ACCL_JIT");
+            let err = r.expect_err("stops at the limit");
+            lang::diag::render_plain(&err.source, &err.diags, 100)
+        };
+        let (j, i) = (stop(true), stop(false));
+        assert_eq!(j, i);
+        assert!(j.contains(&n.to_string()), "{j}");
+    }
+    // The time limit stops a loop that cannot finish.
+    let mut e = accl::Engine::new();
+    e.set_time_limit(Some(std::time::Duration::from_millis(100)));
+    let r = e.eval("let x = 0;\nwhile true { x += 1; }\n");
+    let err = r.expect_err("the loop never ends");
+    let msg = lang::diag::render_plain(&err.source, &err.diags, 100);
+    assert!(msg.contains("time"), "{msg}");
+}
