@@ -64,14 +64,19 @@ fn small_unionized_grid() {
 // ./XSBench -s small -g 50 -l 1000 -G nuclide -m event
 #[test]
 fn small_nuclide_grid() {
-    check(&["-s", "small", "-g", "50", "-l", "1000", "-G", "nuclide"], 3075);
+    check(
+        &["-s", "small", "-g", "50", "-l", "1000", "-G", "nuclide"],
+        3075,
+    );
 }
 
 // ./XSBench -s small -g 50 -l 1000 -G hash -h 100 -m event
 #[test]
 fn small_hash_grid() {
     check(
-        &["-s", "small", "-g", "50", "-l", "1000", "-G", "hash", "-h", "100"],
+        &[
+            "-s", "small", "-g", "50", "-l", "1000", "-G", "hash", "-h", "100",
+        ],
         3075,
     );
 }
@@ -86,7 +91,9 @@ fn large_unionized_grid() {
 #[test]
 fn large_hash_grid() {
     check(
-        &["-s", "large", "-g", "8", "-l", "700", "-G", "hash", "-h", "50"],
+        &[
+            "-s", "large", "-g", "8", "-l", "700", "-G", "hash", "-h", "50",
+        ],
         2016,
     );
 }
@@ -96,7 +103,10 @@ fn large_hash_grid() {
 #[test]
 fn history_based_method_exits() {
     let r = run_args(&source(), false, &["-m", "history"]);
-    let e = r.result.err().expect("the run should stop");
+    let e = r.result.as_ref().expect_err("the run should stop");
     assert_eq!(e.code(), "accl::run::exit", "{}", e.render(100));
-    assert!(r.out.borrow().contains("History-based simulation not implemented"));
+    assert!(r
+        .out
+        .borrow()
+        .contains("History-based simulation not implemented"));
 }
