@@ -48,7 +48,8 @@ exact!(
     sections,
     smoothing,
     spmv,
-    unstructured
+    unstructured,
+    xsbench
 );
 
 /// Float reductions (see the module doc).

@@ -76,7 +76,8 @@ examples!(
     sections,
     smoothing,
     spmv,
-    unstructured
+    unstructured,
+    xsbench
 );
 
 #[test]

@@ -125,6 +125,14 @@ pub fn run_devices(src: &str, devices: &str) -> Run {
     run_on(src, true, Some(devices))
 }
 
+/// Run `src` on the device (`true`) or the host reference with the script
+/// parameters `args` (`arg(i)`).
+pub fn run_args(src: &str, device: bool, args: &[&str]) -> Run {
+    run_configured(src, device, None, |e| {
+        e.set_args(args);
+    })
+}
+
 fn run_on(src: &str, device: bool, devices: Option<&str>) -> Run {
     run_configured(src, device, devices, |_| {})
 }
