@@ -265,6 +265,11 @@ impl Walk<'_> {
                     self.expr(*value);
                 }
                 StmtKind::Eval(e) | StmtKind::Return(Some(e)) => self.expr(*e),
+                StmtKind::CallTuple { args, .. } | StmtKind::ReturnTuple(args) => {
+                    for &a in args {
+                        self.expr(a);
+                    }
+                }
                 StmtKind::If { cond, then, els } => {
                     self.expr(*cond);
                     let fixed = self.cx.fixed_cond(*cond, 0, &mut Vec::new());
