@@ -503,7 +503,11 @@ impl<'b> Checker<'b> {
         use ast::StmtKind as K;
         let kind = match &s.kind {
             K::Let { name, ty, init } => {
-                let want = ty.map(|t| self.value_type(t, "variable"));
+                if let Some(t) = ty.filter(|t| t.tuple.is_some()) {
+                    self.value_type(t, "variable");
+                    return None;
+                }
+                let want = ty.map(type_of);
                 let (h, got) = self.expr(init, want);
                 let ty = match want {
                     Some(w) => {

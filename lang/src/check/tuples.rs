@@ -94,7 +94,7 @@ impl Checker<'_> {
                 for (i, e) in elems.iter().enumerate() {
                     vals.push(self.element(e, wants.get(i).copied().flatten()));
                 }
-                if !self.same_arity(pats.len(), s.span, elems.len(), init.span) {
+                if !self.same_arity(pats.len(), pats_span(pats), elems.len(), init.span) {
                     return None;
                 }
                 // Every value is computed (and every name resolved) before
@@ -116,18 +116,26 @@ impl Checker<'_> {
             }
             _ => {
                 let (h, t) = self.tuple_call(init)?;
-                if !self.same_arity(pats.len(), s.span, t.len(), init.span) {
+                if !self.same_arity(pats.len(), pats_span(pats), t.len(), init.span) {
                     return None;
                 }
                 let mut locals = Vec::new();
                 for ((p, want), &elem) in pats.iter().zip(&wants).zip(t.elems()) {
                     let ty = Type::Scalar(elem);
-                    if let Some(w) = want {
+                    if let (Some(w), Some(te)) = (want, p.ty) {
                         if *w != ty && *w != Type::Error {
-                            let span = p.ty.map_or(p.name.span, |t| t.span);
                             self.err(
-                                mismatch(*w, ty, span)
-                                    .with_label(init.span, format!("this returns `{t}`")),
+                                Diag::error(
+                                    "accl::type::mismatch",
+                                    format!("expected `{w}`, found `{ty}`"),
+                                    te.span,
+                                    format!("declared `{w}`"),
+                                )
+                                .with_label(init.span, format!("this returns `{t}`"))
+                                .with_help(format!(
+                                    "declare it `{ty}` and convert it after: `{} as {w}`",
+                                    p.name.name
+                                )),
                             );
                         }
                     }
@@ -367,6 +375,14 @@ impl Checker<'_> {
         let l = self.new_local(&format!("{HIDDEN}{n}"), ty, true, span);
         self.pop_scope();
         l
+    }
+}
+
+/// The variables of a destructuring, first to last.
+fn pats_span(pats: &[ast::TuplePat]) -> Span {
+    match (pats.first(), pats.last()) {
+        (Some(a), Some(b)) => a.name.span.to(b.ty.map_or(b.name.span, |t| t.span)),
+        _ => Span::new(0, 0),
     }
 }
 
