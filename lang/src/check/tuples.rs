@@ -13,7 +13,7 @@
 //! target is written (`(a, b) = (b, a)` swaps).
 
 use super::expr::mismatch;
-use super::{ast, hir, type_of, Checker, Diag, ExprH, Span, Type};
+use super::{ast, hir, type_of, Binding, Checker, Diag, ExprH, Span, Type};
 use crate::ast::ExprKind;
 use crate::hir::LocalH;
 use crate::types::{Scalar, Tuple};
@@ -121,7 +121,7 @@ impl Checker<'_> {
                 }
                 let mut locals = Vec::new();
                 for ((p, want), &elem) in pats.iter().zip(&wants).zip(t.elems()) {
-                    let ty = Type::Scalar(elem);
+                    let mut ty = Type::Scalar(elem);
                     if let (Some(w), Some(te)) = (want, p.ty) {
                         if *w != ty && *w != Type::Error {
                             self.err(
@@ -129,14 +129,14 @@ impl Checker<'_> {
                                     "accl::type::mismatch",
                                     format!("expected `{w}`, found `{ty}`"),
                                     te.span,
-                                    format!("declared `{w}`"),
+                                    format!("`{w}` here"),
                                 )
                                 .with_label(init.span, format!("this returns `{t}`"))
                                 .with_help(format!(
-                                    "declare it `{ty}` and convert it after: `{} as {w}`",
-                                    p.name.name
+                                    "destructure it into a `{ty}` variable and convert that with `as {w}`"
                                 )),
                             );
+                            ty = Type::Error;
                         }
                     }
                     locals.push(
@@ -184,7 +184,15 @@ impl Checker<'_> {
                     },
                     span: t.span,
                 },
-                ty: None,
+                // The target's type, for literals to take and for a
+                // mismatch to be told against the value.
+                ty: self.target_scalar(t).map(|elem| ast::TypeExpr {
+                    elem,
+                    rank: 0,
+                    string: false,
+                    tuple: None,
+                    span: t.span,
+                }),
             })
             .collect();
         let bind = self.let_tuple(s, &pats, value);
@@ -366,6 +374,27 @@ impl Checker<'_> {
             .with_help("name one variable per element; `_` drops an element"),
         );
         false
+    }
+
+    /// The scalar type of an assignment's target, where it is plainly one
+    /// (a variable or an element of an array variable).
+    fn target_scalar(&self, t: &ast::Expr) -> Option<Scalar> {
+        let var = |name: &str| match self.lookup(name)? {
+            Binding::Local(l) => Some(self.body.locals[l].ty),
+            Binding::Global(l) => Some(self.out.main.locals[l].ty),
+            Binding::Const(_) => None,
+        };
+        match &t.kind {
+            ExprKind::Var(n) => var(n)?.scalar(),
+            ExprKind::Index(a, _) => match &a.kind {
+                ExprKind::Var(n) => match var(n)? {
+                    Type::Array(s, _) => Some(s),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// A local no name reaches: a dropped element, a result on its way.
