@@ -8,7 +8,6 @@
 use super::expr::device_function;
 use super::{internal, Binding, Fx, Lowerer};
 use crate::kir::*;
-use crate::unsupported;
 use lang::hir::{self, FnH, Level};
 use lang::{Diag, Scalar, Span, Type};
 
@@ -43,6 +42,16 @@ impl Lowerer<'_> {
                 // each as it is computed is computing all first.
                 for (&v, r) in vals.iter().zip(results) {
                     let value = self.expr(fx, v)?;
+                    out.push(Fx::stmt(StmtKind::Store { local: r, value }, span));
+                }
+            }
+            // A `routine vector|worker|gang` runs inline, before the
+            // statement (its results are locals).
+            hir::Expr::Call(f, args) if self.program.functions[*f].level != Level::Seq => {
+                let values = self.inline_call(fx, *f, args, span)?;
+                for (v, r) in values.into_iter().zip(results) {
+                    let ty = fx.out.locals[v].ty;
+                    let value = fx.out.add_expr(Expr::Local(v), ty, span);
                     out.push(Fx::stmt(StmtKind::Store { local: r, value }, span));
                 }
             }
@@ -91,19 +100,6 @@ impl Lowerer<'_> {
         span: Span,
     ) -> Result<(FuncH, Vec<ExprH>), Diag> {
         let func = &self.program.functions[f];
-        if func.level != Level::Seq {
-            return Err(unsupported(
-                span,
-                &format!(
-                    "a call of `{}`, a `routine {}` function returning a tuple",
-                    func.name,
-                    func.level.name()
-                ),
-            )
-            .with_help(
-                "return the values through arrays, or make it a plain `fn` (`routine seq`)",
-            ));
-        }
         device_function(func, span)?;
         let (scalars, arrays) = self.call_args(fx, f, args)?;
         Ok((self.function(f, arrays, span)?, scalars))
