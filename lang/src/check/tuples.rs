@@ -215,7 +215,7 @@ impl Checker<'_> {
             }
         }
         self.pop_scope();
-        (!block.is_empty()).then(|| hir::Stmt {
+        (!block.is_empty()).then_some(hir::Stmt {
             kind: hir::StmtKind::Block(block),
             span: s.span,
         })
