@@ -64,6 +64,10 @@ cases! {
         "fn f() -> (f64) {\n    return 1.0;\n}";
     tuple_of_too_many: "accl::type::tuple_arity" =>
         "fn f() -> (i32, i32, i32, i32, i32, i32, i32, i32, i32) {\n    return (1, 2, 3, 4, 5, 6, 7, 8, 9);\n}";
+    tuple_literal_of_too_many: "accl::type::tuple_arity" =>
+        "let (a, b, c, d, e, f, g, h, i) = (1, 2, 3, 4, 5, 6, 7, 8, 9);";
+    tuple_binding_a_name_twice: "accl::name::duplicate_binding" =>
+        &format!("{TWO}let (a, a) = two(1.0);");
     tuple_literal_holding_an_array: "accl::type::tuple_element" =>
         "let a = zeros(f64, 2);\nlet (x, y) = (a, 1);";
     tuple_destructuring_of_a_scalar: "accl::type::not_a_tuple" =>

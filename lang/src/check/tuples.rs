@@ -5,7 +5,8 @@
 //! that is destructured at once (or of `return`). So the HIR has just two
 //! tuple forms: [`hir::Expr::Tuple`], the operand of `return` or of a
 //! destructuring, and [`hir::StmtKind::LetTuple`], which binds the
-//! elements of a call's result or of a tuple expression to new locals. Everything else is lowered here onto those and plain `let` and
+//! elements of a call's result or of a tuple expression to new locals.
+//! Everything else is lowered here onto those and plain `let` and
 //! assignment: `return g(..)` binds `g`'s results and returns them,
 //! `(a, b) = rhs` binds the right side to hidden locals and assigns them,
 //! so that the usual checks of assignment (races, reductions, constants)
@@ -88,6 +89,21 @@ impl Checker<'_> {
             .iter()
             .map(|p| p.ty.map(|t| self.value_type(t, "variable")))
             .collect();
+        for (i, p) in pats.iter().enumerate() {
+            let first = pats[..i].iter().find(|q| q.name.name == p.name.name);
+            if let (false, Some(q)) = (p.is_wildcard(), first) {
+                self.err(
+                    Diag::error(
+                        "accl::name::duplicate_binding",
+                        format!("`{}` is bound twice in one destructuring", p.name.name),
+                        p.name.span,
+                        "second binding",
+                    )
+                    .with_label(q.name.span, "first here")
+                    .with_help("give each element its own name, or `_` to drop it"),
+                );
+            }
+        }
         let kind = match &init.kind {
             ExprKind::Tuple(elems) => {
                 let mut vals = Vec::new();
@@ -95,6 +111,18 @@ impl Checker<'_> {
                     vals.push(self.element(e, wants.get(i).copied().flatten()));
                 }
                 if !self.same_arity(pats.len(), pats_span(pats), elems.len(), init.span) {
+                    return None;
+                }
+                if elems.len() > Tuple::MAX {
+                    self.err(
+                        Diag::error(
+                            "accl::type::tuple_arity",
+                            format!("a tuple has at most {} elements", Tuple::MAX),
+                            init.span,
+                            format!("{} elements", elems.len()),
+                        )
+                        .with_help("destructure it in parts"),
+                    );
                     return None;
                 }
                 // Every value is computed (and every name resolved) before
