@@ -335,3 +335,13 @@ fn a_vector_routine_returning_a_tuple_runs_inline() {
         }
     }
 }
+
+#[test]
+fn an_embedder_cannot_take_a_tuple_as_one_value() {
+    let mut e = accl::Engine::new();
+    e.eval("fn two(x: f64) -> (f64, f64) { return (x, x * 2.0); }")
+        .unwrap_or_else(|d| panic!("{}", d.render(100)));
+    let arg = accl::Val::Scalar(accl::lang::Value::F64(1.0));
+    let err = e.call_fn("two", &[arg]).expect_err("a tuple is no value");
+    assert_eq!(err.code(), "accl::type::tuple_value", "{}", err.render(100));
+}
