@@ -44,6 +44,7 @@ exact!(
     mandelbrot_async,
     mandelbrot_multi,
     matmul,
+    newton,
     saxpy,
     sections,
     smoothing,

@@ -220,3 +220,12 @@ fn array_literals_get_one_space_after_commas_and_none_inside_brackets() {
     assert_eq!(accl_fmt::format_source(src).unwrap(), want);
     assert_eq!(accl_fmt::format_source(want).unwrap(), want);
 }
+
+#[test]
+fn tuple_types_returns_and_destructurings_get_the_layout_of_lists() {
+    let src = "fn f(x:f64)->(f64,i32){return(x,2);}\nlet(a,_)=f( 1.0 );\nlet ( x : f64 , n )=f(2.0);\n(a , x)=( x,a );\n(v[ i ],n)=f(a);\n";
+    let want = "fn f(x: f64) -> (f64, i32) {\n    return (x, 2);\n}\nlet (a, _) = f(1.0);\nlet (x: f64, n) = f(2.0);\n(a, x) = (x, a);\n(v[i], n) = f(a);\n";
+    assert_eq!(accl_fmt::format_source(src).unwrap(), want);
+    assert_eq!(accl_fmt::format_source(want).unwrap(), want);
+    assert_eq!(tree(src), tree(want));
+}

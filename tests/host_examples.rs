@@ -70,6 +70,7 @@ examples!(
     mandelbrot_async,
     mandelbrot_multi,
     matmul,
+    newton,
     pi,
     reductions,
     saxpy,

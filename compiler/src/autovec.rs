@@ -362,9 +362,10 @@ impl Cx<'_> {
             Expr::Index(a, idx) => {
                 self.mentions(*a, vars) || idx.iter().any(|&x| self.mentions(x, vars))
             }
-            Expr::Call(_, args) | Expr::Builtin(_, args) | Expr::Array(_, args) => {
-                args.iter().any(|&x| self.mentions(x, vars))
-            }
+            Expr::Call(_, args)
+            | Expr::Builtin(_, args)
+            | Expr::Array(_, args)
+            | Expr::Tuple(args) => args.iter().any(|&x| self.mentions(x, vars)),
             Expr::Const(_) | Expr::Str(_) | Expr::TypeArg(_) => false,
         }
     }
@@ -418,6 +419,10 @@ impl Cx<'_> {
                 StmtKind::Let { local, init } => {
                     self.expr(*init, w);
                     w.declared.push(*local);
+                }
+                StmtKind::LetTuple { locals, init } => {
+                    self.expr(*init, w);
+                    w.declared.extend(locals.iter().flatten());
                 }
                 StmtKind::Assign { place, op, value } => match place {
                     // Never in device code (the checker refuses it).
@@ -522,6 +527,11 @@ impl Cx<'_> {
             Expr::Str(_) | Expr::TypeArg(_) => w.refuse("it uses a string"),
             // The checker keeps array literals out of device code.
             Expr::Array(..) => w.refuse("it builds an array"),
+            Expr::Tuple(args) => {
+                for &a in args {
+                    self.expr(a, w);
+                }
+            }
         }
     }
 }

@@ -155,6 +155,7 @@ fn steps(f: &Function, v: LocalH, body: &Block, continuing: &Block) -> Option<i1
 fn sets(b: &[Stmt], v: LocalH) -> bool {
     b.iter().any(|s| match &s.kind {
         StmtKind::Store { local, .. } => *local == v,
+        StmtKind::CallTuple { results, .. } => results.contains(&v),
         StmtKind::If { then, els, .. } => sets(then, v) || sets(els, v),
         StmtKind::Loop { body, continuing } => sets(body, v) || sets(continuing, v),
         StmtKind::VectorLoop(l) => sets(&l.body, v),

@@ -118,7 +118,9 @@ fn plain(f: &Function, e: ExprH, stored: &[ArrayH]) -> bool {
 /// `loop vector` (those inside nested sequential loops stay there).
 fn straight(b: &Block) -> bool {
     b.iter().all(|s| match &s.kind {
-        StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) => false,
+        StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) | StmtKind::ReturnTuple(_) => {
+            false
+        }
         StmtKind::If { then, els, .. } => straight(then) && straight(els),
         StmtKind::VectorLoop(v) => straight(&v.body),
         StmtKind::Loop { body, continuing } => {
@@ -132,7 +134,7 @@ fn straight(b: &Block) -> bool {
 /// still leaves everything.
 fn exits_only_inner(b: &Block) -> bool {
     b.iter().all(|s| match &s.kind {
-        StmtKind::Return(_) => false,
+        StmtKind::Return(_) | StmtKind::ReturnTuple(_) => false,
         StmtKind::If { then, els, .. } => exits_only_inner(then) && exits_only_inner(els),
         StmtKind::Loop { body, continuing } => {
             exits_only_inner(body) && exits_only_inner(continuing)

@@ -265,6 +265,17 @@ impl Walk<'_> {
                     self.expr(*value);
                 }
                 StmtKind::Eval(e) | StmtKind::Return(Some(e)) => self.expr(*e),
+                StmtKind::CallTuple { args, results, .. } => {
+                    self.reassigned |= results.contains(&self.cx.var);
+                    for &a in args {
+                        self.expr(a);
+                    }
+                }
+                StmtKind::ReturnTuple(args) => {
+                    for &a in args {
+                        self.expr(a);
+                    }
+                }
                 StmtKind::If { cond, then, els } => {
                     self.expr(*cond);
                     let fixed = self.cx.fixed_cond(*cond, 0, &mut Vec::new());
@@ -324,7 +335,8 @@ impl Walk<'_> {
     }
 }
 
-/// How many times each local is set in `b`, and the last value set.
+/// How many times each local is set in `b`, and the last value set (a
+/// `CallTuple` sets fresh locals only, never one a lead can use).
 fn count_stores(b: &Block, out: &mut HashMap<LocalH, (usize, ExprH)>) {
     for s in b {
         match &s.kind {

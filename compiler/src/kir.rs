@@ -296,6 +296,10 @@ pub struct Function {
     /// Scalar parameters (locals initialised from the call's arguments).
     pub args: Vec<LocalH>,
     pub ret: Option<Scalar>,
+    /// A function returning a tuple: its element types (then `ret` is
+    /// `None`); it returns with [`StmtKind::ReturnTuple`] and is called by
+    /// [`StmtKind::CallTuple`].
+    pub ret_tuple: Vec<Scalar>,
     pub locals: Arena<Local>,
     pub exprs: Arena<Expr>,
     /// The type of each expression, by handle index.
@@ -357,6 +361,15 @@ pub enum StmtKind {
     /// to the next iteration.
     Continue,
     Return(Option<ExprH>),
+    /// Return one value per element from a function returning a tuple.
+    ReturnTuple(Vec<ExprH>),
+    /// Call a function returning a tuple and store its elements, in
+    /// order, into `results` (one local per element).
+    CallTuple {
+        func: FuncH,
+        args: Vec<ExprH>,
+        results: Vec<LocalH>,
+    },
     /// A workgroup execution and memory barrier (workgroup and storage
     /// buffer memory); only in uniform control flow of a gang.
     Barrier,

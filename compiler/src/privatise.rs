@@ -136,7 +136,10 @@ pub fn candidates(k: &Kernel, checks: bool) -> Vec<Option<Fold>> {
 /// the grid-stride loop, where the copies are folded after a barrier.
 fn uniform_exit(b: &Block) -> bool {
     b.iter().all(|s| match &s.kind {
-        StmtKind::Return(_) | StmtKind::Barrier | StmtKind::VectorLoop(_) => false,
+        StmtKind::Return(_)
+        | StmtKind::ReturnTuple(_)
+        | StmtKind::Barrier
+        | StmtKind::VectorLoop(_) => false,
         StmtKind::If { then, els, .. } => uniform_exit(then) && uniform_exit(els),
         StmtKind::Loop { body, continuing } => uniform_exit(body) && uniform_exit(continuing),
         _ => true,

@@ -341,6 +341,34 @@ impl V<'_> {
                 want(e(*value)? == t, "an element store of another type")
             }
             StmtKind::Eval(h) => e(*h).map(|_| ()),
+            StmtKind::CallTuple {
+                func,
+                args,
+                results,
+            } => {
+                want(
+                    func.index() < self.k.functions.len()
+                        && cx.this.is_none_or(|t| func.index() < t.index()),
+                    "a tuple call that is not to an earlier function",
+                )?;
+                let g = &self.k.functions[*func];
+                want(
+                    g.args.len() == args.len()
+                        && !g.ret_tuple.is_empty()
+                        && g.ret_tuple.len() == results.len(),
+                    "a tuple call with the wrong number of arguments or results",
+                )?;
+                for (&a, &p) in args.iter().zip(&g.args) {
+                    want(e(a)? == g.locals[p].ty, "a call argument of another type")?;
+                }
+                for (&r, &t) in results.iter().zip(&g.ret_tuple) {
+                    want(
+                        r.index() < f.locals.len() && f.locals[r].ty == t,
+                        "a tuple result stored to a local of another type",
+                    )?;
+                }
+                Ok(())
+            }
             StmtKind::Cache { array, lo, .. } => {
                 want(array.index() < self.k.arrays.len(), "a cache of no array")?;
                 want(e(*lo)?.is_int(), "a cache bound that is not an integer")
@@ -417,7 +445,22 @@ impl V<'_> {
                     Some(v) => Some(e(*v)?),
                     None => None,
                 };
-                want(t == f.ret, "a return of another type")
+                want(
+                    t == f.ret && f.ret_tuple.is_empty(),
+                    "a return of another type",
+                )
+            }
+            StmtKind::ReturnTuple(vs) => {
+                want(!cx.in_continuing, "`return` in a continuing block")?;
+                want(cx.this.is_some(), "`return` in a kernel body")?;
+                want(
+                    vs.len() == f.ret_tuple.len(),
+                    "a tuple return of another arity",
+                )?;
+                for (&v, &t) in vs.iter().zip(&f.ret_tuple) {
+                    want(e(v)? == t, "a tuple return of another type")?;
+                }
+                Ok(())
             }
         }
     }

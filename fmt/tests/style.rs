@@ -116,3 +116,11 @@ fn cut_or_damaged_scripts_never_panic_and_what_formats_is_stable() {
     }
     assert!(tried > 500, "{tried}");
 }
+
+#[test]
+fn tuple_types_returns_and_destructurings() {
+    assert_eq!(
+        fmt("fn f(x:f64)->(f64,i32){return(x,2);}\nlet(a,_)=f( 1.0 );\n(a ,b[ i ])=( b[i],a );"),
+        "fn f(x: f64) -> (f64, i32) {\n    return (x, 2);\n}\nlet (a, _) = f(1.0);\n(a, b[i]) = (b[i], a);\n"
+    );
+}

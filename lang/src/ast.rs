@@ -12,7 +12,7 @@
 //! `lang::check_source` switch to a large stack segment first.
 
 use crate::span::Span;
-use crate::types::Scalar;
+use crate::types::{Scalar, Tuple};
 
 /// A name with where it was written.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +51,11 @@ pub enum StmtKind {
     Const {
         name: Ident,
         ty: Option<TypeExpr>,
+        init: Expr,
+    },
+    /// `let (a, _, c: f32) = init;`: destructure a tuple.
+    LetTuple {
+        pats: Vec<TuplePat>,
         init: Expr,
     },
     /// `target = value` or, with `op`, `target op= value`.
@@ -102,6 +107,20 @@ pub enum StmtKind {
     Error,
 }
 
+/// One element of a destructuring `let`: a new variable, optionally
+/// typed, or `_` (the element is dropped).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TuplePat {
+    pub name: Ident,
+    pub ty: Option<TypeExpr>,
+}
+
+impl TuplePat {
+    pub fn is_wildcard(&self) -> bool {
+        self.name.name == "_"
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForLoop {
     pub var: Ident,
@@ -141,7 +160,8 @@ pub struct Param {
     pub ty: TypeExpr,
 }
 
-/// A written type: `f32`, `f32[]`, `f32[,]`, `f32[,,]`, or `str`.
+/// A written type: `f32`, `f32[]`, `f32[,]`, `f32[,,]`, `str`, or a tuple
+/// of scalars `(f64, i32)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TypeExpr {
     pub elem: Scalar,
@@ -149,6 +169,8 @@ pub struct TypeExpr {
     pub rank: u8,
     /// `str` (then `elem` and `rank` mean nothing).
     pub string: bool,
+    /// A tuple type (then `elem`, `rank` and `string` mean nothing).
+    pub tuple: Option<Tuple>,
     pub span: Span,
 }
 
@@ -414,6 +436,10 @@ pub enum ExprKind {
     Call(Ident, Vec<Expr>),
     /// `[e1, e2, ..]`: a new array of these elements (non-empty).
     Array(Vec<Expr>),
+    /// `(e1, e2, ..)`: the value of a `return` from a function returning a
+    /// tuple, or the right side of a destructuring (the parser makes one of
+    /// any parenthesised list with a comma).
+    Tuple(Vec<Expr>),
     /// An expression that failed to parse (already reported).
     Error,
 }
@@ -458,9 +484,9 @@ impl Drop for Expr {
                         }
                     }
                 }
-                ExprKind::Call(_, mut args) | ExprKind::Array(mut args) => {
-                    todo.extend(args.iter_mut().map(detach))
-                }
+                ExprKind::Call(_, mut args)
+                | ExprKind::Array(mut args)
+                | ExprKind::Tuple(mut args) => todo.extend(args.iter_mut().map(detach)),
                 _ => {}
             }
         }
@@ -582,7 +608,7 @@ impl Expr {
                     .map(nest)
                     .fold(nest(a), u32::max)
             }
-            ExprKind::Call(_, args) | ExprKind::Array(args) => {
+            ExprKind::Call(_, args) | ExprKind::Array(args) | ExprKind::Tuple(args) => {
                 1 + args.iter().map(nest).max().unwrap_or(0)
             }
             _ => 1,
@@ -597,7 +623,7 @@ impl Expr {
                 .flat_map(SectionAxis::exprs)
                 .map(child)
                 .fold(child(a), u32::max),
-            ExprKind::Call(_, args) | ExprKind::Array(args) => {
+            ExprKind::Call(_, args) | ExprKind::Array(args) | ExprKind::Tuple(args) => {
                 args.iter().map(child).max().unwrap_or(0)
             }
             _ => 0,

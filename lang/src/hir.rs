@@ -126,6 +126,13 @@ pub enum StmtKind {
         local: LocalH,
         init: ExprH,
     },
+    /// Bind the elements of `init` to new locals (`None`: the element is
+    /// dropped). `init` is a call of a function returning a tuple, or an
+    /// [`Expr::Tuple`] (whose elements are all computed first).
+    LetTuple {
+        locals: Vec<Option<LocalH>>,
+        init: ExprH,
+    },
     Assign {
         place: Place,
         op: Option<BinOp>,
@@ -207,6 +214,9 @@ pub enum Expr {
     Builtin(BuiltinId, Vec<ExprH>),
     Str(String),
     TypeArg(Scalar),
+    /// `(a, b, ..)`: scalars, only as the operand of `return` (in a
+    /// function returning a tuple) or the `init` of a `LetTuple`.
+    Tuple(Vec<ExprH>),
     /// An array literal: its shape (leading axis first) and its elements in
     /// row-major order, each of the array's element type. Host code only.
     Array(Vec<usize>, Vec<ExprH>),

@@ -361,6 +361,11 @@ impl Walk {
                 self.expr(init);
                 self.declared.push(name.name.clone());
             }
+            StmtKind::LetTuple { pats, init } => {
+                self.expr(init);
+                let named = pats.iter().filter(|p| !p.is_wildcard());
+                self.declared.extend(named.map(|p| p.name.name.clone()));
+            }
             StmtKind::Assign {
                 target, op, value, ..
             } => match &target.kind {
@@ -377,6 +382,16 @@ impl Walk {
                         self.assigned.push(n.clone());
                     }
                 },
+                ExprKind::Tuple(targets) => {
+                    self.expr(value);
+                    for t in targets {
+                        match &t.kind {
+                            ExprKind::Var(n) if n == "_" => {}
+                            ExprKind::Var(n) => self.assigned.push(n.clone()),
+                            _ => self.expr(t),
+                        }
+                    }
+                }
                 _ => {
                     self.expr(target);
                     self.expr(value);
@@ -435,7 +450,7 @@ impl Walk {
                     .flat_map(|x| x.exprs())
                     .for_each(|x| self.expr(x));
             }
-            ExprKind::Call(_, args) | ExprKind::Array(args) => {
+            ExprKind::Call(_, args) | ExprKind::Array(args) | ExprKind::Tuple(args) => {
                 args.iter().for_each(|x| self.expr(x))
             }
             _ => {}

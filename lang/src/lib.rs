@@ -26,5 +26,5 @@ pub use diag::{Diag, Source};
 pub use lexer::MAX_NESTING;
 pub use parse::{parse, MAX_EXPR_DEPTH, MAX_EXPR_NESTING};
 pub use span::Span;
-pub use types::{Scalar, Type};
+pub use types::{Scalar, Tuple, Type};
 pub use value::Value;

@@ -578,6 +578,83 @@ pub(crate) fn named_type(errors: &mut Vec<Diag>, name: &str, span: Span) -> Type
         elem: crate::types::Scalar::F64,
         rank: 0,
         string: true,
+        tuple: None,
+        span,
+    }
+}
+
+/// A written tuple type `(t1, t2, ..)` (of scalars, 2 to `Tuple::MAX` of
+/// them), or with `array` the span of a `[]` after it: an array of tuples,
+/// which does not exist (reported; typed as the tuple so that checking
+/// goes on).
+pub(crate) fn tuple_type(
+    errors: &mut Vec<Diag>,
+    elems: Vec<TypeExpr>,
+    array: Option<Span>,
+    span: Span,
+) -> TypeExpr {
+    use crate::types::{Scalar, Tuple};
+    let mut scalars = Vec::new();
+    for e in &elems {
+        if e.tuple.is_some() || e.string || e.rank > 0 {
+            let what = if e.tuple.is_some() {
+                "a tuple"
+            } else if e.string {
+                "a string"
+            } else {
+                "an array"
+            };
+            errors.push(
+                Diag::error(
+                    "accl::type::tuple_element",
+                    format!("a tuple cannot hold {what}"),
+                    e.span,
+                    "not a scalar type",
+                )
+                .with_help("the elements of a tuple are scalars: `bool`, integers and floats"),
+            );
+            scalars.push(Scalar::F64);
+        } else {
+            scalars.push(e.elem);
+        }
+    }
+    if let Some(a) = array {
+        errors.push(
+            Diag::error(
+                "accl::type::tuple_array",
+                "there are no arrays of tuples",
+                a,
+                "array of a tuple type",
+            )
+            .with_label(span, "a tuple type")
+            .with_help("keep one array per element: `(f64, i32)[]` is an `f64[]` and an `i32[]`"),
+        );
+    }
+    let tuple = Tuple::new(&scalars).or_else(|| {
+        let (msg, label) = if scalars.len() < 2 {
+            (
+                "a tuple type has two or more elements".to_string(),
+                "one element",
+            )
+        } else {
+            (
+                format!("a tuple type has at most {} elements", Tuple::MAX),
+                "too many elements",
+            )
+        };
+        let help = if scalars.len() < 2 {
+            "write the element type without parentheses"
+        } else {
+            "return fewer values, or write them into arrays"
+        };
+        errors.push(Diag::error("accl::type::tuple_arity", msg, span, label).with_help(help));
+        Tuple::new(&[Scalar::F64, Scalar::F64])
+    });
+    TypeExpr {
+        elem: Scalar::F64,
+        rank: 0,
+        string: false,
+        tuple,
         span,
     }
 }

@@ -93,9 +93,53 @@ pub enum Type {
     IntLit,
     /// A float literal (or untyped constant) not yet given a type.
     FloatLit,
+    /// The result of a function returning several scalars, `(f64, i32)`:
+    /// only returned and destructured, never stored whole.
+    Tuple(Tuple),
     /// The type of an expression that already failed to check; it unifies
     /// with anything so that one mistake gives one diagnostic.
     Error,
+}
+
+/// The element types of a tuple, 2 to [`Tuple::MAX`] scalars, held inline
+/// so that [`Type`] stays `Copy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Tuple {
+    len: u8,
+    elems: [Scalar; Tuple::MAX],
+}
+
+impl Tuple {
+    /// The most elements a tuple may have.
+    pub const MAX: usize = 8;
+
+    /// A tuple of these element types (None: fewer than 2 or more than
+    /// [`Tuple::MAX`]).
+    pub fn new(elems: &[Scalar]) -> Option<Tuple> {
+        if !(2..=Tuple::MAX).contains(&elems.len()) {
+            return None;
+        }
+        let mut t = Tuple {
+            len: elems.len() as u8,
+            elems: [Scalar::Bool; Tuple::MAX],
+        };
+        t.elems[..elems.len()].copy_from_slice(elems);
+        Some(t)
+    }
+    #[allow(clippy::len_without_is_empty)] // never empty
+    pub fn len(self) -> usize {
+        self.len as usize
+    }
+    pub fn elems(&self) -> &[Scalar] {
+        &self.elems[..self.len as usize]
+    }
+}
+
+impl fmt::Display for Tuple {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.elems().iter().map(|s| s.name()).collect();
+        write!(f, "({})", names.join(", "))
+    }
 }
 
 impl Type {
@@ -115,6 +159,12 @@ impl Type {
     }
     pub fn is_array(self) -> bool {
         matches!(self, Type::Array(..))
+    }
+    pub fn tuple(self) -> Option<Tuple> {
+        match self {
+            Type::Tuple(t) => Some(t),
+            _ => None,
+        }
     }
     pub fn is_literal(self) -> bool {
         matches!(self, Type::IntLit | Type::FloatLit)
@@ -148,6 +198,7 @@ impl fmt::Display for Type {
             Type::TypeArg(s) => write!(f, "type {s}"),
             Type::IntLit => f.write_str("{integer}"),
             Type::FloatLit => f.write_str("{float}"),
+            Type::Tuple(t) => write!(f, "{t}"),
             Type::Error => f.write_str("{error}"),
         }
     }

@@ -241,6 +241,10 @@ impl Collector<'_> {
         for (h, e) in b.exprs.iter() {
             let s = b.span(h);
             match e {
+                // The checker's hidden locals (`tuple#3`, a destructured
+                // element on its way to an assignment's target) are read
+                // where the target is written: the target is what is there.
+                hir::Expr::Local(l) if b.locals[*l].name.contains('#') => {}
                 hir::Expr::Local(l) => self.push(s, Target::Local(fh, *l), false),
                 hir::Expr::Global(l) => self.push(s, Target::Local(None, *l), false),
                 hir::Expr::Call(f, _) => {
@@ -426,6 +430,18 @@ mod tests {
         assert_eq!(s.len(), 6, "{s:?}");
         let a = occurrences(text, "a = zeros");
         assert_eq!(a.len(), 3, "{a:?}");
+    }
+
+    #[test]
+    fn destructured_variables_resolve_and_hidden_ones_do_not_show() {
+        let text = "fn two(x: f64) -> (f64, f64) { return (x, x * 2.0); }\n\
+                    let (a, b) = two(1.0);\n(a, b) = (b, a);\nlet c = a + b;\n";
+        // The declaration, the assignment's target, its read, `a + b`.
+        let a = occurrences(text, "a, b) = two");
+        assert_eq!(a.len(), 4, "{a:?}");
+        assert!(a[0].1 && a.iter().skip(1).all(|x| !x.1 && x.0 == "a"));
+        let b = occurrences(text, "b) = (b");
+        assert_eq!(b.len(), 4, "{b:?}");
     }
 
     #[test]

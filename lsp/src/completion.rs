@@ -276,6 +276,25 @@ fn visible(text: &str, offset: usize) -> Vec<(Span, &str, CompletionItemKind)> {
             continue;
         }
         match t {
+            // `let (a, _, c: f32) = ..`: the names after `(` and `,`.
+            Tok::Let if next == Some(Tok::LParen) => {
+                let ends = toks[i..].iter().find(|x| x.1 == Tok::Semi).map(|x| x.2);
+                if let (true, Some(scope)) =
+                    (ends.is_some_and(|end| end <= offset), scopes.last_mut())
+                {
+                    let pats = toks[i + 1..].iter().take_while(|x| x.1 != Tok::RParen);
+                    let mut after_sep = false;
+                    for &(ps, pt, pe) in pats {
+                        match pt {
+                            Tok::Ident(n) if after_sep && n != "_" => {
+                                scope.push((Span::new(ps, pe), n, K::VARIABLE))
+                            }
+                            _ => {}
+                        }
+                        after_sep = matches!(pt, Tok::LParen | Tok::Comma);
+                    }
+                }
+            }
             Tok::Let | Tok::Const => {
                 if let (Some((span, n)), Some(scope)) = (name(i + 1), scopes.last_mut()) {
                     // Visible once its statement ends: not in its own initialiser.
@@ -343,6 +362,14 @@ mod tests {
             names(text, "let deep = 1;"),
             ["deep", "f", "g", "inner", "k", "top", "x", "y"]
         );
+    }
+
+    #[test]
+    fn destructured_names_are_visible_after_their_statement() {
+        let text = "fn two() -> (f64, i32) { return (1.0, 2); }\n\
+                    let (a, _, c: f32) = three();\nlet (d, e) = two(); CURSOR\n";
+        assert_eq!(names(text, "three();"), ["a", "c", "two"]);
+        assert_eq!(names(text, "CURSOR"), ["a", "c", "d", "e", "two"]);
     }
 
     #[test]

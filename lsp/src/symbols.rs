@@ -10,6 +10,12 @@ pub fn document_symbols(state: &State, p: DocumentSymbolParams) -> Option<Docume
     let a = &doc.analysis;
     let mut out = Vec::new();
     for s in &a.ast.stmts {
+        if let StmtKind::LetTuple { pats, .. } = &s.kind {
+            for p in pats.iter().filter(|p| !p.is_wildcard()) {
+                out.push(symbol(doc, s, &p.name, SymbolKind::VARIABLE, None));
+            }
+            continue;
+        }
         let (name, kind, detail) = match &s.kind {
             StmtKind::Fn(f) => {
                 let detail = a.program.as_ref().and_then(|p| {
@@ -24,17 +30,27 @@ pub fn document_symbols(state: &State, p: DocumentSymbolParams) -> Option<Docume
             StmtKind::Const { name, .. } => (name, SymbolKind::CONSTANT, None),
             _ => continue,
         };
-        #[allow(deprecated)]
-        out.push(DocumentSymbol {
-            name: name.name.clone(),
-            detail,
-            kind,
-            tags: None,
-            deprecated: None,
-            range: doc.range(s.span.to(name.span)),
-            selection_range: doc.range(name.span),
-            children: None,
-        });
+        out.push(symbol(doc, s, name, kind, detail));
     }
     Some(DocumentSymbolResponse::Nested(out))
+}
+
+fn symbol(
+    doc: &crate::document::Document,
+    s: &lang::ast::Stmt,
+    name: &lang::ast::Ident,
+    kind: SymbolKind,
+    detail: Option<String>,
+) -> DocumentSymbol {
+    #[allow(deprecated)]
+    DocumentSymbol {
+        name: name.name.clone(),
+        detail,
+        kind,
+        tags: None,
+        deprecated: None,
+        range: doc.range(s.span.to(name.span)),
+        selection_range: doc.range(name.span),
+        children: None,
+    }
 }

@@ -249,6 +249,7 @@ fn top_level_lets(block: &[lang::hir::Stmt]) -> Box<dyn Iterator<Item = lang::hi
             .flat_map(|st| -> Box<dyn Iterator<Item = lang::hir::LocalH> + '_> {
                 match &st.kind {
                     StmtKind::Let { local, .. } => Box::new(std::iter::once(*local)),
+                    StmtKind::LetTuple { locals, .. } => Box::new(locals.iter().flatten().copied()),
                     StmtKind::Construct(c) if c.kind == lang::ast::DirectiveKind::Declare => {
                         match &c.body {
                             lang::hir::ConstructBody::Block(b) => top_level_lets(b),

@@ -315,6 +315,7 @@ impl Compiler<'_> {
                 CExpr::Str(Box::new(move |_, _| Ok(s.clone())))
             }
             Expr::TypeArg(t) => CExpr::Type(*t),
+            Expr::Tuple(elems) => self.tuple_expr(elems),
             Expr::Array(shape, elems) => self.array_literal(shape, elems, ty, span),
         }
     }
@@ -557,6 +558,7 @@ impl Compiler<'_> {
                     .ret_a
                     .ok_or_else(|| error::internal(span, "function returned no array"))
             })),
+            Type::Tuple(_) => CExpr::Tuple(Box::new(move |fr, cx| Ok(run(fr, cx)?.ret_tuple))),
             Type::Str => CExpr::Str(Box::new(move |fr, cx| {
                 run(fr, cx)?
                     .ret_t

@@ -49,6 +49,8 @@ pub enum CExpr {
     Unit(Ex<()>),
     Str(Ex<Rc<str>>),
     Type(Scalar),
+    /// The bits of a tuple's elements (see tuple.rs).
+    Tuple(Ex<Vec<u64>>),
 }
 
 impl CExpr {
@@ -68,6 +70,13 @@ impl CExpr {
             }
             CExpr::Str(f) => RtVal::Str(f(fr, cx)?),
             CExpr::Type(t) => RtVal::Type(*t),
+            // The checker lets a tuple only be returned or destructured.
+            CExpr::Tuple(_) => {
+                return Err(super::error::internal(
+                    lang::Span::new(0, 0),
+                    "a tuple used as one value",
+                ))
+            }
         })
     }
     /// Evaluate an integer expression as i128 (None: not an integer expression).

@@ -56,6 +56,7 @@ pub mod scalar;
 pub mod section_arg;
 pub mod stmt;
 pub mod text;
+pub mod tuple;
 pub mod value;
 pub mod wait;
 

@@ -66,9 +66,10 @@ impl Compiler<'_> {
             Expr::Index(a, ix) => {
                 self.mentions(*a, slot) || ix.iter().any(|i| self.mentions(*i, slot))
             }
-            Expr::Call(_, args) | Expr::Builtin(_, args) | Expr::Array(_, args) => {
-                args.iter().any(|a| self.mentions(*a, slot))
-            }
+            Expr::Call(_, args)
+            | Expr::Builtin(_, args)
+            | Expr::Array(_, args)
+            | Expr::Tuple(args) => args.iter().any(|a| self.mentions(*a, slot)),
             Expr::Const(_) | Expr::Str(_) | Expr::TypeArg(_) => false,
         }
     }
@@ -166,6 +167,10 @@ impl Compiler<'_> {
             // A hint for the device: nothing to do on the host.
             StmtKind::Cache { .. } => Box::new(|_, _| Ok(Flow::Next)),
             StmtKind::Continue => Box::new(|_, _| Ok(Flow::Continue)),
+            StmtKind::LetTuple { locals, init } => self.let_tuple(locals, *init, span),
+            StmtKind::Return(Some(e)) if self.body.ty(*e).tuple().is_some() => {
+                self.return_tuple(*e, span)
+            }
             StmtKind::Return(e) => match e {
                 None => Box::new(|_, _| Ok(Flow::Return)),
                 Some(e) => match self.expr(*e) {

@@ -31,6 +31,8 @@ pub struct Frame {
     pub ret_s: u64,
     pub ret_a: Option<Array>,
     pub ret_t: Option<Rc<str>>,
+    /// The elements of a returned tuple, as bits.
+    pub ret_tuple: Vec<u64>,
 }
 
 impl Frame {
@@ -42,6 +44,7 @@ impl Frame {
             ret_s: 0,
             ret_a: None,
             ret_t: None,
+            ret_tuple: Vec::new(),
         }
     }
 }

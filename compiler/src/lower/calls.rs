@@ -14,7 +14,7 @@ pub(super) fn calls_routine(p: &hir::Program, src: &hir::Body, e: hir::ExprH) ->
         E::Unary(_, a) | E::Cast(a, _) => go(a),
         E::Binary(_, a, b) => go(a) || go(b),
         E::Index(a, idx) => go(a) || idx.iter().any(go),
-        E::Builtin(_, args) | E::Array(_, args) => args.iter().any(go),
+        E::Builtin(_, args) | E::Array(_, args) | E::Tuple(args) => args.iter().any(go),
         E::Const(_) | E::Local(_) | E::Str(_) | E::TypeArg(_) => false,
     }
 }

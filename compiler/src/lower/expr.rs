@@ -34,6 +34,8 @@ impl Lowerer<'_> {
                 let v = v.concretize(t).unwrap_or_else(|| v.cast(t));
                 fx.out.add_expr(Expr::Const(v), t, span)
             }
+            // Only `return` and destructuring hold one (tuples.rs).
+            E::Tuple(_) => return Err(super::internal(span, "a tuple used as one value")),
             // The checker keeps array literals out of device code.
             E::Array(..) => {
                 return Err(crate::unsupported(span, "an array literal in device code"))
@@ -96,17 +98,8 @@ impl Lowerer<'_> {
                 self.inline_routine(fx, *f, args, span)?
             }
             E::Call(f, args) => {
-                let func = &self.program.functions[*f];
-                device_function(func, span)?;
-                let mut scalars = Vec::new();
-                let mut arrays = Vec::new();
-                for (&a, &p) in args.iter().zip(&func.params) {
-                    if func.body.locals[p].ty.is_array() {
-                        arrays.push(self.array_of(fx, a)?);
-                    } else {
-                        scalars.push(self.expr(fx, a)?);
-                    }
-                }
+                device_function(&self.program.functions[*f], span)?;
+                let (scalars, arrays) = self.call_args(fx, *f, args)?;
                 let h = self.function(*f, arrays, span)?;
                 let ret = self.functions[h].ret;
                 let call = Expr::Call(h, scalars);

@@ -53,8 +53,9 @@ impl Lowerer<'_> {
                 fx.map.insert(p, Binding::Local(kl));
             }
         }
+        fx.out.ret_tuple = super::tuples::tuple_elems(func.ret);
         fx.out.ret = match func.ret {
-            Type::Unit => None,
+            Type::Unit | Type::Tuple(_) => None,
             t => Some(scalar_of(t, func.span)?),
         };
         let body = self.block(&mut fx, &func.body.block)?;

@@ -39,6 +39,7 @@ mod inner;
 mod region;
 mod routine;
 mod stmt;
+mod tuples;
 
 use crate::kir::*;
 use lang::arena::Arena;
@@ -534,6 +535,7 @@ fn calls_routines(p: &hir::Program, src: &hir::Body, b: &hir::Block) -> bool {
         }
         hir::StmtKind::For(f) => calls_routines(p, src, &f.body),
         hir::StmtKind::Let { init: e, .. }
+        | hir::StmtKind::LetTuple { init: e, .. }
         | hir::StmtKind::Assign { value: e, .. }
         | hir::StmtKind::Expr(e) => calls::calls_routine(p, src, *e),
         _ => false,
@@ -554,6 +556,7 @@ fn has_inner_loops(p: &hir::Program, src: &hir::Body, b: &hir::Block) -> bool {
         hir::StmtKind::While { body, .. } | hir::StmtKind::Block(body) => go(body),
         hir::StmtKind::For(f) => go(&f.body),
         hir::StmtKind::Let { init: e, .. }
+        | hir::StmtKind::LetTuple { init: e, .. }
         | hir::StmtKind::Assign { value: e, .. }
         | hir::StmtKind::Expr(e) => calls::calls_routine(p, src, *e),
         _ => false,

@@ -189,7 +189,7 @@ impl Cx<'_> {
                 };
                 readable && idx.iter().all(go)
             }
-            Expr::Call(..) | Expr::Str(_) | Expr::Array(..) => false,
+            Expr::Call(..) | Expr::Str(_) | Expr::Array(..) | Expr::Tuple(_) => false,
             Expr::Builtin(id, args) => {
                 self.builtins.get(*id).effect == Effect::Pure && args.iter().all(go)
             }
@@ -202,6 +202,7 @@ fn declared_in(b: &hir::Block, out: &mut Vec<LocalH>) {
     for s in b {
         match &s.kind {
             StmtKind::Let { local, .. } => out.push(*local),
+            StmtKind::LetTuple { locals, .. } => out.extend(locals.iter().flatten()),
             StmtKind::If { then, els, .. } => {
                 declared_in(then, out);
                 declared_in(els, out);

@@ -27,6 +27,23 @@ impl Lowerer<'_> {
         args: &[hir::ExprH],
         span: Span,
     ) -> Result<ExprH, Diag> {
+        let results = self.inline_call(fx, f, args, span)?;
+        Ok(match results.first() {
+            Some(&r) => fx.out.add_expr(Expr::Local(r), fx.out.locals[r].ty, span),
+            // A call without a result is typed `bool` and never read.
+            None => fx.konst(lang::Value::Bool(false), span),
+        })
+    }
+
+    /// [`Lowerer::inline_routine`]: the locals the body's last `return`
+    /// stores, one per element of a tuple (none for no result).
+    pub(super) fn inline_call(
+        &mut self,
+        fx: &mut Fx,
+        f: FnH,
+        args: &[hir::ExprH],
+        span: Span,
+    ) -> Result<Vec<LocalH>, Diag> {
         let program = self.program;
         let func = &program.functions[f];
         super::expr::device_function(func, span)?;
@@ -58,21 +75,23 @@ impl Lowerer<'_> {
                 map.insert(p, Binding::Local(l));
             }
         }
-        let ret = match func.ret {
-            Type::Unit => None,
-            t => Some(scalar_of(t, span)?),
+        let rets = match func.ret {
+            Type::Unit => Vec::new(),
+            Type::Tuple(t) => t.elems().to_vec(),
+            t => vec![scalar_of(t, span)?],
         };
-        let result = ret.map(|t| fx.local(&format!("{}_result", func.name), t, span));
-        let (last, rest) = match func.body.block.split_last() {
-            Some((
-                hir::Stmt {
-                    kind: hir::StmtKind::Return(e),
-                    ..
-                },
-                rest,
-            )) => (*e, rest),
-            _ => (None, &func.body.block[..]),
-        };
+        let results: Vec<LocalH> = rets
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| {
+                let name = match rets.len() {
+                    1 => format!("{}_result", func.name),
+                    _ => format!("{}_result{i}", func.name),
+                };
+                fx.local(&name, t, span)
+            })
+            .collect();
+        let (last, rest) = last_return(&func.body.block);
         // The callee's code writes into the caller's function (one entry).
         let mut callee = Fx::new(String::new(), &func.body);
         callee.out = std::mem::take(&mut fx.out);
@@ -81,9 +100,15 @@ impl Lowerer<'_> {
         callee.redundant = fx.redundant;
         callee.vector_locals = fx.vector_locals.clone();
         callee.inlined = true;
-        let body = self.block(&mut callee, rest);
-        let value = match (body.is_ok(), last) {
-            (true, Some(e)) => Some(self.expr(&mut callee, e)),
+        let body = self.block(&mut callee, &rest);
+        let values = match (body.is_ok(), last) {
+            (true, Some(e)) => Some(match &func.body.exprs[e] {
+                hir::Expr::Tuple(es) => es
+                    .iter()
+                    .map(|&x| self.expr(&mut callee, x))
+                    .collect::<Result<Vec<_>, _>>(),
+                _ => self.expr(&mut callee, e).map(|v| vec![v]),
+            }),
             _ => None,
         };
         let tail = std::mem::take(&mut callee.pending);
@@ -94,15 +119,16 @@ impl Lowerer<'_> {
         let mut body = body?;
         pre.append(&mut body);
         pre.extend(tail);
-        match (value.transpose()?, result) {
-            (Some(v), Some(r)) => {
-                let ty = fx.out.ty(v);
-                if ty != fx.out.locals[r].ty {
-                    return Err(internal(span, "an inlined routine's result type"));
+        match values.transpose()? {
+            Some(vs) if vs.len() == results.len() && !vs.is_empty() => {
+                for (v, &r) in vs.into_iter().zip(&results) {
+                    if fx.out.ty(v) != fx.out.locals[r].ty {
+                        return Err(internal(span, "an inlined routine's result type"));
+                    }
+                    pre.push(Fx::stmt(StmtKind::Store { local: r, value: v }, span));
                 }
-                pre.push(Fx::stmt(StmtKind::Store { local: r, value: v }, span));
             }
-            (None, None) => {}
+            None if results.is_empty() => {}
             _ => {
                 return Err(unsupported(
                     span,
@@ -116,10 +142,27 @@ impl Lowerer<'_> {
             }
         }
         fx.pending.append(&mut pre);
-        Ok(match (result, ret) {
-            (Some(r), Some(t)) => fx.out.add_expr(Expr::Local(r), t, span),
-            // A call without a result is typed `bool` and never read.
-            _ => fx.konst(lang::Value::Bool(false), span),
-        })
+        Ok(results)
+    }
+}
+
+/// The value of a body's last statement, a `return`, and the statements
+/// before it. `return g(..)` of a tuple is a block that binds `g`'s
+/// results and returns them (lang/src/check/tuples.rs): its `return` is
+/// the last statement too.
+fn last_return(block: &[hir::Stmt]) -> (Option<hir::ExprH>, Vec<hir::Stmt>) {
+    use hir::StmtKind as K;
+    match block.split_last() {
+        Some((s, rest)) => match &s.kind {
+            K::Return(e) => (*e, rest.to_vec()),
+            K::Block(inner) if matches!(inner.last(), Some(r) if matches!(r.kind, K::Return(_))) => {
+                let (e, inner_rest) = last_return(inner);
+                let mut all = rest.to_vec();
+                all.extend(inner_rest);
+                (e, all)
+            }
+            _ => (None, block.to_vec()),
+        },
+        None => (None, Vec::new()),
     }
 }

@@ -21,7 +21,10 @@ impl Lowerer<'_> {
         // Routines called by a simple statement are inlined before it.
         fx.inline_ok = matches!(
             s.kind,
-            hir::StmtKind::Let { .. } | hir::StmtKind::Assign { .. } | hir::StmtKind::Expr(_)
+            hir::StmtKind::Let { .. }
+                | hir::StmtKind::LetTuple { .. }
+                | hir::StmtKind::Assign { .. }
+                | hir::StmtKind::Expr(_)
         );
         let mut mine = Vec::new();
         let r = self.stmt_inner(fx, s, &mut mine);
@@ -44,6 +47,18 @@ impl Lowerer<'_> {
                     true
                 }
                 StmtKind::Eval(e) => self.has_effects(&fx.out, *e),
+                // Its results are every lane's: it cannot be one lane's.
+                StmtKind::CallTuple { func, args, .. } => {
+                    self.refuse_effects(fx, args, st.span)?;
+                    if self.fn_effects.get(func).copied().unwrap_or(true) {
+                        return Err(unsupported(
+                            st.span,
+                            "a call of a function that returns a tuple and writes arrays, outside `loop vector` in a gang",
+                        )
+                        .with_help("move it into a `loop vector`, or return the values through arrays"));
+                    }
+                    false
+                }
                 StmtKind::Store { value, .. } => {
                     self.refuse_effects(fx, [value], st.span)?;
                     false
@@ -284,6 +299,10 @@ impl Lowerer<'_> {
                 )
                 .with_help("return once, as the function's last statement"));
             }
+            K::Return(Some(e)) if matches!(fx.src.exprs[*e], hir::Expr::Tuple(_)) => {
+                self.return_tuple(fx, *e, span, out)?
+            }
+            K::LetTuple { locals, init } => self.let_tuple(fx, locals, *init, span, out)?,
             K::Return(e) => {
                 let v = match e {
                     Some(e) => Some(self.expr(fx, *e)?),

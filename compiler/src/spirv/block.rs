@@ -75,6 +75,12 @@ impl Writer<'_> {
             StmtKind::Eval(e) => {
                 self.expr(f, *e)?;
             }
+            StmtKind::CallTuple {
+                func,
+                args,
+                results,
+            } => self.call_tuple(f, *func, args, results)?,
+            StmtKind::ReturnTuple(vs) => self.return_tuple(f, vs)?,
             StmtKind::Barrier => self.barrier(),
             StmtKind::Cache { array, lo, count } => self.cache_stmt(f, s, *array, *lo, *count)?,
             StmtKind::VectorLoop(v) => self.vector_loop(f, v)?,

@@ -82,6 +82,7 @@ mod reduce;
 mod scalar;
 mod teams;
 mod tiles;
+mod tuples;
 pub mod types;
 mod vector;
 mod writer;
@@ -244,7 +245,9 @@ impl Writer<'_> {
                 FieldTy::Address => self.m.ty(Ty::U64),
             })
             .collect();
-        let st = self.m.b.type_struct(member_tys);
+        // Its own id: a tuple's struct of the same members is another type.
+        let id = self.m.b.id();
+        let st = self.m.b.type_struct_id(Some(id), member_tys);
         self.m.b.decorate(st, Decoration::Block, []);
         self.m.b.name(st, "Args");
         for (i, f) in self.layout.fields.iter().enumerate() {
@@ -333,7 +336,7 @@ impl Writer<'_> {
     fn functions(&mut self) -> Result<(), Diag> {
         self.func_ids = (0..self.k.functions.len()).map(|_| self.m.b.id()).collect();
         for (h, f) in self.k.functions.iter() {
-            let ret = self.m.ty(f.ret.map_or(Ty::Void, Ty::reg));
+            let ret = self.return_type(f);
             let params: Vec<Word> = f
                 .args
                 .iter()
@@ -357,6 +360,7 @@ impl Writer<'_> {
             self.block(f, &f.body)?;
             if !self.terminated {
                 match f.ret {
+                    None if !f.ret_tuple.is_empty() => self.return_zero_tuple(f),
                     None => spv(self.m.b.ret()),
                     Some(t) => {
                         // Falling off the end of a valued function (the checker

@@ -90,6 +90,9 @@ pub struct Module {
     consts: HashMap<(Ty, u64), Word>,
     /// One `struct { T data[]; }` (Block) per storage element type.
     buffer_structs: HashMap<Ty, Word>,
+    /// One undecorated struct per tuple of register types (results of
+    /// functions returning tuples).
+    tuple_structs: HashMap<Vec<Ty>, Word>,
     caps: Vec<Capability>,
     exts: Vec<&'static str>,
     glsl: Option<Word>,
@@ -106,6 +109,7 @@ impl Module {
             fn_types: HashMap::new(),
             consts: HashMap::new(),
             buffer_structs: HashMap::new(),
+            tuple_structs: HashMap::new(),
             caps: vec![Capability::Shader],
             exts: Vec::new(),
             glsl: None,
@@ -220,6 +224,19 @@ impl Module {
 
     pub fn u32c(&mut self, v: u32) -> Word {
         self.konst(Ty::U32, v as u64)
+    }
+
+    /// `struct { elems.. }`, undecorated: never merged with a decorated
+    /// struct of the same members (a `Block` may not be a value).
+    pub fn tuple_struct(&mut self, elems: &[Ty]) -> Word {
+        if let Some(&w) = self.tuple_structs.get(elems) {
+            return w;
+        }
+        let members: Vec<Word> = elems.iter().map(|&t| self.ty(t)).collect();
+        let id = self.b.id();
+        let w = self.b.type_struct_id(Some(id), members);
+        self.tuple_structs.insert(elems.to_vec(), w);
+        w
     }
 
     /// `struct { elem data[]; }` decorated Block, ArrayStride and Offset 0.

@@ -258,6 +258,7 @@ impl Checker<'_> {
             elem,
             rank: 0,
             string: false,
+            tuple: None,
             span: e.span,
         };
         let mut all = vec![Stmt {

@@ -333,7 +333,7 @@ impl Checker<'_> {
             E::Unary(_, a) | E::Cast(a, _) => self.expr_uses(*a, l),
             E::Binary(_, a, b) => self.expr_uses(*a, l) || self.expr_uses(*b, l),
             E::Index(a, ix) => self.expr_uses(*a, l) || ix.iter().any(|i| self.expr_uses(*i, l)),
-            E::Call(_, args) | E::Builtin(_, args) | E::Array(_, args) => {
+            E::Call(_, args) | E::Builtin(_, args) | E::Array(_, args) | E::Tuple(args) => {
                 args.iter().any(|i| self.expr_uses(*i, l))
             }
             E::Const(_) | E::Str(_) | E::TypeArg(_) => false,

@@ -84,8 +84,12 @@ impl Checker<'_> {
         );
         // Parameter types are recorded as locals when the body is checked; keep
         // the written types here so calls can be checked before that.
-        self.fn_param_tys
-            .push(f.params.iter().map(|p| type_of(p.ty)).collect());
+        let params = f
+            .params
+            .iter()
+            .map(|p| self.value_type(p.ty, "parameter"))
+            .collect();
+        self.fn_param_tys.push(params);
         self.fn_facts.push(FnFacts {
             violation: returns_array.then(|| {
                 (

@@ -333,7 +333,9 @@ impl Checker<'_> {
 
     /// Check an expression. `expect` is the type the context wants, used only
     /// to give literals a type early (mismatches are reported by the caller).
-    pub(super) fn expr(&mut self, e: &ast::Expr, expect: Option<Type>) -> (ExprH, Type) {
+    /// An expression of any type, a tuple included (see [`Checker::expr`]
+    /// in tuples.rs for one that must be a single value).
+    pub(super) fn expr_any(&mut self, e: &ast::Expr, expect: Option<Type>) -> (ExprH, Type) {
         let span = e.span;
         match &e.kind {
             ExprKind::Int(v, suffix) => {
@@ -563,6 +565,7 @@ impl Checker<'_> {
             }
             ExprKind::Call(f, args) => self.call(f, args, span),
             ExprKind::Array(es) => self.array_literal(es, span, expect),
+            ExprKind::Tuple(es) => self.misplaced_tuple(es, span),
             ExprKind::Error => self.error_expr(span),
         }
     }

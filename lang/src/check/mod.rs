@@ -36,6 +36,7 @@ mod returns;
 mod routine_clauses;
 mod routines;
 mod sections;
+mod tuples;
 mod update;
 
 use crate::arena::Arena;
@@ -502,6 +503,10 @@ impl<'b> Checker<'b> {
         use ast::StmtKind as K;
         let kind = match &s.kind {
             K::Let { name, ty, init } => {
+                if let Some(t) = ty.filter(|t| t.tuple.is_some()) {
+                    self.value_type(t, "variable");
+                    return None;
+                }
                 let want = ty.map(type_of);
                 let (h, got) = self.expr(init, want);
                 let ty = match want {
@@ -537,7 +542,7 @@ impl<'b> Checker<'b> {
                 hir::StmtKind::Let { local, init: h }
             }
             K::Const { name, ty, init } => {
-                let want = ty.map(type_of);
+                let want = ty.map(|t| self.value_type(t, "constant"));
                 if matches!(init.kind, ast::ExprKind::Array(_)) || want.is_some_and(Type::is_array)
                 {
                     return self
@@ -547,15 +552,19 @@ impl<'b> Checker<'b> {
                 self.const_decl(name, ty, init);
                 return None;
             }
+            K::LetTuple { pats, init } => return self.let_tuple(s, pats, init),
             K::Assign {
                 target,
                 op,
                 op_span,
                 value,
             } => {
+                if let ast::ExprKind::Tuple(targets) = &target.kind {
+                    return self.assign_tuple(s, targets, op.map(|o| (o, *op_span)), value);
+                }
                 return self
                     .assign(s, target, *op, *op_span, value)
-                    .map(|kind| hir::Stmt { kind, span: s.span })
+                    .map(|kind| hir::Stmt { kind, span: s.span });
             }
             K::Expr(e) => {
                 if let ast::ExprKind::Call(f, args) = &e.kind {
@@ -571,7 +580,13 @@ impl<'b> Checker<'b> {
                         None => {}
                     }
                 }
-                let (h, ty) = self.expr(e, None);
+                let (h, ty) = self.expr_any(e, None);
+                if let Type::Tuple(t) = ty {
+                    return Some(hir::Stmt {
+                        kind: self.discard_tuple(h, t),
+                        span: s.span,
+                    });
+                }
                 self.finalize(h, ty);
                 if !matches!(e.kind, ast::ExprKind::Call(..) | ast::ExprKind::Error) {
                     self.err(
@@ -675,6 +690,10 @@ impl<'b> Checker<'b> {
                 }
                 let ret = self.body.ret;
                 match e {
+                    Some(e) if ret.tuple().is_some() => {
+                        let t = ret.tuple().expect("checked");
+                        self.return_tuple(s, e, t)
+                    }
                     Some(e) => {
                         let (h, ty) = self.expr(e, Some(ret));
                         if ret == Type::Unit {
@@ -796,7 +815,7 @@ impl<'b> Checker<'b> {
     }
 
     fn const_decl(&mut self, name: &ast::Ident, ty: &Option<ast::TypeExpr>, init: &ast::Expr) {
-        let want = ty.map(type_of);
+        let want = ty.map(|t| self.value_type(t, "constant"));
         let (h, got) = self.expr(init, want);
         if let Some(w) = want {
             self.coerce(h, got, w, init.span);
@@ -881,7 +900,9 @@ impl<'b> Checker<'b> {
 
 /// The type a written type expression denotes.
 pub(crate) fn type_of(t: ast::TypeExpr) -> Type {
-    if t.string {
+    if let Some(t) = t.tuple {
+        Type::Tuple(t)
+    } else if t.string {
         Type::Str
     } else if t.rank == 0 {
         Type::Scalar(t.elem)

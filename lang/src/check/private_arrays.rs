@@ -85,6 +85,7 @@ fn cast(a: Expr, elem: Scalar) -> Expr {
         elem,
         rank: 0,
         string: false,
+        tuple: None,
         span,
     };
     e(ExprKind::Cast(Box::new(a), t), span)
@@ -214,7 +215,7 @@ fn names_in(x: &Expr, out: &mut Vec<String>) {
                 .flat_map(SectionAxis::exprs)
                 .for_each(|i| names_in(i, out));
         }
-        ExprKind::Call(_, args) | ExprKind::Array(args) => {
+        ExprKind::Call(_, args) | ExprKind::Array(args) | ExprKind::Tuple(args) => {
             args.iter().for_each(|a| names_in(a, out))
         }
         _ => {}
@@ -228,6 +229,7 @@ fn declared_in(stmts: &[Stmt], out: &mut Vec<String>) {
             StmtKind::Let { name, .. } | StmtKind::Const { name, .. } => {
                 out.push(name.name.clone())
             }
+            StmtKind::LetTuple { pats, .. } => out.extend(pats.iter().map(|p| p.name.name.clone())),
             StmtKind::If { then, els, .. } => {
                 declared_in(&then.stmts, out);
                 if let Some(b) = els {
@@ -834,6 +836,12 @@ impl Walk<'_, '_> {
                         return used;
                     }
                 }
+                StmtKind::LetTuple { pats, init } => {
+                    used |= self.rewrite_expr(init, name, hidden, k, los);
+                    if pats.iter().any(|p| p.name.name == name) {
+                        return used;
+                    }
+                }
                 StmtKind::Assign { target, value, .. } | StmtKind::Atomic { target, value, .. } => {
                     used |= self.rewrite_expr(target, name, hidden, k, los);
                     used |= self.rewrite_expr(value, name, hidden, k, los);
@@ -970,7 +978,7 @@ impl Walk<'_, '_> {
                     }
                 }
             }
-            ExprKind::Call(_, args) | ExprKind::Array(args) => {
+            ExprKind::Call(_, args) | ExprKind::Array(args) | ExprKind::Tuple(args) => {
                 for a in args {
                     used |= self.rewrite_expr(a, name, hidden, k, los);
                 }
