@@ -337,8 +337,18 @@ fn limits_stop_compiled_code_at_the_same_operation() {
     // same message, at the same operation, with and without the JIT (the
     // interpreter's run is in this process with `ACCL_JIT=0`; the other
     // tests here pass the variable to their own processes).
-    let src = "fn g(x: f64) -> f64 { return x * 0.5; }\nlet s = 0.0;\nfor i in 0..100000 { s += g(i as f64); }\n";
-    for n in [1_000u64, 12_345] {
+    // The first script's loop calls (each turn counted and checked); the
+    // second's loops count nothing else, so they run unchecked while no
+    // check can fall due in them: the first loops of 300 turns do, the
+    // loop of 10^5 turns does not.
+    let calls = "fn g(x: f64) -> f64 { return x * 0.5; }\nlet s = 0.0;\nfor i in 0..100000 { s += g(i as f64); }\n";
+    let plain = "let a = zeros(f64, 300);\nlet s = 0.0;\nfor r in 0..30 { for i in 0..300 { a[i] += 1.0; } }\nfor i in 0..100000 { s += 1.0; }\n";
+    for (src, n) in [
+        (calls, 1_000u64),
+        (calls, 12_345),
+        (plain, 9_000),
+        (plain, 12_345),
+    ] {
         let stop = |jit: bool| {
             let mut e = accl::Engine::new();
             e.set_max_operations(n);

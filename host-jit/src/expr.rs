@@ -97,7 +97,11 @@ impl Gen<'_, '_> {
                 let name = self.builtin_name(*id);
                 self.math(&name, t, &args)
             }
-            Expr::Global(_) | Expr::Str(_) | Expr::TypeArg(_) | Expr::Array(..) => {
+            Expr::Global(_)
+            | Expr::Str(_)
+            | Expr::TypeArg(_)
+            | Expr::Array(..)
+            | Expr::Tuple(_) => {
                 unreachable!("planned out")
             }
         }

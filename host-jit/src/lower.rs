@@ -276,34 +276,34 @@ impl Gen<'_, '_> {
                     self.b.switch_to_block(ok);
                     self.b.ins().iadd_imm_s(hi, -1)
                 };
-                let i = self.b.declare_var(types::I64);
-                self.b.def_var(i, lo);
-                let head = self.b.create_block();
-                let cont = self.b.create_block();
                 let some = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, lo, end);
-                self.b.ins().brif(some, head, &[], out, &[]);
-                self.b.switch_to_block(head);
-                // The variable takes the counter's value each turn; the
-                // body may change the variable, never the counter.
-                let iv = self.b.use_var(i);
-                let vt = self.local_ty(h.var);
-                let v = self.narrow(iv, vt);
-                let var = self.var(h.var.index());
-                self.b.def_var(var, v);
-                self.tick(h.span, false);
-                self.loops.push((cont, out));
-                self.block(&fl.body);
-                self.loops.pop();
-                self.b.ins().jump(cont, &[]);
-                self.b.switch_to_block(cont);
-                let iv = self.b.use_var(i);
-                let last = self.b.ins().icmp(IntCC::Equal, iv, end);
-                let step = self.b.create_block();
-                self.b.ins().brif(last, out, &[], step, &[]);
-                self.b.switch_to_block(step);
-                let n = self.b.ins().iadd_imm_s(iv, 1);
-                self.b.def_var(i, n);
-                self.b.ins().jump(head, &[]);
+                let run = self.b.create_block();
+                self.b.ins().brif(some, run, &[], out, &[]);
+                self.b.switch_to_block(run);
+                if crate::walk::ticks(self.body, &fl.body) {
+                    self.for_turns(fl, lo, end, out, None);
+                } else {
+                    // A body that counts no operation of its own: when no
+                    // limit check falls due before the loop ends, a version
+                    // without the per-turn check runs, its count kept as
+                    // `base + i` (what the checks would have counted).
+                    let ops = self.b.use_var(self.ops);
+                    let next = self.b.use_var(self.next);
+                    let below = self.b.ins().icmp(IntCC::UnsignedLessThan, ops, next);
+                    let room = self.b.ins().isub(next, ops);
+                    let room = self.b.ins().iadd_imm_s(room, -1);
+                    let turns = self.b.ins().isub(end, lo);
+                    let fits = self.b.ins().icmp(IntCC::UnsignedLessThan, turns, room);
+                    let fast = self.b.ins().band(below, fits);
+                    let (quick, counted) = (self.b.create_block(), self.b.create_block());
+                    self.b.ins().brif(fast, quick, &[], counted, &[]);
+                    self.b.switch_to_block(quick);
+                    let one = self.b.ins().iadd_imm_s(ops, 1);
+                    let base = self.b.ins().isub(one, lo);
+                    self.for_turns(fl, lo, end, out, Some(base));
+                    self.b.switch_to_block(counted);
+                    self.for_turns(fl, lo, end, out, None);
+                }
                 self.b.switch_to_block(out);
             }
             StmtKind::Break | StmtKind::Continue => {
@@ -336,8 +336,57 @@ impl Gen<'_, '_> {
             }
             StmtKind::Block(b) => self.block(b),
             StmtKind::Cache { .. } => {}
-            StmtKind::Construct(_) | StmtKind::Atomic { .. } => unreachable!("planned out"),
+            StmtKind::LetTuple { .. } | StmtKind::Construct(_) | StmtKind::Atomic { .. } => {
+                unreachable!("planned out")
+            }
         }
+    }
+
+    /// The turns of `for` loop `fl` from `lo` to `end` (`lo <= end`), then
+    /// a jump to `out`. With `base`, the operation count of each turn is
+    /// `base + i` instead of a tick.
+    fn for_turns(
+        &mut self,
+        fl: &lang::hir::ForLoop,
+        lo: Value,
+        end: Value,
+        out: Block,
+        base: Option<Value>,
+    ) {
+        let h = &fl.header;
+        let i = self.b.declare_var(types::I64);
+        self.b.def_var(i, lo);
+        let head = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        // The variable takes the counter's value each turn; the body may
+        // change the variable, never the counter.
+        let iv = self.b.use_var(i);
+        let vt = self.local_ty(h.var);
+        let v = self.narrow(iv, vt);
+        let var = self.var(h.var.index());
+        self.b.def_var(var, v);
+        match base {
+            Some(base) => {
+                let ops = self.b.ins().iadd(base, iv);
+                self.b.def_var(self.ops, ops);
+            }
+            None => self.tick(h.span, false),
+        }
+        self.loops.push((cont, out));
+        self.block(&fl.body);
+        self.loops.pop();
+        self.b.ins().jump(cont, &[]);
+        self.b.switch_to_block(cont);
+        let iv = self.b.use_var(i);
+        let last = self.b.ins().icmp(IntCC::Equal, iv, end);
+        let step = self.b.create_block();
+        self.b.ins().brif(last, out, &[], step, &[]);
+        self.b.switch_to_block(step);
+        let n = self.b.ins().iadd_imm_s(iv, 1);
+        self.b.def_var(i, n);
+        self.b.ins().jump(head, &[]);
     }
 
     /// `a[i..] (op)= v`, in the interpreter's order: for a plain store to a

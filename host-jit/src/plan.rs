@@ -110,7 +110,8 @@ impl<'a> Planner<'a> {
             StmtKind::Return(None) => true,
             StmtKind::Return(Some(e)) => self.scalar_ok(body, *e, mode),
             StmtKind::Block(b) => self.block_ok(body, b, mode),
-            StmtKind::Construct(_) | StmtKind::Atomic { .. } => false,
+            // Tuples stay with the interpreter.
+            StmtKind::LetTuple { .. } | StmtKind::Construct(_) | StmtKind::Atomic { .. } => false,
         }
     }
 
@@ -166,7 +167,11 @@ impl<'a> Planner<'a> {
                         scalar(body.ty(a).defaulted()) == Some(t) && self.scalar_ok(body, a, mode)
                     })
             }
-            Expr::Global(_) | Expr::Str(_) | Expr::TypeArg(_) | Expr::Array(..) => false,
+            Expr::Global(_)
+            | Expr::Str(_)
+            | Expr::TypeArg(_)
+            | Expr::Array(..)
+            | Expr::Tuple(_) => false,
         }
     }
 

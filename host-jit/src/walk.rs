@@ -68,3 +68,41 @@ fn expr(body: &Body, e: ExprH, out: &mut Vec<usize>) {
         _ => {}
     }
 }
+
+/// Whether statements `b` count operations of their own (a loop turn or a
+/// call), which a compiled loop around them must check one by one.
+pub fn ticks(body: &Body, b: &[Stmt]) -> bool {
+    b.iter().any(|s| match &s.kind {
+        StmtKind::For(_) | StmtKind::While { .. } => true,
+        StmtKind::If { cond, then, els } => {
+            calls(body, *cond) || ticks(body, then) || ticks(body, els)
+        }
+        StmtKind::Block(b) => ticks(body, b),
+        StmtKind::Let { init: e, .. } | StmtKind::Expr(e) | StmtKind::Return(Some(e)) => {
+            calls(body, *e)
+        }
+        StmtKind::Assign { place, value, .. } => {
+            calls(body, *value)
+                || match place {
+                    Place::Element { array, indices } => {
+                        calls(body, *array) || indices.iter().any(|&i| calls(body, i))
+                    }
+                    _ => false,
+                }
+        }
+        _ => false,
+    })
+}
+
+fn calls(body: &Body, e: ExprH) -> bool {
+    match &body.exprs[e] {
+        Expr::Call(..) => true,
+        Expr::Unary(_, a) | Expr::Cast(a, _) => calls(body, *a),
+        Expr::Binary(_, a, b) => calls(body, *a) || calls(body, *b),
+        Expr::Index(a, ix) => calls(body, *a) || ix.iter().any(|&i| calls(body, i)),
+        Expr::Builtin(_, args) | Expr::Array(_, args) | Expr::Tuple(args) => {
+            args.iter().any(|&a| calls(body, a))
+        }
+        _ => false,
+    }
+}
