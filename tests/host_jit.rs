@@ -372,3 +372,54 @@ fn limits_stop_compiled_code_at_the_same_operation() {
     let msg = lang::diag::render_plain(&err.source, &err.diags, 100);
     assert!(msg.contains("time"), "{msg}");
 }
+
+#[test]
+fn functions_returning_tuples_compile_with_their_destructurings() {
+    let src = "
+fn polar(x: f64, y: f64) -> (f64, f64) { return (sqrt(x * x + y * y), atan2(y, x)); }
+fn divmod(a: i32, b: i32) -> (i32, i32) { return (a / b, a % b); }
+fn fwd(x: f64) -> (f64, f64) { return polar(x, 1.0); }
+fn pick(a: f64[]) -> (i32, f64) {
+    for i in 0..len(a) {
+        if a[i] > 5.0 { return (i, a[i]); }
+    }
+    return (-1, 0.0);
+}
+let sr = 0.0;
+let st = 0.0;
+let q = 0;
+let r = 0;
+for i in 0..100 {
+    let (rr, th) = polar(i as f64, 2.0);
+    sr += rr;
+    st += th;
+    let (qq, _) = divmod(i, 7);
+    q += qq;
+    (qq, r) = divmod(i + 3, 5);
+}
+let (a, b) = fwd(3.0);
+let v = zeros(f64, 10);
+for i in 0..10 { v[i] = i as f64 * 1.25; }
+let (k, x) = pick(v);
+println(sr, \" \", st, \" \", q, \" \", r, \" \", a, \" \", b, \" \", k, \" \", x);
+let z = 0;
+for i in 0..3 { let (d, m) = divmod(10, 2 - i); z += d + m; }
+";
+    let (out, counts) = both(src);
+    assert!(!out.ok, "the last loop divides by zero");
+    assert!(out.stderr.contains("division by zero"), "{}", out.stderr);
+    assert_eq!(counts.0, 3, "polar, divmod and fwd compile: {}", out.stderr);
+    let (mut sr, mut st, mut q) = (0.0f64, 0.0f64, 0);
+    for i in 0..100 {
+        let x = i as f64;
+        sr += (x * x + 4.0).sqrt();
+        st += 2f64.atan2(x);
+        q += i / 7;
+    }
+    let r = (99 + 3) % 5;
+    let (a, b) = ((9f64 + 1.0).sqrt(), 1f64.atan2(3.0));
+    assert_eq!(
+        out.stdout.trim(),
+        format!("{sr} {st} {q} {r} {a} {b} 5 6.25")
+    );
+}

@@ -70,7 +70,7 @@ impl Gen<'_, '_> {
             }
             Expr::Call(f, args) => {
                 let (f, args) = (*f, args.clone());
-                self.call(f, &args, span).expect("planned: a scalar result")
+                self.call(f, &args, span)[0]
             }
             Expr::Builtin(id, args)
                 if matches!(self.exit, crate::lower::Exit::Loop { .. })

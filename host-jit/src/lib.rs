@@ -47,11 +47,34 @@ pub enum Site {
     Div(Span),
 }
 
+/// What a function returns: nothing, one scalar, or a tuple of scalars.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rets {
+    pub types: Vec<Scalar>,
+    pub tuple: bool,
+}
+
+impl Rets {
+    pub fn of(t: Type) -> Rets {
+        match t {
+            Type::Scalar(s) => Rets {
+                types: vec![s],
+                tuple: false,
+            },
+            Type::Tuple(t) => Rets {
+                types: t.elems().to_vec(),
+                tuple: true,
+            },
+            _ => Rets::default(),
+        }
+    }
+}
+
 /// A compiled function.
 pub struct FnUnit {
     pub entry: FnEntry,
     pub params: Vec<Scalar>,
-    pub ret: Option<Scalar>,
+    pub rets: Rets,
 }
 
 /// A compiled loop statement.
@@ -62,6 +85,8 @@ pub struct LoopUnit {
     /// Its arrays, in descriptor order: the local, the element type and
     /// the rank it indexes with.
     pub arrays: Vec<(usize, Scalar, u8)>,
+    /// What a `return` inside it returns (the enclosing function's result).
+    pub rets: Rets,
 }
 
 /// The machine code of one program.
@@ -111,10 +136,22 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, S
     let mut loops = Vec::new();
     for (h, f) in prog.functions.iter() {
         if !planner.function(h) {
-            find_loops(&planner, &f.body, &f.body.block, scalar(f.ret), &mut loops);
+            find_loops(
+                &planner,
+                &f.body,
+                &f.body.block,
+                Rets::of(f.ret),
+                &mut loops,
+            );
         }
     }
-    find_loops(&planner, &prog.main, &prog.main.block, None, &mut loops);
+    find_loops(
+        &planner,
+        &prog.main,
+        &prog.main.block,
+        Rets::default(),
+        &mut loops,
+    );
     if loops.is_empty() && !planner.fns.iter().any(|&c| c) {
         return Ok(JitProgram {
             module: None,
@@ -178,13 +215,13 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, S
             .iter()
             .map(|&p| scalar(f.body.locals[p].ty).unwrap_or(Scalar::I64))
             .collect();
-        let ret = scalar(f.ret);
+        let ret = Rets::of(f.ret);
         let mut sig = module.make_signature();
         for &p in &params {
             sig.params.push(AbiParam::new(cl(p)));
         }
         sig.params.push(AbiParam::new(PTR));
-        if let Some(r) = ret {
+        for &r in &ret.types {
             sig.returns.push(AbiParam::new(cl(r)));
         }
         let id = module
@@ -212,23 +249,23 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, S
     }
     let mut loop_ids = Vec::new();
     for (body, s, ret) in &loops {
-        loop_ids.push(b.loop_unit(body, s, *ret)?);
+        loop_ids.push(b.loop_unit(body, s, ret.clone())?);
     }
     b.module.finalize_definitions().map_err(|e| e.to_string())?;
 
     let mut fns: Vec<Option<FnUnit>> = (0..prog.functions.len()).map(|_| None).collect();
     for (i, id) in entries {
         let code = b.module.get_finalized_function(id);
-        let (params, ret) = b.fn_sigs[i].clone().unwrap_or_default();
+        let (params, rets) = b.fn_sigs[i].clone().unwrap_or_default();
         fns[i] = Some(FnUnit {
             // SAFETY: built with the `FnEntry` signature by `fn_entry`.
             entry: unsafe { std::mem::transmute::<*const u8, FnEntry>(code) },
             params,
-            ret,
+            rets,
         });
     }
     let mut units = HashMap::new();
-    for ((_, s, _), (id, scalars, arrays)) in loops.iter().zip(loop_ids) {
+    for ((_, s, rets), (id, scalars, arrays)) in loops.iter().zip(loop_ids) {
         let code = b.module.get_finalized_function(id);
         units.insert(
             *s as *const Stmt as usize,
@@ -237,6 +274,7 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, S
                 entry: unsafe { std::mem::transmute::<*const u8, LoopEntry>(code) },
                 scalars,
                 arrays,
+                rets: rets.clone(),
             },
         );
     }
@@ -253,21 +291,21 @@ fn find_loops<'p>(
     planner: &Planner,
     body: &'p Body,
     b: &'p [Stmt],
-    ret: Option<Scalar>,
-    out: &mut Vec<(&'p Body, &'p Stmt, Option<Scalar>)>,
+    ret: Rets,
+    out: &mut Vec<(&'p Body, &'p Stmt, Rets)>,
 ) {
     for s in b {
         match &s.kind {
             StmtKind::For(_) | StmtKind::While { .. } if planner.loop_ok(body, s) => {
-                out.push((body, s, ret))
+                out.push((body, s, ret.clone()))
             }
-            StmtKind::For(fl) => find_loops(planner, body, &fl.body, ret, out),
-            StmtKind::While { body: w, .. } => find_loops(planner, body, w, ret, out),
+            StmtKind::For(fl) => find_loops(planner, body, &fl.body, ret.clone(), out),
+            StmtKind::While { body: w, .. } => find_loops(planner, body, w, ret.clone(), out),
             StmtKind::If { then, els, .. } => {
-                find_loops(planner, body, then, ret, out);
-                find_loops(planner, body, els, ret, out);
+                find_loops(planner, body, then, ret.clone(), out);
+                find_loops(planner, body, els, ret.clone(), out);
             }
-            StmtKind::Block(inner) => find_loops(planner, body, inner, ret, out),
+            StmtKind::Block(inner) => find_loops(planner, body, inner, ret.clone(), out),
             _ => {}
         }
     }
@@ -279,7 +317,7 @@ struct Builder<'a> {
     builtins: &'a Builtins,
     math: HashMap<String, FuncId>,
     fn_ids: Vec<Option<FuncId>>,
-    fn_sigs: Vec<Option<(Vec<Scalar>, Option<Scalar>)>>,
+    fn_sigs: Vec<Option<(Vec<Scalar>, Rets)>>,
     next_name: usize,
 }
 
@@ -316,7 +354,7 @@ impl Builder<'_> {
             .get_function_decl(id)
             .signature
             .clone();
-        let ret = scalar(f.ret);
+        let ret = Rets::of(f.ret);
         {
             let mut fbc = FunctionBuilderContext::new();
             let mut fb = FunctionBuilder::new(&mut ctx.func, &mut fbc);
@@ -327,7 +365,7 @@ impl Builder<'_> {
             let rt = *params.last().expect("the runtime block");
             let trap_exit = fb.create_block();
             let ret_exit = fb.create_block();
-            if let Some(r) = ret {
+            for &r in &ret.types {
                 fb.append_block_param(ret_exit, cl(r));
             }
             let ops = fb.declare_var(types::I64);
@@ -356,16 +394,9 @@ impl Builder<'_> {
                 g.b.def_var(v, params[i]);
             }
             g.block(&f.body.block);
-            // Falling off the end returns the zero a fresh frame holds.
-            match ret {
-                Some(r) => {
-                    let z = zero(&mut g, r);
-                    g.b.ins().jump(ret_exit, &[z.into()]);
-                }
-                None => {
-                    g.b.ins().jump(ret_exit, &[]);
-                }
-            }
+            // Falling off the end returns the zeros a fresh frame holds.
+            let zs: Vec<_> = ret.types.iter().map(|&r| zero(&mut g, r).into()).collect();
+            g.b.ins().jump(ret_exit, &zs);
             g.b.switch_to_block(ret_exit);
             // The frontend adds parameters of its own to a block with
             // several predecessors; the result is the first.
@@ -373,21 +404,14 @@ impl Builder<'_> {
                 g.b.block_params(ret_exit)
                     .iter()
                     .copied()
-                    .take(ret.is_some() as usize)
+                    .take(ret.types.len())
                     .collect();
             g.sync_out();
             g.b.ins().return_(&rv);
             g.b.switch_to_block(trap_exit);
             g.sync_out();
-            match ret {
-                Some(r) => {
-                    let z = zero(&mut g, r);
-                    g.b.ins().return_(&[z]);
-                }
-                None => {
-                    g.b.ins().return_(&[]);
-                }
-            }
+            let zs: Vec<_> = ret.types.iter().map(|&r| zero(&mut g, r)).collect();
+            g.b.ins().return_(&zs);
             g.b.seal_all_blocks();
             g.b.finalize(fc);
         }
@@ -474,14 +498,19 @@ impl Builder<'_> {
             vals.push(rt);
             let fref = g.func_ref(id);
             let call = g.b.ins().call(fref, &vals);
-            let r = g.b.inst_results(call).first().copied();
+            let r = g.b.inst_results(call).to_vec();
             let k = g.load_rt(types::I32, OFF_TRAP_KIND);
             let ok = g.b.create_block();
             g.b.ins().brif(k, trap_exit, &[], ok, &[]);
             g.b.switch_to_block(ok);
-            if let (Some(v), Some(t)) = (r, ret) {
+            for (k, (&v, &t)) in r.iter().zip(&ret.types).enumerate() {
                 let bits = g.slot_bits(v, t);
-                g.store_rt(bits, OFF_RET);
+                let off = if ret.tuple {
+                    OFF_RETS + 8 * k as i32
+                } else {
+                    OFF_RET
+                };
+                g.store_rt(bits, off);
             }
             let s = g.b.ins().iconst(types::I32, NEXT as i64);
             g.b.ins().return_(&[s]);
@@ -504,7 +533,7 @@ impl Builder<'_> {
         &mut self,
         body: &Body,
         s: &Stmt,
-        ret: Option<Scalar>,
+        ret: Rets,
     ) -> Result<(FuncId, Vec<usize>, Vec<(usize, Scalar, u8)>), String> {
         let one = std::slice::from_ref(s);
         let scalars = Gen::touched(body, one);

@@ -37,8 +37,8 @@ pub enum Exit {
     Function,
     /// A loop: writes its scalars back to the frame and returns a status.
     Loop {
-        /// The enclosing function's result type (a `return` in the loop).
-        ret: Option<Scalar>,
+        /// The enclosing function's result (a `return` in the loop).
+        ret: crate::Rets,
     },
 }
 
@@ -317,28 +317,54 @@ impl Gen<'_, '_> {
                 self.dead();
             }
             StmtKind::Return(e) => {
-                let v = e.map(|e| self.expr(e));
-                match (&self.exit, v) {
-                    (_, None) => {
-                        self.b.ins().jump(self.ret_exit, &[]);
+                let vals: Vec<Value> = match e.map(|e| (e, &self.body.exprs[e])) {
+                    None => Vec::new(),
+                    Some((_, lang::hir::Expr::Tuple(elems))) => {
+                        let elems = elems.clone();
+                        elems.iter().map(|&x| self.expr(x)).collect()
                     }
-                    (Exit::Function, Some(v)) => {
-                        self.b.ins().jump(self.ret_exit, &[v.into()]);
-                    }
-                    (Exit::Loop { ret, .. }, Some(v)) => {
-                        let t = ret.unwrap_or(Scalar::I64);
+                    Some((e, _)) => vec![self.expr(e)],
+                };
+                if let Exit::Loop { ret } = &self.exit {
+                    let ret = ret.clone();
+                    for (k, (&v, &t)) in vals.iter().zip(&ret.types).enumerate() {
                         let bits = self.slot_bits(v, t);
-                        self.store_rt(bits, OFF_RET);
-                        self.b.ins().jump(self.ret_exit, &[]);
+                        let off = if ret.tuple {
+                            OFF_RETS + 8 * k as i32
+                        } else {
+                            OFF_RET
+                        };
+                        self.store_rt(bits, off);
                     }
+                    self.b.ins().jump(self.ret_exit, &[]);
+                } else {
+                    let args: Vec<_> = vals.into_iter().map(Into::into).collect();
+                    self.b.ins().jump(self.ret_exit, &args);
                 }
                 self.dead();
             }
+            StmtKind::LetTuple { locals, init } => {
+                let vals: Vec<Value> = match &self.body.exprs[*init] {
+                    lang::hir::Expr::Tuple(elems) => {
+                        let elems = elems.clone();
+                        elems.iter().map(|&x| self.expr(x)).collect()
+                    }
+                    lang::hir::Expr::Call(f, args) => {
+                        let (f, args) = (*f, args.clone());
+                        self.call(f, &args, self.body.span(*init))
+                    }
+                    _ => unreachable!("planned: a tuple or a call"),
+                };
+                for (l, v) in locals.iter().zip(vals) {
+                    if let Some(l) = l {
+                        let var = self.var(l.index());
+                        self.b.def_var(var, v);
+                    }
+                }
+            }
             StmtKind::Block(b) => self.block(b),
             StmtKind::Cache { .. } => {}
-            StmtKind::LetTuple { .. } | StmtKind::Construct(_) | StmtKind::Atomic { .. } => {
-                unreachable!("planned out")
-            }
+            StmtKind::Construct(_) | StmtKind::Atomic { .. } => unreachable!("planned out"),
         }
     }
 
@@ -501,7 +527,7 @@ impl Gen<'_, '_> {
 
     /// A call of compiled function `f`, as the interpreter makes it: the
     /// arguments, the depth check, one operation, the call, the depth back.
-    pub fn call(&mut self, f: lang::hir::FnH, args: &[ExprH], span: Span) -> Option<Value> {
+    pub fn call(&mut self, f: lang::hir::FnH, args: &[ExprH], span: Span) -> Vec<Value> {
         let vals: Vec<Value> = args.iter().map(|&a| self.expr(a)).collect();
         let site = self.site(Site::Call(span));
         let depth = self.load_rt(types::I64, OFF_DEPTH);
@@ -526,7 +552,7 @@ impl Gen<'_, '_> {
         let mut argv = vals;
         argv.push(self.rt);
         let call = self.b.ins().call(fref, &argv);
-        let r = self.b.inst_results(call).first().copied();
+        let r = self.b.inst_results(call).to_vec();
         self.sync_in();
         let depth = self.load_rt(types::I64, OFF_DEPTH);
         let d0 = self.b.ins().iadd_imm_s(depth, -1);

@@ -59,7 +59,7 @@ impl<'a> Planner<'a> {
     fn function_ok(&self, f: &hir::Function) -> bool {
         !f.recursive
             && f.globals.is_empty()
-            && (f.ret == Type::Unit || scalar(f.ret).is_some())
+            && matches!(f.ret, Type::Unit | Type::Scalar(_) | Type::Tuple(_))
             && f.params
                 .iter()
                 .all(|&p| scalar(f.body.locals[p].ty).is_some())
@@ -108,10 +108,26 @@ impl<'a> Planner<'a> {
             }
             StmtKind::Break | StmtKind::Continue | StmtKind::Cache { .. } => true,
             StmtKind::Return(None) => true,
-            StmtKind::Return(Some(e)) => self.scalar_ok(body, *e, mode),
+            StmtKind::Return(Some(e)) => match &body.exprs[*e] {
+                Expr::Tuple(elems) => elems.iter().all(|&x| self.scalar_ok(body, x, mode)),
+                _ => self.scalar_ok(body, *e, mode),
+            },
+            StmtKind::LetTuple { locals, init } => {
+                locals
+                    .iter()
+                    .flatten()
+                    .all(|&l| scalar(body.locals[l].ty).is_some())
+                    && match &body.exprs[*init] {
+                        Expr::Tuple(elems) => elems.iter().all(|&x| self.scalar_ok(body, x, mode)),
+                        Expr::Call(f, args) => {
+                            self.fns[f.index()]
+                                && args.iter().all(|&a| self.scalar_ok(body, a, mode))
+                        }
+                        _ => false,
+                    }
+            }
             StmtKind::Block(b) => self.block_ok(body, b, mode),
-            // Tuples stay with the interpreter.
-            StmtKind::LetTuple { .. } | StmtKind::Construct(_) | StmtKind::Atomic { .. } => false,
+            StmtKind::Construct(_) | StmtKind::Atomic { .. } => false,
         }
     }
 

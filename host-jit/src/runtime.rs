@@ -9,7 +9,8 @@ use std::ffi::c_void;
 pub const NEXT: u32 = 0;
 /// A trap: [`Rt::trap`] says which.
 pub const TRAP: u32 = 1;
-/// A `return` inside a compiled loop: [`Rt::ret`] holds the value's slot bits.
+/// A `return` inside a compiled loop: [`Rt::ret`] holds the value's slot
+/// bits ([`Rt::rets`] a tuple's).
 pub const RETURN: u32 = 2;
 
 /// Trap kinds ([`Trap::kind`]).
@@ -53,6 +54,8 @@ pub struct Rt {
     pub check: CheckFn,
     /// The interpreter's own state for `check`.
     pub hook: *mut c_void,
+    /// The slot bits of a returned tuple's elements.
+    pub rets: [u64; 8],
 }
 
 pub const OFF_OPS: i32 = 0;
@@ -66,6 +69,7 @@ pub const OFF_TRAP_AXIS: i32 = 48;
 pub const OFF_TRAP_INDEX: i32 = 56;
 pub const OFF_TRAP_EXTENT: i32 = 64;
 pub const OFF_CHECK: i32 = 72;
+pub const OFF_RETS: i32 = 88;
 
 /// One array of a compiled loop: its elements and its extents (unused
 /// axes 1).
@@ -211,6 +215,7 @@ mod tests {
             OFF_TRAP_EXTENT as usize
         );
         assert_eq!(offset_of!(Rt, check), OFF_CHECK as usize);
+        assert_eq!(offset_of!(Rt, rets), OFF_RETS as usize);
         assert_eq!(std::mem::size_of::<ArrDesc>(), DESC_SIZE as usize);
     }
 }

@@ -40,6 +40,10 @@ pub fn locals(body: &Body, b: &[Stmt], out: &mut Vec<usize>) {
                 locals(body, &fl.body, out);
             }
             StmtKind::Return(Some(e)) => expr(body, *e, out),
+            StmtKind::LetTuple { locals: ls, init } => {
+                out.extend(ls.iter().flatten().map(|l| l.index()));
+                expr(body, *init, out);
+            }
             StmtKind::Block(b) => locals(body, b, out),
             _ => {}
         }
@@ -60,7 +64,7 @@ fn expr(body: &Body, e: ExprH, out: &mut Vec<usize>) {
                 expr(body, i, out);
             }
         }
-        Expr::Call(_, args) | Expr::Builtin(_, args) | Expr::Array(_, args) => {
+        Expr::Call(_, args) | Expr::Builtin(_, args) | Expr::Array(_, args) | Expr::Tuple(args) => {
             for &a in args {
                 expr(body, a, out);
             }
@@ -78,9 +82,10 @@ pub fn ticks(body: &Body, b: &[Stmt]) -> bool {
             calls(body, *cond) || ticks(body, then) || ticks(body, els)
         }
         StmtKind::Block(b) => ticks(body, b),
-        StmtKind::Let { init: e, .. } | StmtKind::Expr(e) | StmtKind::Return(Some(e)) => {
-            calls(body, *e)
-        }
+        StmtKind::Let { init: e, .. }
+        | StmtKind::LetTuple { init: e, .. }
+        | StmtKind::Expr(e)
+        | StmtKind::Return(Some(e)) => calls(body, *e),
         StmtKind::Assign { place, value, .. } => {
             calls(body, *value)
                 || match place {

@@ -33,6 +33,7 @@ impl Compiler<'_> {
         let jit = jit.clone();
         let entry = u.entry;
         let arrays = u.arrays.clone();
+        let tuple = u.rets.tuple.then_some(u.rets.types.len());
         Box::new(move |fr, cx| {
             if cx.async_pending {
                 return interp(fr, cx);
@@ -48,7 +49,7 @@ impl Compiler<'_> {
                 return interp(fr, cx);
             };
             let slots = fr.s.as_mut_ptr();
-            let (status, ret) = enter(cx, &jit.sites, |rt| {
+            let (status, ret, rets) = enter(cx, &jit.sites, |rt| {
                 // SAFETY: the entry was compiled for this loop: it reads and
                 // writes only the slots of locals it names (all within the
                 // frame of this body) and elements of the arrays described,
@@ -58,7 +59,10 @@ impl Compiler<'_> {
             drop(held);
             Ok(match status {
                 runtime::RETURN => {
-                    fr.ret_s = ret;
+                    match tuple {
+                        Some(n) => fr.ret_tuple = rets[..n].to_vec(),
+                        None => fr.ret_s = ret,
+                    }
                     Flow::Return
                 }
                 _ => Flow::Next,
@@ -73,7 +77,8 @@ impl Compiler<'_> {
         let entry = u.entry;
         let jit = jit.clone();
         let args: Vec<CExpr> = args.iter().map(|&a| self.expr(a)).collect();
-        let run = move |fr: &mut Frame, cx: &mut Ctx| -> R<u64> {
+        let n_rets = u.rets.types.len();
+        let run = move |fr: &mut Frame, cx: &mut Ctx| -> R<(u64, [u64; 8])> {
             let mut bits = [0u64; 8];
             let mut more = Vec::new();
             let argv: &mut [u64] = if args.len() <= bits.len() {
@@ -92,11 +97,17 @@ impl Compiler<'_> {
                 unsafe { entry(p, rt) }
             });
             cx.depth -= 1;
-            Ok(r?.1)
+            let (_, ret, rets) = r?;
+            Ok((ret, rets))
         };
         Some(match ty {
             Type::Scalar(s) => {
-                per_scalar!(s, T => T::wrap(Box::new(move |fr, cx| Ok(T::from_slot(run(fr, cx)?)))))
+                per_scalar!(s, T => T::wrap(Box::new(move |fr, cx| Ok(T::from_slot(run(fr, cx)?.0)))))
+            }
+            Type::Tuple(_) => {
+                CExpr::Tuple(Box::new(
+                    move |fr, cx| Ok(run(fr, cx)?.1[..n_rets].to_vec()),
+                ))
             }
             _ => CExpr::Unit(Box::new(move |fr, cx| run(fr, cx).map(|_| ()))),
         })

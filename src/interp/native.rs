@@ -127,7 +127,11 @@ unsafe extern "C" fn check(rt: *mut Rt, site: u32) -> u32 {
 
 /// Run compiled code `f` with the context's count, depth and limits, and
 /// put them back after; a trap becomes the interpreter's error.
-pub fn enter(cx: &mut Ctx, sites: &[Site], f: impl FnOnce(*mut Rt) -> u32) -> R<(u32, u64)> {
+pub fn enter(
+    cx: &mut Ctx,
+    sites: &[Site],
+    f: impl FnOnce(*mut Rt) -> u32,
+) -> R<(u32, u64, [u64; 8])> {
     let mut hook = Hook {
         cx: cx as *mut Ctx,
         sites,
@@ -142,13 +146,14 @@ pub fn enter(cx: &mut Ctx, sites: &[Site], f: impl FnOnce(*mut Rt) -> u32) -> R<
         trap: Trap::default(),
         check,
         hook: &mut hook as *mut Hook as *mut c_void,
+        rets: [0; 8],
     };
     let status = f(&mut rt);
     cx.ops = rt.ops;
     cx.next_check = rt.next_check;
     cx.depth = rt.depth as usize;
     if status != runtime::TRAP {
-        return Ok((status, rt.ret));
+        return Ok((status, rt.ret, rt.rets));
     }
     let t = rt.trap;
     let max_depth = cx.max_depth;
