@@ -297,6 +297,14 @@ fn errors_inside_compiled_code_are_the_interpreters_located_errors() {
             "index 10 is out of bounds for axis 0 of extent 10",
         ),
         (
+            "let a = zeros(f64, 10);\nlet s = 0.0;\nfor i in -1..3 { s += a[i]; }\n",
+            "index -1 is out of bounds for axis 0 of extent 10",
+        ),
+        (
+            "let m = zeros(f32, 3, 4);\nfor j in 0..4 { for i in 0..4 { m[i, j] = 1.0; } }\n",
+            "index 3 is out of bounds for axis 0 of extent 3",
+        ),
+        (
             "fn ratio(a: i32, b: i32) -> i32 { return a / b; }\nlet s = 0;\nfor i in 0..5 { s += ratio(10, 3 - i); }\n",
             "division by zero",
         ),

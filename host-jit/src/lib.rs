@@ -451,6 +451,7 @@ impl Builder<'_> {
             builtins: self.builtins,
             refs: HashMap::new(),
             checked: HashMap::new(),
+            in_bounds: Vec::new(),
         }
     }
 

@@ -79,6 +79,10 @@ pub struct Gen<'a, 'b> {
     /// Only pure index expressions are keyed, and the cache is emptied
     /// wherever control flow could skip the check that filled it.
     pub checked: HashMap<(usize, Vec<String>), Value>,
+    /// (loop variable, array, axis): inside the turns of a loop whose
+    /// range was checked to lie within that axis, an index that is the
+    /// loop variable needs no check of its own.
+    pub in_bounds: Vec<(usize, usize, usize)>,
 }
 
 impl Gen<'_, '_> {
@@ -294,13 +298,34 @@ impl Gen<'_, '_> {
                     let room = self.b.ins().iadd_imm_s(room, -1);
                     let turns = self.b.ins().isub(end, lo);
                     let fits = self.b.ins().icmp(IntCC::UnsignedLessThan, turns, room);
-                    let fast = self.b.ins().band(below, fits);
+                    let mut fast = self.b.ins().band(below, fits);
+                    // The axes indexed by the loop variable alone: the
+                    // quick version also needs the whole range inside them.
+                    let axes = self.indexed_by(h.var.index(), &fl.body);
+                    if !axes.is_empty() {
+                        let nonneg =
+                            self.b
+                                .ins()
+                                .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, lo, 0);
+                        fast = self.b.ins().band(fast, nonneg);
+                        for &(slot, axis) in &axes {
+                            let d = self.arrays[&slot].dims[axis];
+                            let n = self.b.use_var(d);
+                            let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, end, n);
+                            fast = self.b.ins().band(fast, inside);
+                        }
+                    }
                     let (quick, counted) = (self.b.create_block(), self.b.create_block());
                     self.b.ins().brif(fast, quick, &[], counted, &[]);
                     self.b.switch_to_block(quick);
                     let one = self.b.ins().iadd_imm_s(ops, 1);
                     let base = self.b.ins().isub(one, lo);
+                    let mark = self.in_bounds.len();
+                    let var = h.var.index();
+                    self.in_bounds
+                        .extend(axes.iter().map(|&(s, a)| (var, s, a)));
                     self.for_turns(fl, lo, end, out, Some(base));
+                    self.in_bounds.truncate(mark);
                     self.b.switch_to_block(counted);
                     self.for_turns(fl, lo, end, out, None);
                 }
@@ -366,6 +391,24 @@ impl Gen<'_, '_> {
             StmtKind::Cache { .. } => {}
             StmtKind::Construct(_) | StmtKind::Atomic { .. } => unreachable!("planned out"),
         }
+    }
+
+    /// The (array, axis) pairs that loop variable `var` alone indexes in
+    /// `b`, when nothing in `b` assigns it and its type holds every value
+    /// of the range exactly (so the index is the counter).
+    fn indexed_by(&self, var: usize, b: &[Stmt]) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        if !matches!(self.exit, Exit::Loop { .. })
+            || !matches!(self.local_ty(LocalH::new(var)), Scalar::I32 | Scalar::I64)
+            || crate::walk::assigns(b, var)
+        {
+            return out;
+        }
+        crate::walk::indexed_by(self.body, b, var, &mut out);
+        out.retain(|(s, _)| self.arrays.contains_key(s));
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// The turns of `for` loop `fl` from `lo` to `end` (`lo <= end`), then
@@ -494,6 +537,18 @@ impl Gen<'_, '_> {
         let mut off: Option<Value> = None;
         for (axis, (&k, &d)) in ks.iter().zip(&dims).enumerate() {
             let n = self.b.use_var(d);
+            let proven = matches!(self.body.exprs[ix[axis]], lang::hir::Expr::Local(l)
+                if self.in_bounds.contains(&(l.index(), slot, axis)));
+            if proven {
+                off = Some(match off {
+                    None => k,
+                    Some(o) => {
+                        let m = self.b.ins().imul(o, n);
+                        self.b.ins().iadd(m, k)
+                    }
+                });
+                continue;
+            }
             let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, k, n);
             let good = self.b.create_block();
             let bad = self.b.create_block();

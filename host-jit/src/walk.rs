@@ -111,3 +111,106 @@ fn calls(body: &Body, e: ExprH) -> bool {
         _ => false,
     }
 }
+
+/// Whether statements `b` assign local `var` (or declare it anew).
+pub fn assigns(b: &[Stmt], var: usize) -> bool {
+    b.iter().any(|s| match &s.kind {
+        StmtKind::Let { local, .. } => local.index() == var,
+        StmtKind::LetTuple { locals: ls, .. } => ls.iter().flatten().any(|l| l.index() == var),
+        StmtKind::Assign {
+            place: Place::Local(l),
+            ..
+        } => l.index() == var,
+        StmtKind::For(fl) => fl.header.var.index() == var || assigns(&fl.body, var),
+        StmtKind::While { body: w, .. } => assigns(w, var),
+        StmtKind::If { then, els, .. } => assigns(then, var) || assigns(els, var),
+        StmtKind::Block(b) => assigns(b, var),
+        _ => false,
+    })
+}
+
+/// Push (array local, axis) for every element access in `b` whose index on
+/// that axis is local `var` itself.
+pub fn indexed_by(body: &Body, b: &[Stmt], var: usize, out: &mut Vec<(usize, usize)>) {
+    let mut es = Vec::new();
+    exprs_of(b, &mut es);
+    for s in b {
+        if let StmtKind::Assign {
+            place: Place::Element { array, indices },
+            ..
+        } = &s.kind
+        {
+            access(body, *array, indices, var, out);
+        }
+    }
+    for e in es {
+        index_uses(body, e, var, out);
+    }
+}
+
+fn access(body: &Body, array: ExprH, indices: &[ExprH], var: usize, out: &mut Vec<(usize, usize)>) {
+    if let Expr::Local(a) = body.exprs[array] {
+        for (axis, &i) in indices.iter().enumerate() {
+            if matches!(body.exprs[i], Expr::Local(l) if l.index() == var) {
+                out.push((a.index(), axis));
+            }
+        }
+    }
+}
+
+fn index_uses(body: &Body, e: ExprH, var: usize, out: &mut Vec<(usize, usize)>) {
+    match &body.exprs[e] {
+        Expr::Index(a, ix) => {
+            access(body, *a, ix, var, out);
+            for &i in ix {
+                index_uses(body, i, var, out);
+            }
+        }
+        Expr::Unary(_, a) | Expr::Cast(a, _) => index_uses(body, *a, var, out),
+        Expr::Binary(_, a, b) => {
+            index_uses(body, *a, var, out);
+            index_uses(body, *b, var, out);
+        }
+        Expr::Call(_, args) | Expr::Builtin(_, args) | Expr::Array(_, args) | Expr::Tuple(args) => {
+            for &a in args {
+                index_uses(body, a, var, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The expressions statements `b` evaluate directly (nested statements'
+/// included; element places' indices are added by the caller).
+fn exprs_of(b: &[Stmt], out: &mut Vec<ExprH>) {
+    for s in b {
+        match &s.kind {
+            StmtKind::Let { init: e, .. }
+            | StmtKind::LetTuple { init: e, .. }
+            | StmtKind::Expr(e)
+            | StmtKind::Return(Some(e)) => out.push(*e),
+            StmtKind::Assign { place, value, .. } => {
+                out.push(*value);
+                if let Place::Element { indices, .. } = place {
+                    out.extend(indices.iter().copied());
+                }
+            }
+            StmtKind::If { cond, then, els } => {
+                out.push(*cond);
+                exprs_of(then, out);
+                exprs_of(els, out);
+            }
+            StmtKind::While { cond, body: w } => {
+                out.push(*cond);
+                exprs_of(w, out);
+            }
+            StmtKind::For(fl) => {
+                out.push(fl.header.lo);
+                out.push(fl.header.hi);
+                exprs_of(&fl.body, out);
+            }
+            StmtKind::Block(b) => exprs_of(b, out),
+            _ => {}
+        }
+    }
+}
