@@ -358,18 +358,12 @@ impl Builder<'_> {
         {
             let mut fbc = FunctionBuilderContext::new();
             let mut fb = FunctionBuilder::new(&mut ctx.func, &mut fbc);
-            let entry = fb.create_block();
-            fb.append_block_params_for_function_params(entry);
-            fb.switch_to_block(entry);
-            let params = fb.block_params(entry).to_vec();
+            let params = open(&mut fb);
             let rt = *params.last().expect("the runtime block");
-            let trap_exit = fb.create_block();
-            let ret_exit = fb.create_block();
+            let (ops, next, trap_exit, ret_exit) = exits(&mut fb);
             for &r in &ret.types {
                 fb.append_block_param(ret_exit, cl(r));
             }
-            let ops = fb.declare_var(types::I64);
-            let next = fb.declare_var(types::I64);
             let mut g = self.gen(
                 fb,
                 &f.body,
@@ -455,30 +449,35 @@ impl Builder<'_> {
         }
     }
 
-    /// `FnEntry` for compiled function `i`: slot bits in, slot bits out.
-    fn fn_entry(&mut self, i: usize, id: FuncId) -> Result<FuncId, String> {
-        let (params, ret) = self.fn_sigs[i].clone().unwrap_or_default();
-        let sig = entry_sig(&self.module, 2);
-        let fc = self.module.isa().frontend_config();
-        let name = self.name("entry");
-        let eid = self
+    /// A new entry point taking `pointers` pointers and returning a status,
+    /// and the context to build it in.
+    fn declare_entry(
+        &mut self,
+        what: &str,
+        pointers: usize,
+    ) -> Result<(FuncId, cranelift_codegen::Context), String> {
+        let sig = entry_sig(&self.module, pointers);
+        let name = self.name(what);
+        let id = self
             .module
             .declare_function(&name, Linkage::Local, &sig)
             .map_err(|e| e.to_string())?;
         let mut ctx = self.module.make_context();
         ctx.func.signature = sig;
+        Ok((id, ctx))
+    }
+
+    /// `FnEntry` for compiled function `i`: slot bits in, slot bits out.
+    fn fn_entry(&mut self, i: usize, id: FuncId) -> Result<FuncId, String> {
+        let (params, ret) = self.fn_sigs[i].clone().unwrap_or_default();
+        let fc = self.module.isa().frontend_config();
+        let (eid, mut ctx) = self.declare_entry("entry", 2)?;
         {
             let mut fbc = FunctionBuilderContext::new();
             let mut fb = FunctionBuilder::new(&mut ctx.func, &mut fbc);
-            let entry = fb.create_block();
-            fb.append_block_params_for_function_params(entry);
-            fb.switch_to_block(entry);
-            let p = fb.block_params(entry).to_vec();
+            let p = open(&mut fb);
             let (args, rt) = (p[0], p[1]);
-            let ops = fb.declare_var(types::I64);
-            let next = fb.declare_var(types::I64);
-            let trap_exit = fb.create_block();
-            let ret_exit = fb.create_block();
+            let (ops, next, trap_exit, ret_exit) = exits(&mut fb);
             let mut g = self.gen(
                 fb,
                 &EMPTY,
@@ -545,27 +544,14 @@ impl Builder<'_> {
                 arrays.push((a, elem, rank));
             }
         }
-        let sig = entry_sig(&self.module, 3);
         let fc = self.module.isa().frontend_config();
-        let name = self.name("loop");
-        let id = self
-            .module
-            .declare_function(&name, Linkage::Local, &sig)
-            .map_err(|e| e.to_string())?;
-        let mut ctx = self.module.make_context();
-        ctx.func.signature = sig;
+        let (id, mut ctx) = self.declare_entry("loop", 3)?;
         {
             let mut fbc = FunctionBuilderContext::new();
             let mut fb = FunctionBuilder::new(&mut ctx.func, &mut fbc);
-            let entry = fb.create_block();
-            fb.append_block_params_for_function_params(entry);
-            fb.switch_to_block(entry);
-            let p = fb.block_params(entry).to_vec();
+            let p = open(&mut fb);
             let (slots, descs, rt) = (p[0], p[1], p[2]);
-            let ops = fb.declare_var(types::I64);
-            let next = fb.declare_var(types::I64);
-            let trap_exit = fb.create_block();
-            let ret_exit = fb.create_block();
+            let (ops, next, trap_exit, ret_exit) = exits(&mut fb);
             let mut g = self.gen(
                 fb,
                 body,
@@ -627,6 +613,29 @@ impl Builder<'_> {
 }
 
 static EMPTY: std::sync::LazyLock<Body> = std::sync::LazyLock::new(Body::default);
+
+/// The entry block, current, with the function's parameters.
+fn open(fb: &mut FunctionBuilder) -> Vec<cranelift_codegen::ir::Value> {
+    let entry = fb.create_block();
+    fb.append_block_params_for_function_params(entry);
+    fb.switch_to_block(entry);
+    fb.block_params(entry).to_vec()
+}
+
+/// The operation count's variables and the trap and return exits of a
+/// unit being built.
+fn exits(
+    fb: &mut FunctionBuilder,
+) -> (
+    cranelift_frontend::Variable,
+    cranelift_frontend::Variable,
+    cranelift_codegen::ir::Block,
+    cranelift_codegen::ir::Block,
+) {
+    let ops = fb.declare_var(types::I64);
+    let next = fb.declare_var(types::I64);
+    (ops, next, fb.create_block(), fb.create_block())
+}
 
 fn entry_sig(m: &JITModule, pointers: usize) -> Signature {
     let mut sig = m.make_signature();

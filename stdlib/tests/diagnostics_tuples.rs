@@ -5,28 +5,6 @@
 mod common;
 use common::*;
 
-/// Check `src`, assert its first error has `code`, snapshot the rendering.
-fn case(name: &str, code: &str, src: &str) {
-    let rendered = checked(name, code, src);
-    let mut settings = insta::Settings::clone_current();
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_description(src);
-    settings.bind(|| insta::assert_snapshot!(name, rendered));
-}
-
-macro_rules! cases {
-    ($( $name:ident : $code:literal => $src:expr ;)*) => {
-        $(
-            #[test]
-            fn $name() {
-                case(stringify!($name), $code, $src);
-            }
-        )*
-        /// The names of every case, to count them.
-        const CASES: &[&str] = &[$(stringify!($name)),*];
-    };
-}
-
 const TWO: &str = "fn two(x: f64) -> (f64, f64) {\n    return (x, x * 2.0);\n}\n";
 
 cases! {

@@ -1,5 +1,6 @@
-//! What both diagnostics snapshot suites share: checking a program and
-//! rendering its diagnostics as the user sees them.
+//! What the diagnostics snapshot suites share: checking a program,
+//! rendering its diagnostics as the user sees them, and the `cases!` table
+//! of named cases.
 
 use lang::diag::render_plain;
 use lang::{Diag, Source};
@@ -41,3 +42,28 @@ pub fn checked(name: &str, code: &str, src: &str) -> String {
     }
     rendered
 }
+
+/// One test per case `name: "accl::code" => source;`: check the source,
+/// assert its first error has the code, and snapshot the rendering under
+/// the case's name (in the snapshots folder of the suite that expands it:
+/// insta names the file from the expansion site). Also defines `CASES`,
+/// the names, to count them.
+macro_rules! cases {
+    ($( $name:ident : $code:literal => $src:expr ;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                let src: &str = &$src;
+                let rendered = checked(stringify!($name), $code, src);
+                let mut settings = insta::Settings::clone_current();
+                settings.set_prepend_module_to_snapshot(false);
+                settings.set_description(src);
+                settings.bind(|| insta::assert_snapshot!(stringify!($name), rendered));
+            }
+        )*
+        /// The names of every case, to count them.
+        const CASES: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+#[allow(unused_imports)] // each suite uses it; the module is compiled once per suite
+pub(crate) use cases;
