@@ -163,7 +163,7 @@ enum BenchWhat {
         #[arg(long, default_value_t = 7)]
         runs: usize,
     },
-    /// Host-interpreter iterations per second of `for i in 0..n { a[i] = a[i] * 2.0 + 1.0; }`.
+    /// Host-code iterations per second of `for i in 0..n { a[i] = a[i] * 2.0 + 1.0; }` (compiled once, then timed runs).
     Host {
         /// Loop length.
         #[arg(long, default_value_t = 10_000_000)]
