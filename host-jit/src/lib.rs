@@ -503,15 +503,7 @@ impl Builder<'_> {
             let ok = g.b.create_block();
             g.b.ins().brif(k, trap_exit, &[], ok, &[]);
             g.b.switch_to_block(ok);
-            for (k, (&v, &t)) in r.iter().zip(&ret.types).enumerate() {
-                let bits = g.slot_bits(v, t);
-                let off = if ret.tuple {
-                    OFF_RETS + 8 * k as i32
-                } else {
-                    OFF_RET
-                };
-                g.store_rt(bits, off);
-            }
+            g.store_rets(&r, &ret);
             let s = g.b.ins().iconst(types::I32, NEXT as i64);
             g.b.ins().return_(&[s]);
             g.b.switch_to_block(trap_exit);

@@ -124,6 +124,20 @@ impl Gen<'_, '_> {
         self.b.ins().store(flags(), v, self.rt, off);
     }
 
+    /// Returned values as slot bits in the shared block: a scalar in
+    /// `ret`, a tuple's elements in `rets`.
+    pub fn store_rets(&mut self, vals: &[Value], ret: &crate::Rets) {
+        for (k, (&v, &t)) in vals.iter().zip(&ret.types).enumerate() {
+            let bits = self.slot_bits(v, t);
+            let off = if ret.tuple {
+                OFF_RETS + 8 * k as i32
+            } else {
+                OFF_RET
+            };
+            self.store_rt(bits, off);
+        }
+    }
+
     /// Record a trap and leave.
     pub fn trap(&mut self, kind: u32, site: u32) {
         let k = self.b.ins().iconst(types::I32, kind as i64);
@@ -352,15 +366,7 @@ impl Gen<'_, '_> {
                 };
                 if let Exit::Loop { ret } = &self.exit {
                     let ret = ret.clone();
-                    for (k, (&v, &t)) in vals.iter().zip(&ret.types).enumerate() {
-                        let bits = self.slot_bits(v, t);
-                        let off = if ret.tuple {
-                            OFF_RETS + 8 * k as i32
-                        } else {
-                            OFF_RET
-                        };
-                        self.store_rt(bits, off);
-                    }
+                    self.store_rets(&vals, &ret);
                     self.b.ins().jump(self.ret_exit, &[]);
                 } else {
                     let args: Vec<_> = vals.into_iter().map(Into::into).collect();
