@@ -39,6 +39,7 @@ pub fn table(json: &str, wall_s: f64) -> String {
             "copy" => copies.entry(name).or_default(),
             "compile" => other.entry("compile (host, JIT)").or_default(),
             "launch" => other.entry("launch (host)").or_default(),
+            "host copy" => other.entry("copies (host)").or_default(),
             "wait" => other.entry("wait (host)").or_default(),
             _ => continue,
         };

@@ -615,6 +615,7 @@ impl DevState {
     /// the completions it reached.
     pub fn wait_queue(&mut self, id: QueueId) -> Result<(), Fault> {
         let v = self.flush(id)?;
+        self.submit_held()?;
         // Copy each finished block into its host array while the device
         // works on the next ones, rather than all of them at the end.
         while let Some(next) = self

@@ -127,6 +127,38 @@ mod submission {
             panic!("validation messages:\n{}", m.join("\n"));
         }
     }
+
+    #[test]
+    fn a_host_wait_submits_what_other_queues_hold_back() {
+        let r = vk_runtime::testing::with_validation("accl submission", |instance| {
+            let mut d = DevState::open(instance, 0).expect("device 0");
+            let (held, other) = (QueueId::Async(1), QueueId::Async(2));
+            let buf = Buffer::new(&d.device, 64, "b").unwrap();
+            let ev = HostEvent::new(&d.device).unwrap();
+            // Queue 1 runs work that waits for the event; its next
+            // operation is held back behind it.
+            let q = d.queue(held).unwrap();
+            q.wait_host_event(&ev).unwrap();
+            q.fill(&buf, 0, 64, 1).unwrap();
+            d.settle(held).unwrap();
+            d.queue(held).unwrap().fill(&buf, 0, 64, 2).unwrap();
+            d.settle(held).unwrap();
+            assert_eq!(d.queue(held).unwrap().pending_ops(), 1);
+            // (The event is set before the host waits: on a device with one
+            // Vulkan queue, queue 2's work runs behind queue 1's.)
+            ev.set().unwrap();
+            // The host waits for queue 2: queue 1's held work goes out
+            // first, without the interpreter's periodic check.
+            d.queue(other).unwrap().fill(&buf, 0, 64, 3).unwrap();
+            d.wait_queue(other).unwrap();
+            assert_eq!(d.queue(held).unwrap().pending_ops(), 0);
+            assert_eq!(d.queue(held).unwrap().submitted_value(), 2);
+            d.wait_queue(held).unwrap();
+        });
+        if let Err(m) = r {
+            panic!("validation messages:\n{}", m.join("\n"));
+        }
+    }
 }
 
 mod lazy_sync {

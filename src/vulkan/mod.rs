@@ -741,6 +741,15 @@ impl VulkanBackend {
                 Box::new(Diag::error("accl::device::wait", m, span, "waiting here"))
             })
         };
+        if join.is_none() {
+            // The host blocks below: the other devices' held-back work goes
+            // out first, so that they compute meanwhile.
+            for (i, o) in store.devs.iter_mut().enumerate() {
+                if let (true, Some(o)) = (i != dev, o) {
+                    o.submit_held().map_err(fail)?;
+                }
+            }
+        }
         let d = store.dev(dev).map_err(fail)?;
         let targets = target_queues(d, queues);
         match join {

@@ -221,6 +221,46 @@ impl VkStorage {
             },
         })
     }
+
+    /// A copy of rows `r` between `host` and the section's buffer.
+    fn transfer_rows(
+        &mut self,
+        dev: usize,
+        sec: &SecBuf,
+        sec_lo: usize,
+        host: &Array,
+        r: &Region,
+        to_host: bool,
+    ) -> Result<(), EnvError> {
+        let (lo, hi) = (r.lo, r.hi);
+        let (acc, what) = Access::copy(host.id(), self.name(host), (lo, hi), to_host);
+        let value = self.guard(dev, std::slice::from_ref(&acc), what)?;
+        let queue = self.queue;
+        let d = self.dev(dev).map_err(EnvError::Device)?;
+        let rb = sec.row_bytes;
+        if !r.is_rows() {
+            let (base, runs) = (sec_lo * rb as usize, byte_runs(host, r));
+            if to_host {
+                d.download_runs(queue, &sec.buffer, base, host, &runs)
+            } else {
+                d.upload_runs(queue, &sec.buffer, base, host, &runs)
+            }
+            .map_err(EnvError::Device)?;
+            self.record(dev, value, acc, what);
+            return Ok(());
+        }
+        let off = (lo - sec_lo) as u64 * rb;
+        let (a, b) = ((lo as u64 * rb) as usize, (hi as u64 * rb) as usize);
+        if to_host {
+            d.download_into(queue, &sec.buffer, off, host, a, b - a)
+                .map_err(EnvError::Device)?;
+        } else {
+            d.upload(queue, &sec.buffer, off, host, a, b - a)
+                .map_err(EnvError::Device)?;
+        }
+        self.record(dev, value, acc, what);
+        Ok(())
+    }
 }
 
 fn row_bytes(host: &Array) -> u64 {
@@ -364,33 +404,24 @@ impl Storage for VkStorage {
         r: &Region,
         to_host: bool,
     ) -> Result<(), EnvError> {
-        let (lo, hi) = (r.lo, r.hi);
-        let (acc, what) = Access::copy(host.id(), self.name(host), (lo, hi), to_host);
-        let value = self.guard(dev, std::slice::from_ref(&acc), what)?;
-        let queue = self.queue;
-        let d = self.dev(dev).map_err(EnvError::Device)?;
-        let rb = sec.row_bytes;
-        if !r.is_rows() {
-            let (base, runs) = (sec_lo * rb as usize, byte_runs(host, r));
-            if to_host {
-                d.download_runs(queue, &sec.buffer, base, host, &runs)
+        let t0 = self.trace.is_some().then(std::time::Instant::now);
+        self.transfer_rows(dev, sec, sec_lo, host, r, to_host)?;
+        if let (Some(t), Some(t0)) = (&mut self.trace, t0) {
+            // The host's side of a copy: an async one that takes long here
+            // is waiting for something (a full queue, the driver).
+            let dir = if to_host {
+                "to the host"
             } else {
-                d.upload_runs(queue, &sec.buffer, base, host, &runs)
-            }
-            .map_err(EnvError::Device)?;
-            self.record(dev, value, acc, what);
-            return Ok(());
+                "to the device"
+            };
+            let name = self.names.get(&host.id()).cloned();
+            let name = name.as_deref().unwrap_or("an array");
+            t.host(
+                format!("copy {name} {dir} on device {dev} {}", self.queue.track()),
+                "host copy",
+                t0,
+            );
         }
-        let off = (lo - sec_lo) as u64 * rb;
-        let (a, b) = ((lo as u64 * rb) as usize, (hi as u64 * rb) as usize);
-        if to_host {
-            d.download_into(queue, &sec.buffer, off, host, a, b - a)
-                .map_err(EnvError::Device)?;
-        } else {
-            d.upload(queue, &sec.buffer, off, host, a, b - a)
-                .map_err(EnvError::Device)?;
-        }
-        self.record(dev, value, acc, what);
         Ok(())
     }
 
