@@ -48,7 +48,6 @@ pub(crate) fn slots(shape: Shape, vector_loop: bool) -> CopySlots {
 /// memory keep the hidden array, with the reason.
 pub(crate) fn settle(k: &mut Kernel) {
     let atomics = atomic_arrays(k);
-    let mut seen: Vec<(usize, Option<CopySlots>)> = Vec::new();
     for p in &mut k.private_copies {
         let a = p.array.index();
         let elem = k.arrays[p.array].elem;
@@ -66,20 +65,14 @@ pub(crate) fn settle(k: &mut Kernel) {
         if let Some(why) = why {
             p.place = Err(why.into());
         }
-        // One array owned by several loops (a region's gang loops) keeps
-        // one kind of slot.
-        let slot = p.place.as_ref().ok().copied();
-        match seen.iter_mut().find(|(b, _)| *b == a) {
-            Some((_, s)) if *s != slot => *s = None,
-            Some(_) => {}
-            None => seen.push((a, slot)),
-        }
     }
+    // Gang loops of a region that share a hidden array pass values from
+    // one loop's iteration to the next loop's same iteration (as the host
+    // does), which may run on another lane or gang.
+    let arrays: Vec<usize> = k.private_copies.iter().map(|p| p.array.index()).collect();
     for p in &mut k.private_copies {
-        if let Some((_, None)) = seen.iter().find(|(b, _)| *b == p.array.index()) {
-            if p.place.is_ok() {
-                p.place = Err("its owners use it in different ways".into());
-            }
+        if arrays.iter().filter(|&&a| a == p.array.index()).count() > 1 {
+            p.place = Err("several gang loops share its copies, iteration by iteration".into());
         }
     }
 }

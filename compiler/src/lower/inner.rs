@@ -256,14 +256,15 @@ impl Lowerer<'_> {
                 stmts.push(Fx::stmt(StmtKind::Store { local: l, value: z }, span));
                 fx.map.insert(v, Binding::Local(l));
             }
-            // Each lane runs its iterations: a copy per lane.
-            self.own_copies(
-                fx,
-                &cl.private_copies,
-                Ok(CopySlots::Lane),
-                span,
-                &mut stmts,
-            )?;
+            // Each lane runs its iterations: a copy per lane. A sequential
+            // loop around would run them again on the same copies (which
+            // the host keeps from one trip to the next).
+            let place = if was_depth == 0 {
+                Ok(CopySlots::Lane)
+            } else {
+                Err("a sequential loop around its loop reuses the copies".into())
+            };
+            self.own_copies(fx, &cl.private_copies, place, span, &mut stmts)?;
             let r = self.block(fx, body);
             fx.redundant = was_redundant;
             fx.vector_locals = was_vector;

@@ -11,6 +11,11 @@
 //! the top-level `loop gang` holding the use, or copy 0 where the region
 //! has one gang). Every backend then runs the rewritten program as it runs
 //! any other, so the host reference and the device agree by construction.
+//! The construct or loop whose iterations own the copies gets a hidden
+//! clause naming the hidden array (`ast::PRIVATE_COPIES`, or
+//! `FIRSTPRIVATE_COPIES`): the compiler may keep the copies a workgroup
+//! uses in workgroup memory instead, started at each such iteration as
+//! the host's fresh copy starts (`compiler::private_copies`).
 //! The copy count must be known when the construct starts, so the loops
 //! that pick a copy may not take their bounds from the construct's own
 //! variables.
