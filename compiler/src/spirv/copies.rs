@@ -27,8 +27,6 @@ impl Writer<'_> {
         if self.spec.checks {
             return Ok(());
         }
-        let idx_w = self.m.ty(self.idx);
-        let bool_t = self.m.ty(Ty::Bool);
         for p in self.k.private_copies.clone() {
             let Ok(slots) = p.place else { continue };
             let a = p.array.index();
@@ -43,6 +41,8 @@ impl Writer<'_> {
             if cap == 0 {
                 continue;
             }
+            let idx_w = self.m.ty(self.idx);
+            let bool_t = self.m.ty(Ty::Bool);
             let rank = self.k.arrays[p.array].rank as usize;
             let mut size = self.int_const(self.idx, 1);
             for d in 1..rank {
