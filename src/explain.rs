@@ -126,10 +126,22 @@ fn construct(
             "  gang-redundant region: `num_gangs` gangs each run the block; {vl}"
         ),
     };
+    // A device that lays gangs out as teams keeps per-gang copies in the
+    // hidden array (the writer's rule, `compiler::spirv::copies`).
+    let teams = spec.is_some_and(|s| compiler::Plan::of(k, s).teams.is_some());
     for p in &k.private_copies {
         let hidden = &k.arrays[p.array].name;
         let clause = if p.first { "firstprivate" } else { "private" };
-        let _ = match &p.place {
+        let place = match &p.place {
+            Ok(compiler::kir::CopySlots::Gang) if teams => {
+                Err("on this device a workgroup holds several gangs, as teams".to_string())
+            }
+            Ok(_) if spec.is_some_and(|s| s.checks) => {
+                Err("check mode reports accesses of device elements".to_string())
+            }
+            place => place.clone(),
+        };
+        let _ = match &place {
             Ok(slots) => writeln!(
                 out,
                 "  {clause} `{}` (line {}): a copy per {} in workgroup memory when the workgroup's copies fit in {} bytes at launch, else in `{hidden}` (a device scratch buffer)",

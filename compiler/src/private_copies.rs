@@ -14,7 +14,7 @@
 //! privatised atomics' `OpArrayLength` test), so sections sized at run time
 //! get the workgroup path too; the writer is `crate::spirv::copies`.
 
-use crate::kir::{Block, CopySlots, Expr, Kernel, Shape, StmtKind};
+use crate::kir::{CopySlots, Expr, Kernel, Shape};
 use lang::Scalar;
 
 /// Bytes of workgroup memory the private copies of one kernel may use
@@ -36,9 +36,8 @@ pub fn cap(k: &Kernel, a: usize) -> u32 {
 }
 
 /// The owner's slots for copies it starts in a kernel of `shape`.
-pub(crate) fn slots(shape: Shape, vector_loop: bool) -> CopySlots {
+pub(crate) fn slots(shape: Shape) -> CopySlots {
     match shape {
-        _ if vector_loop => CopySlots::Lane,
         Shape::Flat | Shape::Seq => CopySlots::Lane,
         Shape::Gang | Shape::Region => CopySlots::Gang,
     }
@@ -53,6 +52,10 @@ pub(crate) fn settle(k: &mut Kernel) {
         let elem = k.arrays[p.array].elem;
         let why = if k.private_atomics {
             Some("the kernel's atomics use workgroup memory for their own copies")
+        } else if k.shape == Shape::Seq || k.vector_length == Some(1) {
+            // Starting a copy per iteration would only add work (and loop
+            // turns, which llvmpipe caps) to a lane that runs many of them.
+            Some("a gang of one lane")
         } else if k.tile.is_some() {
             Some("a tiled loop's lanes are laid out in tiles")
         } else if matches!(elem, Scalar::U8 | Scalar::Bool) {
@@ -88,15 +91,4 @@ fn atomic_arrays(k: &Kernel) -> Vec<bool> {
         }
     }
     out
-}
-
-/// Does `b` start copies of private arrays anywhere?
-pub fn inits(b: &Block) -> bool {
-    b.iter().any(|s| match &s.kind {
-        StmtKind::PrivateInit(_) => true,
-        StmtKind::If { then, els, .. } => inits(then) || inits(els),
-        StmtKind::Loop { body, continuing } => inits(body) || inits(continuing),
-        StmtKind::VectorLoop(v) => inits(&v.body),
-        _ => false,
-    })
 }

@@ -438,7 +438,7 @@ fn lower_mapped(
     }
 
     // The construct's iterations own these copies (a region's: its gang's).
-    let slots = crate::private_copies::slots(shape, false);
+    let slots = crate::private_copies::slots(shape);
     lw.own_copies(
         &fx,
         &c.private_copies,

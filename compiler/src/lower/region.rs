@@ -96,6 +96,12 @@ pub(super) fn as_gang_loop(
                     stmts.extend(wlets.iter().cloned());
                     loops.extend(wl.iter().cloned());
                     clauses.private.extend(wc.private.iter().copied());
+                    // The gang loop's copies are each gang iteration's,
+                    // shared by its worker iterations, which are separate
+                    // iterations now: they stay in the hidden array.
+                    clauses
+                        .private_copies
+                        .retain(|p| !cl.private_copies.contains(p));
                     clauses
                         .private_copies
                         .extend(wc.private_copies.iter().copied());
