@@ -2,7 +2,11 @@
 //! scratch row per gang iteration, a firstprivate copy written inside with
 //! the host array unchanged, a per-lane copy on `loop vector`, a 2-D
 //! section indexed with the original indices, and a one-gang region whose
-//! gang loop reads the copy its statements filled.
+//! gang loop reads the copy its statements filled; then the placement of
+//! the copies on the device: in workgroup memory per lane (flat loops,
+//! `loop vector`/`worker`, a region's gang loop spread over lanes) and per
+//! gang (shared by its lanes, across barriers), each started fresh, and in
+//! the scratch buffer where they do not fit or the host reuses them.
 
 mod common;
 use common::values_on_both;
@@ -253,5 +257,41 @@ parallel loop gang firstprivate(c) for i in 0..8 {
     assert!(
         text.contains("private `w` (line 6): copies in `w'private0`, a device scratch buffer (its loop runs in order)"),
         "{text}"
+    );
+}
+
+#[test]
+fn firstprivate_gang_copy_read_across_lanes() {
+    // Gang i's copy starts at t[0, j] = j, its lanes add i, then read
+    // another lane's element: o[i, j] = 7 - j + i.
+    values_on_both(
+        "let t = zeros(i32, 2, 8);
+for j in 0..8 { t[0, j] = j; t[1, j] = 100; }
+let o = zeros(i32, 16, 8);
+parallel loop gang firstprivate(t[0:1, 0:8]) for i in 0..16 {
+    loop vector for j in 0..8 { t[0, j] += i; }
+    loop vector for j in 0..8 { o[i, j] = t[0, 7 - j]; }
+}
+let total = sum(o);
+let t_after = sum(t);",
+        &[("total", "1408"), ("t_after", "828")],
+    );
+}
+
+#[test]
+fn private_per_iteration_of_a_worker_loop() {
+    // Each (i, j) starts at zero: o[i, j] = 10 j.
+    values_on_both(
+        "let w = zeros(i32, 3);
+let o = zeros(i32, 8, 32);
+parallel loop gang num_workers(4) for i in 0..8 {
+    loop worker private(w) for j in 0..32 {
+        w[j % 3] += j;
+        w[(j + 1) % 3] += i;
+        o[i, j] = w[j % 3] * 10 + w[(j + 2) % 3];
+    }
+}
+let total = sum(o);",
+        &[("total", "39680")],
     );
 }
