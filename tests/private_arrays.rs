@@ -295,3 +295,20 @@ let total = sum(o);",
         &[("total", "39680")],
     );
 }
+
+#[test]
+fn region_of_one_gang_shares_one_copy_in_workgroup_memory() {
+    // The region's statements start from the fresh zero copy; its gang
+    // loop (spread over the gang's lanes) reads what they left.
+    values_on_both(
+        "let c = zeros(i32, 8);
+let o = zeros(i32, 64);
+parallel private(c) {
+    for j in 0..8 { c[j] += 10 * j; }
+    loop gang for i in 0..64 { o[i] = c[i % 8] + i; }
+}
+let total = sum(o);
+let c_after = sum(c);",
+        &[("total", "4256"), ("c_after", "0")],
+    );
+}
