@@ -144,7 +144,7 @@ fn construct(
         let _ = match &place {
             Ok(slots) => writeln!(
                 out,
-                "  {clause} `{}` (line {}): a copy per {} in workgroup memory when the workgroup's copies fit in {} bytes at launch, else in `{hidden}` (a device scratch buffer)",
+                "  {clause} `{}` (line {}): a copy per {} in workgroup memory when the workgroup's copies fit in {} bytes (checked as the kernel starts), else in `{hidden}` (a device scratch buffer)",
                 p.name,
                 line(p.span.start),
                 match slots {

@@ -251,7 +251,7 @@ parallel loop gang firstprivate(c) for i in 0..8 {
     )
     .expect("the script checks");
     assert!(
-        text.contains("firstprivate `c` (line 4): a copy per gang in workgroup memory when the workgroup's copies fit in 8192 bytes at launch, else in `c'private1` (a device scratch buffer)"),
+        text.contains("firstprivate `c` (line 4): a copy per gang in workgroup memory when the workgroup's copies fit in 8192 bytes (checked as the kernel starts), else in `c'private1` (a device scratch buffer)"),
         "{text}"
     );
     assert!(
