@@ -126,6 +126,42 @@ fn construct(
             "  gang-redundant region: `num_gangs` gangs each run the block; {vl}"
         ),
     };
+    // A device that lays gangs out as teams keeps per-gang copies in the
+    // hidden array (the writer's rule, `compiler::spirv::copies`).
+    let teams = spec.is_some_and(|s| compiler::Plan::of(k, s).teams.is_some());
+    for p in &k.private_copies {
+        let hidden = &k.arrays[p.array].name;
+        let clause = if p.first { "firstprivate" } else { "private" };
+        let place = match &p.place {
+            Ok(compiler::kir::CopySlots::Gang) if teams => {
+                Err("on this device a workgroup holds several gangs, as teams".to_string())
+            }
+            Ok(_) if spec.is_some_and(|s| s.checks) => {
+                Err("check mode reports accesses of device elements".to_string())
+            }
+            place => place.clone(),
+        };
+        let _ = match &place {
+            Ok(slots) => writeln!(
+                out,
+                "  {clause} `{}` (line {}): a copy per {} in workgroup memory when the workgroup's copies fit in {} bytes (checked as the kernel starts), else in `{hidden}` (a device scratch buffer)",
+                p.name,
+                line(p.span.start),
+                match slots {
+                    compiler::kir::CopySlots::Lane => "lane",
+                    compiler::kir::CopySlots::Gang => "gang",
+                },
+                compiler::private_copies::COPY_BYTES
+                    / k.private_copies.iter().filter(|p| p.place.is_ok()).count().max(1) as u32,
+            ),
+            Err(why) => writeln!(
+                out,
+                "  {clause} `{}` (line {}): copies in `{hidden}`, a device scratch buffer ({why})",
+                p.name,
+                line(p.span.start),
+            ),
+        };
+    }
     fn caches(
         b: &compiler::kir::Block,
         out: &mut Vec<(compiler::kir::ArrayH, u32, bool)>,
@@ -226,8 +262,15 @@ fn construct(
     for a in &c.captures.arrays {
         let name = &body.locals[a.var].name;
         // The hidden array of a private array's copies (lang's
-        // `check::private_arrays` names it `c'private<n>`).
+        // `check::private_arrays` names it `c'private<n>`): said above
+        // where the kernel knows the loop that owns them.
         if let Some((of, _)) = name.split_once("'private") {
+            if k.private_copies
+                .iter()
+                .any(|p| &k.arrays[p.array].name == name)
+            {
+                continue;
+            }
             let first = c
                 .clauses
                 .data

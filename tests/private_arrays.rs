@@ -2,7 +2,11 @@
 //! scratch row per gang iteration, a firstprivate copy written inside with
 //! the host array unchanged, a per-lane copy on `loop vector`, a 2-D
 //! section indexed with the original indices, and a one-gang region whose
-//! gang loop reads the copy its statements filled.
+//! gang loop reads the copy its statements filled; then the placement of
+//! the copies on the device: in workgroup memory per lane (flat loops,
+//! `loop vector`/`worker`, a region's gang loop spread over lanes) and per
+//! gang (shared by its lanes, across barriers), each started fresh, and in
+//! the scratch buffer where they do not fit or the host reuses them.
 
 mod common;
 use common::values_on_both;
@@ -109,5 +113,202 @@ parallel loop reduction(+: h[x]) for i in 0..999 {
 let h2 = h[2];
 let others = h[0] + h[1] + h[3];",
         &[("h2", "338"), ("others", "0")],
+    );
+}
+
+#[test]
+fn flat_loop_copy_in_workgroup_memory_starts_fresh_each_iteration() {
+    // A lane runs several iterations: each starts at zero, so o[i] = i.
+    values_on_both(
+        "let c = zeros(i32, 4);
+let o = zeros(i32, 5000);
+parallel loop private(c) for i in 0..5000 {
+    c[i % 4] += i;
+    c[(i + 1) % 4] += 1;
+    o[i] = c[i % 4] + c[(i + 2) % 4];
+}
+let total = sum(o);",
+        &[("total", "12497500")],
+    );
+}
+
+#[test]
+fn flat_loop_copy_too_large_stays_in_the_scratch_buffer() {
+    // 3000 i32 per lane cannot fit in the workgroup budget.
+    values_on_both(
+        "let c = zeros(i32, 3000);
+let o = zeros(i32, 40);
+parallel loop private(c) for i in 0..40 {
+    for j in 0..3000 { c[j] = i + j; }
+    o[i] = c[2999] + c[i];
+}
+let total = sum(o);",
+        &[("total", "122300")],
+    );
+}
+
+#[test]
+fn firstprivate_2d_section_per_lane() {
+    // t[1:2, 1:3] holds 10 * r + c; each iteration adds i to one element.
+    values_on_both(
+        "let t = zeros(f32, 4, 5);
+for r in 0..4 { for c in 0..5 { t[r, c] = (10 * r + c) as f32; } }
+let o = zeros(f32, 300);
+parallel loop firstprivate(t[1:2, 1:3]) for i in 0..300 {
+    t[1 + i % 2, 1 + i % 3] += i as f32;
+    o[i] = t[1 + i % 2, 1 + i % 3] + t[2, 3];
+}
+let total = sum(o);
+let t_after = sum(t);",
+        &[("total", "64450.0"), ("t_after", "340.0")],
+    );
+}
+
+#[test]
+fn gang_copy_shared_and_updated_by_its_lanes() {
+    // Per gang iteration i: t[j] = 1000 i + j (lane writes), then every
+    // lane adds its neighbour's value (read after a barrier) into u, and
+    // the gang sums u: rowsum[i] = 2 * 16 * 1000 i + 2 * 120.
+    values_on_both(
+        "let t = full(i32, 5, 16);
+let u = zeros(i32, 16);
+let rowsum = zeros(i32, 8);
+parallel num_gangs(3) {
+    loop gang private(t, u) for i in 0..8 {
+        t[0] = 1000 * i;
+        loop vector for j in 1..16 { t[j] = t[0] + j; }
+        loop vector for j in 0..16 { u[j] += t[j] + t[(j + 1) % 16]; }
+        loop seq for j in 0..16 { rowsum[i] += u[j]; }
+    }
+}
+let total = sum(rowsum);
+let t_after = sum(t);",
+        &[("total", "897920"), ("t_after", "80")],
+    );
+}
+
+#[test]
+fn gang_loops_of_a_region_share_copies_iteration_by_iteration() {
+    // Copy i of the region's `c` is iteration i's in both gang loops: the
+    // second sees what the first left (c[0] = i), so p[i] = 4 i + 2.
+    values_on_both(
+        "let c = zeros(i32, 2);
+let o = zeros(i32, 64);
+let p = zeros(i32, 64);
+parallel num_gangs(2) private(c) {
+    loop gang for i in 0..64 { c[0] += i; c[1] += 2; o[i] = c[0] + c[1]; }
+    loop gang for i in 0..64 { c[1] += 3 * i; p[i] = c[0] + c[1]; }
+}
+let total = sum(o) + sum(p);",
+        &[("total", "10336")],
+    );
+}
+
+#[test]
+fn gang_loop_of_a_region_owns_a_copy_per_lane() {
+    // One of the region's two gang loops uses `c`: a copy per iteration,
+    // each on the lane that runs it.
+    values_on_both(
+        "let c = zeros(i32, 3);
+let o = zeros(i32, 300);
+parallel num_gangs(2) private(c) {
+    loop gang for i in 0..300 { c[i % 3] += i; c[(i + 1) % 3] += 1; o[i] = c[0] + c[1] + c[2]; }
+    loop gang for i in 0..300 { o[i] += 1; }
+}
+let total = sum(o);",
+        &[("total", "45450")],
+    );
+}
+
+#[test]
+fn a_sequential_loop_around_loop_vector_keeps_its_copies() {
+    // The copy (i, j) is the same on each trip of r: it accumulates.
+    values_on_both(
+        "let w = zeros(i32, 2);
+let o = zeros(i32, 4, 8);
+parallel loop gang for i in 0..4 {
+    for r in 0..3 {
+        loop vector private(w) for j in 0..8 { w[0] += r + 1; o[i, j] = w[0] + i; }
+    }
+}
+let total = sum(o);",
+        &[("total", "240")],
+    );
+}
+
+#[test]
+fn explain_says_where_the_copies_live() {
+    let text = accl::cli::explain_text(
+        "t.accl",
+        "let c = zeros(i32, 4);
+let w = zeros(i32, 2);
+let o = zeros(i32, 8, 8);
+parallel loop gang firstprivate(c) for i in 0..8 {
+    loop vector for j in 0..8 { o[i, j] = c[j % 4]; }
+    loop seq private(w) for j in 0..8 { w[0] = j; o[i, j] += w[0]; }
+}",
+        None,
+    )
+    .expect("the script checks");
+    assert!(
+        text.contains("firstprivate `c` (line 4): a copy per gang in workgroup memory when the workgroup's copies fit in 8192 bytes (checked as the kernel starts), else in `c'private1` (a device scratch buffer)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("private `w` (line 6): copies in `w'private0`, a device scratch buffer (its loop runs in order)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn firstprivate_gang_copy_read_across_lanes() {
+    // Gang i's copy starts at t[0, j] = j, its lanes add i, then read
+    // another lane's element: o[i, j] = 7 - j + i.
+    values_on_both(
+        "let t = zeros(i32, 2, 8);
+for j in 0..8 { t[0, j] = j; t[1, j] = 100; }
+let o = zeros(i32, 16, 8);
+parallel loop gang firstprivate(t[0:1, 0:8]) for i in 0..16 {
+    loop vector for j in 0..8 { t[0, j] += i; }
+    loop vector for j in 0..8 { o[i, j] = t[0, 7 - j]; }
+}
+let total = sum(o);
+let t_after = sum(t);",
+        &[("total", "1408"), ("t_after", "828")],
+    );
+}
+
+#[test]
+fn private_per_iteration_of_a_worker_loop() {
+    // Each (i, j) starts at zero: o[i, j] = 10 j.
+    values_on_both(
+        "let w = zeros(i32, 3);
+let o = zeros(i32, 8, 32);
+parallel loop gang num_workers(4) for i in 0..8 {
+    loop worker private(w) for j in 0..32 {
+        w[j % 3] += j;
+        w[(j + 1) % 3] += i;
+        o[i, j] = w[j % 3] * 10 + w[(j + 2) % 3];
+    }
+}
+let total = sum(o);",
+        &[("total", "39680")],
+    );
+}
+
+#[test]
+fn region_of_one_gang_shares_one_copy_in_workgroup_memory() {
+    // The region's statements start from the fresh zero copy; its gang
+    // loop (spread over the gang's lanes) reads what they left.
+    values_on_both(
+        "let c = zeros(i32, 8);
+let o = zeros(i32, 64);
+parallel private(c) {
+    for j in 0..8 { c[j] += 10 * j; }
+    loop gang for i in 0..64 { o[i] = c[i % 8] + i; }
+}
+let total = sum(o);
+let c_after = sum(c);",
+        &[("total", "4256"), ("c_after", "0")],
     );
 }

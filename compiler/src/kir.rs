@@ -96,6 +96,9 @@ pub struct Kernel {
     /// What the compiler decided about the body's inner loops (vector or
     /// sequential, and why), for `--explain`.
     pub notes: Vec<LoopNote>,
+    /// The private arrays' copies (hidden arrays of the checker's rewrite),
+    /// and where they may live ([`crate::private_copies`]).
+    pub private_copies: Vec<PrivateCopies>,
     /// Levels the compiler chose where OpenACC leaves the choice to it (a
     /// region run as a gang loop, a `loop` with no level, a `loop worker`
     /// run by one worker), with the loop they are about, for `--explain`.
@@ -130,6 +133,33 @@ impl Kernel {
         }
         h.finish()
     }
+}
+
+/// The copies of one private array: a hidden array whose first index
+/// picks the copy (the rest index the section from zero), and the
+/// construct or loop whose iterations own them, which starts each
+/// iteration with [`StmtKind::PrivateInit`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrivateCopies {
+    pub array: ArrayH,
+    /// The user's array.
+    pub name: String,
+    /// `firstprivate`: every copy starts at the hidden array's copy 0
+    /// (each holds the section's values); else at zero.
+    pub first: bool,
+    /// Copies in workgroup memory when they fit at launch, one per lane or
+    /// one per gang; `Err`: always the hidden array (why, for `--explain`).
+    pub place: Result<CopySlots, String>,
+    pub span: Span,
+}
+
+/// Who uses one workgroup-memory copy of a private array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CopySlots {
+    /// Each lane its own (the owner's iteration runs on one lane).
+    Lane,
+    /// The gang's lanes share one (the owner's iteration is a gang's).
+    Gang,
 }
 
 /// Facts about a kernel's body that decide its layout on a device (teams,
@@ -382,6 +412,11 @@ pub enum StmtKind {
         lo: ExprH,
         count: u32,
     },
+    /// At the start of an iteration that owns copies of private array
+    /// `array` ([`PrivateCopies`]): where the copy is in workgroup memory,
+    /// (re)start it (zero, or the section's values); in the hidden array
+    /// every iteration has a fresh copy already, so nothing happens.
+    PrivateInit(ArrayH),
 }
 
 #[derive(Debug, Clone)]

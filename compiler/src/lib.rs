@@ -56,6 +56,7 @@ pub mod footprint;
 pub mod kir;
 pub mod lower;
 pub mod plan;
+pub mod private_copies;
 pub mod privatise;
 pub mod spec;
 pub mod spirv;

@@ -369,6 +369,13 @@ impl V<'_> {
                 }
                 Ok(())
             }
+            StmtKind::PrivateInit(array) => {
+                want(cx.this.is_none(), "private copies started in a function")?;
+                want(
+                    self.k.private_copies.iter().any(|p| p.array == *array),
+                    "private copies started for an array without any",
+                )
+            }
             StmtKind::Cache { array, lo, .. } => {
                 want(array.index() < self.k.arrays.len(), "a cache of no array")?;
                 want(e(*lo)?.is_int(), "a cache bound that is not an integer")

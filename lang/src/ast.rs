@@ -263,6 +263,11 @@ pub struct Clause {
 /// `gang(dim: k)` (see parse.rs).
 pub const COLLAPSE_FORCE: &str = "collapse(force:)";
 pub const GANG_DIM: &str = "gang(dim:)";
+/// The clauses the private-array rewrite (check/private_arrays) puts on
+/// the construct or loop whose iterations own the copies of a hidden
+/// array: names no program can write.
+pub const PRIVATE_COPIES: &str = "private(copies:)";
+pub const FIRSTPRIVATE_COPIES: &str = "firstprivate(copies:)";
 /// The argument `*` of `tile(*, ..)` (the compiler's choice of size), a
 /// name no program can write.
 pub const TILE_AUTO: &str = "*";

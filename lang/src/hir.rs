@@ -331,6 +331,11 @@ pub struct Clauses {
     pub array_reductions: Vec<Reduction>,
     pub private: Vec<LocalH>,
     pub firstprivate: Vec<LocalH>,
+    /// The hidden arrays of private-array copies (`check::private_arrays`)
+    /// whose copies this construct's or loop's iterations own, with
+    /// whether they are `firstprivate`: each element indexes a copy with
+    /// its first index, the rest index the section from zero.
+    pub private_copies: Vec<(LocalH, bool)>,
     /// A part of a `kernels` construct (the parser splits `kernels` into
     /// `parallel loop` and `serial` parts).
     pub kernels: bool,

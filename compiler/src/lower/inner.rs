@@ -161,6 +161,14 @@ impl Lowerer<'_> {
                     }],
                 };
             }
+            // Copies per iteration of a loop run in order: the hidden array.
+            self.own_copies(
+                fx,
+                &cl.private_copies,
+                Err("its loop runs in order".into()),
+                span,
+                out,
+            )?;
             // `continue` in the body goes to the next iteration: it is a loop.
             self.for_loop(fx, &nest, span, out)?;
             for (&(r, t, ty), save) in targets.iter().zip(saves) {
@@ -248,6 +256,15 @@ impl Lowerer<'_> {
                 stmts.push(Fx::stmt(StmtKind::Store { local: l, value: z }, span));
                 fx.map.insert(v, Binding::Local(l));
             }
+            // Each lane runs its iterations: a copy per lane. A sequential
+            // loop around would run them again on the same copies (which
+            // the host keeps from one trip to the next).
+            let place = if was_depth == 0 {
+                Ok(CopySlots::Lane)
+            } else {
+                Err("a sequential loop around its loop reuses the copies".into())
+            };
+            self.own_copies(fx, &cl.private_copies, place, span, &mut stmts)?;
             let r = self.block(fx, body);
             fx.redundant = was_redundant;
             fx.vector_locals = was_vector;

@@ -33,6 +33,7 @@
 //! constructs inside a kernel, and `function` device functions.
 
 mod calls;
+mod copies;
 mod expr;
 mod function;
 mod inner;
@@ -254,6 +255,7 @@ fn lower_mapped(
             ),
         construct_reductions: c.reductions.iter().map(|r| (r.var, r.op)).collect(),
         choices: Vec::new(),
+        private_copies: Vec::new(),
     };
     let mut fx = Fx::new(format!("kernel_{}", construct.id), body);
 
@@ -435,6 +437,16 @@ fn lower_mapped(
         }
     }
 
+    // The construct's iterations own these copies (a region's: its gang's).
+    let slots = crate::private_copies::slots(shape);
+    lw.own_copies(
+        &fx,
+        &c.private_copies,
+        Ok(slots),
+        construct.span,
+        &mut prologue,
+    )?;
+
     fx.redundant = matches!(shape, Shape::Gang | Shape::Region);
     let mut stmts = lw.block(&mut fx, block)?;
     prologue.append(&mut stmts);
@@ -498,6 +510,7 @@ fn lower_mapped(
         span: construct.span,
         params: lw.params,
         choices: lw.choices,
+        private_copies: lw.private_copies,
         arrays: lw.arrays,
         levels,
         functions: lw.functions,
@@ -517,6 +530,7 @@ fn lower_mapped(
     };
     kernel.features = features_of(&kernel);
     kernel.private_atomics = crate::privatise::private_atomics(&kernel);
+    crate::private_copies::settle(&mut kernel);
     kernel.facts = crate::facts::body_facts(&kernel);
     Ok(kernel)
 }
@@ -644,6 +658,8 @@ struct Lowerer<'a> {
     construct_reductions: Vec<(hir::LocalH, hir::ReductionOp)>,
     /// What the compiler chose where OpenACC lets it ([`Kernel::choices`]).
     choices: Vec<(Span, String)>,
+    /// [`Kernel::private_copies`].
+    private_copies: Vec<PrivateCopies>,
 }
 
 /// One function being lowered: its HIR source and its KIR output.

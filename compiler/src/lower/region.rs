@@ -68,6 +68,9 @@ pub(super) fn as_gang_loop(
     let mut stmts: hir::Block = lets.to_vec();
     let mut clauses = c.clauses.clone();
     clauses.private.extend(cl.private.iter().copied());
+    clauses
+        .private_copies
+        .extend(cl.private_copies.iter().copied());
     let mut notes = Vec::new();
     let mut inner_body = inner.clone();
     let mut worker = false;
@@ -93,6 +96,15 @@ pub(super) fn as_gang_loop(
                     stmts.extend(wlets.iter().cloned());
                     loops.extend(wl.iter().cloned());
                     clauses.private.extend(wc.private.iter().copied());
+                    // The gang loop's copies are each gang iteration's,
+                    // shared by its worker iterations, which are separate
+                    // iterations now: they stay in the hidden array.
+                    clauses
+                        .private_copies
+                        .retain(|p| !cl.private_copies.contains(p));
+                    clauses
+                        .private_copies
+                        .extend(wc.private_copies.iter().copied());
                     inner_body = wb.clone();
                     worker = true;
                     notes.push((

@@ -38,7 +38,10 @@ impl Writer<'_> {
                 index,
                 value,
             } => {
-                let (ptr, ok) = self.element_at(f, *array, index, s.span)?;
+                let at = match self.copy_of(*array) {
+                    Some(c) => Err((c, self.index_words(f, index)?)),
+                    None => Ok(self.element_at(f, *array, index, s.span)?),
+                };
                 let v = self.expr(f, *value)?;
                 let elem = self.k.arrays[*array].elem;
                 let u8t = Ty::storage(elem);
@@ -62,6 +65,10 @@ impl Writer<'_> {
                     }
                     _ => v,
                 };
+                let (ptr, ok) = match at {
+                    Ok(p) => p,
+                    Err((c, ix)) => return self.copy_store(c, *array, &ix, v),
+                };
                 match (ok, &mut self.deferred) {
                     (Some(ok), _) => {
                         let m = self.begin_if(ok);
@@ -83,6 +90,7 @@ impl Writer<'_> {
             StmtKind::ReturnTuple(vs) => self.return_tuple(f, vs)?,
             StmtKind::Barrier => self.barrier(),
             StmtKind::Cache { array, lo, count } => self.cache_stmt(f, s, *array, *lo, *count)?,
+            StmtKind::PrivateInit(array) => self.copy_init(*array)?,
             StmtKind::VectorLoop(v) => self.vector_loop(f, v)?,
             StmtKind::If { cond, then, els } => {
                 let c = self.expr(f, *cond)?;
@@ -252,7 +260,12 @@ impl Writer<'_> {
                 let view = self.views[array.index()];
                 let st = self.m.ty(view);
                 let cached = self.cached.iter().find(|c| c.array == *array).copied();
+                let copy = self.copy_of(*array);
                 let v = match cached {
+                    _ if copy.is_some() => {
+                        let ix = self.index_words(f, index)?;
+                        self.copy_load(copy.expect("just tested"), *array, &ix)?
+                    }
                     Some(c) if !self.spec.checks => {
                         let lin = self.element_index(f, *array, index)?;
                         self.cached_load(c, lin)

@@ -97,6 +97,7 @@ impl Writer<'_> {
             spv(self.m.b.store(it, start, None, []));
         }
         self.private_begin();
+        self.copies_begin()?;
 
         // Reduction copies start at the identity; a region folds each gang's
         // copy into `acc` (one per workgroup).

@@ -74,6 +74,7 @@ mod block;
 mod cache;
 mod checks;
 mod coarsen;
+mod copies;
 mod entry;
 mod f64math;
 mod jam;

@@ -87,6 +87,8 @@ pub(super) struct Writer<'k> {
     pub(super) cut_guard: bool,
     /// Arrays whose atomics go to a workgroup copy ([`private`]), by index.
     pub(super) private: Vec<Option<Private>>,
+    /// Private arrays' copies in workgroup memory ([`copies`]), by index.
+    pub(super) copies: Vec<Option<WgCopy>>,
     /// The f64 transcendental functions called ([`f64math`]).
     pub(super) f64fns: f64math::Fns,
     // Per function being written.
@@ -149,6 +151,7 @@ impl<'k> Writer<'k> {
             cut_vars: None,
             cut_guard: false,
             private: vec![None; k.arrays.len()],
+            copies: vec![None; k.arrays.len()],
             f64fns: f64math::Fns::default(),
             locals: Vec::new(),
             loops: Vec::new(),
@@ -178,4 +181,19 @@ pub(super) struct Private {
     /// copy is in use (`len <= CAP`; uniform).
     pub len: Word,
     pub on: Word,
+}
+
+/// A private array's copies in workgroup memory ([`copies`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct WgCopy {
+    /// The workgroup array (`cap` elements of the buffer's view type).
+    pub var: Word,
+    /// The workgroup's copies fit (`bool`, uniform): else the hidden array.
+    pub on: Word,
+    /// Elements of one copy, and this lane's first (index type).
+    pub size: Word,
+    pub base: Word,
+    pub cap: u32,
+    pub slots: crate::kir::CopySlots,
+    pub first: bool,
 }

@@ -57,6 +57,8 @@ const CLAUSES: &[(&str, Shape)] = &[
     ("private", Shape::Vars),
     ("firstprivate", Shape::Vars),
     ("use_device", Shape::Vars),
+    (ast::PRIVATE_COPIES, Shape::Vars),
+    (ast::FIRSTPRIVATE_COPIES, Shape::Vars),
     // `wait(devnum: d, ..)` (the parser makes it a clause).
     ("devnum", Shape::Int),
     ("num_gangs", Shape::Dims),
@@ -185,6 +187,9 @@ fn allowed(kind: DK) -> Vec<&'static str> {
     if v.contains(&"gang") {
         v.push(ast::GANG_DIM);
     }
+    if v.contains(&"private") {
+        v.extend([ast::PRIVATE_COPIES, ast::FIRSTPRIVATE_COPIES]);
+    }
     v
 }
 
@@ -204,6 +209,8 @@ fn repeatable(name: &str) -> bool {
             | "no_create"
             | "deviceptr"
             | "device_resident"
+            | ast::PRIVATE_COPIES
+            | ast::FIRSTPRIVATE_COPIES
             | "link"
             | "delete"
             | "self"
@@ -559,6 +566,14 @@ impl Checker<'_> {
                     for e in list {
                         match self.array_var(e, name) {
                             Some(l) => c.use_device.push(l),
+                            None => ok = false,
+                        }
+                    }
+                }
+                (ast::PRIVATE_COPIES | ast::FIRSTPRIVATE_COPIES, _) => {
+                    for e in list {
+                        match self.array_var(e, name) {
+                            Some(l) => c.private_copies.push((l, name == ast::FIRSTPRIVATE_COPIES)),
                             None => ok = false,
                         }
                     }

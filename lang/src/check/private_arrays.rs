@@ -11,9 +11,16 @@
 //! the top-level `loop gang` holding the use, or copy 0 where the region
 //! has one gang). Every backend then runs the rewritten program as it runs
 //! any other, so the host reference and the device agree by construction.
+//! The construct or loop whose iterations own the copies gets a hidden
+//! clause naming the hidden array (`ast::PRIVATE_COPIES`, or
+//! `FIRSTPRIVATE_COPIES`): the compiler may keep the copies a workgroup
+//! uses in workgroup memory instead, started at each such iteration as
+//! the host's fresh copy starts (`compiler::private_copies`).
 //! The copy count must be known when the construct starts, so the loops
 //! that pick a copy may not take their bounds from the construct's own
 //! variables.
+
+mod uses;
 
 use super::{Binding, Checker};
 use crate::ast::{
@@ -102,6 +109,24 @@ fn call(f: &str, args: Vec<Expr>, span: Span) -> Expr {
         ),
         span,
     )
+}
+
+/// The clause that tells the compiler which construct or loop owns the
+/// copies of `hidden` (it may keep them in workgroup memory).
+fn owner_clause(hidden: &str, first: bool, span: Span) -> Clause {
+    let name = if first {
+        ast::FIRSTPRIVATE_COPIES
+    } else {
+        ast::PRIVATE_COPIES
+    };
+    Clause {
+        name: Ident {
+            name: name.into(),
+            span,
+        },
+        args: ClauseArgs::List(vec![var(hidden, span)]),
+        span,
+    }
 }
 
 fn is_zero(x: &Expr) -> bool {
@@ -583,9 +608,12 @@ impl Walk<'_, '_> {
                 let DirectiveBody::Block(b) = &mut d.body else {
                     continue;
                 };
-                let Some(c) = self.region_uses(&mut b.stmts, &n, &hidden, &los) else {
+                let Some((c, shared)) = self.region_uses(&mut b.stmts, &n, &hidden, &los) else {
                     continue;
                 };
+                if shared {
+                    d.clauses.push(owner_clause(&hidden, n.first, n.span));
+                }
                 c
             } else {
                 if !self.host_levels(&levels, &n) {
@@ -602,6 +630,7 @@ impl Walk<'_, '_> {
                     DirectiveBody::None => continue,
                 };
                 self.rewrite_stmts(stmts, &n.name, &hidden, &k, &los);
+                d.clauses.push(owner_clause(&hidden, n.first, n.span));
                 product(&levels, n.span)
             };
             self.hidden.push(Hidden {
@@ -746,14 +775,15 @@ impl Walk<'_, '_> {
     /// A region's private array: each top-level `loop gang` (with bounds
     /// known at the start) gets a copy per iteration; other uses share copy
     /// 0, which needs a region of one gang. The copy count, or `None` after
-    /// an error.
+    /// an error, and whether the copy is the region's one shared copy (else
+    /// each gang loop that uses it owns copies, and says so).
     fn region_uses(
         &mut self,
         stmts: &mut [Stmt],
         n: &Named,
         hidden: &str,
         los: &[Option<Expr>],
-    ) -> Option<Expr> {
+    ) -> Option<(Expr, bool)> {
         let mut counts: Vec<Expr> = Vec::new();
         let declared = &self.declared;
         let gang_loop = |s: &Stmt| match &s.kind {
@@ -796,6 +826,7 @@ impl Walk<'_, '_> {
                     && shared.is_none()
                 {
                     counts.push(product(levels, n.span));
+                    d.clauses.push(owner_clause(hidden, n.first, n.span));
                 }
             }
         }
@@ -806,7 +837,7 @@ impl Walk<'_, '_> {
             }
             counts.push(int(1, n.span));
         }
-        Some(
+        Some((
             counts
                 .into_iter()
                 .reduce(|a, b| {
@@ -814,181 +845,7 @@ impl Walk<'_, '_> {
                     call("max", vec![a, b], span)
                 })
                 .unwrap_or_else(|| int(1, n.span)),
-        )
-    }
-
-    /// Rewrite the uses of `name` in `stmts` (until a declaration shadows
-    /// it); was there one?
-    fn rewrite_stmts(
-        &mut self,
-        stmts: &mut [Stmt],
-        name: &str,
-        hidden: &str,
-        k: &Expr,
-        los: &[Option<Expr>],
-    ) -> bool {
-        let mut used = false;
-        for s in stmts {
-            match &mut s.kind {
-                StmtKind::Let { name: n, init, .. } | StmtKind::Const { name: n, init, .. } => {
-                    used |= self.rewrite_expr(init, name, hidden, k, los);
-                    if n.name == name {
-                        return used;
-                    }
-                }
-                StmtKind::LetTuple { pats, init } => {
-                    used |= self.rewrite_expr(init, name, hidden, k, los);
-                    if pats.iter().any(|p| p.name.name == name) {
-                        return used;
-                    }
-                }
-                StmtKind::Assign { target, value, .. } | StmtKind::Atomic { target, value, .. } => {
-                    used |= self.rewrite_expr(target, name, hidden, k, los);
-                    used |= self.rewrite_expr(value, name, hidden, k, los);
-                }
-                StmtKind::Expr(x) | StmtKind::Return(Some(x)) => {
-                    used |= self.rewrite_expr(x, name, hidden, k, los)
-                }
-                StmtKind::If { cond, then, els } => {
-                    used |= self.rewrite_expr(cond, name, hidden, k, los);
-                    used |= self.rewrite_stmts(&mut then.stmts, name, hidden, k, los);
-                    if let Some(b) = els {
-                        used |= self.rewrite_stmts(&mut b.stmts, name, hidden, k, los);
-                    }
-                }
-                StmtKind::While { cond, body } => {
-                    used |= self.rewrite_expr(cond, name, hidden, k, los);
-                    used |= self.rewrite_stmts(&mut body.stmts, name, hidden, k, los);
-                }
-                StmtKind::Block(body) => {
-                    used |= self.rewrite_stmts(&mut body.stmts, name, hidden, k, los)
-                }
-                StmtKind::For(f) => used |= self.rewrite_for(f, name, hidden, k, los),
-                StmtKind::AtomicForm { stmts, .. } => {
-                    used |= self.rewrite_stmts(stmts, name, hidden, k, los)
-                }
-                StmtKind::Cache(xs) => {
-                    for x in xs {
-                        used |= self.rewrite_expr(x, name, hidden, k, los);
-                    }
-                }
-                StmtKind::Directive(d) => {
-                    for c in &mut d.clauses {
-                        if let ClauseArgs::List(l) = &mut c.args {
-                            for x in l {
-                                used |= self.rewrite_expr(x, name, hidden, k, los);
-                            }
-                        }
-                    }
-                    match &mut d.body {
-                        DirectiveBody::Block(b) => {
-                            used |= self.rewrite_stmts(&mut b.stmts, name, hidden, k, los)
-                        }
-                        DirectiveBody::For(f) => used |= self.rewrite_for(f, name, hidden, k, los),
-                        DirectiveBody::None => {}
-                    }
-                }
-                _ => {}
-            }
-        }
-        used
-    }
-
-    fn rewrite_for(
-        &mut self,
-        f: &mut ForLoop,
-        name: &str,
-        hidden: &str,
-        k: &Expr,
-        los: &[Option<Expr>],
-    ) -> bool {
-        let mut used = self.rewrite_expr(&mut f.lo, name, hidden, k, los);
-        used |= self.rewrite_expr(&mut f.hi, name, hidden, k, los);
-        if f.var.name != name {
-            used |= self.rewrite_stmts(&mut f.body.stmts, name, hidden, k, los);
-        }
-        used
-    }
-
-    fn rewrite_expr(
-        &mut self,
-        x: &mut Expr,
-        name: &str,
-        hidden: &str,
-        k: &Expr,
-        los: &[Option<Expr>],
-    ) -> bool {
-        let mut used = false;
-        let span = x.span;
-        match &mut x.kind {
-            ExprKind::Index(a, ix) if matches!(&a.kind, ExprKind::Var(n) if n == name) => {
-                for i in ix.iter_mut() {
-                    self.rewrite_expr(i, name, hidden, k, los);
-                }
-                let mut new_ix = vec![k.clone()];
-                for (i, ix) in ix.drain(..).enumerate() {
-                    new_ix.push(match los.get(i).cloned().flatten() {
-                        Some(lo) if !is_zero(&lo) => {
-                            bin(BinOp::Sub, cast(ix, Scalar::I64), cast(lo, Scalar::I64))
-                        }
-                        _ => ix,
-                    });
-                }
-                let a_span = a.span;
-                *x = e(ExprKind::Index(Box::new(var(hidden, a_span)), new_ix), span);
-                return true;
-            }
-            ExprKind::Var(n) if n == name => {
-                self.err(
-                    Diag::error(
-                        "accl::device::private_array_use",
-                        format!("`{name}` is private here: only its elements can be used"),
-                        span,
-                        "the whole array",
-                    )
-                    .with_help(format!(
-                        "index it (`{name}[i]`); a private copy cannot be passed to a function, sectioned or measured"
-                    )),
-                );
-                return true;
-            }
-            ExprKind::Unary(_, a) | ExprKind::Cast(a, _) => {
-                used |= self.rewrite_expr(a, name, hidden, k, los)
-            }
-            ExprKind::Binary(_, a, b) => {
-                used |= self.rewrite_expr(a, name, hidden, k, los);
-                used |= self.rewrite_expr(b, name, hidden, k, los);
-            }
-            ExprKind::Index(a, ix) => {
-                used |= self.rewrite_expr(a, name, hidden, k, los);
-                for i in ix {
-                    used |= self.rewrite_expr(i, name, hidden, k, los);
-                }
-            }
-            ExprKind::Section(a, axes) => {
-                used |= self.rewrite_expr(a, name, hidden, k, los);
-                for ax in axes {
-                    match ax {
-                        SectionAxis::Range(p, q) => {
-                            used |= self.rewrite_expr(p, name, hidden, k, los);
-                            used |= self.rewrite_expr(q, name, hidden, k, los);
-                        }
-                        SectionAxis::Index(p) => used |= self.rewrite_expr(p, name, hidden, k, los),
-                        SectionAxis::All(_) => {}
-                    }
-                }
-            }
-            ExprKind::Call(_, args) | ExprKind::Array(args) | ExprKind::Tuple(args) => {
-                for a in args {
-                    used |= self.rewrite_expr(a, name, hidden, k, los);
-                }
-            }
-            _ => {}
-        }
-        if used {
-            // Children changed: recompute the node's depth.
-            *x = Expr::new(std::mem::replace(&mut x.kind, ExprKind::Error), span);
-        }
-        used
+            shared.is_some(),
+        ))
     }
 }
