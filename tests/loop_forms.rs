@@ -56,3 +56,32 @@ fn gang_dimensions_are_linearised() {
         parallel loop num_gangs(4, 4, 4) gang(dim: 1) copy(b) for i in 0..4 { for j in 0..4 { for k in 0..4 { b[i, j, k] = 2.0; } } }
         assert(b[3, 3, 3] == 2.0);");
 }
+
+#[test]
+fn collapsed_indices_split_exactly_at_every_size() {
+    // Flat indices of collapsed loops split into the loops' variables; on
+    // a CPU driver through a floating-point reciprocal, corrected to the
+    // exact quotient. Every index is checked, including the exact
+    // multiples of each count, where a reciprocal's quotient lands one
+    // below, and counts that are not powers of two.
+    ok("let counts = [1, 3, 7, 1021, 65537];
+        for k in 0..len(counts) {
+            let c = counts[k];
+            let r = 2100000 / c + 3;
+            let jj = zeros(i32, r, c);
+            let ii = zeros(i32, r, c);
+            parallel loop collapse(2) copyout(jj, ii) for j in 0..r {
+                for i in 0..c { jj[j, i] = j; ii[j, i] = i; }
+            }
+            for j in 0..r {
+                for i in 0..c { assert(jj[j, i] == j && ii[j, i] == i, \"index split\"); }
+            }
+        }
+        let k3 = zeros(i32, 37, 101, 13);
+        parallel loop collapse(3) copyout(k3) for a in 0..37 {
+            for b in 0..101 { for d in 0..13 { k3[a, b, d] = (a * 101 + b) * 13 + d; } }
+        }
+        for a in 0..37 { for b in 0..101 { for d in 0..13 {
+            assert(k3[a, b, d] == (a * 101 + b) * 13 + d, \"three levels\");
+        } } }");
+}

@@ -68,6 +68,11 @@ pub struct Spec {
     /// With the fault buffer bound, a kernel that can get there gets a
     /// guard that makes such a cut visible ([`crate::abi::fault::LOOP_CUT`]).
     pub loop_cap: bool,
+    /// The driver's compiler scalarises integer division by a run-time
+    /// value (llvmpipe: one division per SIMD lane), so a flat index is
+    /// split over collapsed loops through a `f64` reciprocal instead,
+    /// corrected to the exact quotient (32-bit indices with `float64`).
+    pub split_by_reciprocal: bool,
     /// Lanes of a subgroup when the device has subgroup shuffles in compute
     /// (a power of two), else 0. With it, a gang of at most that many vector
     /// lanes lives in one subgroup ([`crate::plan::teams`]).
@@ -121,6 +126,7 @@ impl Default for Spec {
             checks: false,
             loop_budget: 0,
             loop_cap: false,
+            split_by_reciprocal: false,
             subgroup_size: 0,
             max_workgroup_size: 1024,
             coarsen: 1,

@@ -372,6 +372,7 @@ impl DevState {
             checks: o.checks,
             loop_budget: o.loop_budget,
             loop_cap: llvmpipe,
+            split_by_reciprocal: llvmpipe,
             features: without_all(
                 Features {
                     float64: f.shader_float64,

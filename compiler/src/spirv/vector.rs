@@ -24,6 +24,13 @@ impl Writer<'_> {
         for (l, &(var, ty)) in vars.iter().enumerate().rev() {
             let i = if l == 0 {
                 rest
+            } else if self.spec.split_by_reciprocal
+                && self.spec.features.float64
+                && self.idx == Ty::U32
+            {
+                let (q, r) = self.div_mod_by_reciprocal(rest, counts[l]);
+                rest = q;
+                r
             } else {
                 let i = spv(self.m.b.u_mod(idx_w, None, rest, counts[l]));
                 rest = spv(self.m.b.u_div(idx_w, None, rest, counts[l]));
@@ -36,6 +43,43 @@ impl Writer<'_> {
             let x = self.wrap_u8(x, ty);
             spv(self.m.b.store(self.locals[var.index()], x, None, []));
         }
+    }
+
+    /// `(n / d, n % d)` of `u32` values, `n < 2^31` (the largest 32-bit
+    /// index) and `d > 0`, without an integer division: the quotient from
+    /// `f64(n) * (1 / f64(d))` is off by at most one (its error is below
+    /// 2^31 * 2^-52), which the remainder's sign and size correct.
+    fn div_mod_by_reciprocal(&mut self, n: Word, d: Word) -> (Word, Word) {
+        let (u, i, f, b) = (
+            self.m.ty(Ty::U32),
+            self.m.ty(Ty::I32),
+            self.m.ty(Ty::F64),
+            self.m.ty(Ty::Bool),
+        );
+        let one_f = self.float_const(Ty::F64, 1.0);
+        let (one, zero) = (self.m.u32c(1), self.int_const(Ty::I32, 0));
+        let bm = &mut self.m.b;
+        let nf = spv(bm.convert_u_to_f(f, None, n));
+        let df = spv(bm.convert_u_to_f(f, None, d));
+        let rcp = spv(bm.f_div(f, None, one_f, df));
+        let qf = spv(bm.f_mul(f, None, nf, rcp));
+        let q0 = spv(bm.convert_f_to_u(u, None, qf));
+        let qd = spv(bm.i_mul(u, None, q0, d));
+        let r0 = spv(bm.i_sub(u, None, n, qd));
+        // One too many: the remainder wrapped below zero.
+        let r0s = spv(bm.bitcast(i, None, r0));
+        let over = spv(bm.s_less_than(b, None, r0s, zero));
+        let q0m = spv(bm.i_sub(u, None, q0, one));
+        let r0p = spv(bm.i_add(u, None, r0, d));
+        let q1 = spv(bm.select(u, None, over, q0m, q0));
+        let r1 = spv(bm.select(u, None, over, r0p, r0));
+        // One too few: the remainder reached the divisor.
+        let under = spv(bm.u_greater_than_equal(b, None, r1, d));
+        let q1p = spv(bm.i_add(u, None, q1, one));
+        let r1m = spv(bm.i_sub(u, None, r1, d));
+        let q = spv(bm.select(u, None, under, q1p, q1));
+        let r = spv(bm.select(u, None, under, r1m, r1));
+        (q, r)
     }
 
     /// A `loop vector` (see [`VectorLoop`]): a barrier, the bounds, a
