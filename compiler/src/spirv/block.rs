@@ -224,22 +224,11 @@ impl Writer<'_> {
     ) -> Result<Word, Diag> {
         let a = array.index();
         let idx_w = self.m.ty(self.idx);
-        let mut lin = None;
-        for (d, &i) in index.iter().enumerate() {
-            let v = self.expr(f, i)?;
-            let v = self.int_cast(v, Ty::reg(f.ty(i)), self.idx);
-            lin = Some(match lin {
-                None => v,
-                Some(acc) => {
-                    let dim = self.load_arg(FieldKind::Dim(a, d))?;
-                    let m = spv(self.m.b.i_mul(idx_w, None, acc, dim));
-                    spv(self.m.b.i_add(idx_w, None, m, v))
-                }
-            });
-        }
-        let Some(lin) = lin else {
+        if index.is_empty() {
             return Err(ice(self.k.span, "an element without indices"));
-        };
+        }
+        let ix = self.index_words(f, index)?;
+        let lin = self.row_major(a, &ix, 0)?;
         let base = self.load_arg(FieldKind::Base(a))?;
         Ok(spv(self.m.b.i_sub(idx_w, None, lin, base)))
     }

@@ -96,7 +96,7 @@ impl Writer<'_> {
     }
 
     /// Row-major over `ix` (index type), axes from `from` on.
-    fn row_major(&mut self, a: usize, ix: &[Word], from: usize) -> Result<Word, Diag> {
+    pub(super) fn row_major(&mut self, a: usize, ix: &[Word], from: usize) -> Result<Word, Diag> {
         let idx_w = self.m.ty(self.idx);
         let mut lin = None;
         for (d, &v) in ix.iter().enumerate().skip(from) {
