@@ -223,3 +223,50 @@ fn synchronous_copies_run_on_the_companion_in_order() {
         "{ev:?}"
     );
 }
+
+#[test]
+fn a_large_synchronous_copy_is_shared_by_two_companions() {
+    companions();
+    // 40 MiB each way: past the size from which a synchronous copy is cut
+    // in two halves, one per companion; rows of 1 MiB, so the cut falls
+    // inside the array and inside a section.
+    let src = "
+        let a = zeros(i32, 40, 262144);
+        for r in 0..40 { for c in 0..262144 { a[r, c] = (r * 7919 + c * 7) % 1001; } }
+        enter data create(a);
+        update device(a);
+        parallel loop present(a) for r in 0..40 {
+            for c in 0..262144 { a[r, c] = a[r, c] + (r + c) % 13; }
+        }
+        update self(a);
+        for c in 0..262144 { a[39, c] = -1; }
+        update self(a[4:36]);
+        exit data delete(a);";
+    let (_, dev) = same_as_host(src, Floats::Exact);
+    ok(&dev);
+    let (a, shape) = dev.engine.get_array::<i32>("a").unwrap();
+    assert_eq!(shape, [40, 262144]);
+    for r in 0..40usize {
+        for c in (0..262144usize)
+            .step_by(997)
+            .chain([131071, 131072, 262143])
+        {
+            let want = ((r * 7919 + c * 7) % 1001 + (r + c) % 13) as i32;
+            assert_eq!(a[r * 262144 + c], want, "a[{r}, {c}]");
+        }
+    }
+    let ev = traced(src);
+    let on = |name: &str| {
+        ev.iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, t)| t.as_str())
+            .collect::<Vec<_>>()
+    };
+    // Each copy in two halves, both on the synchronous queue's companions.
+    let (down, up) = (on("download direct"), on("upload direct"));
+    assert_eq!((down.len(), up.len()), (4, 2), "{ev:?}");
+    assert!(
+        down.iter().chain(&up).all(|t| *t == "sync copies"),
+        "{ev:?}"
+    );
+}

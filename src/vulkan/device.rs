@@ -161,6 +161,15 @@ pub struct DevState {
     /// How long a host wait polls before it blocks in the driver
     /// (`spin_time`).
     spin: std::time::Duration,
+    /// The synchronous queue's second companion, by index in `copies`
+    /// (`split`), once made.
+    split_copy: Option<usize>,
+    /// Whether large synchronous copies are split over two copy engines
+    /// (`ACCL_SPLIT_COPIES=0`: not, a knob for measuring).
+    split_copies: bool,
+    /// The fastest rate (bytes/s) a large synchronous direct copy was seen
+    /// to run at (0: none yet).
+    copy_rate: f64,
     /// Timestamps on for every queue.
     pub profiling: bool,
     /// Record submissions for a trace.
@@ -316,6 +325,9 @@ impl DevState {
                 .filter(|p| p.is_power_of_two() && *p >= 64 << 10)
                 .unwrap_or(IMPORT_PIECE),
             spin: spin_time(device.info()),
+            split_copy: None,
+            split_copies: std::env::var_os("ACCL_SPLIT_COPIES").is_none_or(|v| v != "0"),
+            copy_rate: 0.0,
             // A knob for measuring, and a way around a driver whose imports
             // misbehave.
             direct: std::env::var_os("ACCL_DIRECT_COPY").is_none_or(|v| v != "0"),
@@ -956,6 +968,7 @@ fn without_all(f: Features, names: &[String]) -> Features {
 }
 
 mod bytes;
+mod split;
 mod strided;
 mod submission;
 mod transfer;

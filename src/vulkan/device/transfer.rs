@@ -3,6 +3,7 @@
 //! uploads, downloads into host arrays (now or at a queue's completion),
 //! and zero fills.
 
+use super::split::{self, DirectRun};
 use super::*;
 
 impl DevState {
@@ -181,21 +182,33 @@ impl DevState {
             {
                 let v = self.flush(id)?;
                 let ci = self.copy_queue(id)?;
+                let si = self.split_companion(ci, len as u64)?;
+                let parts = match si {
+                    Some(si) => {
+                        let (a, b) = split::halves(&runs, len as u64);
+                        vec![(ci, a), (si, b)]
+                    }
+                    None => vec![(ci, runs)],
+                };
+                let start = std::time::Instant::now();
                 let qi = self.queues.iter().position(|(q, _)| *q == id);
-                let (q, c) = (
-                    &mut self.queues[qi.expect("flushed above")].1,
-                    &mut self.copies[ci].1,
-                );
-                c.wait_on(q, v).map_err(Fault::from)?;
-                c.set_label("upload direct");
-                for r in &runs {
-                    c.copy_buffer(&r.hb, r.at, buf, offset + r.delta, r.len)
-                        .map_err(Fault::from)?;
+                let mut done = Vec::new();
+                for (i, part) in parts {
+                    let (q, c) = (
+                        &mut self.queues[qi.expect("flushed above")].1,
+                        &mut self.copies[i].1,
+                    );
+                    c.wait_on(q, v).map_err(Fault::from)?;
+                    c.set_label("upload direct");
+                    for r in &part {
+                        c.copy_buffer(&r.hb, r.at, buf, offset + r.delta, r.len)
+                            .map_err(Fault::from)?;
+                    }
+                    let cv = c.submit().map_err(Fault::from)?;
+                    q.wait_on(c, cv).map_err(Fault::from)?;
+                    done.push((i, cv));
                 }
-                let cv = c.submit().map_err(Fault::from)?;
-                q.wait_on(c, cv).map_err(Fault::from)?;
-                self.block_on_at(true, ci, cv)?;
-                return Ok(());
+                return self.wait_copy(start, len as u64, done[0], done.get(1).copied());
             }
             let q = self.queue(id)?;
             q.set_label("upload direct");
@@ -268,14 +281,44 @@ impl DevState {
         {
             let v = self.flush(id)?;
             let ci = self.copy_queue(id)?;
+            // A synchronous copy may share its work with a second engine;
+            // the host waits for that half below, so it is never outstanding.
+            let si = match id {
+                QueueId::Sync => self.split_companion(ci, len as u64)?,
+                QueueId::Async(_) => None,
+            };
+            let (runs, second) = match si {
+                Some(si) => {
+                    let (a, b) = split::halves(runs, len as u64);
+                    (a, Some((si, b)))
+                }
+                None => (runs.clone(), None),
+            };
+            let start = std::time::Instant::now();
             let qi = self.queues.iter().position(|(q, _)| *q == id);
+            let second = match second {
+                Some((si, part)) => {
+                    let (q, s) = (
+                        &mut self.queues[qi.expect("submitted above")].1,
+                        &mut self.copies[si].1,
+                    );
+                    s.wait_on(q, v).map_err(Fault::from)?;
+                    s.set_label("download direct");
+                    for r in &part {
+                        s.copy_buffer(buf, offset + r.delta, &r.hb, r.at, r.len)
+                            .map_err(Fault::from)?;
+                    }
+                    Some((si, s.submit().map_err(Fault::from)?))
+                }
+                None => None,
+            };
             let (q, c) = (
                 &mut self.queues[qi.expect("submitted above")].1,
                 &mut self.copies[ci].1,
             );
             c.wait_on(q, v).map_err(Fault::from)?;
             c.set_label("download direct");
-            for r in runs {
+            for r in &runs {
                 c.copy_buffer(buf, offset + r.delta, &r.hb, r.at, r.len)
                     .map_err(Fault::from)?;
             }
@@ -290,7 +333,10 @@ impl DevState {
                 value: cv,
             });
             return match id {
-                QueueId::Sync => self.wait_queue(id),
+                QueueId::Sync => {
+                    self.wait_copy(start, len as u64, (ci, cv), second)?;
+                    self.wait_queue(id)
+                }
                 QueueId::Async(_) => Ok(()),
             };
         }
@@ -401,15 +447,6 @@ impl DevState {
         q.zero(buf, 0, buf.size()).map_err(Fault::from)?;
         self.settle(id)
     }
-}
-
-/// One copy of a direct transfer: `len` bytes at `at` in the imported
-/// buffer `hb`, `delta` bytes from the transfer's start.
-pub(super) struct DirectRun {
-    hb: HostBuffer,
-    at: u64,
-    delta: u64,
-    len: u64,
 }
 
 /// Write `src` into the host array at byte `offset`.
