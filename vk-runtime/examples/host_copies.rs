@@ -85,9 +85,11 @@ fn median(mut t: Vec<f64>) -> f64 {
 }
 
 /// GB/s of copying `len` bytes between `host` and `dev`, split evenly
-/// over `queues`, each piece one vkCmdCopyBuffer.
+/// over `queues`, each queue's share in `split` vkCmdCopyBuffer commands.
+#[allow(clippy::too_many_arguments)]
 fn time_copies(
     queues: &mut [Queue],
+    split: u64,
     host: &dyn GpuBuffer,
     host_off: u64,
     dev: &Buffer,
@@ -95,22 +97,24 @@ fn time_copies(
     to_device: bool,
     reps: usize,
 ) -> f64 {
-    let k = queues.len() as u64;
+    let k = queues.len() as u64 * split;
     let piece = (len / k).div_ceil(256) * 256;
     let mut t = Vec::new();
     for r in 0..reps + 1 {
         let t0 = Instant::now();
         let mut vals = Vec::new();
         for (i, q) in queues.iter_mut().enumerate() {
-            let at = i as u64 * piece;
-            let n = piece.min(len - at.min(len));
-            if n == 0 {
-                continue;
-            }
-            if to_device {
-                q.copy_buffer(host, host_off + at, dev, at, n).unwrap();
-            } else {
-                q.copy_buffer(dev, at, host, host_off + at, n).unwrap();
+            for j in 0..split {
+                let at = (i as u64 * split + j) * piece;
+                let n = piece.min(len - at.min(len));
+                if n == 0 {
+                    continue;
+                }
+                if to_device {
+                    q.copy_buffer(host, host_off + at, dev, at, n).unwrap();
+                } else {
+                    q.copy_buffer(dev, at, host, host_off + at, n).unwrap();
+                }
             }
             vals.push(q.submit().unwrap());
         }
@@ -156,7 +160,25 @@ fn main() {
             t
         }
     };
+    for q in &hw {
+        println!("  transfer queue: family {} index {}", q.family, q.index);
+    }
     let mut one = vec![Queue::on_vk_queue(&dev, hw[0]).unwrap()];
+    let mut fams: Vec<Queue> = {
+        let mut seen = Vec::new();
+        hw.iter()
+            .filter(|q| {
+                let new = !seen.contains(&q.family);
+                seen.push(q.family);
+                new
+            })
+            .map(|&h| Queue::on_vk_queue(&dev, h).unwrap())
+            .collect()
+    };
+    let mut all: Vec<Queue> = hw
+        .iter()
+        .map(|&h| Queue::on_vk_queue(&dev, h).unwrap())
+        .collect();
     let mut two: Vec<Queue> = hw
         .iter()
         .take(2)
@@ -167,13 +189,24 @@ fn main() {
         let len = mib << 20;
         let d = Buffer::new(&dev, len as u64, "dst").unwrap();
         let mut line = |what: &str, host: &dyn GpuBuffer, off: u64| {
-            for (qn, qs) in [
-                ("1 copy queue", &mut one),
-                ("2 copy queues", &mut two),
-                ("compute queue", &mut compute),
+            for (qn, which, split) in [
+                ("1 copy queue", 0, 1),
+                ("1 q 8 pieces", 0, 8),
+                ("1 q 64 pieces", 0, 64),
+                ("2 copy queues", 1, 1),
+                ("1 per family", 2, 1),
+                ("all transfer", 3, 1),
+                ("compute queue", 4, 1),
             ] {
-                let up = time_copies(qs, host, off, &d, len as u64, true, reps);
-                let down = time_copies(qs, host, off, &d, len as u64, false, reps);
+                let qs: &mut [Queue] = match which {
+                    0 => &mut one,
+                    1 => &mut two,
+                    2 => &mut fams,
+                    3 => &mut all,
+                    _ => &mut compute,
+                };
+                let up = time_copies(qs, split, host, off, &d, len as u64, true, reps);
+                let down = time_copies(qs, split, host, off, &d, len as u64, false, reps);
                 println!("{mib:>6} MiB {what:<8} {qn:<14} H2D {up:6.1} GB/s  D2H {down:6.1} GB/s");
             }
         };
