@@ -274,6 +274,39 @@ wait;";
 }
 
 #[test]
+fn gang_loops_of_two_queues_on_disjoint_rows_do_not_race() {
+    // Blocks of rows, one gang per row and the columns over vector lanes,
+    // each block on its own queue and copied back on it.
+    let src = "let img = zeros(i32, 64, 48);
+enter data create(img);
+for b in 0..4 {
+    let y0 = b * 16;
+    parallel loop gang vector_length(32) async(b) for y in y0..y0 + 16 {
+        loop vector for x in 0..48 { img[y, x] = y * 100 + x + b; }
+    }
+    update self(img[y0:16]) async(b);
+}
+wait;
+exit data delete(img);";
+    let (_, dev) = same_as_host(src, Floats::Exact);
+    ok(&dev);
+    let (img, _) = dev.engine.get_array::<i32>("img").unwrap();
+    for y in 0..64 {
+        for x in 0..48 {
+            assert_eq!(
+                img[y * 48 + x],
+                (y * 100 + x + y / 16) as i32,
+                "img[{y}, {x}]"
+            );
+        }
+    }
+    // Blocks that overlap by a row race.
+    let overlap = src.replace("for y in y0..y0 + 16", "for y in y0..min(y0 + 17, 64)");
+    let r = run(&overlap, true);
+    assert_eq!(failure(&overlap, &r).0, "accl::race::queues");
+}
+
+#[test]
 fn one_queue_reading_what_another_writes_is_an_error() {
     let src = "let a = zeros(f32, 100);
 let b = zeros(f32, 100);

@@ -1,5 +1,6 @@
 //! Which rows of each array a kernel may touch, for the runtime's race
-//! detection between async queues. A kernel of a flat `parallel loop` whose
+//! detection between async queues. A kernel of a flat `parallel loop` (or
+//! of a gang loop, with its worker and vector loops inside) whose
 //! leading indices are sums of the outermost loop variable and of terms
 //! fixed for the launch (constants and captured scalars: `j + 1`, `rows`,
 //! `x * n + i`) touches the rows those reach over the loop's range, not the
@@ -42,7 +43,11 @@ type Access = (usize, Option<ExprH>, Vec<(ExprH, bool)>);
 pub fn leading_rows(k: &Kernel) -> Vec<Option<Vec<Lead>>> {
     let n = k.arrays.len();
     let mut out: Vec<Option<Vec<Lead>>> = vec![Some(Vec::new()); n];
-    let mut whole = vec![k.shape != Shape::Flat || k.levels.is_empty(); n];
+    // A gang loop's iteration body is the entry as a flat loop's is; the
+    // loops inside it (worker, vector, sequential) are walked like any
+    // other, and an index made from their variables is the whole array.
+    let outer = matches!(k.shape, Shape::Flat | Shape::Gang);
+    let mut whole = vec![!outer || k.levels.is_empty(); n];
     for f in k.functions.iter().map(|(_, f)| f) {
         mark_all(f, &f.body, &mut whole);
     }

@@ -41,6 +41,24 @@ fn loop_variable_plus_constants_and_captured_scalars() {
 }
 
 #[test]
+fn a_gang_loop_reaches_the_rows_of_its_gang_variable() {
+    // Rows of a block, one gang per row, the columns over vector lanes.
+    let block = "let w = 64; let y0 = 16; let img = zeros(u8, 128, w); let src = zeros(u8, 128, w);
+        parallel loop gang vector_length(32) for y in y0..y0 + 16 {
+            loop vector for x in 0..w { img[y, x] = src[y + 1, x]; }
+        }";
+    let p = [("w", 64), ("y0", 16)];
+    assert_eq!(rows(block, "img", (16, 32), &p), Some((16, 32)));
+    assert_eq!(rows(block, "src", (16, 32), &p), Some((17, 33)));
+    // An index made from the vector loop's variable: anywhere.
+    let transposed = "let img = zeros(u8, 64, 64);
+        parallel loop gang for y in 0..8 {
+            loop vector for x in 0..64 { img[x, y] = 1; }
+        }";
+    assert_eq!(rows(transposed, "img", (0, 8), &[]), None);
+}
+
+#[test]
 fn other_indices_are_the_whole_array() {
     let gather = "let p = zeros(i32, 10); let a = zeros(f32, 10);
         parallel loop for i in 0..10 { a[p[i]] = 1.0; }";
