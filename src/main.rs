@@ -139,7 +139,8 @@ enum BenchWhat {
     /// Async queues and devices (wall clock): the pipelined Mandelbrot
     /// against the same blocks without async, the launch cost of a chain of
     /// 10,000 tiny async kernels, and Mandelbrot over every device against
-    /// one device.
+    /// one device. Each figure times a program compiled once and run again
+    /// and again (the script's own clock around it).
     Async {
         /// The first device (numbered as `accl devices` lists them).
         #[arg(long, default_value_t = 0)]
