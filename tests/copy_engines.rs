@@ -36,6 +36,14 @@ fn traced(src: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The tracks of the events named `name`.
+fn on<'a>(ev: &'a [(String, String)], name: &str) -> Vec<&'a str> {
+    ev.iter()
+        .filter(|(n, _)| n == name)
+        .map(|(_, t)| t.as_str())
+        .collect()
+}
+
 #[test]
 fn blocks_copied_on_companions_equal_the_host_reference() {
     companions();
@@ -210,13 +218,7 @@ fn synchronous_copies_run_on_the_companion_in_order() {
     let (_, dev) = same_as_host(src, Floats::Exact);
     ok(&dev);
     let ev = traced(src);
-    let on = |name: &str| {
-        ev.iter()
-            .filter(|(n, _)| n == name)
-            .map(|(_, t)| t.as_str())
-            .collect::<Vec<_>>()
-    };
-    let (down, up) = (on("download direct"), on("upload direct"));
+    let (down, up) = (on(&ev, "download direct"), on(&ev, "upload direct"));
     assert_eq!((down.len(), up.len()), (6, 3), "{ev:?}");
     assert!(
         down.iter().chain(&up).all(|t| t.ends_with("copies")),
@@ -256,14 +258,8 @@ fn a_large_synchronous_copy_is_shared_by_two_companions() {
         }
     }
     let ev = traced(src);
-    let on = |name: &str| {
-        ev.iter()
-            .filter(|(n, _)| n == name)
-            .map(|(_, t)| t.as_str())
-            .collect::<Vec<_>>()
-    };
     // Each copy in two halves, both on the synchronous queue's companions.
-    let (down, up) = (on("download direct"), on("upload direct"));
+    let (down, up) = (on(&ev, "download direct"), on(&ev, "upload direct"));
     assert_eq!((down.len(), up.len()), (4, 2), "{ev:?}");
     assert!(
         down.iter().chain(&up).all(|t| *t == "sync copies"),

@@ -192,19 +192,11 @@ impl DevState {
                 };
                 let start = std::time::Instant::now();
                 let qi = self.queues.iter().position(|(q, _)| *q == id);
+                let qi = qi.expect("flushed above");
                 let mut done = Vec::new();
                 for (i, part) in parts {
-                    let (q, c) = (
-                        &mut self.queues[qi.expect("flushed above")].1,
-                        &mut self.copies[i].1,
-                    );
-                    c.wait_on(q, v).map_err(Fault::from)?;
-                    c.set_label("upload direct");
-                    for r in &part {
-                        c.copy_buffer(&r.hb, r.at, buf, offset + r.delta, r.len)
-                            .map_err(Fault::from)?;
-                    }
-                    let cv = c.submit().map_err(Fault::from)?;
+                    let cv = self.copy_on_companion(qi, v, i, &part, buf, offset, true)?;
+                    let (q, c) = (&mut self.queues[qi].1, &self.copies[i].1);
                     q.wait_on(c, cv).map_err(Fault::from)?;
                     done.push((i, cv));
                 }
@@ -296,33 +288,15 @@ impl DevState {
             };
             let start = std::time::Instant::now();
             let qi = self.queues.iter().position(|(q, _)| *q == id);
+            let qi = qi.expect("submitted above");
             let second = match second {
-                Some((si, part)) => {
-                    let (q, s) = (
-                        &mut self.queues[qi.expect("submitted above")].1,
-                        &mut self.copies[si].1,
-                    );
-                    s.wait_on(q, v).map_err(Fault::from)?;
-                    s.set_label("download direct");
-                    for r in &part {
-                        s.copy_buffer(buf, offset + r.delta, &r.hb, r.at, r.len)
-                            .map_err(Fault::from)?;
-                    }
-                    Some((si, s.submit().map_err(Fault::from)?))
-                }
+                Some((si, part)) => Some((
+                    si,
+                    self.copy_on_companion(qi, v, si, &part, buf, offset, false)?,
+                )),
                 None => None,
             };
-            let (q, c) = (
-                &mut self.queues[qi.expect("submitted above")].1,
-                &mut self.copies[ci].1,
-            );
-            c.wait_on(q, v).map_err(Fault::from)?;
-            c.set_label("download direct");
-            for r in &runs {
-                c.copy_buffer(buf, offset + r.delta, &r.hb, r.at, r.len)
-                    .map_err(Fault::from)?;
-            }
-            let cv = c.submit().map_err(Fault::from)?;
+            let cv = self.copy_on_companion(qi, v, ci, &runs, buf, offset, false)?;
             let rb = (host.row_len() * host.scalar().size()).max(1);
             self.outstanding.push(Outstanding {
                 queue: id,
@@ -385,6 +359,39 @@ impl DevState {
         self.download(id, buf, offset, &mut out)?;
         write_host(host, host_offset, &out);
         Ok(())
+    }
+
+    /// On companion `ci`, after value `v` of queue `qi`: the direct copies
+    /// `runs` between the host and `buf` from byte `offset` (to the device
+    /// when `up`), submitted; the companion's value for them.
+    #[allow(clippy::too_many_arguments)]
+    fn copy_on_companion(
+        &mut self,
+        qi: usize,
+        v: u64,
+        ci: usize,
+        runs: &[DirectRun],
+        buf: &Buffer,
+        offset: u64,
+        up: bool,
+    ) -> Result<u64, Fault> {
+        let (q, c) = (&self.queues[qi].1, &mut self.copies[ci].1);
+        c.wait_on(q, v).map_err(Fault::from)?;
+        c.set_label(if up {
+            "upload direct"
+        } else {
+            "download direct"
+        });
+        for r in runs {
+            let (at, delta) = (r.at, offset + r.delta);
+            if up {
+                c.copy_buffer(&r.hb, at, buf, delta, r.len)
+            } else {
+                c.copy_buffer(buf, delta, &r.hb, at, r.len)
+            }
+            .map_err(Fault::from)?;
+        }
+        c.submit().map_err(Fault::from)
     }
 
     /// Copy `out.len()` bytes of `buf` from byte `offset` into `out`, after
