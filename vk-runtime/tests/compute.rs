@@ -246,6 +246,69 @@ fn saxpy_kernel_matches_cpu() {
 }
 
 #[test]
+fn dispatches_in_one_batch_keep_or_change_what_is_bound() {
+    // One command buffer: the same pipeline with the same buffers and
+    // constants, new constants, other buffers, then the first again. Each
+    // dispatch must see its own bindings and constants whether or not the
+    // queue records them again.
+    with_validation(|instance| {
+        let dev = device(instance);
+        let words = saxpy_spirv();
+        let pipe = ComputePipeline::new(&dev, &words, "main", 2, 8, &[]).unwrap();
+        let mut q = Queue::new(&dev, 0).unwrap();
+        let n = 1000u32;
+        let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
+        let (mut y1, mut y2): (Vec<f32>, Vec<f32>) =
+            ((0..n).map(|i| i as f32).collect(), vec![1.0; n as usize]);
+        let xb = upload(&mut q, &bytes_of_f32(&x));
+        let y1b = upload(&mut q, &bytes_of_f32(&y1));
+        let y2b = upload(&mut q, &bytes_of_f32(&y2));
+        let pc = |a: f32| {
+            let mut v = a.to_le_bytes().to_vec();
+            v.extend(n.to_le_bytes());
+            v
+        };
+        let steps: [(f32, bool); 5] = [
+            (2.0, true),
+            (2.0, true),
+            (3.0, true),
+            (3.0, false),
+            (2.0, true),
+        ];
+        let before = q.submitted_value();
+        for &(a, first) in &steps {
+            let y = if first { &y1b } else { &y2b };
+            q.dispatch(
+                &pipe,
+                &[BufferBinding::whole(&xb), BufferBinding::whole(y)],
+                &pc(a),
+                groups_for(n),
+            )
+            .unwrap();
+            let yh = if first { &mut y1 } else { &mut y2 };
+            for i in 0..n as usize {
+                yh[i] += a * x[i];
+            }
+        }
+        // Recorded into one command buffer: nothing was submitted between.
+        assert_eq!(q.submitted_value(), before);
+        assert_eq!(q.pending_ops() as usize, steps.len());
+        for (yb, want) in [(&y1b, &y1), (&y2b, &y2)] {
+            let got = f32s(&download(&mut q, yb));
+            for i in 0..n as usize {
+                assert_eq!(
+                    got[i].to_bits(),
+                    want[i].to_bits(),
+                    "y[{i}]: {} != {}",
+                    got[i],
+                    want[i]
+                );
+            }
+        }
+    });
+}
+
+#[test]
 fn two_logical_devices_on_one_adapter() {
     with_validation(|instance| {
         let d0 = Device::new(instance, 0).unwrap();

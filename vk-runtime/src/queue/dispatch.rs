@@ -97,9 +97,44 @@ impl Queue {
             unsafe { d.update_descriptor_sets(&writes, &[]) };
         }
         let (cmd, query) = self.begin_op(&|| format!("dispatch {}", p.entry))?;
+        let bound = &mut self.open.as_mut().expect("begin_op opened it").bound;
+        // Push descriptors and constants stay with the layout they were
+        // set for; a new layout starts both over.
+        let same_layout = bound.layout == p.layout;
+        let same_pipeline = same_layout && bound.pipeline == p.raw;
+        let same_buffers = same_layout
+            && p.push_descriptors
+            && bound.buffers.len() == bindings.len()
+            && bound
+                .buffers
+                .iter()
+                .zip(bindings)
+                .all(|(&(b, o, r), n)| (b, o, r) == (n.buffer.inner.raw, n.offset, n.range));
+        let same_constants = same_layout && bound.constants == push_constants;
+        if !same_layout {
+            bound.layout = p.layout;
+            bound.constants.clear();
+        }
+        bound.pipeline = p.raw;
+        if p.push_descriptors && !same_buffers {
+            bound.buffers.clear();
+            bound.buffers.extend(
+                bindings
+                    .iter()
+                    .map(|n| (n.buffer.inner.raw, n.offset, n.range)),
+            );
+        }
+        if !same_constants {
+            bound.constants.clear();
+            bound.constants.extend_from_slice(push_constants);
+        }
         unsafe {
-            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, p.raw);
-            if p.push_descriptors {
+            if !same_pipeline {
+                d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, p.raw);
+            }
+            if p.push_descriptors && same_buffers {
+                // Already pushed for this layout.
+            } else if p.push_descriptors {
                 let (fns, _) = self
                     .device
                     .shared
@@ -123,7 +158,7 @@ impl Queue {
                     &[],
                 );
             }
-            if !push_constants.is_empty() {
+            if !push_constants.is_empty() && !same_constants {
                 d.cmd_push_constants(
                     cmd,
                     p.layout,
