@@ -27,7 +27,7 @@
 use super::race::Access;
 pub use super::region::Region;
 use super::wait::WaitStop;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use stdlib::Array;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,7 +186,8 @@ pub struct Mapping<S: Storage> {
 
 /// The present table of every device of one backend.
 pub struct Table<S: Storage> {
-    maps: HashMap<(usize, u64), Mapping<S>>,
+    // Looked up at every launch: a fast hash rather than SipHash.
+    maps: FxHashMap<(usize, u64), Mapping<S>>,
     /// The host array the last device-to-device copy went through, kept
     /// for the next copy of the same shape: its pages are in memory and
     /// the devices have it imported already, so a repeated copy (a block
@@ -198,7 +199,7 @@ pub struct Table<S: Storage> {
 impl<S: Storage + Default> Default for Table<S> {
     fn default() -> Self {
         Table {
-            maps: HashMap::new(),
+            maps: FxHashMap::default(),
             bounce: None,
             store: S::default(),
         }
@@ -208,7 +209,7 @@ impl<S: Storage + Default> Default for Table<S> {
 impl<S: Storage> Table<S> {
     pub fn new(store: S) -> Self {
         Table {
-            maps: HashMap::new(),
+            maps: FxHashMap::default(),
             bounce: None,
             store,
         }

@@ -18,7 +18,7 @@
 
 use super::queue::QueueId;
 use lang::{Diag, Span};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
 /// How an operation uses one memory.
@@ -139,7 +139,7 @@ pub struct Tracker {
     ops: Vec<Pending>,
     /// Per (device, queue): the value of each other queue of the device
     /// it is known to have waited for on the device.
-    joins: HashMap<(usize, QueueId), HashMap<QueueId, u64>>,
+    joins: FxHashMap<(usize, QueueId), FxHashMap<QueueId, u64>>,
 }
 
 fn verb(m: Mode) -> &'static str {
@@ -446,9 +446,9 @@ pub struct HostRaces {
     /// ([`crate::interp::machine::Backend::begin`]).
     pub queue: QueueId,
     pub span: Span,
-    pub names: HashMap<u64, Rc<str>>,
+    pub names: FxHashMap<u64, Rc<str>>,
     /// The number of the last operation of each (device, queue).
-    values: HashMap<(usize, QueueId), u64>,
+    values: FxHashMap<(usize, QueueId), u64>,
 }
 
 impl HostRaces {

@@ -27,6 +27,16 @@ pub enum WaitStop {
 }
 
 impl WaitLimits {
+    /// The same deadline, callback and operation count as `other`.
+    pub fn same_as(&self, other: &WaitLimits) -> bool {
+        let progress = match (&self.progress, &other.progress) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+            _ => false,
+        };
+        progress && self.deadline == other.deadline && self.ops == other.ops
+    }
+
     /// Whether waiting may go on; called between short slices of a wait.
     pub fn check(&self) -> Result<(), WaitStop> {
         if let Some((d, t)) = self.deadline {

@@ -164,6 +164,8 @@ pub struct DevState {
     /// The synchronous queue's second companion, by index in `copies`
     /// (`split`), once made.
     split_copy: Option<usize>,
+    /// The driver is llvmpipe (lavapipe): asked at every launch.
+    llvmpipe: bool,
     /// Whether large synchronous copies are split over two copy engines
     /// (`ACCL_SPLIT_COPIES=0`: not, a knob for measuring).
     split_copies: bool,
@@ -326,6 +328,8 @@ impl DevState {
                 .unwrap_or(IMPORT_PIECE),
             spin: spin_time(device.info()),
             split_copy: None,
+            llvmpipe: device.info().driver.contains("llvmpipe")
+                || device.info().name.contains("llvmpipe"),
             split_copies: std::env::var_os("ACCL_SPLIT_COPIES").is_none_or(|v| v != "0"),
             copy_rate: 0.0,
             // A knob for measuring, and a way around a driver whose imports
@@ -369,7 +373,7 @@ impl DevState {
         let info = self.device.info();
         let f = self.device.features();
         let l = &info.limits;
-        let llvmpipe = info.driver.contains("llvmpipe") || info.name.contains("llvmpipe");
+        let llvmpipe = self.llvmpipe;
         Spec {
             spirv_version: if info.api_version >= (1, 2, 0) {
                 (1, 5)

@@ -468,7 +468,6 @@ impl Backend for VulkanBackend {
         Ok(())
     }
     fn complete_sync(&self, cx: &mut Ctx, dev: Option<usize>, span: Option<Span>) -> R<()> {
-        let t0 = std::time::Instant::now();
         let mut t = self.table.borrow_mut();
         let store = &mut t.store;
         // Asked at every async construct and `clock()`: nothing to do
@@ -479,6 +478,7 @@ impl Backend for VulkanBackend {
         if !store.devs.iter().enumerate().any(|(i, d)| open(i, d)) {
             return Ok(());
         }
+        let t0 = std::time::Instant::now();
         let span = span.unwrap_or(store.lazy_span);
         store.set_limits(cx.wait_limits());
         for (i, d) in store.devs.iter_mut().enumerate() {

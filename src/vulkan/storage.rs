@@ -14,7 +14,6 @@ use crate::interp::queue::QueueId;
 use crate::interp::race::{Access, Tracker};
 use lang::Span;
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use stdlib::Array;
 use vk_runtime::{Buffer, Instance};
@@ -54,7 +53,7 @@ pub struct VkStorage {
     /// lazily (where a fault found at the end of the input is shown).
     pub lazy_span: Span,
     /// Variable names of arrays, by array id, for race diagnostics.
-    pub names: HashMap<u64, Rc<str>>,
+    pub names: rustc_hash::FxHashMap<u64, Rc<str>>,
     pub tracker: Tracker,
     /// The timeline trace being recorded, if any.
     pub trace: Option<super::trace::TraceLog>,
@@ -104,6 +103,10 @@ impl VkStorage {
 
     /// The limits host waits honour, on every device (opened or not yet).
     pub fn set_limits(&mut self, limits: crate::interp::WaitLimits) {
+        // Set at every construct: most of the time nothing changed.
+        if limits.same_as(&self.limits) {
+            return;
+        }
         for d in self.devs.iter_mut().flatten() {
             d.limits = limits.clone();
         }
