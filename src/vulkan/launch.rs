@@ -368,7 +368,13 @@ fn dispatch(
     let plan = d.plan(key, kernel, &spec);
     let layout = &plan.layout;
     let cpu = d.device.info().device_type == vk_runtime::DeviceType::Cpu;
-    let groups = max_groups(kernel, &spec, &limits, cpu);
+    let groups = max_groups(
+        kernel,
+        &spec,
+        &plan,
+        limits.max_compute_work_group_count[0],
+        cpu,
+    );
     let encode = |args: &LaunchArgs| {
         layout
             .encode(kernel, args, wg, groups, plan.per_invocation())
@@ -616,10 +622,10 @@ const CPU_FLAT_GROUPS: u32 = 256;
 fn max_groups(
     kernel: &compiler::Kernel,
     spec: &compiler::Spec,
-    limits: &vk_runtime::AdapterLimits,
+    plan: &compiler::Plan,
+    max: u32,
     cpu: bool,
 ) -> u32 {
-    let max = limits.max_compute_work_group_count[0];
     // A kernel with workgroup copies of atomically updated arrays: as few
     // groups as for a reduction, so each folds its copy after many
     // iterations (one iteration per invocation made the fold cost as much
@@ -627,9 +633,11 @@ fn max_groups(
     if kernel.reductions.is_empty() && !compiler::plan::privatises_atomics(kernel, spec) {
         if cpu {
             max.min(CPU_FLAT_GROUPS)
-        } else if compiler::plan::coarsening(kernel, spec) > 1 {
-            // A coarsened kernel already keeps several loads in flight per
-            // invocation: one trip each, as many groups as that takes.
+        } else if kernel.shape == compiler::Shape::Flat && plan.coarsening > 1 {
+            // A coarsened flat kernel already keeps several loads in flight
+            // per invocation: one trip each, as many groups as that takes.
+            // (A gang kernel's `coarsening` is its teams' unroll and jam;
+            // those keep the cap.)
             // On an H200 (2^28 f32, coarsening 8), against the cap: saxpy
             // 3947 -> 4122 GB/s, copy 3798 -> 3921; 2^31: 3805 -> 4077.
             max
@@ -686,4 +694,55 @@ fn by_address(
 /// Bytes per element of array `i`'s buffer.
 fn element_size(kernel: &compiler::Kernel, i: usize) -> u64 {
     kernel.arrays[lang::arena::Handle::new(i)].elem.size() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Kernel `i` of `src` and its plan under a GPU's specialisation.
+    fn kernel(src: &str, i: usize) -> (compiler::Kernel, compiler::Spec, compiler::Plan) {
+        let builtins = stdlib::builtins();
+        let prog = lang::check_source(src, &builtins).unwrap().program;
+        let (body, c) = crate::explain::kernel_constructs(&prog)[i];
+        let k = compiler::lower(&prog, body, c, &builtins).unwrap();
+        let spec = compiler::Spec {
+            subgroup_size: 32,
+            coarsen: 8,
+            ..compiler::Spec::default()
+        };
+        let plan = compiler::Plan::of(&k, &spec);
+        (k, spec, plan)
+    }
+
+    #[test]
+    fn only_a_coarsened_flat_loop_launches_past_the_cap() {
+        let src =
+            "let n = 1000; let x = zeros(f32, n); let y = zeros(f32, n); let p = zeros(i32, n + 1);
+            parallel loop for i in 0..n { y[i] = 2.0 * x[i] + y[i]; }
+            parallel loop for r in 0..n {
+                let s = 0.0f32;
+                for k in p[r]..p[r + 1] { s += x[k]; }
+                y[r] = s;
+            }
+            parallel loop for i in 1..n { if x[i] > 0.0 { y[i] = x[i - 1]; } }";
+        let max = u32::MAX >> 1;
+        let (saxpy, spec, plan) = kernel(src, 0);
+        assert_eq!(plan.coarsening, 8);
+        assert_eq!(max_groups(&saxpy, &spec, &plan, max, false), max);
+        assert_eq!(max_groups(&saxpy, &spec, &plan, max, true), CPU_FLAT_GROUPS);
+        // Gangs as teams run several rows at a time (unroll and jam): the
+        // cap stays.
+        let (rows, spec, plan) = kernel(src, 1);
+        assert!(
+            plan.teams.is_some() && plan.coarsening > 1,
+            "{:?}",
+            plan.coarsening
+        );
+        assert_eq!(max_groups(&rows, &spec, &plan, max, false), FLAT_GROUPS);
+        // A body with an `if` is not coarsened: the cap stays.
+        let (branchy, spec, plan) = kernel(src, 2);
+        assert_eq!(plan.coarsening, 1);
+        assert_eq!(max_groups(&branchy, &spec, &plan, max, false), FLAT_GROUPS);
+    }
 }
