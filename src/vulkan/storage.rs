@@ -103,8 +103,13 @@ impl VkStorage {
 
     /// The limits host waits honour, on every device (opened or not yet).
     pub fn set_limits(&mut self, limits: crate::interp::WaitLimits) {
-        // Set at every construct: most of the time nothing changed.
-        if limits.same_as(&self.limits) {
+        // Set at every construct, where most of the time only the
+        // operation count moved.
+        if limits.same_stops(&self.limits) {
+            for d in self.devs.iter_mut().flatten() {
+                d.limits.ops = limits.ops;
+            }
+            self.limits.ops = limits.ops;
             return;
         }
         for d in self.devs.iter_mut().flatten() {
