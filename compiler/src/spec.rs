@@ -89,9 +89,45 @@ pub struct Spec {
     /// a device with buffer device addresses; arrays past the 64th are
     /// always bound.
     pub by_address: u64,
+    /// Bit `i` set: array `i`, which the kernel only reads and whose
+    /// elements are 32-bit, is read through a uniform texel buffer
+    /// (`OpImageFetch`) instead of its storage buffer: llvmpipe gathers a
+    /// texel buffer's elements in one instruction but loads a storage
+    /// buffer's lane by lane, about three times slower. Ignored for an
+    /// array reached by address, with 64-bit indexing and in bounds-check
+    /// mode. Set per launch
+    /// ([`Spec::texel_candidates`] gives the arrays it may name).
+    pub texels: u64,
 }
 
 impl Spec {
+    /// Is array `i` read through a texel buffer under this spec?
+    pub fn texel(&self, i: usize) -> bool {
+        i < 64
+            && self.texels & (1 << i) != 0
+            && !self.checks
+            && self.index_width == IndexWidth::U32
+            && !Spec::addressed(self.by_address, i)
+    }
+
+    /// The arrays of `kernel` that may be read through texel buffers
+    /// ([`Spec::texels`]): those it reads and never writes (stores and
+    /// atomics alike), with 32-bit elements.
+    pub fn texel_candidates(kernel: &crate::Kernel) -> u64 {
+        let (read, written) = crate::facts::array_access(kernel);
+        let mut mask = 0;
+        for (i, (_, a)) in kernel.arrays.iter().enumerate().take(64) {
+            let four = matches!(
+                a.elem,
+                lang::Scalar::F32 | lang::Scalar::I32 | lang::Scalar::U32
+            );
+            if read[i] && !written[i] && four {
+                mask |= 1 << i;
+            }
+        }
+        mask
+    }
+
     /// Is array `i` reached by address under the mask `by_address`?
     pub fn addressed(by_address: u64, i: usize) -> bool {
         i < 64 && by_address & (1 << i) != 0
@@ -131,6 +167,7 @@ impl Default for Spec {
             max_workgroup_size: 1024,
             coarsen: 1,
             by_address: 0,
+            texels: 0,
         }
     }
 }

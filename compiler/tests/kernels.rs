@@ -104,6 +104,46 @@ fn saxpy_with_arrays_reached_by_address() {
 }
 
 #[test]
+fn saxpy_reading_x_through_a_texel_buffer() {
+    // Only `x` qualifies (`y` is written), at either index width; 64-bit
+    // indexing and bounds-check mode keep the storage buffer.
+    let k = Source::new(SAXPY).kernel(0);
+    let xi = k.arrays.iter().position(|(_, p)| p.name == "x").unwrap();
+    assert_eq!(Spec::texel_candidates(&k), 1 << xi);
+    let spec = Spec {
+        texels: 1 << xi,
+        ..Spec::default()
+    };
+    saxpy_run(&spec);
+    let text = compiler::disassemble(&compiler::compile(&k, &spec).unwrap());
+    assert!(text.contains("OpImageFetch"), "{text}");
+    assert!(text.contains("Buffer 0 0 0 1 Unknown"), "{text}");
+    assert!(text.contains("OpCapability SampledBuffer"), "{text}");
+    let x = text
+        .lines()
+        .find_map(|l| l.strip_suffix(" \"x\"")?.strip_prefix("OpName "))
+        .expect("x is declared");
+    let decl = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{x} = OpVariable")))
+        .expect("x has a variable");
+    assert!(decl.ends_with("UniformConstant"), "{decl}");
+    for off in [
+        Spec {
+            index_width: IndexWidth::U64,
+            ..spec
+        },
+        Spec {
+            checks: true,
+            ..spec
+        },
+    ] {
+        let text = compiler::disassemble(&compiler::compile(&k, &off).unwrap());
+        assert!(!text.contains("OpImageFetch"), "{text}");
+    }
+}
+
+#[test]
 fn saxpy_with_the_argument_block_in_a_buffer() {
     let spec = Spec {
         max_push_constants: 8,

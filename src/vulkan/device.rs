@@ -33,7 +33,8 @@ use std::rc::Rc;
 use std::sync::Arc;
 use stdlib::Array;
 use vk_runtime::{
-    Buffer, ComputePipeline, Device, HostBuffer, Instance, Queue, StagingBuffer, StagingKind,
+    Binding, Buffer, ComputePipeline, Device, HostBuffer, Instance, Queue, StagingBuffer,
+    StagingKind,
 };
 
 /// Operations an async queue records before its batch is submitted without
@@ -166,6 +167,9 @@ pub struct DevState {
     split_copy: Option<usize>,
     /// The driver is llvmpipe (lavapipe): asked at every launch.
     llvmpipe: bool,
+    /// Kernels read arrays through texel buffers where they may
+    /// (`compiler::Spec::texels`): on llvmpipe, unless `ACCL_TEXEL_READS=0`.
+    pub texel_reads: bool,
     /// Whether large synchronous copies are split over two copy engines
     /// (`ACCL_SPLIT_COPIES=0`: not, a knob for measuring).
     split_copies: bool,
@@ -330,6 +334,9 @@ impl DevState {
             split_copy: None,
             llvmpipe: device.info().driver.contains("llvmpipe")
                 || device.info().name.contains("llvmpipe"),
+            texel_reads: (device.info().driver.contains("llvmpipe")
+                || device.info().name.contains("llvmpipe"))
+                && std::env::var_os("ACCL_TEXEL_READS").is_none_or(|v| v != "0"),
             split_copies: std::env::var_os("ACCL_SPLIT_COPIES").is_none_or(|v| v != "0"),
             copy_rate: 0.0,
             // A knob for measuring, and a way around a driver whose imports
@@ -439,6 +446,7 @@ impl DevState {
             },
             // Set per launch, by the sizes of the buffers bound.
             by_address: 0,
+            texels: 0,
         }
     }
 
@@ -500,14 +508,14 @@ impl DevState {
         &mut self,
         key: PipelineKey,
         words: &[u32],
-        bindings: u32,
+        bindings: &[Binding],
         push_bytes: u32,
     ) -> Result<ComputePipeline, Fault> {
         if let Some(p) = self.pipelines.get(&key) {
             return Ok(p.clone());
         }
         let t0 = std::time::Instant::now();
-        let p = ComputePipeline::new(
+        let p = ComputePipeline::with_bindings(
             &self.device,
             words,
             "main",

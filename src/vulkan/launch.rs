@@ -15,10 +15,10 @@ use crate::interp::value::{Flow, Frame, R};
 use crate::interp::Ctx;
 use compiler::{ArgLocation, ArrayArgs, IndexWidth, LaunchArgs};
 use lang::value::combine;
-use lang::{Diag, Span, Value};
+use lang::{Diag, Scalar, Span, Value};
 use std::cell::RefCell;
 use stdlib::Array;
-use vk_runtime::{Buffer, BufferBinding, StagingBuffer, StagingKind};
+use vk_runtime::{Binding, Buffer, BufferBinding, StagingBuffer, StagingKind, TexelFormat};
 
 /// A device fault while launching: its own diagnostic, or a launch error.
 fn launch_fault(span: Span, f: Fault) -> Box<Diag> {
@@ -346,6 +346,9 @@ fn dispatch(
         .map(|(l, &(lo, hi))| compiler::abi::trip_count(l, lo, hi))
         .fold(1u64, u64::saturating_mul);
     spec.index_width = IndexWidth::for_sizes(bound.iter().map(|b| b.2), total);
+    if d.texel_reads {
+        spec.texels = texels(kernel, bound, &limits);
+    }
     if spec.index_width == IndexWidth::U64 && !spec.features.int64 {
         return Err(launch_error(
             c.span,
@@ -394,7 +397,11 @@ fn dispatch(
         .pipeline(
             (key, spec, wg),
             &words,
-            layout.num_bindings(kernel) + u32::from(spec.uses_fault_buffer()),
+            &binding_kinds(
+                kernel,
+                &spec,
+                layout.num_bindings(kernel) + u32::from(spec.uses_fault_buffer()),
+            ),
             layout.push_constant_bytes(),
         )
         .map_err(|f| launch_fault(c.span, f))?;
@@ -436,10 +443,16 @@ fn dispatch(
     // and orders it like any other (the module declares no variable).
     let mut bindings: Vec<BufferBinding> = bound
         .iter()
-        .map(|b| BufferBinding {
+        .enumerate()
+        .map(|(i, b)| BufferBinding {
             buffer: &b.0,
             offset: 0,
-            range: b.0.size().min(limits.max_storage_buffer_range),
+            // A texel view shows whole 32-bit texels.
+            range: if spec.texel(i) {
+                b.0.size() / 4 * 4
+            } else {
+                b.0.size().min(limits.max_storage_buffer_range)
+            },
         })
         .collect();
     if let Some(p) = &partials {
@@ -691,6 +704,40 @@ fn by_address(
     Ok(mask)
 }
 
+/// The arrays of a launch read through texel buffers
+/// (`compiler::Spec::texels`): those the kernel may read so whose buffer
+/// takes texel views and fits one.
+fn texels(
+    kernel: &compiler::Kernel,
+    bound: &[(Buffer, ArrayArgs, u64)],
+    limits: &vk_runtime::AdapterLimits,
+) -> u64 {
+    let mut mask = compiler::Spec::texel_candidates(kernel);
+    let max = u64::from(limits.max_texel_buffer_elements) * 4;
+    for (i, (buffer, _, _)) in bound.iter().enumerate().take(64) {
+        let size = buffer.size() / 4 * 4;
+        if !buffer.takes_texel_views() || size == 0 || size > max {
+            mask &= !(1 << i);
+        }
+    }
+    mask
+}
+
+/// The kind of each of a pipeline's `n` bindings under `spec`: arrays
+/// read through texels ([`texels`]), every other binding a storage buffer.
+pub fn binding_kinds(kernel: &compiler::Kernel, spec: &compiler::Spec, n: u32) -> Vec<Binding> {
+    (0..n as usize)
+        .map(|i| match kernel.arrays.iter().nth(i) {
+            Some((_, a)) if spec.texel(i) => Binding::Texels(match a.elem {
+                Scalar::F32 => TexelFormat::F32,
+                Scalar::I32 => TexelFormat::I32,
+                _ => TexelFormat::U32,
+            }),
+            _ => Binding::Storage,
+        })
+        .collect()
+}
+
 /// Bytes per element of array `i`'s buffer.
 fn element_size(kernel: &compiler::Kernel, i: usize) -> u64 {
     kernel.arrays[lang::arena::Handle::new(i)].elem.size() as u64
@@ -744,5 +791,61 @@ mod tests {
         let (branchy, spec, plan) = kernel(src, 2);
         assert_eq!(plan.coarsening, 1);
         assert_eq!(max_groups(&branchy, &spec, &plan, max, false), FLAT_GROUPS);
+    }
+
+    #[test]
+    fn arrays_only_read_with_32_bit_elements_are_read_through_texels() {
+        let src = "let n = 64; let x = zeros(f32, n); let k = zeros(i32, n); let c = zeros(u32, n);
+            let d = zeros(f64, n); let y = zeros(f32, n); let big = zeros(f32, 32);
+            parallel loop for i in 0..n {
+                y[i] = x[i] + k[i] as f32 + c[i] as f32 + d[i] as f32 + big[i % 32] + y[i];
+            }";
+        let (kernel, mut spec, _) = kernel(src, 0);
+        let names: Vec<&str> = kernel.arrays.iter().map(|(_, a)| a.name.as_str()).collect();
+        let at = |n: &str| names.iter().position(|x| *x == n).unwrap();
+        let r = vk_runtime::testing::with_validation("accl texel launch", |instance| {
+            let dev = vk_runtime::Device::new(instance, 0).unwrap();
+            let mut limits = dev.info().limits.clone();
+            let bound: Vec<(Buffer, ArrayArgs, u64)> = kernel
+                .arrays
+                .iter()
+                .map(|(_, a)| {
+                    let size = if a.name == "big" { 1024 } else { 64 * 8 };
+                    let b = Buffer::new(&dev, size, &a.name).unwrap();
+                    (b, ArrayArgs::default(), 64)
+                })
+                .collect();
+            // `big` past the most texels a view shows: a storage buffer.
+            limits.max_texel_buffer_elements = 128;
+            spec.texels = texels(&kernel, &bound, &limits);
+            let n = bound.len() as u32;
+            let kinds = binding_kinds(&kernel, &spec, n + 1);
+            assert_eq!(kinds[at("x")], Binding::Texels(TexelFormat::F32));
+            assert_eq!(kinds[at("k")], Binding::Texels(TexelFormat::I32));
+            assert_eq!(kinds[at("c")], Binding::Texels(TexelFormat::U32));
+            // f64 elements, an array written, one too large, and what
+            // follows the arrays: storage buffers.
+            for name in ["d", "y", "big"] {
+                assert_eq!(kinds[at(name)], Binding::Storage, "{name}");
+            }
+            assert_eq!(kinds[n as usize], Binding::Storage);
+            // Bounds-check mode and 64-bit indexing read none through texels.
+            for s in [
+                compiler::Spec {
+                    checks: true,
+                    ..spec
+                },
+                compiler::Spec {
+                    index_width: IndexWidth::U64,
+                    ..spec
+                },
+            ] {
+                let kinds = binding_kinds(&kernel, &s, n);
+                assert!(kinds.iter().all(|k| *k == Binding::Storage), "{kinds:?}");
+            }
+        });
+        if let Err(m) = r {
+            panic!("validation messages:\n{}", m.join("\n"));
+        }
     }
 }

@@ -235,10 +235,21 @@ impl Backend for VulkanBackend {
             .filter_map(|code| {
                 let kernel = code.kernel.as_ref().ok()?;
                 let key = *code.fingerprint.get_or_init(|| kernel.fingerprint());
+                // The launch reads arrays through texels where it may: most
+                // arrays fit a texel view.
+                let spec = compiler::Spec {
+                    texels: if d.texel_reads {
+                        compiler::Spec::texel_candidates(kernel)
+                    } else {
+                        0
+                    },
+                    ..spec
+                };
                 if d.has_module(key, kernel, &spec) {
                     return None;
                 }
                 let layout = compiler::Plan::of(kernel, &spec).layout;
+                let n = layout.num_bindings(kernel) + u32::from(spec.uses_fault_buffer());
                 Some(device::PrefetchJob {
                     key,
                     kernel: kernel.clone(),
@@ -249,7 +260,7 @@ impl Backend for VulkanBackend {
                         kernel.vector_length,
                         code.total_hint.unwrap_or(u64::MAX),
                     ),
-                    bindings: layout.num_bindings(kernel) + u32::from(spec.uses_fault_buffer()),
+                    bindings: launch::binding_kinds(kernel, &spec, n),
                     push_bytes: layout.push_constant_bytes(),
                 })
             })

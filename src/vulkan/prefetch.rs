@@ -16,7 +16,7 @@ pub struct PrefetchJob {
     /// The work-group size its launch will most likely use, with the
     /// pipeline's binding count and push-constant bytes.
     pub wg: u32,
-    pub bindings: u32,
+    pub bindings: Vec<vk_runtime::Binding>,
     pub push_bytes: u32,
 }
 
@@ -56,11 +56,11 @@ impl DevState {
                 let start = std::time::Instant::now();
                 let words = compiler::compile(&j.kernel, &j.spec).map(Arc::new);
                 let pipeline = words.as_ref().ok().map(|w| {
-                    let p = ComputePipeline::new(
+                    let p = ComputePipeline::with_bindings(
                         &device,
                         w,
                         "main",
-                        j.bindings,
+                        &j.bindings,
                         j.push_bytes,
                         &[(0, j.wg)],
                     );

@@ -435,6 +435,10 @@ pub struct AdapterLimits {
     pub max_push_constants_size: u32,
     /// Alignment of storage-buffer binding offsets.
     pub min_storage_buffer_offset_alignment: u64,
+    /// Most elements a texel buffer view shows a kernel.
+    pub max_texel_buffer_elements: u32,
+    /// Alignment of texel buffer view offsets.
+    pub min_texel_buffer_offset_alignment: u64,
     /// Nanoseconds per timestamp tick.
     pub timestamp_period: f32,
     /// Whether every compute and graphics queue supports timestamps.
@@ -665,6 +669,8 @@ pub(crate) fn query_adapter(raw: &ash::Instance, pd: vk::PhysicalDevice) -> Resu
                 max_compute_shared_memory_size: limits.max_compute_shared_memory_size,
                 max_push_constants_size: limits.max_push_constants_size,
                 min_storage_buffer_offset_alignment: limits.min_storage_buffer_offset_alignment,
+                max_texel_buffer_elements: limits.max_texel_buffer_elements,
+                min_texel_buffer_offset_alignment: limits.min_texel_buffer_offset_alignment,
                 timestamp_period: limits.timestamp_period,
                 timestamp_compute_and_graphics: limits.timestamp_compute_and_graphics == vk::TRUE,
                 subgroup_size: subgroup.subgroup_size,

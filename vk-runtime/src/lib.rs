@@ -73,5 +73,5 @@ pub use instance::{
     QueueFamilyInfo,
 };
 pub use memory::{Buffer, GpuBuffer, HostBuffer, StagingBuffer, StagingKind};
-pub use pipeline::ComputePipeline;
+pub use pipeline::{Binding, ComputePipeline, TexelFormat};
 pub use queue::{BufferBinding, CopyRegion, OpTiming, Queue, QueueStats, MAX_IN_FLIGHT};

@@ -24,14 +24,14 @@
 //! with no staging buffer and no host copy.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::{AllocationError, MemoryLocation};
 
 use crate::device::{Device, DeviceShared};
-use crate::error::{Result, VkError};
+use crate::error::{vkerr, Result, VkError};
 use crate::retained::Retained;
 
 /// Buffers of at least this many bytes get memory of their own, allocated
@@ -62,13 +62,22 @@ pub struct BufferInner {
     external: bool,
     /// Kept for reuse when dropped ([`Retained`]): its usage.
     retain: Option<vk::BufferUsageFlags>,
+    /// Made with `UNIFORM_TEXEL_BUFFER` usage: kernels may read it through
+    /// texel buffer views ([`BufferInner::texel_view`]).
+    texel: bool,
+    /// The texel buffer views made of it so far: format, offset, range.
+    views: Mutex<Vec<(vk::Format, u64, u64, vk::BufferView)>>,
     pub(crate) device: Arc<DeviceShared>,
 }
 
 impl Drop for BufferInner {
     fn drop(&mut self) {
         // SAFETY: no batch holds this buffer any more (each holds an Arc),
-        // so the GPU is done with it.
+        // so the GPU is done with it, and with its views.
+        let views = self.views.get_mut().unwrap_or_else(|e| e.into_inner());
+        for (_, _, _, v) in views.drain(..) {
+            unsafe { self.device.raw.destroy_buffer_view(v, None) };
+        }
         if let Some(usage) = self.retain {
             if let Some(alloc) = self.allocation.take() {
                 let kept = Retained::new(self.raw, alloc, self.size.div_ceil(4) * 4, usage);
@@ -91,6 +100,38 @@ impl Drop for BufferInner {
             // is still alive (the importer's contract).
             unsafe { self.device.raw.free_memory(self.imported, None) };
         }
+    }
+}
+
+impl BufferInner {
+    /// A view of `range` bytes from `offset` as texels of `format` (made
+    /// on first use, destroyed with the buffer); `None` when the buffer
+    /// was not made for texel views.
+    pub(crate) fn texel_view(
+        &self,
+        format: vk::Format,
+        offset: u64,
+        range: u64,
+    ) -> Result<Option<vk::BufferView>> {
+        if !self.texel {
+            return Ok(None);
+        }
+        let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = views
+            .iter()
+            .find(|v| (v.0, v.1, v.2) == (format, offset, range))
+        {
+            return Ok(Some(v.3));
+        }
+        let info = vk::BufferViewCreateInfo::default()
+            .buffer(self.raw)
+            .format(format)
+            .offset(offset)
+            .range(range);
+        let view = unsafe { self.device.raw.create_buffer_view(&info, None) }
+            .map_err(vkerr("vkCreateBufferView"))?;
+        views.push((format, offset, range, view));
+        Ok(Some(view))
     }
 }
 
@@ -120,6 +161,8 @@ impl BufferInner {
                     name: name.to_string(),
                     external: false,
                     retain,
+                    texel: usage.contains(vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER),
+                    views: Mutex::new(Vec::new()),
                     device: shared.clone(),
                 });
             }
@@ -192,6 +235,8 @@ impl BufferInner {
             name: name.to_string(),
             external: false,
             retain: None,
+            texel: usage.contains(vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER),
+            views: Mutex::new(Vec::new()),
             device: shared.clone(),
         };
         // On failure `inner`'s Drop frees the allocation and the buffer.
@@ -260,6 +305,12 @@ impl fmt::Debug for Buffer {
 }
 
 impl Buffer {
+    /// Whether kernels may read it through texel views
+    /// ([`crate::Binding::Texels`]): buffers made by [`Buffer::new`] may.
+    pub fn takes_texel_views(&self) -> bool {
+        self.inner.texel
+    }
+
     /// Allocates a storage buffer of `size` bytes (`name` is for messages).
     /// Refused with [`VkError::BufferTooLarge`] above [`Buffer::max_size`].
     pub fn new(device: &Device, size: u64, name: &str) -> Result<Buffer> {
@@ -271,7 +322,11 @@ impl Buffer {
                 limit,
             });
         }
+        // Kernels may also read it through texel views (accl does on CPU
+        // drivers, where a texel fetch gathers and a storage-buffer load
+        // goes lane by lane).
         let mut usage = vk::BufferUsageFlags::STORAGE_BUFFER
+            | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER
             | vk::BufferUsageFlags::TRANSFER_SRC
             | vk::BufferUsageFlags::TRANSFER_DST;
         if device.features().buffer_device_address {
@@ -384,6 +439,8 @@ impl Buffer {
                 name: name.to_string(),
                 external: true,
                 retain: None,
+                texel: false,
+                views: Mutex::new(Vec::new()),
                 device: device.shared.clone(),
             }),
         }
@@ -675,6 +732,8 @@ impl HostBuffer {
             name: name.to_string(),
             external: false,
             retain: None,
+            texel: false,
+            views: Mutex::new(Vec::new()),
             device: shared.clone(),
         };
         let req = unsafe { shared.raw.get_buffer_memory_requirements(raw) };

@@ -1,9 +1,10 @@
 //! Compute pipelines built from SPIR-V words.
 //!
-//! Shape: accl kernels all have the same interface — N storage buffers at
-//! set 0, bindings 0..N, and one push-constant block for scalars and base
-//! offsets — so a pipeline is fully described by the SPIR-V,
-//! the entry point, N, the push-constant size and specialisation constants.
+//! Shape: accl kernels all have the same interface — N bindings at set 0,
+//! bindings 0..N, each a storage buffer or a uniform texel buffer
+//! ([`Binding`]), and one push-constant block for scalars and base offsets
+//! — so a pipeline is fully described by the SPIR-V, the entry point, the
+//! bindings, the push-constant size and specialisation constants.
 //! The descriptor-set layout and pipeline layout are owned by the pipeline
 //! (no cross-pipeline layout cache: layouts are tiny and this keeps
 //! ownership trivial). Creation goes through the device's `VkPipelineCache`,
@@ -21,11 +22,49 @@ use ash::vk;
 use crate::device::{Device, DeviceShared};
 use crate::error::{vkerr, Result, VkError};
 
+/// What a kernel sees at one binding of set 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Binding {
+    /// A storage buffer.
+    Storage,
+    /// A uniform texel buffer of 32-bit texels, read only: the buffer bound
+    /// is seen through a view of this format.
+    Texels(TexelFormat),
+}
+
+/// The format of a [`Binding::Texels`] view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TexelFormat {
+    F32,
+    U32,
+    I32,
+}
+
+impl TexelFormat {
+    pub(crate) fn vk(self) -> vk::Format {
+        match self {
+            TexelFormat::F32 => vk::Format::R32_SFLOAT,
+            TexelFormat::U32 => vk::Format::R32_UINT,
+            TexelFormat::I32 => vk::Format::R32_SINT,
+        }
+    }
+}
+
+impl Binding {
+    fn descriptor_type(self) -> vk::DescriptorType {
+        match self {
+            Binding::Storage => vk::DescriptorType::STORAGE_BUFFER,
+            Binding::Texels(_) => vk::DescriptorType::UNIFORM_TEXEL_BUFFER,
+        }
+    }
+}
+
 #[doc(hidden)]
 pub struct PipelineInner {
     pub(crate) raw: vk::Pipeline,
     pub(crate) layout: vk::PipelineLayout,
     pub(crate) set_layout: vk::DescriptorSetLayout,
+    pub(crate) bindings: Vec<Binding>,
     pub(crate) num_storage_buffers: u32,
     pub(crate) push_constant_bytes: u32,
     /// Its buffers are pushed (VK_KHR_push_descriptor), not bound as a set.
@@ -78,6 +117,29 @@ impl ComputePipeline {
         push_constant_bytes: u32,
         specialization: &[(u32, u32)],
     ) -> Result<ComputePipeline> {
+        let bindings = vec![Binding::Storage; num_storage_buffers as usize];
+        Self::with_bindings(
+            device,
+            spirv,
+            entry,
+            &bindings,
+            push_constant_bytes,
+            specialization,
+        )
+    }
+
+    /// [`ComputePipeline::new`] with a kind per binding: `bindings[i]` at
+    /// binding i of set 0.
+    pub fn with_bindings(
+        device: &Device,
+        spirv: &[u32],
+        entry: &str,
+        bindings: &[Binding],
+        push_constant_bytes: u32,
+        specialization: &[(u32, u32)],
+    ) -> Result<ComputePipeline> {
+        let num_storage_buffers = bindings.len() as u32;
+        let kinds = bindings;
         let shared = &device.shared;
         let d = &shared.raw;
         let max_pc = shared.info.limits.max_push_constants_size;
@@ -94,11 +156,13 @@ impl ComputePipeline {
         let entry_c = CString::new(entry)
             .map_err(|_| VkError::usage("entry point name contains a NUL byte"))?;
 
-        let bindings: Vec<_> = (0..num_storage_buffers)
-            .map(|i| {
+        let bindings: Vec<_> = kinds
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
                 vk::DescriptorSetLayoutBinding::default()
-                    .binding(i)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .binding(i as u32)
+                    .descriptor_type(k.descriptor_type())
                     .descriptor_count(1)
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
             })
@@ -120,6 +184,7 @@ impl ComputePipeline {
             raw: vk::Pipeline::null(),
             layout: vk::PipelineLayout::null(),
             set_layout,
+            bindings: kinds.to_vec(),
             num_storage_buffers,
             push_constant_bytes,
             push_descriptors,
@@ -196,7 +261,7 @@ impl ComputePipeline {
         })
     }
 
-    /// Number of storage-buffer bindings.
+    /// Number of bindings (storage buffers and texel buffers).
     pub fn num_storage_buffers(&self) -> u32 {
         self.inner.num_storage_buffers
     }

@@ -12,6 +12,9 @@
 //! 16-byte aligned and elements are packed). Every other array keeps its
 //! binding and its module is the same as without this file.
 //!
+//! An array read through a texel buffer ([`super::texels`]) is a third way,
+//! behind the same functions.
+//!
 //! Every access to an element goes through [`Writer::element_ptr`],
 //! [`Writer::load_elem`] and [`Writer::store_elem`], and every use of a
 //! buffer's length through [`Writer::buffer_len`], so the two ways cannot
@@ -49,6 +52,9 @@ impl Writer<'_> {
     /// from [`Writer::element_index`]: the section's base already taken off).
     pub(super) fn element_ptr(&mut self, array: ArrayH, lin: Word) -> Word {
         let a = array.index();
+        if self.texels[a].is_some() {
+            return self.texel_element(a, lin);
+        }
         let view = self.views[a];
         let et = self.m.ty(view);
         let Some(buffer) = self.buffers[a] else {
@@ -72,6 +78,9 @@ impl Writer<'_> {
 
     /// The elements the array's buffer holds, in the index type.
     pub(super) fn buffer_len(&mut self, a: usize) -> Word {
+        if self.texels[a].is_some() {
+            return self.texel_len(a);
+        }
         match self.buffers[a] {
             Some(buffer) => {
                 let u32t = self.m.ty(Ty::U32);
@@ -86,6 +95,9 @@ impl Writer<'_> {
 
     /// Load the element at `ptr` (from [`Writer::element_ptr`]).
     pub(super) fn load_elem(&mut self, ty: Word, ptr: Word) -> Word {
+        if let Some(v) = self.texel_fetch(ty, ptr) {
+            return v;
+        }
         match self.aligned.get(&ptr).copied() {
             Some(n) => spv(self.m.b.load(
                 ty,
@@ -100,6 +112,10 @@ impl Writer<'_> {
 
     /// Store `v` to the element at `ptr` (from [`Writer::element_ptr`]).
     pub(super) fn store_elem(&mut self, ptr: Word, v: Word) {
+        assert!(
+            !self.texel_elems.contains_key(&ptr),
+            "texel arrays are never written"
+        );
         match self.aligned.get(&ptr).copied() {
             Some(n) => spv(self.m.b.store(
                 ptr,

@@ -237,6 +237,7 @@ impl Writer<'_> {
         }
         if self.spec.spirv_version >= (1, 4) {
             interface.extend(self.buffers.iter().flatten());
+            interface.extend(self.texels.iter().flatten());
             interface.extend(&self.partials);
             interface.push(self.args_var);
             for &(v, class) in &self.late_globals {

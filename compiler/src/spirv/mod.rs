@@ -82,6 +82,7 @@ mod private;
 mod reduce;
 mod scalar;
 mod teams;
+mod texels;
 mod tiles;
 mod tuples;
 pub mod types;
@@ -195,6 +196,13 @@ impl Writer<'_> {
 
         let written = self.written_arrays();
         for (i, (_, a)) in self.k.arrays.iter().enumerate() {
+            if self.spec.texel(i) {
+                let v = self.declare_texels(i, self.views[i], &a.name);
+                self.buffers.push(None);
+                self.texels.push(Some(v));
+                continue;
+            }
+            self.texels.push(None);
             if self.addressed(i) {
                 self.buffers.push(None);
                 continue;

@@ -39,6 +39,13 @@ pub(super) struct Writer<'k> {
     pub(super) buffers: Vec<Option<Word>>,
     /// Pointers to elements reached by address, and their alignment.
     pub(super) aligned: HashMap<Word, u32>,
+    /// Each array's texel buffer variable, for one read through texels
+    /// ([`texels`]).
+    pub(super) texels: Vec<Option<Word>>,
+    /// The ids standing for texel arrays' elements: array, element index.
+    pub(super) texel_elems: HashMap<Word, (usize, Word)>,
+    /// Texel image types made: element view, image, fetch result.
+    pub(super) texel_types: Vec<(Ty, Word, Word)>,
     pub(super) args_var: Word,
     pub(super) args_class: StorageClass,
     pub(super) gid: Word,
@@ -120,6 +127,9 @@ impl<'k> Writer<'k> {
             idx,
             buffers: Vec::new(),
             aligned: HashMap::new(),
+            texels: Vec::new(),
+            texel_elems: HashMap::new(),
+            texel_types: Vec::new(),
             args_var: 0,
             args_class: StorageClass::PushConstant,
             gid: 0,

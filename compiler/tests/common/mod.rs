@@ -9,7 +9,7 @@ use std::time::Duration;
 use compiler::{ArgLayout, ArgLocation, ArrayArgs, Kernel, LaunchArgs, Spec};
 use lang::hir::{self, StmtKind};
 use lang::{Scalar, Value};
-use vk_runtime::{Buffer, BufferBinding, ComputePipeline, Device, Queue};
+use vk_runtime::{Binding, Buffer, BufferBinding, ComputePipeline, Device, Queue, TexelFormat};
 
 pub const FOREVER: Duration = Duration::from_secs(120);
 
@@ -154,8 +154,29 @@ pub fn spec_for(dev: &Device) -> Spec {
             float64_atomic_add: f.shader_buffer_float64_atomic_add,
             buffer_device_address: f.buffer_device_address,
         },
+        // As the runtime does on a CPU driver: every array a kernel only
+        // reads, of 32-bit elements, through a texel buffer.
+        texels: if dev.info().device_type == vk_runtime::DeviceType::Cpu {
+            !0
+        } else {
+            0
+        },
         ..Spec::default()
     }
+}
+
+/// The binding kinds of `k`'s pipeline under `spec` (`n` bindings).
+pub fn bindings(k: &Kernel, spec: &Spec, n: u32) -> Vec<Binding> {
+    (0..n as usize)
+        .map(|i| match k.arrays.iter().nth(i) {
+            Some((_, a)) if spec.texel(i) => Binding::Texels(match a.elem {
+                Scalar::F32 => TexelFormat::F32,
+                Scalar::I32 => TexelFormat::I32,
+                _ => TexelFormat::U32,
+            }),
+            _ => Binding::Storage,
+        })
+        .collect()
 }
 
 /// Compile (and `spirv-val`) `k` for `spec`, run it with these arguments and
@@ -208,6 +229,11 @@ pub fn run_capped(
     num_gangs: Option<u64>,
     max_groups: Option<u32>,
 ) -> Ran {
+    // Texel reads only where the kernel allows them.
+    let spec = &Spec {
+        texels: spec.texels & Spec::texel_candidates(k),
+        ..*spec
+    };
     let words = compiler::compile(k, spec).unwrap_or_else(|d| panic!("compile failed: {d:#?}"));
     spirv_val(&words);
     let layout = ArgLayout::of(k, spec);
@@ -264,11 +290,11 @@ pub fn run_capped(
             compiler::PerInvocation::of(k, spec),
         )
         .unwrap_or_else(|d| panic!("{d:#?}"));
-    let pipe = ComputePipeline::new(
+    let pipe = ComputePipeline::with_bindings(
         dev,
         &words,
         "main",
-        layout.num_bindings(k),
+        &bindings(k, spec, layout.num_bindings(k)),
         layout.push_constant_bytes(),
         &[(0, wg)],
     )

@@ -6,7 +6,7 @@ use ash::vk;
 use super::{BufferBinding, DescPool, Queue, POOL_DESCRIPTORS, POOL_SETS};
 use crate::device::QueueRole;
 use crate::error::{vkerr, Result, VkError};
-use crate::pipeline::ComputePipeline;
+use crate::pipeline::{Binding, ComputePipeline};
 
 impl Queue {
     /// Records a dispatch of `groups` work groups of `pipeline`, with
@@ -43,18 +43,48 @@ impl Queue {
         }
         let limits = &self.device.shared.info.limits;
         let align = limits.min_storage_buffer_offset_alignment.max(1);
-        for (i, bnd) in bindings.iter().enumerate() {
+        let texel_align = limits.min_texel_buffer_offset_alignment.max(1);
+        let max_texels = u64::from(limits.max_texel_buffer_elements) * 4;
+        // The texel view of each binding that is a texel buffer.
+        let mut views = Vec::with_capacity(bindings.len());
+        for (i, (bnd, kind)) in bindings.iter().zip(&p.bindings).enumerate() {
             self.same_device(&bnd.buffer.inner.device)?;
             Self::check_range("binding", bnd.buffer, bnd.offset, bnd.range)?;
-            if bnd.range == 0
-                || bnd.offset % align != 0
-                || bnd.range > limits.max_storage_buffer_range
-            {
-                return Err(VkError::usage(format!(
-                    "binding {i}: offset {} must be a multiple of {align} and range {} in 1..={}",
-                    bnd.offset, bnd.range, limits.max_storage_buffer_range
-                )));
-            }
+            let view = match kind {
+                Binding::Storage => {
+                    if bnd.range == 0
+                        || bnd.offset % align != 0
+                        || bnd.range > limits.max_storage_buffer_range
+                    {
+                        return Err(VkError::usage(format!(
+                            "binding {i}: offset {} must be a multiple of {align} and range {} in 1..={}",
+                            bnd.offset, bnd.range, limits.max_storage_buffer_range
+                        )));
+                    }
+                    vk::BufferView::null()
+                }
+                Binding::Texels(format) => {
+                    if bnd.range == 0
+                        || bnd.range % 4 != 0
+                        || bnd.offset % texel_align != 0
+                        || bnd.range > max_texels
+                    {
+                        return Err(VkError::usage(format!(
+                            "texel binding {i}: offset {} must be a multiple of {texel_align} and range {} a multiple of 4 in 4..={max_texels}",
+                            bnd.offset, bnd.range
+                        )));
+                    }
+                    bnd.buffer
+                        .inner
+                        .texel_view(format.vk(), bnd.offset, bnd.range)?
+                        .ok_or_else(|| {
+                            VkError::usage(format!(
+                                "texel binding {i}: the buffer was not made for texel views"
+                            ))
+                        })?
+                }
+            };
+            views.push([view]);
         }
         let max = limits.max_compute_work_group_count;
         if (0..3).any(|k| groups[k] > max[k]) {
@@ -84,13 +114,21 @@ impl Queue {
             .collect();
         let writes: Vec<_> = infos
             .iter()
+            .zip(&views)
+            .zip(&p.bindings)
             .enumerate()
-            .map(|(i, info)| {
-                vk::WriteDescriptorSet::default()
+            .map(|(i, ((info, view), kind))| {
+                let w = vk::WriteDescriptorSet::default()
                     .dst_set(set)
-                    .dst_binding(i as u32)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(info)
+                    .dst_binding(i as u32);
+                match kind {
+                    Binding::Storage => w
+                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                        .buffer_info(info),
+                    Binding::Texels(_) => w
+                        .descriptor_type(vk::DescriptorType::UNIFORM_TEXEL_BUFFER)
+                        .texel_buffer_view(view),
+                }
             })
             .collect();
         if !writes.is_empty() && !p.push_descriptors {
@@ -201,10 +239,18 @@ impl Queue {
                 Some(i) => self.free_desc_pools.swap_remove(i),
                 None => {
                     let count = POOL_DESCRIPTORS.max(descriptors);
-                    let sizes = [vk::DescriptorPoolSize {
-                        ty: vk::DescriptorType::STORAGE_BUFFER,
-                        descriptor_count: count,
-                    }];
+                    // `descriptors` counts both kinds together, so each
+                    // kind gets the whole count.
+                    let sizes = [
+                        vk::DescriptorPoolSize {
+                            ty: vk::DescriptorType::STORAGE_BUFFER,
+                            descriptor_count: count,
+                        },
+                        vk::DescriptorPoolSize {
+                            ty: vk::DescriptorType::UNIFORM_TEXEL_BUFFER,
+                            descriptor_count: count,
+                        },
+                    ];
                     let info = vk::DescriptorPoolCreateInfo::default()
                         .max_sets(POOL_SETS)
                         .pool_sizes(&sizes);
