@@ -32,6 +32,7 @@ use gpu_allocator::{AllocationError, MemoryLocation};
 
 use crate::device::{Device, DeviceShared};
 use crate::error::{vkerr, Result, VkError};
+use crate::instance::DeviceType;
 use crate::retained::Retained;
 
 /// Buffers of at least this many bytes get memory of their own, allocated
@@ -306,7 +307,8 @@ impl fmt::Debug for Buffer {
 
 impl Buffer {
     /// Whether kernels may read it through texel views
-    /// ([`crate::Binding::Texels`]): buffers made by [`Buffer::new`] may.
+    /// ([`crate::Binding::Texels`]): buffers made by [`Buffer::new`] on a
+    /// CPU device may.
     pub fn takes_texel_views(&self) -> bool {
         self.inner.texel
     }
@@ -322,15 +324,18 @@ impl Buffer {
                 limit,
             });
         }
-        // Kernels may also read it through texel views (accl does on CPU
-        // drivers, where a texel fetch gathers and a storage-buffer load
-        // goes lane by lane).
         let mut usage = vk::BufferUsageFlags::STORAGE_BUFFER
-            | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER
             | vk::BufferUsageFlags::TRANSFER_SRC
             | vk::BufferUsageFlags::TRANSFER_DST;
         if device.features().buffer_device_address {
             usage |= vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
+        }
+        if device.info().device_type == DeviceType::Cpu {
+            // Kernels may also read it through texel views there: a CPU
+            // driver (llvmpipe) gathers a texel buffer's elements but loads
+            // a storage buffer's lane by lane. GPUs keep their buffers as
+            // they were.
+            usage |= vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER;
         }
         Ok(Buffer {
             inner: Arc::new(BufferInner::new(
