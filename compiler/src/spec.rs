@@ -110,6 +110,14 @@ impl Spec {
             && !Spec::addressed(self.by_address, i)
     }
 
+    /// The element type of binding `i` of `kernel`'s pipeline when it is an
+    /// array read through a texel buffer under this spec; `None` for a
+    /// storage buffer.
+    pub fn texel_elem(&self, kernel: &crate::Kernel, i: usize) -> Option<lang::Scalar> {
+        let (_, a) = kernel.arrays.iter().nth(i)?;
+        self.texel(i).then_some(a.elem)
+    }
+
     /// The arrays of `kernel` that may be read through texel buffers
     /// ([`Spec::texels`]): those it reads and never writes (stores and
     /// atomics alike), with 32-bit elements.

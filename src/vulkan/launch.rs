@@ -15,7 +15,7 @@ use crate::interp::value::{Flow, Frame, R};
 use crate::interp::Ctx;
 use compiler::{ArgLocation, ArrayArgs, IndexWidth, LaunchArgs};
 use lang::value::combine;
-use lang::{Diag, Scalar, Span, Value};
+use lang::{Diag, Span, Value};
 use std::cell::RefCell;
 use stdlib::Array;
 use vk_runtime::{Binding, Buffer, BufferBinding, StagingBuffer, StagingKind, TexelFormat};
@@ -727,13 +727,9 @@ fn texels(
 /// read through texels ([`texels`]), every other binding a storage buffer.
 pub fn binding_kinds(kernel: &compiler::Kernel, spec: &compiler::Spec, n: u32) -> Vec<Binding> {
     (0..n as usize)
-        .map(|i| match kernel.arrays.iter().nth(i) {
-            Some((_, a)) if spec.texel(i) => Binding::Texels(match a.elem {
-                Scalar::F32 => TexelFormat::F32,
-                Scalar::I32 => TexelFormat::I32,
-                _ => TexelFormat::U32,
-            }),
-            _ => Binding::Storage,
+        .map(|i| match spec.texel_elem(kernel, i) {
+            Some(e) => Binding::Texels(TexelFormat::of(e.is_float(), e.is_signed_int())),
+            None => Binding::Storage,
         })
         .collect()
 }

@@ -41,6 +41,15 @@ pub enum TexelFormat {
 }
 
 impl TexelFormat {
+    /// The format of 32-bit elements of this kind.
+    pub fn of(float: bool, signed: bool) -> TexelFormat {
+        match (float, signed) {
+            (true, _) => TexelFormat::F32,
+            (false, true) => TexelFormat::I32,
+            (false, false) => TexelFormat::U32,
+        }
+    }
+
     pub(crate) fn vk(self) -> vk::Format {
         match self {
             TexelFormat::F32 => vk::Format::R32_SFLOAT,

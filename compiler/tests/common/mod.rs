@@ -168,13 +168,9 @@ pub fn spec_for(dev: &Device) -> Spec {
 /// The binding kinds of `k`'s pipeline under `spec` (`n` bindings).
 pub fn bindings(k: &Kernel, spec: &Spec, n: u32) -> Vec<Binding> {
     (0..n as usize)
-        .map(|i| match k.arrays.iter().nth(i) {
-            Some((_, a)) if spec.texel(i) => Binding::Texels(match a.elem {
-                Scalar::F32 => TexelFormat::F32,
-                Scalar::I32 => TexelFormat::I32,
-                _ => TexelFormat::U32,
-            }),
-            _ => Binding::Storage,
+        .map(|i| match spec.texel_elem(k, i) {
+            Some(e) => Binding::Texels(TexelFormat::of(e.is_float(), e.is_signed_int())),
+            None => Binding::Storage,
         })
         .collect()
 }
