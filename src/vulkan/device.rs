@@ -170,6 +170,8 @@ pub struct DevState {
     /// Kernels read arrays through texel buffers where they may
     /// (`compiler::Spec::texels`): on llvmpipe, unless `ACCL_TEXEL_READS=0`.
     pub texel_reads: bool,
+    /// Each kernel's `compiler::Spec::texel_candidates`, by its key.
+    pub texel_candidates: FxHashMap<u64, u64>,
     /// Whether large synchronous copies are split over two copy engines
     /// (`ACCL_SPLIT_COPIES=0`: not, a knob for measuring).
     split_copies: bool,
@@ -337,6 +339,7 @@ impl DevState {
             texel_reads: (device.info().driver.contains("llvmpipe")
                 || device.info().name.contains("llvmpipe"))
                 && std::env::var_os("ACCL_TEXEL_READS").is_none_or(|v| v != "0"),
+            texel_candidates: FxHashMap::default(),
             split_copies: std::env::var_os("ACCL_SPLIT_COPIES").is_none_or(|v| v != "0"),
             copy_rate: 0.0,
             // A knob for measuring, and a way around a driver whose imports
@@ -508,7 +511,7 @@ impl DevState {
         &mut self,
         key: PipelineKey,
         words: &[u32],
-        bindings: &[Binding],
+        bindings: impl FnOnce() -> Vec<Binding>,
         push_bytes: u32,
     ) -> Result<ComputePipeline, Fault> {
         if let Some(p) = self.pipelines.get(&key) {
@@ -519,7 +522,7 @@ impl DevState {
             &self.device,
             words,
             "main",
-            bindings,
+            &bindings(),
             push_bytes,
             &[(0, key.2)],
         )

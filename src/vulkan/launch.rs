@@ -347,7 +347,11 @@ fn dispatch(
         .fold(1u64, u64::saturating_mul);
     spec.index_width = IndexWidth::for_sizes(bound.iter().map(|b| b.2), total);
     if d.texel_reads {
-        spec.texels = texels(kernel, bound, &limits);
+        let candidates = *d
+            .texel_candidates
+            .entry(key)
+            .or_insert_with(|| compiler::Spec::texel_candidates(kernel));
+        spec.texels = texels(candidates, bound, &limits);
     }
     if spec.index_width == IndexWidth::U64 && !spec.features.int64 {
         return Err(launch_error(
@@ -397,11 +401,13 @@ fn dispatch(
         .pipeline(
             (key, spec, wg),
             &words,
-            &binding_kinds(
-                kernel,
-                &spec,
-                layout.num_bindings(kernel) + u32::from(spec.uses_fault_buffer()),
-            ),
+            || {
+                binding_kinds(
+                    kernel,
+                    &spec,
+                    layout.num_bindings(kernel) + u32::from(spec.uses_fault_buffer()),
+                )
+            },
             layout.push_constant_bytes(),
         )
         .map_err(|f| launch_fault(c.span, f))?;
@@ -705,14 +711,15 @@ fn by_address(
 }
 
 /// The arrays of a launch read through texel buffers
-/// (`compiler::Spec::texels`): those the kernel may read so whose buffer
-/// takes texel views and fits one.
+/// (`compiler::Spec::texels`): of the kernel's `candidates`
+/// (`compiler::Spec::texel_candidates`), those whose buffer takes texel
+/// views and fits one.
 fn texels(
-    kernel: &compiler::Kernel,
+    candidates: u64,
     bound: &[(Buffer, ArrayArgs, u64)],
     limits: &vk_runtime::AdapterLimits,
 ) -> u64 {
-    let mut mask = compiler::Spec::texel_candidates(kernel);
+    let mut mask = candidates;
     let max = u64::from(limits.max_texel_buffer_elements) * 4;
     for (i, (buffer, _, _)) in bound.iter().enumerate().take(64) {
         let size = buffer.size() / 4 * 4;
@@ -813,7 +820,7 @@ mod tests {
                 .collect();
             // `big` past the most texels a view shows: a storage buffer.
             limits.max_texel_buffer_elements = 128;
-            spec.texels = texels(&kernel, &bound, &limits);
+            spec.texels = texels(compiler::Spec::texel_candidates(&kernel), &bound, &limits);
             let n = bound.len() as u32;
             let kinds = binding_kinds(&kernel, &spec, n + 1);
             assert_eq!(kinds[at("x")], Binding::Texels(TexelFormat::F32));
