@@ -12,8 +12,7 @@ use super::{spv, Writer};
 use crate::abi::{fault, FieldKind};
 use crate::kir::{ArrayH, ExprH, Function};
 use lang::{Diag, Span};
-use rspirv::dr::Operand;
-use rspirv::spirv::{BuiltIn, Capability, Decoration, StorageClass, Word};
+use rspirv::spirv::{BuiltIn, Capability, StorageClass, Word};
 
 impl Writer<'_> {
     /// Module scope: the fault buffer and the loop counter.
@@ -22,16 +21,10 @@ impl Writer<'_> {
             return;
         }
         let st = self.m.buffer_struct(Ty::U32);
-        let p = self.m.ptr(StorageClass::StorageBuffer, st);
+        let binding = self.layout.num_bindings(self.k);
         let v = self
             .m
-            .b
-            .variable(p, None, StorageClass::StorageBuffer, None);
-        let binding = self.layout.num_bindings(self.k);
-        let b = &mut self.m.b;
-        b.decorate(v, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
-        b.decorate(v, Decoration::Binding, [Operand::LiteralBit32(binding)]);
-        b.name(v, "accl_fault");
+            .bound_variable(StorageClass::StorageBuffer, st, binding, "accl_fault");
         self.late_globals.push((v, StorageClass::StorageBuffer));
         self.fault_var = Some(v);
         // Per invocation: the loop counter (with a budget), and the span of

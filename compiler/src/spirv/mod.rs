@@ -208,36 +208,23 @@ impl Writer<'_> {
                 continue;
             }
             let st = self.m.buffer_struct(self.views[i]);
-            let p = self.m.ptr(StorageClass::StorageBuffer, st);
-            let v = self
-                .m
-                .b
-                .variable(p, None, StorageClass::StorageBuffer, None);
-            let b = &mut self.m.b;
-            b.decorate(v, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
-            b.decorate(v, Decoration::Binding, [Operand::LiteralBit32(i as u32)]);
+            let v =
+                self.m
+                    .bound_variable(StorageClass::StorageBuffer, st, i as u32, a.name.clone());
             if !written[i] {
-                b.decorate(v, Decoration::NonWritable, []);
+                self.m.b.decorate(v, Decoration::NonWritable, []);
             }
-            b.name(v, a.name.clone());
             self.buffers.push(Some(v));
         }
         let a_count = self.k.arrays.len() as u32;
         for (r, red) in self.k.reductions.iter().enumerate() {
             let st = self.m.buffer_struct(partial_ty(red.ty));
-            let p = self.m.ptr(StorageClass::StorageBuffer, st);
-            let v = self
-                .m
-                .b
-                .variable(p, None, StorageClass::StorageBuffer, None);
-            let b = &mut self.m.b;
-            b.decorate(v, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
-            b.decorate(
-                v,
-                Decoration::Binding,
-                [Operand::LiteralBit32(a_count + r as u32)],
+            let v = self.m.bound_variable(
+                StorageClass::StorageBuffer,
+                st,
+                a_count + r as u32,
+                format!("{}_partials", red.name),
             );
-            b.name(v, format!("{}_partials", red.name));
             self.partials.push(v);
         }
         self.declare_fault_buffer();

@@ -9,8 +9,7 @@
 
 use super::types::Ty;
 use super::{spv, Writer};
-use rspirv::dr::Operand;
-use rspirv::spirv::{Capability, Decoration, Dim, ImageFormat, StorageClass, Word};
+use rspirv::spirv::{Capability, Dim, ImageFormat, StorageClass, Word};
 
 impl Writer<'_> {
     /// Declares array `i` (of element view `view`) as a texel buffer at
@@ -18,16 +17,8 @@ impl Writer<'_> {
     pub(super) fn declare_texels(&mut self, i: usize, view: Ty, name: &str) -> Word {
         self.m.add_cap(Capability::SampledBuffer);
         let image = self.texel_image(view);
-        let p = self.m.ptr(StorageClass::UniformConstant, image);
-        let v = self
-            .m
-            .b
-            .variable(p, None, StorageClass::UniformConstant, None);
-        let b = &mut self.m.b;
-        b.decorate(v, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
-        b.decorate(v, Decoration::Binding, [Operand::LiteralBit32(i as u32)]);
-        b.name(v, name);
-        v
+        self.m
+            .bound_variable(StorageClass::UniformConstant, image, i as u32, name)
     }
 
     /// The sampled buffer image type of texels of `view` (made once).

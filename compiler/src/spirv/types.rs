@@ -184,6 +184,25 @@ impl Module {
         w
     }
 
+    /// A module-scope variable of `class` holding a `pointee`, bound at
+    /// `binding` of descriptor set 0 and named `name`.
+    pub fn bound_variable(
+        &mut self,
+        class: StorageClass,
+        pointee: Word,
+        binding: u32,
+        name: impl Into<String>,
+    ) -> Word {
+        let p = self.ptr(class, pointee);
+        let v = self.b.variable(p, None, class, None);
+        self.b
+            .decorate(v, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
+        self.b
+            .decorate(v, Decoration::Binding, [Operand::LiteralBit32(binding)]);
+        self.b.name(v, name);
+        v
+    }
+
     pub fn ptr(&mut self, class: StorageClass, pointee: Word) -> Word {
         let key = (class as u32, pointee);
         if let Some(&w) = self.pointers.get(&key) {
