@@ -2,7 +2,8 @@
 //! shared examples, where present) formats to a program with the same
 //! syntax tree (spans aside), formatting is idempotent, a script whose white
 //! space was scrambled formats to the same text, and formatted examples print
-//! what the originals print on the host reference and on the device.
+//! what the originals print on the host reference and on the device. The
+//! repository's own scripts are in the canonical layout.
 
 mod common;
 use std::path::{Path, PathBuf};
@@ -32,7 +33,7 @@ fn corpus() -> Vec<PathBuf> {
     accl_files(&root().join("examples"), false, &mut v);
     accl_files(&root().join("tests"), true, &mut v);
     // The shared examples of this workspace, when the checkout has them.
-    accl_files(Path::new("/work/shared/examples"), false, &mut v);
+    accl_files(&root().join("../shared/examples"), false, &mut v);
     v.sort();
     v
 }
@@ -117,6 +118,24 @@ fn every_script_formats_to_the_same_program_and_formatting_is_idempotent() {
             "{}: formatting changed the program",
             f.display()
         );
+        // The repository's own scripts are kept in the layout (the fuzzers'
+        // seeds, kept byte for byte as their corpus, are not in `corpus`).
+        let own = ["examples", "tests"].map(|d| root().join(d));
+        if own.iter().any(|d| f.starts_with(d)) {
+            if let Some((n, (a, b))) = src
+                .lines()
+                .zip(out.lines())
+                .enumerate()
+                .find(|(_, (a, b))| a != b)
+            {
+                panic!(
+                    "{}:{}: not in the canonical layout (run `accl fmt` on it)\n- {a}\n+ {b}",
+                    f.display(),
+                    n + 1
+                );
+            }
+            assert_eq!(src, out, "{}: not in the canonical layout", f.display());
+        }
         let again = accl_fmt::format_source(&out).unwrap();
         assert_eq!(again, out, "{}: not idempotent", f.display());
         let scrambled = scramble(&src);
