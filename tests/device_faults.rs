@@ -85,6 +85,32 @@ fn still_works(e: &mut Engine) {
 
 // ---- bounds-check mode ------------------------------------------------------
 
+/// A load on the right of `&&` is skipped where the left side is false, in
+/// check mode too: the guard stops the read past the end, and the flat
+/// loop condition beside it computes what the host does.
+#[test]
+fn check_mode_skips_a_load_its_guard_rules_out() {
+    let src = "const N = 1000;
+               let a = zeros(i32, N);
+               for i in 0..N { a[i] = i % 3 - 1; }
+               let out = zeros(i32, N);
+               parallel loop copyin(a) copyout(out) for i in 0..N {
+                   let next = 0;
+                   if i + 1 < N && a[i + 1] > 0 { next = 1; }
+                   let k = 0;
+                   while k < 40 && (k * k < i || k == 3) { k += 1; }
+                   out[i] = k * 10 + next;
+               }";
+    let mut e = checked("");
+    setup(&mut e, src);
+    let mut h = host();
+    setup(&mut h, src);
+    let out = e.get_array::<i32>("out").unwrap().0;
+    assert_eq!(Some(&out), h.get_array::<i32>("out").map(|a| a.0).as_ref());
+    assert_eq!(&out[..4], &[0, 11, 20, 20]);
+    still_works(&mut e);
+}
+
 #[test]
 fn check_mode_reports_an_out_of_bounds_read_as_the_host_does() {
     let init = "let n = 10; let a = arange(f32, 10.0); let b = zeros(f32, n);";

@@ -316,6 +316,10 @@ pub struct LoopLevel {
     pub lo: hir::ExprH,
     pub hi: hir::ExprH,
     pub inclusive: bool,
+    /// The trip count, when both bounds are constants and it is in
+    /// `1..=u32::MAX`: the kernel then splits its index by a constant,
+    /// which the driver turns into shifts and multiplies.
+    pub count: Option<u64>,
     pub span: Span,
 }
 

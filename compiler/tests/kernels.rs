@@ -299,6 +299,146 @@ parallel loop copyout(image) for y in 0..H {{
     });
 }
 
+/// A collapsed level whose bounds are constants splits the flat index by
+/// its constant trip count (the driver makes that shifts and multiplies);
+/// a level with a bound known only at launch divides by the count passed
+/// in (here through the `f64` reciprocal, as on llvmpipe).
+#[test]
+fn collapsed_levels_with_constant_bounds_split_by_a_constant() {
+    const W: usize = 37;
+    let src = Source::new(&format!(
+        "
+const W = {W};
+let out = zeros(i32, W, W);
+parallel loop collapse(2) for j in 2..W + 2 {{
+    for i in 0..W {{ out[j - 2, i] = j * 100 + i; }}
+}}
+let w = W;
+parallel loop collapse(2) for j in 0..w {{
+    for i in 0..w {{ out[j, i] = j + i; }}
+}}
+"
+    ));
+    let spec = Spec {
+        split_by_reciprocal: true,
+        features: compiler::Features {
+            float64: true,
+            ..Spec::default().features
+        },
+        ..Spec::default()
+    };
+    let text = |n: usize| compiler::disassemble(&compiler::compile(&src.kernel(n), &spec).unwrap());
+    let (fixed, runtime) = (text(0), text(1));
+    assert!(src
+        .kernel(0)
+        .levels
+        .iter()
+        .all(|l| l.count == Some(W as u64)));
+    assert!(src.kernel(1).levels.iter().all(|l| l.count.is_none()));
+    assert!(
+        !fixed.contains("OpConvertUToF") && fixed.contains("OpUDiv"),
+        "{fixed}"
+    );
+    assert!(runtime.contains("OpConvertUToF"), "{runtime}");
+    let k = src.kernel(0);
+    with_device(|dev| {
+        let mut arrays = HashMap::new();
+        arrays.insert(
+            "out",
+            Arr::whole(vec![0u8; W * W * 4], &[W as u64, W as u64]),
+        );
+        let ran = run(
+            dev,
+            &src,
+            &k,
+            &Spec {
+                split_by_reciprocal: true,
+                ..spec_for(dev)
+            },
+            &[],
+            &arrays,
+        );
+        for j in 0..W {
+            for i in 0..W {
+                let at = (j * W + i) * 4;
+                let got = i32::from_le_bytes(ran.arrays[0][at..at + 4].try_into().unwrap());
+                assert_eq!(got, ((j + 2) * 100 + i) as i32, "out[{j}, {i}]");
+            }
+        }
+    });
+}
+
+/// `&&` and `||` whose right side cannot fault and is short are one
+/// `OpLogicalAnd`/`OpLogicalOr` (a loop condition stays in one block); a
+/// right side that loads an element keeps the selection that skips it, so
+/// a guard such as `i + 1 < n && a[i + 1] > 0` never reads past the end.
+#[test]
+fn logical_operators_are_flat_only_where_the_right_side_cannot_fault() {
+    let src = Source::new(
+        "
+const N = 1000;
+let a = zeros(i32, N);
+let out = zeros(i32, N);
+parallel loop for i in 0..N {
+    let k = 0;
+    while k < 40 && (k * k < i || k == 3) { k += 1; }
+    let next = 0;
+    if i + 1 < N && a[i + 1] > 0 { next = 1; }
+    out[i] = k * 10 + next;
+}
+",
+    );
+    let k = src.kernel(0);
+    let spec = Spec {
+        checks: true,
+        ..Spec::default()
+    };
+    for spec in [Spec::default(), spec] {
+        let words = compiler::compile(&k, &spec).unwrap();
+        spirv_val(&words);
+        let text = compiler::disassemble(&words);
+        // The loop condition: `k < 40 && (k * k < i || k == 3)`, one flat
+        // expression (the module has no other `OpLogicalOr`).
+        let or = text
+            .lines()
+            .find(|l| l.contains("OpLogicalOr"))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no OpLogicalOr: {text}"));
+        assert!(
+            text.lines()
+                .any(|l| l.contains("OpLogicalAnd") && l.ends_with(&format!(" {or}"))),
+            "the && of the loop condition is not flat: {text}"
+        );
+        assert_eq!(text.matches("OpLogicalOr").count(), 1, "{text}");
+        assert_eq!(
+            text.matches("OpPhi").count(),
+            1,
+            "the guarded load keeps its branch: {text}"
+        );
+    }
+    with_device(|dev| {
+        let mut arrays = HashMap::new();
+        let a: Vec<i32> = (0..1000).map(|i| i % 3 - 1).collect();
+        let bytes = a.iter().flat_map(|v| v.to_le_bytes()).collect();
+        arrays.insert("a", Arr::whole(bytes, &[1000]));
+        arrays.insert("out", Arr::whole(vec![0u8; 4000], &[1000]));
+        {
+            let spec = spec_for(dev);
+            let ran = run(dev, &src, &k, &spec, &[], &arrays);
+            let out = &ran.arrays[1];
+            for i in 0..1000i32 {
+                let mut k = 0;
+                while k < 40 && (k * k < i || k == 3) {
+                    k += 1;
+                }
+                let next = (i + 1 < 1000 && a[(i + 1) as usize] > 0) as i32;
+                let got = i32::from_le_bytes(out[i as usize * 4..][..4].try_into().unwrap());
+                assert_eq!(got, k * 10 + next, "out[{i}]");
+            }
+        }
+    });
+}
+
 #[test]
 fn control_flow_while_break_continue_if() {
     let src = Source::new(

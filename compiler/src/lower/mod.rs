@@ -380,12 +380,22 @@ fn lower_mapped(
             h.span,
         );
         fx.map.insert(h.var, Binding::Local(var));
+        let konst = |e: hir::ExprH| match &body.exprs[e] {
+            hir::Expr::Const(v) => v.as_i128(),
+            _ => None,
+        };
+        let count = konst(h.lo)
+            .zip(konst(h.hi))
+            .map(|(lo, hi)| hi - lo + h.inclusive as i128)
+            .filter(|n| (1..=u32::MAX as i128).contains(n))
+            .map(|n| n as u64);
         levels.push(LoopLevel {
             var,
             ty,
             lo: h.lo,
             hi: h.hi,
             inclusive: h.inclusive,
+            count,
             span: h.span,
         });
     }

@@ -144,10 +144,10 @@ impl Writer<'_> {
         for (l, level) in k.levels.iter().enumerate() {
             let lo = self.load_arg(FieldKind::Lo(l))?;
             los.push(self.arg_value(lo, level.ty));
-            counts.push(if l == 0 {
-                0
-            } else {
-                self.load_arg(FieldKind::Count(l))?
+            counts.push(match (l, level.count) {
+                (0, _) => 0,
+                (_, Some(c)) => self.int_const(self.idx, c as i64),
+                _ => self.load_arg(FieldKind::Count(l))?,
             });
         }
         let vars: Vec<_> = k.levels.iter().map(|l| (l.var, l.ty)).collect();

@@ -4,7 +4,7 @@
 
 use super::types::Ty;
 use super::{spv, Writer};
-use crate::kir::{ExprH, Function, MathFn};
+use crate::kir::{Expr, ExprH, Function, MathFn};
 use lang::hir::BinOp;
 use lang::{Diag, Scalar, Value};
 use rspirv::dr::Operand;
@@ -100,6 +100,20 @@ impl Writer<'_> {
     ) -> Result<Word, Diag> {
         use BinOp::*;
         let s = f.ty(a);
+        if matches!(op, And | Or) && flat_operand(f, b, 16).is_some() {
+            // A right side with no effect and nothing that can fault is
+            // evaluated anyway: one `OpLogicalAnd`/`Or` keeps a loop
+            // condition inside one block, where a selection would make a
+            // SIMD driver (llvmpipe) mask and test its lanes twice per trip.
+            let av = self.expr(f, a)?;
+            let bv = self.expr(f, b)?;
+            let bt = self.m.ty(Ty::Bool);
+            return Ok(spv(if op == And {
+                self.m.b.logical_and(bt, None, av, bv)
+            } else {
+                self.m.b.logical_or(bt, None, av, bv)
+            }));
+        }
         if matches!(op, And | Or) {
             // Short circuit: a selection and a phi.
             let av = self.expr(f, a)?;
@@ -435,5 +449,21 @@ impl Writer<'_> {
                 }
             }
         }
+    }
+}
+
+/// Whether `e` can be evaluated where the source would skip it: no loads,
+/// calls, atomics or division (a load or a division the left side guards may
+/// fault in bounds-check mode), and at most `budget` nodes so that skipping
+/// stays the cheaper choice for long right sides. The budget left, if so.
+fn flat_operand(f: &Function, e: ExprH, budget: u32) -> Option<u32> {
+    let budget = budget.checked_sub(1)?;
+    match &f.exprs[e] {
+        Expr::Const(_) | Expr::Param(_) | Expr::Local(_) => Some(budget),
+        Expr::Unary(_, x) | Expr::Cast(x, _) => flat_operand(f, *x, budget),
+        Expr::Binary(op, x, y) if !matches!(op, BinOp::Div | BinOp::Rem) => {
+            flat_operand(f, *y, flat_operand(f, *x, budget)?)
+        }
+        _ => None,
     }
 }

@@ -241,6 +241,11 @@ impl Module {
         w
     }
 
+    /// Whether `w` is one of this module's constants.
+    pub fn is_const(&self, w: Word) -> bool {
+        self.consts.values().any(|&c| c == w)
+    }
+
     pub fn u32c(&mut self, v: u32) -> Word {
         self.konst(Ty::U32, v as u64)
     }

@@ -25,6 +25,7 @@ impl Writer<'_> {
             let i = if l == 0 {
                 rest
             } else if self.spec.split_by_reciprocal
+                && !self.m.is_const(counts[l])
                 && self.spec.features.float64
                 && self.idx == Ty::U32
             {
