@@ -6,7 +6,7 @@
 //! a Vulkan device), and the data and wait routines (`acc_copyin(a)` and
 //! the rest), which are the directives they equal.
 
-mod common;
+use crate::common;
 use common::{run, values_on_both};
 
 const SRC: &str = "let n = 1000; let x = zeros(f32, n); let on = zeros(bool, 4);

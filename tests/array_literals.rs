@@ -3,7 +3,7 @@
 //! types, `len`, `sum`, indexing, function arguments, and constant arrays
 //! read by kernels (taken with an implicit `copyin`, never copied back).
 
-mod common;
+use crate::common;
 use common::{run, trace_events, values_on_both};
 
 const TYPES: &str = "const Q = [0.1, 0.5, 0.9];

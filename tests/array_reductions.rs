@@ -4,7 +4,7 @@
 //! reference (floats within the reordering tolerance: the lanes' updates
 //! land in any order).
 
-mod common;
+use crate::common;
 use common::{same_as_host, Floats};
 
 fn ok(src: &str, floats: Floats) {

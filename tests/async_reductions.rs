@@ -4,7 +4,7 @@
 //! validation layer on; values against the host reference, which runs
 //! constructs at once.
 
-mod common;
+use crate::common;
 use common::{device_engine, same_as_host, Floats};
 
 const TOL: Floats = Floats::Within(1e-5);

@@ -2,7 +2,7 @@
 //! `x = e op x`, `/= <<= >>=`, and `atomic capture` (blocks and
 //! `v = x op= e`), on the device against the host reference.
 
-mod common;
+use crate::common;
 use common::{run, same_as_host, Floats};
 
 fn ok(src: &str) {

@@ -2,7 +2,7 @@
 //! see `compiler::autovec`) give the host reference's results on the
 //! device; and the `--explain` report of every example, as snapshots.
 
-mod common;
+use crate::common;
 use common::{same_as_host, Floats};
 
 fn ok(src: &str, floats: Floats) {

@@ -1,7 +1,7 @@
 //! Every construct takes its clauses in any order (`if` and `wait` first
 //! included), on the device against the host reference.
 
-mod common;
+use crate::common;
 use common::{same_as_host, Floats};
 
 fn ok(src: &str) {

@@ -3,7 +3,7 @@
 //! with the validation layer on; the values are checked against what the
 //! program computes, and the host reference (one device) refuses device 1.
 
-mod common;
+use crate::common;
 use common::{run, run_devices};
 
 fn ok(r: &common::Run) {

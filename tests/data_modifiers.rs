@@ -1,7 +1,7 @@
 //! Data-clause modifiers `zero:` and `readonly:`, and sections without a
 //! lower bound (`a[:n]`), on the device against the host reference.
 
-mod common;
+use crate::common;
 use common::{same_as_host, Floats};
 
 /// Runs on both backends and compares (a failure on either fails).

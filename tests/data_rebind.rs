@@ -3,7 +3,7 @@
 //! the old array, so a kernel's results would be lost without a word.
 //! Refused at check time, on both backends and by `accl check`.
 
-mod common;
+use crate::common;
 
 const REBIND: &str = "let a = zeros(f32, 100);
 data copy(a) {

@@ -5,7 +5,7 @@
 //! `acc_memcpy_to_device` / `acc_memcpy_from_device`, `acc_on_device(t)`
 //! and `routine nohost` / `bind(f)`.
 
-mod common;
+use crate::common;
 use common::{run, same_as_host, same_failure, values_on_both, Floats};
 
 /// A top-level `declare copyout` copies back when the program ends, not

@@ -3,7 +3,7 @@
 //! value stays), `copy` in `kernels` (the value goes back), on the device
 //! against the host reference, with known answers checked in the scripts.
 
-mod common;
+use crate::common;
 use common::{same_as_host, same_failure, Floats};
 
 fn ok(src: &str) {

@@ -4,7 +4,7 @@
 //! Results are compared with the host reference run of the same script;
 //! race diagnostics are checked for their code and both spans.
 
-mod common;
+use crate::common;
 use common::{run, run_devices, same_as_host, Floats};
 
 fn example(name: &str) -> String {

@@ -2,7 +2,7 @@
 //! type that has atomics, on the device against the host reference; and
 //! `read`/`write` staying ordinary names everywhere else.
 
-mod common;
+use crate::common;
 use common::{same_as_host, Floats};
 
 /// Runs on both backends and compares (a failure on either fails).

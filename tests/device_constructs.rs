@@ -3,7 +3,7 @@
 //! reference run of the same script (`common::same_as_host`): the same
 //! values of every variable, or the same error codes.
 
-mod common;
+use crate::common;
 use common::{run, run_without, same_as_host, Floats};
 
 fn exact(src: &str) {

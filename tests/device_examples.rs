@@ -6,7 +6,7 @@
 //! (one sequential sum): those are within a relative 1e-5 (f32) or 1e-12
 //! (f64), and listed here with that reason.
 
-mod common;
+use crate::common;
 use common::{same_as_host, Floats};
 use std::path::PathBuf;
 

@@ -7,7 +7,7 @@
 //! NaN where the host has NaN, infinities and zeros (signs included)
 //! exactly. The validation layer and `spirv-val` are on (`common`).
 
-mod common;
+use crate::common;
 
 use accl::Engine;
 

@@ -5,7 +5,7 @@
 //! same `Engine` then runs a correct program. On lavapipe in CI, with the
 //! validation layer on and every module through `spirv-val`.
 
-mod common;
+use crate::common;
 use accl::Engine;
 use insta::assert_snapshot;
 use std::time::Duration;

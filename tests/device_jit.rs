@@ -3,7 +3,7 @@
 //! for the current device, and each launch takes its own. On lavapipe
 //! with the validation layer on; results against the host reference.
 
-mod common;
+use crate::common;
 use common::{same_as_host, Floats};
 
 const THREE: &str = "

@@ -9,7 +9,7 @@
 //! team, a worker count that is not a multiple of the teams per subgroup,
 //! and a vector length past the subgroup (no teams).
 
-mod common;
+use crate::common;
 
 use common::{run, run_without, same_as_host, same_values, Floats};
 

@@ -4,7 +4,7 @@
 //! The whole round trip (the host program's own shader filling accl's
 //! buffer) is `examples/embed_vulkan.rs`, run by `examples_embed`.
 
-mod common;
+use crate::common;
 use common::device_engine;
 
 #[test]

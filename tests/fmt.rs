@@ -5,7 +5,7 @@
 //! what the originals print on the host reference and on the device. The
 //! repository's own scripts are in the canonical layout.
 
-mod common;
+use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -3,7 +3,7 @@
 //! array, calls through other functions, a function called from inside a
 //! loop of the top level, and values an embedder reads back afterwards.
 
-mod common;
+use crate::common;
 use common::run;
 
 const SRC: &str = r#"let nx = 4;

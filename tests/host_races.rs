@@ -4,7 +4,7 @@
 //! (`accl::race::*`), with the same diagnostic. Each program runs on both
 //! backends (lavapipe with validation for the device).
 
-mod common;
+use crate::common;
 use common::run;
 
 /// Racy programs, each refused on both backends alike.

@@ -2,7 +2,7 @@
 //! `loop` inside `kernels`, which gets the analysis a bare `for` gets: on
 //! the device against the host reference, with known answers.
 
-mod common;
+use crate::common;
 use common::{same_as_host, Floats};
 
 fn ok(src: &str) {

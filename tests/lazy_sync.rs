@@ -5,7 +5,7 @@
 //! gives, which runs each construct to completion at once. On lavapipe
 //! with the validation layer on.
 
-mod common;
+use crate::common;
 use common::{device_engine, same_as_host, Floats};
 
 fn ok(r: &common::Run) {

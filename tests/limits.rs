@@ -5,7 +5,7 @@
 //! operator is not "deep"; recursion goes as deep as the call-depth limit
 //! says, on a stack that grows.
 
-mod common;
+use crate::common;
 use accl::Engine;
 use std::process::Command;
 

@@ -2,7 +2,7 @@
 //! more loops, `collapse(force: n)`, `gang(dim: k)` and multi-dimensional
 //! `num_gangs(n, m[, l])`; on the device against the host reference.
 
-mod common;
+use crate::common;
 use common::{same_as_host, Floats};
 
 fn ok(src: &str) {

@@ -6,7 +6,7 @@
 //! asserts its known answers itself (a bug both backends share would
 //! otherwise pass).
 
-mod common;
+use crate::common;
 
 use common::{run, same_as_host, Floats};
 

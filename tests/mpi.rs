@@ -5,7 +5,7 @@
 //! print what their single-rank run prints, on both backends, and a rank
 //! that fails ends the whole job with its diagnostic.
 
-mod common;
+use crate::common;
 use common::{run, same_as_host, Floats};
 use insta::assert_snapshot;
 

@@ -3,7 +3,7 @@
 //! the element on either side of the operator; on the device against the
 //! host reference, with known answers.
 
-mod common;
+use crate::common;
 use common::{same_as_host, Floats};
 
 fn ok(src: &str) {

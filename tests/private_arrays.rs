@@ -8,7 +8,7 @@
 //! gang (shared by its lanes, across barriers), each started fresh, and in
 //! the scratch buffer where they do not fit or the host reuses them.
 
-mod common;
+use crate::common;
 use common::values_on_both;
 
 #[test]

@@ -3,7 +3,7 @@
 //! fits, folded into the device array at the end. Every case against the
 //! host reference, on lavapipe with the validation layer and `spirv-val`.
 
-mod common;
+use crate::common;
 use common::{device_engine, same_as_host, Floats};
 
 fn ok(src: &str) {

@@ -6,7 +6,7 @@
 //! construct's own reduction variable, and one into a region variable,
 //! still refused on the device.
 
-mod common;
+use crate::common;
 use common::{run, values_on_both};
 
 #[test]

@@ -6,7 +6,7 @@
 //! elements (clobbering host values outside it) or less would show. The
 //! diagnostics of bad sections are insta snapshots.
 
-mod common;
+use crate::common;
 use common::{same_as_host, Floats};
 use insta::assert_snapshot;
 

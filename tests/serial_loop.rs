@@ -1,7 +1,7 @@
 //! `serial loop` and `kernels`/`serial` followed by `if(..)`, `wait` or
 //! `async` in any clause order, on the device against the host reference.
 
-mod common;
+use crate::common;
 use common::{same_as_host, Floats};
 
 /// Runs on both backends and compares (a failure on either fails).

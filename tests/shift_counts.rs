@@ -1,7 +1,7 @@
 //! Shifts whose count has another integer type than the shifted value, on
 //! the device against the host reference.
 
-mod common;
+use crate::common;
 use common::{same_as_host, Floats};
 
 #[test]

@@ -3,7 +3,7 @@
 //! device backend (lavapipe, validation on): host code around device
 //! constructs behaves alike on both.
 
-mod common;
+use crate::common;
 use accl::{Engine, Val};
 use common::{run, same_as_host, Floats};
 

@@ -6,7 +6,7 @@
 //! writes, which keeps its storage buffer. (A gang's workgroup cache of
 //! such an array: `auto_mapping.rs`.)
 
-mod common;
+use crate::common;
 use common::{same_as_host, Floats};
 
 #[test]

@@ -4,7 +4,7 @@
 //! reference, in `parallel loop`, `serial`, `kernels` and `routine`
 //! functions.
 
-mod common;
+use crate::common;
 use common::{run, same_as_host, Floats};
 
 fn vec_of<T: stdlib::Elem>(r: &common::Run, name: &str) -> Vec<T> {

@@ -1,7 +1,7 @@
 //! The loop watchdog leaves loops with a small constant trip bound
 //! uncounted (`compiler::bounded`), and still stops the others.
 
-mod common;
+use crate::common;
 
 fn engine(budget: u32) -> accl::Engine {
     let mut e = common::device_engine();

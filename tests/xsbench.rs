@@ -9,7 +9,7 @@
 //! code on the CPU; openmp-threading/ at the same commit prints the same
 //! checksums), run as `./XSBench ARGS -m event` with the ARGS of each case.
 
-mod common;
+use crate::common;
 use common::{run_args, same_values, Floats};
 use std::path::PathBuf;
 
