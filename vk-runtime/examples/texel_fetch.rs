@@ -549,33 +549,21 @@ impl Ctx {
             d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default())
                 .unwrap();
             // Earlier submissions' shader writes before this dispatch.
-            let before = [vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-                .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
-            d.cmd_pipeline_barrier(
+            shader_writes_before(
+                d,
                 cmd,
                 vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::DependencyFlags::empty(),
-                &before,
-                &[],
-                &[],
+                vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
             );
             d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, pipeline);
             d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, layout, 0, &[set], &[]);
             d.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::COMPUTE, 0, &pbytes);
             d.cmd_dispatch(cmd, GROUPS, 1, 1);
-            let after = [vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-                .dst_access_mask(vk::AccessFlags::HOST_READ)];
-            d.cmd_pipeline_barrier(
+            shader_writes_before(
+                d,
                 cmd,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
                 vk::PipelineStageFlags::HOST,
-                vk::DependencyFlags::empty(),
-                &after,
-                &[],
-                &[],
+                vk::AccessFlags::HOST_READ,
             );
             d.end_command_buffer(cmd).unwrap();
         }
@@ -794,4 +782,30 @@ fn main() {
         );
     }
     ctx.destroy(kernels, vec![x, y, g, o1, o2]);
+}
+
+/// A barrier making compute-shader writes visible to `access` at `stage`.
+///
+/// # Safety
+/// `cmd` is a command buffer of `d` in the recording state.
+unsafe fn shader_writes_before(
+    d: &ash::Device,
+    cmd: vk::CommandBuffer,
+    stage: vk::PipelineStageFlags,
+    access: vk::AccessFlags,
+) {
+    let barrier = [vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+        .dst_access_mask(access)];
+    unsafe {
+        d.cmd_pipeline_barrier(
+            cmd,
+            vk::PipelineStageFlags::COMPUTE_SHADER,
+            stage,
+            vk::DependencyFlags::empty(),
+            &barrier,
+            &[],
+            &[],
+        )
+    };
 }
