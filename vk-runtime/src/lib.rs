@@ -41,6 +41,7 @@ pub mod memory;
 pub mod pipeline;
 pub mod queue;
 mod retained;
+mod submit;
 pub mod testing;
 
 /// Serialises instance and device creation and destruction across the

@@ -171,6 +171,18 @@ struct Spare {
     desc_pools: Vec<DescPool>,
 }
 
+/// How a batch is submitted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// On the caller's thread (or through the submission thread, waited
+    /// for, when that holds batches).
+    Here,
+    /// Handed to the submission thread, where the device has one.
+    Thread,
+    /// Handed to it, submitted once its waits are met.
+    Held,
+}
+
 /// One accl queue (see the module documentation).
 pub struct Queue {
     device: Device,
@@ -680,8 +692,31 @@ impl Queue {
     /// returns that value. With nothing recorded and nothing to wait for,
     /// submits nothing and returns the last submitted value.
     pub fn submit(&mut self) -> Result<u64> {
+        self.submit_via(Via::Here)
+    }
+
+    /// Like [`Queue::submit`], but on a device with a submission thread
+    /// (`crate::submit`) the batch is handed to that thread and this
+    /// returns at once: for work the caller does not wait for next.
+    pub fn hand_off(&mut self) -> Result<u64> {
+        self.submit_via(Via::Thread)
+    }
+
+    /// Like [`Queue::hand_off`], but the thread submits the batch only
+    /// once the host sees the values it waits for ([`Queue::wait_on`])
+    /// reached: for a copy behind another queue's kernel, whose device-side
+    /// wait slowed that kernel's queue on NVIDIA (`crate::submit`). Without
+    /// a submission thread, the same as [`Queue::submit`].
+    pub fn hand_off_when_ready(&mut self) -> Result<u64> {
+        self.submit_via(Via::Held)
+    }
+
+    fn submit_via(&mut self, via: Via) -> Result<u64> {
         if self.open.is_none() && self.pending_waits.is_empty() {
             return Ok(self.submitted);
+        }
+        if let Some(e) = self.device.shared.submit_failure() {
+            return Err(e);
         }
         if self.in_flight.len() >= MAX_IN_FLIGHT {
             let oldest = self.in_flight.front().map_or(0, |b| b.value);
@@ -730,29 +765,35 @@ impl Queue {
         let value = self.submitted + 1;
         batch.value = value;
         batch.waits = std::mem::take(&mut self.pending_waits);
-
-        let wait_sems: Vec<_> = batch.waits.iter().map(|(t, _)| t.raw).collect();
-        let wait_values: Vec<_> = batch.waits.iter().map(|(_, v)| *v).collect();
-        let wait_stages = vec![vk::PipelineStageFlags::ALL_COMMANDS; wait_sems.len()];
-        let signal_sems = [self.timeline.raw];
-        let signal_values = [value];
-        let cmds = [batch.cmd];
-        let mut timeline_info = vk::TimelineSemaphoreSubmitInfo::default()
-            .wait_semaphore_values(&wait_values)
-            .signal_semaphore_values(&signal_values);
-        let mut submit = vk::SubmitInfo::default()
-            .wait_semaphores(&wait_sems)
-            .wait_dst_stage_mask(&wait_stages)
-            .signal_semaphores(&signal_sems)
-            .push_next(&mut timeline_info);
-        if batch.cmd != vk::CommandBuffer::null() {
-            submit = submit.command_buffers(&cmds);
+        if let Some(thread) = self.device.shared.submitter.as_ref() {
+            // On the caller's thread only when the thread holds nothing
+            // (it would otherwise have to come after what it holds).
+            if via != Via::Here || !thread.idle() {
+                let (done, submitted) = match via {
+                    Via::Here => {
+                        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+                        (Some(tx), Some(rx))
+                    }
+                    _ => (None, None),
+                };
+                thread.hand_off(self.job(&batch, value, via, done));
+                self.submitted = value;
+                self.stats.submissions += 1;
+                self.in_flight.push_back(batch);
+                if let Some(rx) = submitted {
+                    let _ = rx.recv();
+                    if let Some(e) = self.device.shared.submit_failure() {
+                        return Err(e);
+                    }
+                }
+                return Ok(value);
+            }
         }
+        let job = self.job(&batch, value, Via::Here, None);
         let hw = &self.device.shared.queues[self.hw.slot];
-        let result = {
-            let _guard = hw.submit_lock.lock().unwrap_or_else(|e| e.into_inner());
-            unsafe { d.queue_submit(hw.raw, &[submit], vk::Fence::null()) }
-        };
+        // SAFETY: the batch (with its command buffer and the timelines it
+        // waits on) stays in `in_flight` until its value is reached.
+        let result = unsafe { crate::submit::queue_submit(&d, hw.raw, &hw.submit_lock, &job) };
         if let Err(e) = result {
             // Nothing was submitted: the waits stay pending for next time.
             self.pending_waits = std::mem::take(&mut batch.waits);
@@ -765,16 +806,53 @@ impl Queue {
         Ok(value)
     }
 
+    /// What the submission of `batch` (signalling `value`) needs.
+    fn job(
+        &self,
+        batch: &Batch,
+        value: u64,
+        via: Via,
+        done: Option<std::sync::mpsc::SyncSender<()>>,
+    ) -> crate::submit::Job {
+        crate::submit::Job {
+            slot: self.hw.slot,
+            cmd: batch.cmd,
+            waits: batch.waits.iter().map(|(t, v)| (t.raw, *v)).collect(),
+            signal: (self.timeline.raw, value),
+            held: via == Via::Held,
+            done,
+        }
+    }
+
     fn wait_value(&self, value: u64, timeout_ns: u64) -> Result<bool> {
         let sems = [self.timeline.raw];
         let values = [value];
         let info = vk::SemaphoreWaitInfo::default()
             .semaphores(&sems)
             .values(&values);
-        match unsafe { self.device.shared.raw.wait_semaphores(&info, timeout_ns) } {
-            Ok(()) => Ok(true),
-            Err(vk::Result::TIMEOUT) => Ok(false),
-            Err(e) => Err(VkError::from_vk("vkWaitSemaphores", e)),
+        // With a submission thread, the value may never come (its batch
+        // failed to submit): wait in slices, looking for that failure.
+        let shared = &self.device.shared;
+        let slice = match shared.submitter {
+            Some(_) => crate::submit::FAILURE_CHECK.as_nanos() as u64,
+            None => u64::MAX,
+        };
+        let start = std::time::Instant::now();
+        loop {
+            let spent = start.elapsed().as_nanos() as u64;
+            let left = timeout_ns.saturating_sub(spent);
+            match unsafe { shared.raw.wait_semaphores(&info, left.min(slice)) } {
+                Ok(()) => return Ok(true),
+                Err(vk::Result::TIMEOUT) => {
+                    if let Some(e) = shared.submit_failure() {
+                        return Err(e);
+                    }
+                    if left <= slice {
+                        return Ok(false);
+                    }
+                }
+                Err(e) => return Err(VkError::from_vk("vkWaitSemaphores", e)),
+            }
         }
     }
 
@@ -812,6 +890,9 @@ impl Queue {
     pub fn poll(&mut self) -> Result<u64> {
         if self.in_flight.is_empty() {
             return Ok(self.completed);
+        }
+        if let Some(e) = self.device.shared.submit_failure() {
+            return Err(e);
         }
         let done = self.completed_value()?;
         self.completed = self.completed.max(done);
