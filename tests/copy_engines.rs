@@ -6,14 +6,16 @@
 //! test binary sets `ACCL_COPY_QUEUES=1`, which puts the companions on the
 //! compute queue: every path (the device-side waits both ways, host waits
 //! and joins covering the copy, traces) runs in CI under the validation
-//! layer. Every test of this binary sets it first (once per process, before
+//! layer. It sets `ACCL_SUBMIT_THREAD=1` too, as a GPU has it: async
+//! batches go through the device's submission thread, and each copy is
+//! held there until the kernel it follows is done. Every test of this binary sets it first (once per process, before
 //! any engine opens), so the tests may run in parallel. Results are compared with the host reference.
 
 mod common;
 use common::{run, run_devices, same_as_host, Floats};
 
 fn companions() {
-    common::set_env_once(&[("ACCL_COPY_QUEUES", "1")]);
+    common::set_env_once(&[("ACCL_COPY_QUEUES", "1"), ("ACCL_SUBMIT_THREAD", "1")]);
 }
 
 fn ok(r: &common::Run) {

@@ -406,7 +406,7 @@ impl DevState {
             q.set_label("download direct strided");
             q.copy_regions(buf, &hb, &regions).map_err(Fault::from)?;
             return match id {
-                QueueId::Async(_) => self.submit(id).map(|_| ()),
+                QueueId::Async(_) => self.hand_off(id).map(|_| ()),
                 QueueId::Sync => self.wait_queue(id),
             };
         }
@@ -492,7 +492,7 @@ impl DevState {
         }
         // A copy to the host ends the batch: submitted now, it can be
         // observed (and land in the host array) as soon as it is done.
-        self.submit(id).map(|_| ())
+        self.hand_off(id).map(|_| ())
     }
 
     /// `runs` cut into pieces of at most `async_chunk` bytes (every Vulkan

@@ -47,7 +47,7 @@ impl DevState {
             .any(|(q, t)| *q == id && now.duration_since(*t) < IDLE_SUBMIT_GAP);
         let q = self.queue(id)?;
         if q.pending_ops() >= BATCH_OPS {
-            self.submit(id)?;
+            self.hand_off(id)?;
         } else if !recent {
             // Looked at most once per gap: asking the driver for the
             // queue's progress on every launch of a stream costs more
@@ -106,9 +106,21 @@ impl DevState {
     pub(super) fn submit_if_idle(&mut self, id: QueueId) -> Result<bool, Fault> {
         let idle = self.queue(id)?.idle().map_err(|e| self.fault(e))?;
         if idle {
-            self.submit(id)?;
+            self.hand_off(id)?;
         }
         Ok(idle)
+    }
+
+    /// Submit what `id` recorded, for work the host does not wait for
+    /// next: an async queue's batch goes to the device's submission thread
+    /// where it has one (`vk_runtime::Queue::hand_off`), so the host goes
+    /// on to its next construct at once; the synchronous queue's is
+    /// submitted here, since the host waits for it soon.
+    pub(super) fn hand_off(&mut self, id: QueueId) -> Result<u64, Fault> {
+        match id {
+            QueueId::Async(_) => self.submit_with(id, Queue::hand_off),
+            QueueId::Sync => self.submit(id),
+        }
     }
 
     /// Submit the open batch of `id`, and device-side waits registered on

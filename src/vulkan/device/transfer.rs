@@ -324,7 +324,7 @@ impl DevState {
             return match id {
                 // Submitted now, so the copy starts as soon as its queue
                 // gets there; nothing is left for the host to do after it.
-                QueueId::Async(_) => self.submit(id).map(|_| ()),
+                QueueId::Async(_) => self.hand_off(id).map(|_| ()),
                 QueueId::Sync => self.wait_queue(id),
             };
         }
@@ -391,7 +391,12 @@ impl DevState {
             }
             .map_err(Fault::from)?;
         }
-        c.submit().map_err(Fault::from)
+        // The host waits for a synchronous queue's copies at once.
+        match self.queues[qi].0 {
+            QueueId::Async(_) => c.hand_off_when_ready(),
+            QueueId::Sync => c.submit(),
+        }
+        .map_err(Fault::from)
     }
 
     /// Copy `out.len()` bytes of `buf` from byte `offset` into `out`, after
