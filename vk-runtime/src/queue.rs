@@ -674,11 +674,23 @@ impl Queue {
             .values(&values);
         // With a submission thread, the value may never come (its batch
         // failed to submit): wait in slices, looking for that failure.
+        // Without one (or for a poll, the host's spin loop) one call, with
+        // no clock read.
         let shared = &self.device.shared;
         let slice = match shared.submitter {
             Some(_) => crate::submit::FAILURE_CHECK.as_nanos() as u64,
             None => u64::MAX,
         };
+        if timeout_ns <= slice {
+            return match unsafe { shared.raw.wait_semaphores(&info, timeout_ns) } {
+                Ok(()) => Ok(true),
+                Err(vk::Result::TIMEOUT) => match shared.submit_failure() {
+                    Some(e) => Err(e),
+                    None => Ok(false),
+                },
+                Err(e) => Err(VkError::from_vk("vkWaitSemaphores", e)),
+            };
+        }
         let start = std::time::Instant::now();
         loop {
             let spent = start.elapsed().as_nanos() as u64;
