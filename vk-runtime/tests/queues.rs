@@ -59,10 +59,6 @@ fn chain_of_1000_dependent_dispatches() {
     });
 }
 
-/// Work for the slow kernel that takes a noticeable time on lavapipe.
-const SLOW_N: u32 = 4096;
-const SLOW_ITERS: u32 = 20_000;
-
 #[test]
 fn join_between_two_queues() {
     with_validation(|instance| {
@@ -82,13 +78,7 @@ fn join_between_two_queues() {
         let b0 = b.submit().unwrap();
 
         let t = Instant::now();
-        a.dispatch(
-            &slow,
-            &[BufferBinding::whole(&out)],
-            &bytes_of_u32(&[SLOW_ITERS, SLOW_N]),
-            groups_for(SLOW_N),
-        )
-        .unwrap();
+        dispatch_slow(&mut a, &slow, &out, SLOW_ITERS);
         let va = a.submit().unwrap();
         b.wait_on(&a, va).unwrap();
         b.copy_buffer(&out, 0, &copy, 0, out.size()).unwrap();
@@ -131,13 +121,7 @@ fn wait_on_unsubmitted_value_and_timeouts() {
 
         // A timeout is Ok(false), not an error.
         let out = Buffer::new(&dev, 4 * SLOW_N as u64, "out").unwrap();
-        a.dispatch(
-            &slow,
-            &[BufferBinding::whole(&out)],
-            &bytes_of_u32(&[SLOW_ITERS * 20, SLOW_N]),
-            groups_for(SLOW_N),
-        )
-        .unwrap();
+        dispatch_slow(&mut a, &slow, &out, SLOW_ITERS * 20);
         let v = a.submit().unwrap();
         let reached = a.host_wait(v, Duration::from_micros(1)).unwrap();
         assert!(!reached, "a long kernel finished within a microsecond?");
@@ -194,13 +178,7 @@ fn buffers_dropped_while_pending_stay_alive() {
         let slow = ComputePipeline::new(&dev, &slow_spirv(), "main", 1, 8, &[]).unwrap();
         let mut q = Queue::new(&dev, 0).unwrap();
         let out = Buffer::new(&dev, 4 * SLOW_N as u64, "out").unwrap();
-        q.dispatch(
-            &slow,
-            &[BufferBinding::whole(&out)],
-            &bytes_of_u32(&[SLOW_ITERS, SLOW_N]),
-            groups_for(SLOW_N),
-        )
-        .unwrap();
+        dispatch_slow(&mut q, &slow, &out, SLOW_ITERS);
         q.submit().unwrap();
         // Drop the buffer and the pipeline while the kernel may still run;
         // the layer would report destroying in-use objects.

@@ -10,10 +10,6 @@ use common::*;
 use vk_runtime::{Buffer, BufferBinding, ComputePipeline, Device, Instance, Queue, StagingBuffer};
 use vk_runtime::{StagingKind, VkError};
 
-/// Work for the slow kernel that takes a noticeable time on lavapipe.
-const SLOW_N: u32 = 4096;
-const SLOW_ITERS: u32 = 20_000;
-
 fn threaded(instance: &Instance) -> Device {
     let dev = Device::with_submission_thread(instance, 0, true).expect("device");
     assert!(dev.submits_on_a_thread());
@@ -24,13 +20,7 @@ fn threaded(instance: &Instance) -> Device {
 fn slow_kernel(dev: &Device, a: &mut Queue) -> (Buffer, u64) {
     let slow = ComputePipeline::new(dev, &slow_spirv(), "main", 1, 8, &[]).unwrap();
     let out = Buffer::new(dev, 4 * SLOW_N as u64, "out").unwrap();
-    a.dispatch(
-        &slow,
-        &[BufferBinding::whole(&out)],
-        &bytes_of_u32(&[SLOW_ITERS, SLOW_N]),
-        groups_for(SLOW_N),
-    )
-    .unwrap();
+    dispatch_slow(a, &slow, &out, SLOW_ITERS);
     (out, a.hand_off().unwrap())
 }
 

@@ -342,6 +342,31 @@ pub fn slow_spirv() -> Vec<u32> {
     k.finish()
 }
 
+/// Elements of the slow kernel's output in the tests.
+#[allow(dead_code)] // not every test binary needs it
+pub const SLOW_N: u32 = 4096;
+/// Iterations per element that take a noticeable time on lavapipe.
+#[allow(dead_code)]
+pub const SLOW_ITERS: u32 = 20_000;
+
+/// Records the slow kernel on `q`: `iters` iterations for each of the
+/// `SLOW_N` elements of `out`.
+#[allow(dead_code)]
+pub fn dispatch_slow(
+    q: &mut Queue,
+    slow: &vk_runtime::ComputePipeline,
+    out: &vk_runtime::Buffer,
+    iters: u32,
+) {
+    q.dispatch(
+        slow,
+        &[vk_runtime::BufferBinding::whole(out)],
+        &bytes_of_u32(&[iters, SLOW_N]),
+        groups_for(SLOW_N),
+    )
+    .unwrap();
+}
+
 pub fn slow_cpu(i: u32, iters: u32) -> u32 {
     let mut a = i;
     for _ in 0..iters {
