@@ -763,13 +763,16 @@ unsafe fn assemble(
 }
 
 /// Whether the device gets a submission thread ([`crate::submit`]): only
-/// when `ACCL_SUBMIT_THREAD=1` asks for one. On two H200s it cut the host's
-/// time to issue 16 Mandelbrot blocks from 0.5 to 0.2 ms and the gap
-/// between kernels on a queue from 35 to 21 us, but `accl bench async`
-/// showed no gain beyond its run-to-run spread (two-device Mandelbrot
-/// medians 1.61-1.96x with it, 1.74-1.95x without), and under `mpirun`,
-/// which binds each rank to one core, it took the interpreter's core: a
-/// `jacobi_mpi` 8192² iteration took 1.14 ms instead of 0.66 on one rank.
+/// when `ACCL_SUBMIT_THREAD=1` asks for one. Measured on two H200s (`accl
+/// bench async`, three runs each way in one call), with its copies held and
+/// sent one at a time, it made one device's async pipelines faster (the
+/// 16-block Mandelbrot on two queues 2.48-2.54 ms against 2.59-2.62, on
+/// one device over 16 queues 2.52-2.57 against 2.60-2.64) but not two
+/// devices (1.39-1.43 against 1.34-1.43 ms), and the launch cost of a chain
+/// of tiny kernels varied as much either way (2.69-4.24 us). In a process
+/// bound to one core it takes the interpreter's: under `mpirun`, which
+/// binds each rank to one core, a `jacobi_mpi` 8192² iteration took 1.14 ms
+/// with it instead of 0.66.
 fn submission_thread() -> bool {
     std::env::var("ACCL_SUBMIT_THREAD").is_ok_and(|v| v == "1")
 }

@@ -169,3 +169,43 @@ fn a_submission_here_comes_after_the_held_batch_it_waits_for() {
         }
     });
 }
+
+#[test]
+fn held_batches_go_one_at_a_time() {
+    with_validation(|instance| {
+        let dev = threaded(instance);
+        let [mut a, mut c] = [0, 1].map(|n| Queue::new(&dev, n).unwrap());
+        // A held batch with nothing to wait for goes at once: the slow
+        // kernel, held.
+        let slow = ComputePipeline::new(&dev, &slow_spirv(), "main", 1, 8, &[]).unwrap();
+        let out = Buffer::new(&dev, 4 * SLOW_N as u64, "out").unwrap();
+        dispatch_slow(&mut a, &slow, &out, SLOW_ITERS);
+        let va = a.hand_off_when_ready().unwrap();
+        // A second held batch, on another queue, waits for nothing either;
+        // it goes only once the first is done.
+        let flag = Buffer::new(&dev, 4096, "flag").unwrap();
+        c.fill(&flag, 0, 4096, 7).unwrap();
+        let vc = c.hand_off_when_ready().unwrap();
+        let mut seen_held = false;
+        loop {
+            let held = dev.batches_on_thread();
+            let done = a.completed_value().unwrap() >= va;
+            if held == 0 {
+                assert!(done, "the second held batch went while the first ran");
+                break;
+            }
+            seen_held |= !done;
+        }
+        assert!(c.host_wait(vc, FOREVER).unwrap());
+        assert_eq!(u32s(&download(&mut c, &flag)), vec![7; 1024]);
+        let mut b = Queue::new(&dev, 2).unwrap();
+        let got = u32s(&download(&mut b, &out));
+        for i in (0..SLOW_N).step_by(101) {
+            assert_eq!(got[i as usize], slow_cpu(i, SLOW_ITERS), "element {i}");
+        }
+        assert!(
+            seen_held,
+            "the slow kernel finished before the second batch was held"
+        );
+    });
+}
