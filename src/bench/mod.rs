@@ -597,6 +597,9 @@ fn mandel_blocks(blocks: usize, queue: &str, device: &str, copy: bool) -> String
 }
 
 /// Wall milliseconds of `runs` runs of `src`: median, fastest, slowest.
+/// How long a figure's program runs untimed before its timed runs.
+const WARM_UP: std::time::Duration = std::time::Duration::from_millis(500);
+
 #[derive(Clone, Copy)]
 struct Wall {
     median: f64,
@@ -617,10 +620,22 @@ impl std::fmt::Display for Wall {
 /// the first-launch work of a fresh program (its kernels looked up again,
 /// its closures cold), measured on 2 H200s at 0.13 ms of 1.47 ms for the
 /// two-device Mandelbrot.
+///
+/// The timed runs follow [`WARM_UP`] of untimed ones, so that every device
+/// the program uses is at its working clocks: a GPU idle for a few seconds
+/// (the second one, while the bench used only the first) drops its clocks
+/// and raises them again only after some time of work.
 fn wall_ms(e: &mut Engine, src: &str, runs: usize) -> Result<Wall, String> {
     let timed = format!("let bench_t0 = clock(); {src} let bench_dt = clock() - bench_t0;");
     let program = e.compile(&timed).map_err(|e| e.render(100))?;
-    e.run(&program).map_err(|e| e.render(100))?; // warm-up: JIT, staging
+    // The first run also compiles the kernels and makes staging buffers.
+    let warm = Instant::now();
+    loop {
+        e.run(&program).map_err(|e| e.render(100))?;
+        if warm.elapsed() >= WARM_UP {
+            break;
+        }
+    }
     let mut v = Vec::new();
     for _ in 0..runs {
         e.run(&program).map_err(|e| e.render(100))?;
