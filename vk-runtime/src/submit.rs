@@ -221,11 +221,15 @@ impl HeldFence {
             if !unsafe { raw.get_fence_status(self.fence) }.unwrap_or(true) {
                 return false;
             }
-            // SAFETY: signalled, so no submission uses it any more.
-            if unsafe { raw.reset_fences(&[self.fence]) }.is_err() {
-                return false;
-            }
             self.busy = false;
+            // SAFETY: signalled (or the device lost), so no submission uses
+            // it any more. One that cannot be reset is replaced.
+            unsafe {
+                if raw.reset_fences(&[self.fence]).is_err() {
+                    raw.destroy_fence(self.fence, None);
+                    self.fence = vk::Fence::null();
+                }
+            }
         }
         true
     }
