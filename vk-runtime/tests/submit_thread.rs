@@ -24,6 +24,22 @@ fn slow_kernel(dev: &Device, a: &mut Queue) -> (Buffer, u64) {
     (out, a.hand_off().unwrap())
 }
 
+/// Polls until the thread holds nothing, asserting (with `what`) that `q`
+/// had reached `value` by then (read after the count); whether a batch was
+/// seen held while `q` had not.
+fn held_until(dev: &Device, q: &Queue, value: u64, what: &str) -> bool {
+    let mut seen_held = false;
+    loop {
+        let held = dev.batches_on_thread();
+        let done = q.completed_value().unwrap() >= value;
+        if held == 0 {
+            assert!(done, "{what}");
+            return seen_held;
+        }
+        seen_held |= !done;
+    }
+}
+
 #[test]
 fn only_where_asked_for() {
     with_validation(|instance| {
@@ -86,16 +102,12 @@ fn a_held_copy_goes_after_the_kernel_it_waits_for() {
         let vc = c.hand_off_when_ready().unwrap();
         // Not submitted while the kernel runs: whenever the thread holds
         // nothing, the kernel was done before (read after the count).
-        let mut seen_held = false;
-        loop {
-            let held = dev.batches_on_thread();
-            let done = a.completed_value().unwrap() >= va;
-            if held == 0 {
-                assert!(done, "the copy was submitted before its kernel finished");
-                break;
-            }
-            seen_held |= !done;
-        }
+        let seen_held = held_until(
+            &dev,
+            &a,
+            va,
+            "the copy was submitted before its kernel finished",
+        );
         // A submission on this thread that waits for the held copy: it goes
         // through the thread, after the copy.
         let flag = Buffer::new(&dev, 4, "flag").unwrap();
@@ -186,16 +198,12 @@ fn held_batches_go_one_at_a_time() {
         let flag = Buffer::new(&dev, 4096, "flag").unwrap();
         c.fill(&flag, 0, 4096, 7).unwrap();
         let vc = c.hand_off_when_ready().unwrap();
-        let mut seen_held = false;
-        loop {
-            let held = dev.batches_on_thread();
-            let done = a.completed_value().unwrap() >= va;
-            if held == 0 {
-                assert!(done, "the second held batch went while the first ran");
-                break;
-            }
-            seen_held |= !done;
-        }
+        let seen_held = held_until(
+            &dev,
+            &a,
+            va,
+            "the second held batch went while the first ran",
+        );
         assert!(c.host_wait(vc, FOREVER).unwrap());
         assert_eq!(u32s(&download(&mut c, &flag)), vec![7; 1024]);
         let mut b = Queue::new(&dev, 2).unwrap();
