@@ -380,7 +380,7 @@ impl Device {
         let ext = Extensions {
             host_import,
             push_descriptor,
-            submission_thread: thread.unwrap_or_else(submission_thread),
+            submission_thread: thread.unwrap_or_else(|| crate::submit::wanted(&info)),
         };
         // SAFETY: made above on `physical` of this instance, with these
         // queues and extensions; destroyed there if assembling fails.
@@ -762,21 +762,6 @@ unsafe fn assemble(
     })
 }
 
-/// Whether the device gets a submission thread ([`crate::submit`]): only
-/// when `ACCL_SUBMIT_THREAD=1` asks for one. Measured on two H200s (`accl
-/// bench async`, three runs each way in one call), with its copies held and
-/// sent one at a time, it made one device's async pipelines faster (the
-/// 16-block Mandelbrot on two queues 2.48-2.54 ms against 2.59-2.62, on
-/// one device over 16 queues 2.52-2.57 against 2.60-2.64) but not two
-/// devices (1.39-1.43 against 1.34-1.43 ms), and the launch cost of a chain
-/// of tiny kernels varied as much either way (2.69-4.24 us). In a process
-/// bound to one core it takes the interpreter's: under `mpirun`, which
-/// binds each rank to one core, a `jacobi_mpi` 8192² iteration took 1.14 ms
-/// with it instead of 0.66.
-fn submission_thread() -> bool {
-    std::env::var("ACCL_SUBMIT_THREAD").is_ok_and(|v| v == "1")
-}
-
 /// `VkPhysicalDeviceIDProperties::deviceUUID` of `physical`.
 ///
 /// # Safety
@@ -986,7 +971,7 @@ impl Device {
         let ext = Extensions {
             host_import: has(ash::ext::external_memory_host::NAME),
             push_descriptor: has(ash::khr::push_descriptor::NAME),
-            submission_thread: submission_thread(),
+            submission_thread: crate::submit::wanted(&info),
         };
         assemble(
             instance, raw, physical, info, enabled, queues, families, ext, true,
