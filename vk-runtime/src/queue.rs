@@ -147,6 +147,28 @@ struct Batch {
     bound: Bound,
 }
 
+impl Batch {
+    /// An open batch recording into `cmd` (null: one that only waits and
+    /// signals), reusing the vectors of `spare`.
+    fn new(cmd: vk::CommandBuffer, spare: Spare) -> Batch {
+        Batch {
+            cmd,
+            value: 0,
+            desc_pools: spare.desc_pools,
+            sets_left: 0,
+            descriptors_left: 0,
+            buffers: spare.buffers,
+            pipelines: spare.pipelines,
+            waits: Vec::new(),
+            ops: 0,
+            query_pools: Vec::new(),
+            labels: Vec::new(),
+            on_complete: Vec::new(),
+            bound: Bound::default(),
+        }
+    }
+}
+
 /// The compute state a batch's command buffer holds: the pipeline bound,
 /// the buffers pushed for its layout and the push constants. A dispatch
 /// that would set the same again records nothing for it: on an H100 the
@@ -447,21 +469,7 @@ impl Queue {
                 return Err(VkError::from_vk("vkBeginCommandBuffer", e));
             }
             let spare = self.spare.pop().unwrap_or_default();
-            self.open = Some(Batch {
-                cmd,
-                value: 0,
-                desc_pools: spare.desc_pools,
-                sets_left: 0,
-                descriptors_left: 0,
-                buffers: spare.buffers,
-                pipelines: spare.pipelines,
-                waits: Vec::new(),
-                ops: 0,
-                query_pools: Vec::new(),
-                labels: Vec::new(),
-                on_complete: Vec::new(),
-                bound: Bound::default(),
-            });
+            self.open = Some(Batch::new(cmd, spare));
         }
         Ok(self.open.as_mut().expect("opened above"))
     }

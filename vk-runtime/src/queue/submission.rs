@@ -2,7 +2,7 @@
 //! device's submission thread (`crate::submit`), at once or held until
 //! its waits are met.
 
-use super::{work_stages, writes, Batch, Bound, Queue, MAX_IN_FLIGHT};
+use super::{work_stages, writes, Batch, Queue, Spare, MAX_IN_FLIGHT};
 use crate::error::{Result, VkError};
 use ash::vk;
 
@@ -68,21 +68,7 @@ impl Queue {
         let d = self.device.shared.raw.clone();
         let mut batch = match self.open.take() {
             Some(b) => b,
-            None => Batch {
-                cmd: vk::CommandBuffer::null(),
-                value: 0,
-                desc_pools: Vec::new(),
-                sets_left: 0,
-                descriptors_left: 0,
-                buffers: Vec::new(),
-                pipelines: Vec::new(),
-                waits: Vec::new(),
-                ops: 0,
-                query_pools: Vec::new(),
-                labels: Vec::new(),
-                on_complete: Vec::new(),
-                bound: Bound::default(),
-            },
+            None => Batch::new(vk::CommandBuffer::null(), Spare::default()),
         };
         if batch.cmd != vk::CommandBuffer::null() {
             let to_host = vk::MemoryBarrier::default()
