@@ -596,10 +596,10 @@ fn mandel_blocks(blocks: usize, queue: &str, device: &str, copy: bool) -> String
     )
 }
 
-/// Wall milliseconds of `runs` runs of `src`: median, fastest, slowest.
 /// How long a figure's program runs untimed before its timed runs.
 const WARM_UP: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// Wall milliseconds of `runs` runs of `src`: median, fastest, slowest.
 #[derive(Clone, Copy)]
 struct Wall {
     median: f64,
