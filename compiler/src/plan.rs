@@ -140,7 +140,11 @@ pub fn coarsening(k: &Kernel, spec: &Spec) -> u32 {
     if k.shape == Shape::Gang {
         return jam(k, spec);
     }
-    if spec.coarsen <= 1
+    let u = match k.reductions.is_empty() {
+        true => spec.coarsen,
+        false => spec.coarsen_reduction,
+    };
+    if u <= 1
         || k.shape != Shape::Flat
         || k.levels.len() != 1
         || spec.checks
@@ -149,7 +153,7 @@ pub fn coarsening(k: &Kernel, spec: &Spec) -> u32 {
     {
         return 1;
     }
-    spec.coarsen as u32
+    u as u32
 }
 
 /// Gang iterations per trip of a team of `k` under `spec` (1: none).

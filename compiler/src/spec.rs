@@ -82,6 +82,8 @@ pub struct Spec {
     /// Iterations per trip of a flat kernel's grid-stride loop where its
     /// body allows it ([`crate::plan::coarsening`]); 1 leaves the loop alone.
     pub coarsen: u8,
+    /// The same for a flat kernel with a construct-level reduction.
+    pub coarsen_reduction: u8,
     /// Bit `i` set: array `i` is reached through its buffer's 64-bit device
     /// address (`PhysicalStorageBuffer` pointers, in the argument block)
     /// instead of its binding: for a buffer larger than one binding may be
@@ -174,6 +176,7 @@ impl Default for Spec {
             subgroup_size: 0,
             max_workgroup_size: 1024,
             coarsen: 1,
+            coarsen_reduction: 1,
             by_address: 0,
             texels: 0,
         }

@@ -431,11 +431,19 @@ impl DevState {
             // unrolled body, which on an H200 brought its cost on a tight
             // loop (the Mandelbrot kernel) from 1.31x down to 1.10x.
             // Several iterations per trip of a flat loop keep more loads in
-            // flight on a GPU; a CPU driver gains nothing from it. Eight
-            // against four on an H200 (2^28 f32, one trip per invocation,
-            // medians of six runs): sum 3944 -> 4063 GB/s, saxpy and copy
-            // alike (4127 and 4112, 3899 and 3920).
+            // flight on a GPU; a CPU driver gains nothing from it. Measured
+            // on H200s (2^28 f32, one trip per invocation, every figure in
+            // one process per setting, 3-9 processes each, two hosts): an
+            // element-wise loop runs best at four (copy 3918 GB/s at
+            // eight against 3980 at four, saxpy 4057 against 4170; 16
+            // and 2 were slower), a sum at eight (3955 GB/s against 3864
+            // at four and 3891 at 16).
             coarsen: if info.device_type == vk_runtime::DeviceType::Cpu {
+                1
+            } else {
+                4
+            },
+            coarsen_reduction: if info.device_type == vk_runtime::DeviceType::Cpu {
                 1
             } else {
                 8

@@ -758,7 +758,8 @@ mod tests {
         let k = compiler::lower(&prog, body, c, &builtins).unwrap();
         let spec = compiler::Spec {
             subgroup_size: 32,
-            coarsen: 8,
+            coarsen: 4,
+            coarsen_reduction: 8,
             ..compiler::Spec::default()
         };
         let plan = compiler::Plan::of(&k, &spec);
@@ -778,7 +779,7 @@ mod tests {
             parallel loop for i in 1..n { if x[i] > 0.0 { y[i] = x[i - 1]; } }";
         let max = u32::MAX >> 1;
         let (saxpy, spec, plan) = kernel(src, 0);
-        assert_eq!(plan.coarsening, 8);
+        assert_eq!(plan.coarsening, 4);
         assert_eq!(max_groups(&saxpy, &spec, &plan, max, false), max);
         assert_eq!(max_groups(&saxpy, &spec, &plan, max, true), CPU_FLAT_GROUPS);
         // Gangs as teams run several rows at a time (unroll and jam): the
@@ -790,6 +791,14 @@ mod tests {
             plan.coarsening
         );
         assert_eq!(max_groups(&rows, &spec, &plan, max, false), FLAT_GROUPS);
+        // A sum takes the reduction's factor and keeps the reduction cap.
+        let (sum, spec, plan) = kernel(
+            "let n = 1000; let x = zeros(f32, n); let s = 0.0f32;
+             parallel loop reduction(+: s) for i in 0..n { s += x[i]; }",
+            0,
+        );
+        assert_eq!(plan.coarsening, 8);
+        assert_eq!(max_groups(&sum, &spec, &plan, max, false), REDUCTION_GROUPS);
         // A body with an `if` is not coarsened: the cap stays.
         let (branchy, spec, plan) = kernel(src, 2);
         assert_eq!(plan.coarsening, 1);
