@@ -504,6 +504,21 @@ impl Device {
         self.shared.submitter.is_some()
     }
 
+    /// Whether the submission thread sleeps with nothing to submit (so a
+    /// batch handed off now is submitted on the caller's thread); false
+    /// without a thread.
+    pub fn submission_thread_asleep(&self) -> bool {
+        self.shared
+            .submitter
+            .as_ref()
+            .is_some_and(Submitter::asleep)
+    }
+
+    /// Batches ever handed to the submission thread.
+    pub fn batches_handed_over(&self) -> u64 {
+        self.shared.submitter.as_ref().map_or(0, Submitter::handed)
+    }
+
     /// Batches handed off and not yet submitted (held ones among them).
     pub fn batches_on_thread(&self) -> u64 {
         self.shared

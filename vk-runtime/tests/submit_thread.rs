@@ -222,3 +222,50 @@ fn held_batches_go_one_at_a_time() {
         );
     });
 }
+
+#[test]
+fn a_batch_for_a_sleeping_thread_is_submitted_here() {
+    with_validation(|instance| {
+        let dev = threaded(instance);
+        let affine = ComputePipeline::new(&dev, &affine_spirv(), "main", 1, 12, &[]).unwrap();
+        let mut a = Queue::new(&dev, 0).unwrap();
+        let n = 256u32;
+        let init: Vec<u32> = (0..n).collect();
+        let buf = upload(&mut a, &bytes_of_u32(&init));
+        let mut want = init.clone();
+        let mut step = |a: &mut Queue, k: u32| {
+            a.dispatch(
+                &affine,
+                &[BufferBinding::whole(&buf)],
+                &bytes_of_u32(&[3, k, n]),
+                groups_for(n),
+            )
+            .unwrap();
+            want.iter_mut().for_each(|w| *w = affine_cpu(*w, 3, k));
+            a.hand_off().unwrap()
+        };
+        // The thread sleeps once it has had nothing to do for a while.
+        let start = std::time::Instant::now();
+        while !dev.submission_thread_asleep() {
+            assert!(start.elapsed() < FOREVER, "the thread never slept");
+            std::thread::yield_now();
+        }
+        let handed = dev.batches_handed_over();
+        let v = step(&mut a, 1);
+        assert_eq!(dev.batches_handed_over(), handed, "submitted here");
+        assert_eq!(dev.batches_on_thread(), 0);
+        // While the thread holds a batch, the next one goes to it, in
+        // order after the first.
+        let (out, slow) = slow_kernel(&dev, &mut a);
+        let mut b = Queue::new(&dev, 1).unwrap();
+        b.wait_on(&a, slow).unwrap();
+        b.fill(&out, 0, 4, 7).unwrap();
+        b.hand_off_when_ready().unwrap();
+        let handed = dev.batches_handed_over();
+        let w = step(&mut a, 2);
+        assert!(w > v);
+        assert_eq!(dev.batches_handed_over(), handed + 1, "handed over");
+        assert!(a.host_wait(w, FOREVER).unwrap());
+        assert_eq!(u32s(&download(&mut a, &buf)), want);
+    });
+}

@@ -39,7 +39,9 @@ impl Queue {
 
     /// Like [`Queue::submit`], but on a device with a submission thread
     /// (`crate::submit`) the batch is handed to that thread and this
-    /// returns at once: for work the caller does not wait for next.
+    /// returns at once: for work the caller does not wait for next. (If the
+    /// thread sleeps with nothing to submit, the batch is submitted here:
+    /// sooner than the thread would wake.)
     pub fn hand_off(&mut self) -> Result<u64> {
         self.submit_via(Via::Thread)
     }
@@ -95,8 +97,12 @@ impl Queue {
         batch.waits = std::mem::take(&mut self.pending_waits);
         if let Some(thread) = self.device.shared.submitter.as_ref() {
             // On the caller's thread only when the thread holds nothing
-            // (it would otherwise have to come after what it holds).
-            if via != Via::Here || !thread.idle() {
+            // (it would otherwise have to come after what it holds); a
+            // batch handed over also when the thread sleeps, which it takes
+            // longer to wake from than the submission takes
+            // (`crate::submit`).
+            let asleep = via == Via::Thread && thread.asleep();
+            if (via != Via::Here && !asleep) || !thread.idle() {
                 let (done, submitted) = match via {
                     Via::Here => {
                         let (tx, rx) = std::sync::mpsc::sync_channel(1);
