@@ -79,13 +79,21 @@ use std::time::Duration;
 /// iteration took 1.14 ms with it instead of 0.66. Other drivers were not
 /// measured, and lavapipe's work runs on the host's cores.
 pub(crate) fn wanted(info: &crate::AdapterInfo) -> bool {
-    match std::env::var("ACCL_SUBMIT_THREAD").as_deref() {
-        Ok("1") => true,
-        Ok("0") => false,
-        _ => {
-            info.vendor_id == 0x10de
-                && std::thread::available_parallelism().map_or(0, |n| n.get()) >= THREAD_CORES
-        }
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    wanted_by(
+        std::env::var("ACCL_SUBMIT_THREAD").ok().as_deref(),
+        info.vendor_id,
+        cores,
+    )
+}
+
+/// [`wanted`] for the knob's value `knob`, the vendor and the cores the
+/// process may run on.
+fn wanted_by(knob: Option<&str>, vendor_id: u32, cores: usize) -> bool {
+    match knob {
+        Some("1") => true,
+        Some("0") => false,
+        _ => vendor_id == 0x10de && cores >= THREAD_CORES,
     }
 }
 
@@ -489,4 +497,27 @@ pub(crate) unsafe fn queue_submit(
     }
     let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
     raw.queue_submit(queue, &[submit], fence)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_nvidia_gpu_gets_a_thread_where_the_process_has_the_cores() {
+        const NVIDIA: u32 = 0x10de;
+        assert!(wanted_by(None, NVIDIA, THREAD_CORES));
+        assert!(wanted_by(None, NVIDIA, 32));
+        // `mpirun` binds a rank to one core: the thread would take it.
+        assert!(!wanted_by(None, NVIDIA, 1));
+        assert!(!wanted_by(None, NVIDIA, THREAD_CORES - 1));
+        // lavapipe (its work runs on the host's cores), other vendors.
+        assert!(!wanted_by(None, 0x10005, 32));
+        assert!(!wanted_by(None, 0x1002, 32));
+        // The knob decides either way; another value leaves the default.
+        assert!(wanted_by(Some("1"), 0x10005, 1));
+        assert!(!wanted_by(Some("0"), NVIDIA, 32));
+        assert!(wanted_by(Some("yes"), NVIDIA, 32));
+        assert!(!wanted_by(Some(""), NVIDIA, 1));
+    }
 }
