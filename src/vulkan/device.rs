@@ -384,6 +384,7 @@ impl DevState {
         let f = self.device.features();
         let l = &info.limits;
         let llvmpipe = self.llvmpipe;
+        let cpu = info.device_type == vk_runtime::DeviceType::Cpu;
         Spec {
             spirv_version: if info.api_version >= (1, 2, 0) {
                 (1, 5)
@@ -431,23 +432,13 @@ impl DevState {
             // unrolled body, which on an H200 brought its cost on a tight
             // loop (the Mandelbrot kernel) from 1.31x down to 1.10x.
             // Several iterations per trip of a flat loop keep more loads in
-            // flight on a GPU; a CPU driver gains nothing from it. Measured
-            // on H200s (2^28 f32, one trip per invocation, every figure in
-            // one process per setting, 3-9 processes each, two hosts): an
-            // element-wise loop runs best at four (copy 3918 GB/s at
-            // eight against 3980 at four, saxpy 4057 against 4170; 16
-            // and 2 were slower), a sum at eight (3955 GB/s against 3864
-            // at four and 3891 at 16).
-            coarsen: if info.device_type == vk_runtime::DeviceType::Cpu {
-                1
-            } else {
-                4
-            },
-            coarsen_reduction: if info.device_type == vk_runtime::DeviceType::Cpu {
-                1
-            } else {
-                8
-            },
+            // flight on a GPU; a CPU driver gains nothing from it. On H200s
+            // (2^28 f32, 3-9 processes per setting, two hosts) an
+            // element-wise loop ran best at four (copy 3980 GB/s against
+            // 3918 at eight, saxpy 4170 against 4057; 2 and 16 slower), a
+            // sum at eight (3955 against 3864 at four, 3891 at 16).
+            coarsen: if cpu { 1 } else { 4 },
+            coarsen_reduction: if cpu { 1 } else { 8 },
             unroll: if llvmpipe {
                 8
             } else if o.loop_budget != 0 {
