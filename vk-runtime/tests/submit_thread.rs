@@ -24,6 +24,26 @@ fn slow_kernel(dev: &Device, a: &mut Queue) -> (Buffer, u64) {
     (out, a.hand_off().unwrap())
 }
 
+/// Records on `q` one step `x -> m x + c` over the `n` elements of `buf`,
+/// and applies it to `want`, the host's copy.
+fn affine_step(
+    q: &mut Queue,
+    affine: &ComputePipeline,
+    buf: &Buffer,
+    n: u32,
+    (m, c): (u32, u32),
+    want: &mut [u32],
+) {
+    q.dispatch(
+        affine,
+        &[BufferBinding::whole(buf)],
+        &bytes_of_u32(&[m, c, n]),
+        groups_for(n),
+    )
+    .unwrap();
+    want.iter_mut().for_each(|w| *w = affine_cpu(*w, m, c));
+}
+
 /// Polls until the thread holds nothing, asserting (with `what`) that `q`
 /// had reached `value` by then (read after the count); whether a batch was
 /// seen held while `q` had not.
@@ -70,15 +90,8 @@ fn handed_off_batches_keep_queue_order_and_joins() {
         // batch overtaking the one before would give other numbers.
         let mut last = a.submitted_value();
         for step in 0..50u32 {
-            let (m, c) = (3 + step % 4, step * 7919);
-            a.dispatch(
-                &affine,
-                &[BufferBinding::whole(&buf)],
-                &bytes_of_u32(&[m, c, n]),
-                groups_for(n),
-            )
-            .unwrap();
-            want.iter_mut().for_each(|w| *w = affine_cpu(*w, m, c));
+            let mc = (3 + step % 4, step * 7919);
+            affine_step(&mut a, &affine, &buf, n, mc, &mut want);
             let v = a.hand_off().unwrap();
             assert_eq!(v, last + 1, "values are given at once, in order");
             last = v;
@@ -234,14 +247,7 @@ fn a_batch_for_a_sleeping_thread_is_submitted_here() {
         let buf = upload(&mut a, &bytes_of_u32(&init));
         let mut want = init.clone();
         let mut step = |a: &mut Queue, k: u32| {
-            a.dispatch(
-                &affine,
-                &[BufferBinding::whole(&buf)],
-                &bytes_of_u32(&[3, k, n]),
-                groups_for(n),
-            )
-            .unwrap();
-            want.iter_mut().for_each(|w| *w = affine_cpu(*w, 3, k));
+            affine_step(a, &affine, &buf, n, (3, k), &mut want);
             a.hand_off().unwrap()
         };
         // The thread sleeps once it has had nothing to do for a while.
