@@ -139,6 +139,10 @@ impl Cache {
         self.modules.insert(key, words.clone());
         Ok(words)
     }
+    /// The module of `kernel` under `spec`, if compiled already.
+    pub fn cached(&self, generation: u64, kernel: &Kernel, spec: &Spec) -> Option<Arc<Vec<u32>>> {
+        self.modules.get(&(generation, kernel.id, *spec)).cloned()
+    }
     /// Keep a module compiled elsewhere (ahead of its first launch, on
     /// another thread) under the key [`Cache::get`] would use.
     pub fn insert(&mut self, generation: u64, kernel: &Kernel, spec: &Spec, words: Arc<Vec<u32>>) {

@@ -567,7 +567,7 @@ fn encode_groups_by_shape() {
             params: vec![],
             arrays: vec![compiler::ArrayArgs {
                 base: 0,
-                dims: vec![10],
+                dims: vec![10].into(),
                 ..Default::default()
             }],
             levels: src.bounds(&k),
@@ -586,7 +586,7 @@ fn encode_groups_by_shape() {
         params: vec![],
         arrays: vec![compiler::ArrayArgs {
             base: 0,
-            dims: vec![10],
+            dims: vec![10].into(),
             ..Default::default()
         }],
         levels: vec![],

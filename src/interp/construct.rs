@@ -166,20 +166,17 @@ fn construct_on(
     cx: &mut Ctx,
 ) -> R<Flow> {
     let b = cx.backend.clone();
-    let names: Vec<(u64, Rc<str>)> = if queue != QueueId::Sync || cx.async_pending {
-        c.data
-            .iter()
-            .map(|d| (d.slot, &d.name))
-            .chain(c.implicit.iter().map(|i| (i.slot, &i.name)))
-            .filter_map(|(s, n)| {
-                fr.a.get(s)?
-                    .as_ref()
-                    .map(|a| (a.id(), Rc::from(n.as_str())))
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let names: smallvec::SmallVec<[(u64, Rc<str>); 4]> =
+        if queue != QueueId::Sync || cx.async_pending {
+            c.data
+                .iter()
+                .map(|d| (d.slot, &d.name))
+                .chain(c.implicit.iter().map(|i| (i.slot, &i.name)))
+                .filter_map(|(s, n)| fr.a.get(s)?.as_ref().map(|a| (a.id(), n.clone())))
+                .collect()
+        } else {
+            smallvec::SmallVec::new()
+        };
     match c.kind {
         DK::Parallel | DK::ParallelLoop | DK::EnterData | DK::ExitData | DK::Update if cond => {
             b.begin(cx, queue, c.span, &names)?
@@ -334,7 +331,7 @@ impl Compiler<'_> {
             .wait
             .as_ref()
             .map(|qs| qs.iter().map(|&q| self.expr(q)).collect());
-        let name = |l: hir::LocalH| self.body.locals[l].name.clone();
+        let name = |l: hir::LocalH| Rc::<str>::from(self.body.locals[l].name.as_str());
         let data: Vec<CData> = cl
             .data
             .iter()

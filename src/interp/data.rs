@@ -89,6 +89,10 @@ fn env_error<'a>(
     }
 }
 
+/// A data clause of a construct with its array, region, and whether it
+/// copies in and out.
+type ClauseBox<'a> = (&'a CData, Array, Region, bool, bool);
+
 /// Enter the structured data clauses of a `data` or compute construct.
 /// Clauses of one array naming the same box act as one: entered once,
 /// copied in when one of them copies in, out when one copies out
@@ -102,7 +106,8 @@ pub fn enter_structured(
 ) -> R<()> {
     let dev = cx.device;
     let b = cx.backend.clone();
-    let mut boxes: Vec<(&CData, Array, Region, bool, bool)> = Vec::with_capacity(c.data.len());
+    // On the stack for a construct's usual few clauses.
+    let mut boxes: smallvec::SmallVec<[ClauseBox<'_>; 4]> = smallvec::SmallVec::new();
     for d in &c.data {
         let a = array_of(fr, d.slot)?;
         let r = region(d, &a, fr, cx)?;

@@ -31,7 +31,7 @@ pub type St = Box<dyn Fn(&mut Frame, &mut Ctx) -> R<Flow>>;
 /// launch if not present, and back out after it unless it is constant.
 pub struct Implicit {
     pub slot: usize,
-    pub name: String,
+    pub name: Rc<str>,
     pub span: Span,
     pub copyout: bool,
 }
@@ -128,7 +128,8 @@ impl Ix {
 pub struct CData {
     pub kind: DataKind,
     pub slot: usize,
-    pub name: String,
+    /// Shared: every launch of the construct names it (race tracking).
+    pub name: Rc<str>,
     /// Per written axis, `lo:count` or `:` (None); empty for the whole
     /// array ([`lang::hir::DataClause::section`]).
     pub section: Vec<Option<(Ix, Ix)>>,

@@ -85,7 +85,7 @@ const WHOLE: usize = usize::MAX;
 const SPARE_MAX: u64 = 256 << 20;
 
 /// Pipelines by (kernel fingerprint, specialisation, work-group size).
-type PipelineKey = (u64, Spec, u32);
+pub type PipelineKey = (u64, Spec, u32);
 
 /// A companion copy of `queue` of rows `lo..hi` of array `array`, done
 /// when `copies[copy]` reaches `value`.
@@ -199,6 +199,8 @@ pub struct DevState {
     /// smaller in tests, so that several pieces are cheap to make).
     async_chunk: usize,
     pub pipelines: FxHashMap<PipelineKey, ComputePipeline>,
+    /// Module, plan and pipeline together, for the launches after the first.
+    prepared: FxHashMap<PipelineKey, kernels::Prepared>,
     /// Each launched kernel's plan, made once per (fingerprint,
     /// specialisation) rather than on every launch.
     plans: FxHashMap<(u64, Spec), Rc<compiler::Plan>>,
@@ -264,21 +266,6 @@ fn spin_time(info: &vk_runtime::AdapterInfo) -> std::time::Duration {
             _ => 2000,
         });
     std::time::Duration::from_micros(us)
-}
-
-/// The tests validate every module the backend makes (`ACCL_SPIRV_VAL=1`).
-fn validate_module(kernel: &compiler::Kernel, words: &[u32]) -> Result<(), lang::Diag> {
-    if std::env::var_os("ACCL_SPIRV_VAL").is_some_and(|v| v == "1") {
-        if let Err(e) = vk_runtime::testing::spirv_val(words) {
-            return Err(lang::Diag::error(
-                "accl::compile::invalid_spirv",
-                format!("spirv-val refused the module of `{}`: {e}", kernel.name),
-                kernel.span,
-                "this kernel",
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Where the pipeline cache of an adapter is kept between runs:
@@ -358,6 +345,7 @@ impl DevState {
             plans: FxHashMap::default(),
             modules: compiler::Cache::new(),
             last_module: None,
+            prepared: FxHashMap::default(),
             cache_file,
             cache_dirty: false,
             jit_time: std::time::Duration::ZERO,
@@ -450,86 +438,6 @@ impl DevState {
             by_address: 0,
             texels: 0,
         }
-    }
-
-    /// The module of a kernel for `spec`, compiled on first use.
-    pub fn module(
-        &mut self,
-        key: u64,
-        kernel: &compiler::Kernel,
-        spec: &Spec,
-    ) -> Result<Arc<Vec<u32>>, lang::Diag> {
-        let t0 = std::time::Instant::now();
-        let ahead = if self.prefetching.is_empty() {
-            None
-        } else {
-            self.prefetching.remove(&(key, *spec))
-        };
-        if let Some(rx) = ahead {
-            // Compiled ahead of this launch (maybe still being compiled).
-            if let Ok(p) = rx.recv() {
-                self.jit_time += t0.elapsed();
-                if self.tracing {
-                    self.compiles
-                        .push((kernel.name.clone(), true, p.took.0, p.took.1));
-                }
-                let words = p.words?;
-                if let Some((wg, Ok(pipe))) = p.pipeline {
-                    self.pipelines.insert((key, *spec, wg), pipe);
-                    self.cache_dirty = true;
-                }
-                self.modules.insert(key, kernel, spec, words.clone());
-                validate_module(kernel, &words)?;
-                return Ok(words);
-            }
-        }
-        let before = self.modules.len();
-        let words = self.modules.get(key, kernel, spec)?;
-        if self.modules.len() == before {
-            return Ok(words);
-        }
-        self.jit_time += t0.elapsed();
-        if self.tracing {
-            self.compiles
-                .push((kernel.name.clone(), false, t0, std::time::Instant::now()));
-        }
-        validate_module(kernel, &words)?;
-        Ok(words)
-    }
-
-    /// The plan of a kernel under `spec`, made on its first launch.
-    pub fn plan(&mut self, key: u64, kernel: &compiler::Kernel, spec: &Spec) -> Rc<compiler::Plan> {
-        self.plans
-            .entry((key, *spec))
-            .or_insert_with(|| Rc::new(compiler::Plan::of(kernel, spec)))
-            .clone()
-    }
-
-    /// The pipeline of a module, created on first use.
-    pub fn pipeline(
-        &mut self,
-        key: PipelineKey,
-        words: &[u32],
-        bindings: impl FnOnce() -> Vec<Binding>,
-        push_bytes: u32,
-    ) -> Result<ComputePipeline, Fault> {
-        if let Some(p) = self.pipelines.get(&key) {
-            return Ok(p.clone());
-        }
-        let t0 = std::time::Instant::now();
-        let p = ComputePipeline::with_bindings(
-            &self.device,
-            words,
-            "main",
-            &bindings(),
-            push_bytes,
-            &[(0, key.2)],
-        )
-        .map_err(Fault::from)?;
-        self.cache_dirty = true;
-        self.pipelines.insert(key, p.clone());
-        self.jit_time += t0.elapsed();
-        Ok(p)
     }
 
     /// The accl queue `id`, created on first use.
@@ -985,6 +893,8 @@ fn without_all(f: Features, names: &[String]) -> Features {
 }
 
 mod bytes;
+mod kernels;
+pub use kernels::Prepared;
 mod split;
 mod strided;
 mod submission;

@@ -3,7 +3,7 @@
 //! section, check the arrays' rows against pending async work, dispatch on
 //! the construct's queue (and wait, unless it is async).
 
-use super::device::DevState;
+use super::device::{DevState, Prepared};
 use super::storage::VkStorage;
 use crate::interp::error;
 use crate::interp::machine::CConstruct;
@@ -16,7 +16,9 @@ use crate::interp::Ctx;
 use compiler::{ArgLocation, ArrayArgs, IndexWidth, LaunchArgs};
 use lang::value::combine;
 use lang::{Diag, Span, Value};
+use smallvec::SmallVec;
 use std::cell::RefCell;
+use std::sync::Arc;
 use stdlib::Array;
 use vk_runtime::{Binding, Buffer, BufferBinding, StagingBuffer, StagingKind, TexelFormat};
 
@@ -125,9 +127,9 @@ pub fn launch(
 
     // Arrays: the present section each binding uses.
     let mut temps: Vec<Temp> = Vec::new();
-    let mut bound: Vec<(Buffer, ArrayArgs, u64)> = Vec::with_capacity(kernel.arrays.len());
-    let mut touched: Vec<Access> = Vec::new();
+    let mut bound: SmallVec<[(Buffer, ArrayArgs, u64); 4]> = SmallVec::new();
     let track = table.store.queue != QueueId::Sync || !table.store.tracker.is_empty();
+    let mut touched: SmallVec<[Access; 4]> = SmallVec::new();
     let offsets = &code.rows;
     for (i, (_, ap)) in kernel.arrays.iter().enumerate() {
         let a = fr.a[ap.host.index()].clone().ok_or_else(error::uninit)?;
@@ -189,16 +191,25 @@ pub fn launch(
                 &param,
                 section,
             );
+            // The construct's own copy of the name, shared, if it has one.
+            let slot = ap.host.index();
+            let name = c
+                .data
+                .iter()
+                .map(|d| (d.slot, &d.name))
+                .chain(c.implicit.iter().map(|i| (i.slot, &i.name)))
+                .find(|(s, _)| *s == slot)
+                .map_or_else(|| ap.name.as_str().into(), |(_, n)| n.clone());
             touched.push(Access {
                 array: a.id(),
-                name: ap.name.as_str().into(),
+                name,
                 lo,
                 hi,
                 host: Mode::None,
                 device: if ap.written { Mode::Write } else { Mode::Read },
             });
         }
-        let dims: Vec<u64> = a.shape().iter().map(|&d| d as u64).collect();
+        let dims = a.shape().iter().map(|&d| d as u64).collect();
         let args = ArrayArgs {
             base,
             dims,
@@ -214,10 +225,10 @@ pub fn launch(
             crate::interp::present::EnvError::Race(d) => d,
             e => launch_error(c.span, e.message()),
         });
-    let label = if table.store.trace.is_some() {
-        format!("{} {}", kernel.name, cx.line_of(c.span))
+    let label: std::borrow::Cow<str> = if table.store.trace.is_some() {
+        format!("{} {}", kernel.name, cx.line_of(c.span)).into()
     } else {
-        kernel.name.clone()
+        kernel.name.as_str().into()
     };
     let t0 = table.store.trace.is_some().then(std::time::Instant::now);
     let value = g.as_ref().ok().copied().flatten();
@@ -230,7 +241,7 @@ pub fn launch(
             kernel,
             key,
             dev,
-            &bound,
+            &mut bound,
             params,
             levels,
             (vector_length, num_gangs),
@@ -306,7 +317,7 @@ fn dispatch(
     kernel: &compiler::Kernel,
     key: u64,
     dev: usize,
-    bound: &[(Buffer, ArrayArgs, u64)],
+    bound: &mut [(Buffer, ArrayArgs, u64)],
     params: Vec<Value>,
     levels: Vec<(i128, i128)>,
     (vector_length, num_gangs): (Option<u32>, Option<u64>),
@@ -321,16 +332,20 @@ fn dispatch(
     spec.by_address = by_address(d, c.span, kernel, bound, &spec)?;
     let args = LaunchArgs {
         params,
+        // Taken, not cloned: the launch needs only the buffers after this.
         arrays: bound
-            .iter()
+            .iter_mut()
             .enumerate()
-            .map(|(i, (buffer, a, _))| match buffer.device_address() {
-                Some(address) if compiler::Spec::addressed(spec.by_address, i) => ArrayArgs {
-                    address,
-                    len: buffer.size() / element_size(kernel, i),
-                    ..a.clone()
-                },
-                _ => a.clone(),
+            .map(|(i, (buffer, a, _))| {
+                let a = std::mem::take(a);
+                match buffer.device_address() {
+                    Some(address) if compiler::Spec::addressed(spec.by_address, i) => ArrayArgs {
+                        address,
+                        len: buffer.size() / element_size(kernel, i),
+                        ..a
+                    },
+                    _ => a,
+                }
             })
             .collect(),
         levels,
@@ -370,9 +385,22 @@ fn dispatch(
             ),
         ));
     }
-    let words = d.module(key, kernel, &spec).map_err(Box::new)?;
-    d.last_module = Some(words.clone());
-    let plan = d.plan(key, kernel, &spec);
+    let pkey = (key, spec, wg);
+    let ready = d.prepared(&pkey);
+    let (words, plan) = match &ready {
+        Some(p) => (p.words.clone(), p.plan.clone()),
+        None => (
+            d.module(key, kernel, &spec).map_err(Box::new)?,
+            d.plan(key, kernel, &spec),
+        ),
+    };
+    if !d
+        .last_module
+        .as_ref()
+        .is_some_and(|m| Arc::ptr_eq(m, &words))
+    {
+        d.last_module = Some(words.clone());
+    }
     let layout = &plan.layout;
     let cpu = d.device.info().device_type == vk_runtime::DeviceType::Cpu;
     let groups = max_groups(
@@ -397,20 +425,34 @@ fn dispatch(
                 .collect(),
         ));
     }
-    let pipeline = d
-        .pipeline(
-            (key, spec, wg),
-            &words,
-            || {
-                binding_kinds(
-                    kernel,
-                    &spec,
-                    layout.num_bindings(kernel) + u32::from(spec.uses_fault_buffer()),
+    let pipeline = match ready {
+        Some(p) => p.pipeline,
+        None => {
+            let pipeline = d
+                .pipeline(
+                    pkey,
+                    &words,
+                    || {
+                        binding_kinds(
+                            kernel,
+                            &spec,
+                            layout.num_bindings(kernel) + u32::from(spec.uses_fault_buffer()),
+                        )
+                    },
+                    layout.push_constant_bytes(),
                 )
-            },
-            layout.push_constant_bytes(),
-        )
-        .map_err(|f| launch_fault(c.span, f))?;
+                .map_err(|f| launch_fault(c.span, f))?;
+            d.keep_prepared(
+                pkey,
+                Prepared {
+                    words: words.clone(),
+                    plan: plan.clone(),
+                    pipeline: pipeline.clone(),
+                },
+            );
+            pipeline
+        }
+    };
     let fail = |e: vk_runtime::VkError| launch_error(c.span, e.to_string());
     // The argument block in a buffer when it does not fit push constants.
     let arg_buffer = match layout.location {
@@ -447,7 +489,13 @@ fn dispatch(
     // An array reached by address keeps its binding number with the
     // buffer's first bytes bound there: the batch then holds the buffer
     // and orders it like any other (the module declares no variable).
-    let mut bindings: Vec<BufferBinding> = bound
+    let fault_buf = if spec.uses_fault_buffer() {
+        Some(d.fault_buffer().map_err(|f| launch_fault(c.span, f))?)
+    } else {
+        None
+    };
+    // On the stack for the usual few (a launch allocates little).
+    let mut bindings: SmallVec<[BufferBinding; 8]> = bound
         .iter()
         .enumerate()
         .map(|(i, b)| BufferBinding {
@@ -471,11 +519,6 @@ fn dispatch(
     if let Some(b) = &arg_buffer {
         bindings.push(BufferBinding::whole(b));
     }
-    let fault_buf = if spec.uses_fault_buffer() {
-        Some(d.fault_buffer().map_err(|f| launch_fault(c.span, f))?)
-    } else {
-        None
-    };
     if let Some(b) = &fault_buf {
         bindings.push(BufferBinding::whole(b));
     }
@@ -512,6 +555,7 @@ fn dispatch(
         q.dispatch(&pipeline, &bindings, part, launch.groups)
             .map_err(fail)?;
     }
+    drop(bindings);
     // An async kernel returns at once (its reductions land when the host
     // waits for the queue), unless check mode must report its faults at
     // the construct. So does a synchronous one (it completes lazily:

@@ -265,7 +265,7 @@ pub fn run_capped(
                 let size = compiler::spirv::types::Ty::storage(a.elem).size() as u64;
                 ArrayArgs {
                     base: arr.base,
-                    dims: arr.dims.clone(),
+                    dims: arr.dims.as_slice().into(),
                     // Read only for an array `spec.by_address` names.
                     address: buf.device_address().unwrap_or(0),
                     len: arr.bytes.len() as u64 / size,
@@ -307,7 +307,7 @@ pub fn run_capped(
         bufs.push(upload(&mut q, &vec![0xA5u8; n]));
     }
     let pc = match layout.location {
-        ArgLocation::PushConstants => launch.bytes.clone(),
+        ArgLocation::PushConstants => launch.bytes.to_vec(),
         ArgLocation::Buffer { .. } => {
             bufs.push(upload(&mut q, &launch.bytes));
             Vec::new()
