@@ -192,6 +192,57 @@ fn buffers_dropped_while_pending_stay_alive() {
 }
 
 #[test]
+fn repeated_dispatches_keep_what_they_use_alive() {
+    // A dispatch of the buffers and pipeline the one before it used adds
+    // nothing to what the batch holds; dropped before the batch is even
+    // submitted, they must still outlive it (the layer reports destroying
+    // objects in use), and the results must come out in order.
+    with_validation(|instance| {
+        let dev = device(instance);
+        let pipe = affine(&dev);
+        let mut q = Queue::new(&dev, 0).unwrap();
+        let n = 64u32;
+        let init: Vec<u32> = (0..n).collect();
+        let a = upload(&mut q, &bytes_of_u32(&init));
+        let c = upload(&mut q, &bytes_of_u32(&init));
+        // The uploads' batch is done: only the dispatches hold `c`.
+        q.finish().unwrap();
+        let mut want = init.clone();
+        let mut run = |q: &mut Queue, buf: &Buffer, m: u32, add: u32, track: bool| {
+            q.dispatch(
+                &pipe,
+                &[BufferBinding::whole(buf)],
+                &bytes_of_u32(&[m, add, n]),
+                groups_for(n),
+            )
+            .unwrap();
+            if track {
+                for w in &mut want {
+                    *w = affine_cpu(*w, m, add);
+                }
+            }
+        };
+        run(&mut q, &a, 2, 1, true);
+        run(&mut q, &a, 3, 0, true);
+        run(&mut q, &c, 5, 1, false);
+        run(&mut q, &c, 1, 1, false);
+        run(&mut q, &a, 1, 7, true);
+        drop(run);
+        drop(c);
+        drop(pipe);
+        // Were `c` freed, a buffer made now could take its memory, and the
+        // dispatches above would write over what is filled in here.
+        let d = Buffer::new(&dev, 4 * n as u64, "d").unwrap();
+        let mut other = Queue::new(&dev, 1).unwrap();
+        other.fill(&d, 0, 4 * n as u64, 0xDEAD).unwrap();
+        other.finish().unwrap();
+        q.finish().unwrap();
+        assert_eq!(u32s(&download(&mut q, &a)), want);
+        assert_eq!(u32s(&download(&mut q, &d)), vec![0xDEAD; n as usize]);
+    });
+}
+
+#[test]
 fn timestamps_per_operation() {
     with_validation(|instance| {
         let dev = device(instance);
