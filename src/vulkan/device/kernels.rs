@@ -4,17 +4,6 @@
 
 use super::*;
 
-/// What a launch needs of a kernel compiled for one specialisation and
-/// work-group size, found with one lookup at the launches after the first.
-/// (A stream of tiny launches spent 4% of its host time hashing the
-/// specialisation for three separate lookups, on an H100's host.)
-#[derive(Clone)]
-pub struct Prepared {
-    pub words: Arc<Vec<u32>>,
-    pub plan: Rc<compiler::Plan>,
-    pub pipeline: ComputePipeline,
-}
-
 impl DevState {
     /// The kernel prepared under `key` by an earlier launch, if any.
     pub fn prepared(&self, key: &PipelineKey) -> Option<Prepared> {
