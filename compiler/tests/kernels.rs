@@ -583,7 +583,7 @@ parallel loop collapse(2) present(B[10:20]) for j in 10..30 {
             "a",
             Arr {
                 bytes: sec.iter().flat_map(|v| v.to_le_bytes()).collect(),
-                dims: vec![1000].into(),
+                dims: vec![1000],
                 base: 500,
             },
         );
@@ -600,7 +600,7 @@ parallel loop collapse(2) present(B[10:20]) for j in 10..30 {
             "B",
             Arr {
                 bytes: rows.iter().flat_map(|v| v.to_le_bytes()).collect(),
-                dims: vec![40, 30].into(),
+                dims: vec![40, 30],
                 base: 10 * 30,
             },
         );
