@@ -227,7 +227,6 @@ fn repeated_dispatches_keep_what_they_use_alive() {
         run(&mut q, &c, 5, 1, false);
         run(&mut q, &c, 1, 1, false);
         run(&mut q, &a, 1, 7, true);
-        drop(run);
         drop(c);
         drop(pipe);
         // Were `c` freed, a buffer made now could take its memory, and the
