@@ -555,6 +555,7 @@ fn dispatch(
         q.dispatch(&pipeline, &bindings, part, launch.groups)
             .map_err(fail)?;
     }
+    // It borrows `partials`, which the reductions below take.
     drop(bindings);
     // An async kernel returns at once (its reductions land when the host
     // waits for the queue), unless check mode must report its faults at
