@@ -209,8 +209,11 @@ pub struct DevState {
     /// The largest staging buffer of one async copy ([`ASYNC_STAGING_MAX`];
     /// smaller in tests, so that several pieces are cheap to make).
     async_chunk: usize,
-    pub pipelines: FxHashMap<PipelineKey, ComputePipeline>,
-    /// Module, plan and pipeline together, for the launches after the first.
+    /// Pipelines built ahead of their kernel's first launch, which claims
+    /// them.
+    ahead: FxHashMap<PipelineKey, ComputePipeline>,
+    /// Module, plan and pipeline of every launched kernel, together, for
+    /// the launches after its first.
     prepared: FxHashMap<PipelineKey, Prepared>,
     /// Each launched kernel's plan, made once per (fingerprint,
     /// specialisation) rather than on every launch.
@@ -352,7 +355,7 @@ impl DevState {
             down: None,
             spare: Vec::new(),
             async_chunk: ASYNC_STAGING_MAX,
-            pipelines: FxHashMap::default(),
+            ahead: FxHashMap::default(),
             plans: FxHashMap::default(),
             modules: compiler::Cache::new(),
             last_module: None,

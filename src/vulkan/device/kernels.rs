@@ -42,7 +42,7 @@ impl DevState {
                 }
                 let words = p.words?;
                 if let Some((wg, Ok(pipe))) = p.pipeline {
-                    self.pipelines.insert((key, *spec, wg), pipe);
+                    self.ahead.insert((key, *spec, wg), pipe);
                     self.cache_dirty = true;
                 }
                 self.modules.insert(key, kernel, spec, words.clone());
@@ -72,7 +72,8 @@ impl DevState {
             .clone()
     }
 
-    /// The pipeline of a module, created on first use.
+    /// The pipeline of a module at its first launch: built ahead, or
+    /// created now. (Later launches find it in [`DevState::prepared`].)
     pub fn pipeline(
         &mut self,
         key: PipelineKey,
@@ -80,8 +81,8 @@ impl DevState {
         bindings: impl FnOnce() -> Vec<Binding>,
         push_bytes: u32,
     ) -> Result<ComputePipeline, Fault> {
-        if let Some(p) = self.pipelines.get(&key) {
-            return Ok(p.clone());
+        if let Some(p) = self.ahead.remove(&key) {
+            return Ok(p);
         }
         let t0 = std::time::Instant::now();
         let p = ComputePipeline::with_bindings(
@@ -94,7 +95,6 @@ impl DevState {
         )
         .map_err(Fault::from)?;
         self.cache_dirty = true;
-        self.pipelines.insert(key, p.clone());
         self.jit_time += t0.elapsed();
         Ok(p)
     }
