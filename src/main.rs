@@ -151,6 +151,11 @@ enum BenchWhat {
         /// Mandelbrot image side (default: 8192 on a GPU, 1024 on a CPU device).
         #[arg(long)]
         side: Option<usize>,
+        /// How many devices the multi-device figure spreads over, from
+        /// the first (default: every GPU, or every CPU device where there
+        /// is no GPU).
+        #[arg(long)]
+        devices: Option<usize>,
     },
     /// Latency of single constructs (wall clock): a tiny synchronous
     /// kernel and reduction, small copies, Jacobi reading its error every
@@ -249,8 +254,14 @@ fn main() -> ExitCode {
             what: BenchWhat::Latency { device, runs },
         } => accl::bench::bench_latency(device, runs),
         Cmd::Bench {
-            what: BenchWhat::Async { device, runs, side },
-        } => accl::bench::bench_async(device, runs, side),
+            what:
+                BenchWhat::Async {
+                    device,
+                    runs,
+                    side,
+                    devices,
+                },
+        } => accl::bench::bench_async(device, runs, side, devices),
         Cmd::Bench {
             what:
                 BenchWhat::Device {

@@ -93,6 +93,40 @@ fn bench_device_runs_only_the_named_workloads() {
 }
 
 #[test]
+fn bench_async_spreads_over_the_devices_asked_for() {
+    let out = accl()
+        .args(["bench", "async", "--devices", "9", "--runs", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--devices 9: this machine has"), "{err}");
+    // The test machine's first device alone (lavapipe in CI).
+    let out = accl()
+        .env("ACCL_VALIDATION", "1")
+        .args([
+            "bench",
+            "async",
+            "--devices",
+            "1",
+            "--runs",
+            "1",
+            "--side",
+            "64",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("mandelbrot multi  64x64"), "{text}");
+    assert!(text.contains(", 1 device ("), "{text}");
+}
+
+#[test]
 fn run_reads_stdin_skips_a_shebang_and_exits_with_a_code() {
     use std::io::Write;
     let mut child = accl()

@@ -654,14 +654,47 @@ fn wall_ms(e: &mut Engine, src: &str, runs: usize) -> Result<Wall, String> {
 }
 
 /// `accl bench async`: see the CLI help.
-pub fn bench_async(device: usize, runs: usize, side: Option<usize>) -> ExitCode {
-    exit(run_async(device, runs.max(1), side))
+pub fn bench_async(
+    device: usize,
+    runs: usize,
+    side: Option<usize>,
+    devices: Option<usize>,
+) -> ExitCode {
+    exit(run_async(device, runs.max(1), side, devices))
 }
 
-fn run_async(device: usize, runs: usize, side: Option<usize>) -> Result<(), String> {
+fn run_async(
+    device: usize,
+    runs: usize,
+    side: Option<usize>,
+    devices: Option<usize>,
+) -> Result<(), String> {
     let (infos, info) = adapters(device)?;
     let cpu = info.device_type == DeviceType::Cpu;
     let side = side.unwrap_or(if cpu { 1024 } else { 8192 });
+    // Every GPU (every device on a CPU-only machine), or the first
+    // `devices` of them, against one.
+    let mut all: Vec<usize> = infos
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| (a.device_type == DeviceType::Cpu) == cpu)
+        .map(|(i, _)| i)
+        .collect();
+    if let Some(n) = devices {
+        if n == 0 || n > all.len() {
+            let kind = match (cpu, all.len()) {
+                (true, 1) => "CPU device",
+                (true, _) => "CPU devices",
+                (false, 1) => "GPU",
+                (false, _) => "GPUs",
+            };
+            return Err(format!(
+                "--devices {n}: this machine has {} {kind} (`accl devices` lists them)",
+                all.len()
+            ));
+        }
+        all.truncate(n);
+    }
     println!(
         "accl bench async on device {device}: {} ({}), {}; median of {runs} runs (fastest-slowest), wall clock",
         info.name, info.device_type, info.driver
@@ -721,13 +754,6 @@ fn run_async(device: usize, runs: usize, side: Option<usize>) -> Result<(), Stri
     );
     drop(e);
 
-    // Every GPU (every device on a CPU-only machine) against one.
-    let all: Vec<usize> = infos
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| (a.device_type == DeviceType::Cpu) == cpu)
-        .map(|(i, _)| i)
-        .collect();
     let list = all
         .iter()
         .map(|i| i.to_string())
@@ -754,7 +780,8 @@ fn run_async(device: usize, runs: usize, side: Option<usize>) -> Result<(), Stri
     let (t1, _) = multi(&one)?;
     let (tn, ndev) = multi(&list)?;
     println!(
-        "mandelbrot multi  {side}x{side}, 16 blocks: 1 device {t1}, {ndev} devices ({}) {tn}: {:.2}x",
+        "mandelbrot multi  {side}x{side}, 16 blocks: 1 device {t1}, {ndev} device{} ({}) {tn}: {:.2}x",
+        if ndev == 1 { "" } else { "s" },
         all.iter()
             .map(|&i| infos[i].name.clone())
             .collect::<Vec<_>>()
