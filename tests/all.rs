@@ -47,6 +47,8 @@ mod device_faults;
 mod device_jit;
 #[path = "device_teams.rs"]
 mod device_teams;
+#[path = "doc_snippets.rs"]
+mod doc_snippets;
 #[path = "engine_api.rs"]
 mod engine_api;
 #[path = "engine_interop.rs"]
