@@ -455,3 +455,41 @@ fn len_and_shape_bound_a_constructs_loops() {
     let y = h.engine.get_array::<i32>("y").unwrap().0;
     assert_eq!(y, (0..12).map(|i| i * 2).collect::<Vec<_>>());
 }
+
+#[test]
+fn clamp_with_crossed_bounds_or_a_nan_gives_the_host_result() {
+    // clamp is min(max(x, lo), hi) on the host: with lo > hi every x gives
+    // hi, and a NaN x gives min(lo, hi). The device once picked lo for x < lo
+    // and kept a NaN x.
+    let (h, _) = same_as_host(
+        "let n = 8;
+         let si = zeros(i32, n); let su = zeros(u32, n); let sb = zeros(u8, n); let sl = zeros(i64, n);
+         let f = zeros(f32, n); let d = zeros(f64, n);
+         let big = 2147483647; let zero = 0.0;
+         parallel loop for i in 0..n {
+             si[i] = clamp(i - 4, big, i);
+             su[i] = clamp(i as u32, 4u32, 2u32);
+             sb[i] = clamp(5u8, 128u8, (i * 20) as u8);
+             sl[i] = clamp(1i64, 3i64, (i as i64) - 2);
+             f[i] = clamp(i as f32 - 4.0, 1.0f32, -1.0f32);
+             d[i] = clamp(if_nan(i, zero), -2.0, 2.0 + i as f64);
+         }
+         fn if_nan(i: i32, z: f64) -> f64 { if i % 2 == 0 { return z / z; } return i as f64 * 3.0 - 9.0; }",
+        Floats::Exact,
+    );
+    h.result.unwrap();
+    assert_eq!(
+        h.engine.get_array::<i32>("si").unwrap().0,
+        (0..8).collect::<Vec<_>>()
+    );
+    assert_eq!(h.engine.get_array::<u32>("su").unwrap().0, vec![2; 8]);
+    let sb = h.engine.get_array::<u8>("sb").unwrap().0;
+    assert_eq!(sb, vec![0, 20, 40, 60, 80, 100, 120, 128]);
+    assert_eq!(
+        h.engine.get_array::<i64>("sl").unwrap().0,
+        vec![-2, -1, 0, 1, 2, 3, 3, 3]
+    );
+    assert_eq!(h.engine.get_array::<f32>("f").unwrap().0, vec![-1.0; 8]);
+    let d = h.engine.get_array::<f64>("d").unwrap().0;
+    assert_eq!(d, vec![-2.0, -2.0, -2.0, 0.0, -2.0, 6.0, -2.0, 9.0]);
+}

@@ -23,8 +23,8 @@
 //!   undefined); `OpIsNan` is used rather than `x != x` so a fast-math
 //!   optimiser cannot fold it;
 //! * `min`/`max` on floats are `NMin`/`NMax` (a NaN operand loses, as in Rust's
-//!   `f64::min`); `clamp` is two ordered selects (a NaN `x` stays NaN, as in
-//!   Rust); `round` rounds half away from zero (GLSL's `Round` does not say
+//!   `f64::min`); `clamp` is the host's `min(max(x, lo), hi)` built from them
+//!   (a NaN `x` gives `min(lo, hi)`, and `lo > hi` gives `hi`); `round` rounds half away from zero (GLSL's `Round` does not say
 //!   which way .5 goes), built from `Trunc`.
 //!
 //! Reductions, regions and atomics: the entry point runs one of the loops of

@@ -367,21 +367,15 @@ impl Writer<'_> {
                 Min => self.glsl(t, if signed { GLOp::SMin } else { GLOp::UMin }, a),
                 Max => self.glsl(t, if signed { GLOp::SMax } else { GLOp::UMax }, a),
                 _ => {
-                    // clamp: `if x < lo { lo } else if x > hi { hi } else { x }`
-                    let bm = &mut self.m.b;
-                    let (lt, gt) = if signed {
-                        (
-                            spv(bm.s_less_than(bool_t, None, a[0], a[1])),
-                            spv(bm.s_greater_than(bool_t, None, a[0], a[2])),
-                        )
+                    // The host's `min(max(x, lo), hi)`: with `lo > hi` that is
+                    // `hi` for every `x`, where GLSL's `SClamp` is undefined.
+                    let (max, min) = if signed {
+                        (GLOp::SMax, GLOp::SMin)
                     } else {
-                        (
-                            spv(bm.u_less_than(bool_t, None, a[0], a[1])),
-                            spv(bm.u_greater_than(bool_t, None, a[0], a[2])),
-                        )
+                        (GLOp::UMax, GLOp::UMin)
                     };
-                    let r = spv(bm.select(tw, None, gt, a[2], a[0]));
-                    spv(bm.select(tw, None, lt, a[1], r))
+                    let m = self.glsl(t, max, &a[..2]);
+                    self.glsl(t, min, &[m, a[2]])
                 }
             };
         }
@@ -390,11 +384,10 @@ impl Writer<'_> {
             Min => self.glsl(t, GLOp::NMin, a),
             Max => self.glsl(t, GLOp::NMax, a),
             Clamp => {
-                let bm = &mut self.m.b;
-                let lt = spv(bm.f_ord_less_than(bool_t, None, a[0], a[1]));
-                let r = spv(bm.select(tw, None, lt, a[1], a[0]));
-                let gt = spv(bm.f_ord_greater_than(bool_t, None, r, a[2]));
-                spv(bm.select(tw, None, gt, a[2], r))
+                // The host's `min(max(x, lo), hi)` with Rust's float min/max,
+                // which `NMax`/`NMin` are: a NaN `x` gives `min(lo, hi)`.
+                let m = self.glsl(t, GLOp::NMax, &a[..2]);
+                self.glsl(t, GLOp::NMin, &[m, a[2]])
             }
             Sqrt => self.glsl(t, GLOp::Sqrt, a),
             Floor => self.glsl(t, GLOp::Floor, a),
