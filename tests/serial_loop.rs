@@ -2,7 +2,7 @@
 //! `async` in any clause order, on the device against the host reference.
 
 use crate::common;
-use common::{same_as_host, Floats};
+use common::{same_as_host, same_failure, Floats};
 
 /// Runs on both backends and compares (a failure on either fails).
 fn ok(src: &str) {
@@ -38,4 +38,30 @@ fn kernels_and_serial_take_if_and_wait_first() {
         }
         assert(a[0] == 5); assert(a[1] == 7); assert(a[2] == 9); assert(a[3] == 5);
         assert(a[4] == 1); assert(a[5] == 2);");
+}
+
+#[test]
+fn serial_refuses_sizes_that_parallel_and_kernels_take() {
+    // OpenACC 3.3, 2.5.3: `serial` is one gang of one worker with vector
+    // length 1, so a size written on it is an error on both backends.
+    for src in [
+        "let a = zeros(f32, 4); serial num_gangs(2) { a[0] = 1.0; }",
+        "let a = zeros(f32, 4); serial num_workers(2) { a[0] = 1.0; }",
+        "let a = zeros(f32, 4); serial vector_length(2) { a[0] = 1.0; }",
+        "let a = zeros(f32, 4); serial loop num_gangs(2) for i in 0..4 { a[i] = 1.0; }",
+        "let a = zeros(f32, 4); serial loop num_workers(2) for i in 0..4 { a[i] = 1.0; }",
+    ] {
+        let (h, _) = same_failure(src, "accl::device::clause_not_allowed");
+        assert_eq!(h.result.unwrap_err().diags.len(), 1, "{src}");
+    }
+    ok("let a = zeros(f32, 4);
+        serial { a[0] = 1.0; }
+        serial loop gang vector for i in 1..4 { a[i] = a[i - 1] + 1.0; }
+        parallel num_gangs(2) num_workers(2) vector_length(32) {
+            loop gang for i in 0..4 { a[i] += 1.0; }
+        }
+        parallel loop num_gangs(2) num_workers(2) vector_length(32) for i in 0..4 { a[i] += 1.0; }
+        kernels num_gangs(2) num_workers(2) vector_length(32) { for i in 0..4 { a[i] += 1.0; } }
+        kernels loop num_gangs(2) num_workers(2) vector_length(32) for i in 0..4 { a[i] += 1.0; }
+        assert(a[0] == 5.0); assert(a[3] == 8.0);");
 }

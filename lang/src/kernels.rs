@@ -30,6 +30,13 @@ use crate::span::Span;
 /// so no program can write it.
 pub const KERNELS_PART: &str = "kernels part";
 
+/// The clause that marks a construct written `serial`: the clauses before
+/// it are the program's, the `num_gangs(1) vector_length(1)` after it what
+/// `serial` stands for, so the checker can refuse a written `num_gangs`
+/// instead of reporting it twice. It has a space, so no program can write
+/// it.
+pub const SERIAL: &str = "serial construct";
+
 const DATA_CLAUSES: &[&str] = &[
     "copy",
     "copyin",
@@ -82,6 +89,7 @@ fn flag(name: &str, span: Span) -> Clause {
 
 /// `serial [clauses] { .. }`.
 pub fn serial(kind_span: Span, mut clauses: Vec<Clause>, block: Block) -> Directive {
+    clauses.push(flag(SERIAL, kind_span));
     clauses.push(int_clause("num_gangs", 1, kind_span));
     clauses.push(int_clause("vector_length", 1, kind_span));
     Directive {

@@ -143,6 +143,12 @@ cases! {
         "let a = zeros(f32, 8);\nenter data copyin(a) finalize;\n";
     clause_duplicate: "accl::device::duplicate_clause" =>
         "let a = zeros(f32, 8);\nparallel loop num_gangs(4) num_gangs(8) for i in 0..8 {\n    a[i] = 0.0;\n}\n";
+    // `serial` is one gang of one worker with vector length 1: its sizes
+    // are refused where written, not reported as a second `num_gangs`.
+    clause_num_gangs_on_serial: "accl::device::clause_not_allowed" =>
+        "let a = zeros(f32, 8);\nserial num_gangs(2) {\n    a[0] = 1.0;\n}\n";
+    clause_sizes_on_serial_loop: "accl::device::clause_not_allowed" =>
+        "let a = zeros(f32, 8);\nserial loop num_workers(2) vector_length(4) for i in 0..8 {\n    a[i] = 0.0;\n}\n";
     clause_wrong_arguments: "accl::device::clause_arguments" =>
         "let a = zeros(f32, 8);\nparallel loop collapse for i in 0..8 {\n    a[i] = 0.0;\n}\n";
     clause_collapse_too_deep: "accl::device::collapse_depth" =>

@@ -193,6 +193,32 @@ fn allowed(kind: DK) -> Vec<&'static str> {
     v
 }
 
+/// The sizes of a compute construct, which `serial` fixes at one gang of one
+/// worker with vector length 1 (OpenACC 3.3, 2.5.3).
+const SIZES: &[&str] = &["num_gangs", "num_workers", "vector_length"];
+
+/// `num_gangs(..)`, `num_workers(..)` or `vector_length(..)` written on
+/// `kind`, a `serial` or `serial loop` (`described`).
+fn serial_size(d: &ast::Directive, kind: &str, described: &str, cl: &ast::Clause) -> Diag {
+    let name = cl.name.name.as_str();
+    let more = match name {
+        "num_gangs" => "more gangs",
+        "num_workers" => "more workers",
+        _ => "a longer vector",
+    };
+    Diag::error(
+        "accl::device::clause_not_allowed",
+        format!("clause `{name}` is not allowed on `{kind}`"),
+        cl.span,
+        "not valid here",
+    )
+    .with_label(d.kind_span, format!("this is {described}"))
+    .with_help(format!(
+        "`{kind}` runs one gang of one worker with vector length 1; for {more}, write `{} {name}(..)` instead",
+        d.kind.name()
+    ))
+}
+
 /// Clauses that may appear more than once on one construct.
 fn repeatable(name: &str) -> bool {
     matches!(
@@ -221,7 +247,24 @@ fn repeatable(name: &str) -> bool {
 
 impl Checker<'_> {
     pub(super) fn clauses(&mut self, d: &ast::Directive) -> (hir::Clauses, bool) {
+        // A `serial` construct is a `parallel` whose sizes follow the mark
+        // (kernels.rs); sizes before it were written on `serial`.
+        let serial_at = d
+            .clauses
+            .iter()
+            .position(|c| c.name.name == crate::kernels::SERIAL);
         let allowed = allowed(d.kind);
+        let (kind_name, described) = match (serial_at, d.kind) {
+            (None, k) => (k.name(), k.described()),
+            (Some(_), DK::ParallelLoop) => ("serial loop", "a `serial loop`".to_string()),
+            (Some(_), _) => ("serial", "a `serial`".to_string()),
+        };
+        // What the messages list: the sizes `serial` adds are not the
+        // program's to write.
+        let mut listed = allowed.clone();
+        if serial_at.is_some() {
+            listed.retain(|c| !SIZES.contains(c));
+        }
         let mut c = hir::Clauses {
             collapse: 1,
             ..hir::Clauses::default()
@@ -233,10 +276,18 @@ impl Checker<'_> {
         }
         let mut seen: Vec<(&str, Span)> = Vec::new();
         let mut arrays_seen: Vec<(LocalH, Span, &str)> = Vec::new();
-        for cl in &d.clauses {
+        for (i, cl) in d.clauses.iter().enumerate() {
             let name = cl.name.name.as_str();
             if name == crate::kernels::KERNELS_PART {
                 c.kernels = true;
+                continue;
+            }
+            if name == crate::kernels::SERIAL {
+                continue;
+            }
+            if serial_at.is_some_and(|m| i < m) && SIZES.contains(&name) {
+                self.err(serial_size(d, kind_name, &described, cl));
+                ok = false;
                 continue;
             }
             let Some(&(_, shape)) = CLAUSES.iter().find(|(n, _)| *n == name) else {
@@ -246,14 +297,10 @@ impl Checker<'_> {
                     cl.name.span,
                     "not a clause",
                 );
-                if let Some(s) = did_you_mean(name, allowed.iter().copied()) {
+                if let Some(s) = did_you_mean(name, listed.iter().copied()) {
                     diag = diag.with_help(format!("did you mean `{s}`?"));
                 } else {
-                    diag = diag.with_help(format!(
-                        "`{}` takes: {}",
-                        d.kind.name(),
-                        allowed.join(", ")
-                    ));
+                    diag = diag.with_help(format!("`{kind_name}` takes: {}", listed.join(", ")));
                 }
                 self.err(diag);
                 ok = false;
@@ -263,16 +310,12 @@ impl Checker<'_> {
                 self.err(
                     Diag::error(
                         "accl::device::clause_not_allowed",
-                        format!("clause `{name}` is not allowed on `{}`", d.kind.name()),
+                        format!("clause `{name}` is not allowed on `{kind_name}`"),
                         cl.name.span,
                         "not valid here",
                     )
-                    .with_label(d.kind_span, format!("this is {}", d.kind.described()))
-                    .with_help(format!(
-                        "`{}` takes: {}",
-                        d.kind.name(),
-                        allowed.join(", ")
-                    )),
+                    .with_label(d.kind_span, format!("this is {described}"))
+                    .with_help(format!("`{kind_name}` takes: {}", listed.join(", "))),
                 );
                 ok = false;
                 continue;
