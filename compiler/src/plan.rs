@@ -266,7 +266,44 @@ fn back_edges(f: &crate::kir::Function, b: &crate::kir::Block) -> Option<i128> {
             }
             _ => 0,
         };
-        total = total.checked_add(n)?;
+        total = total.checked_add(n)?.checked_add(float_rems(f, &s.kind))?;
     }
     Some(total)
+}
+
+/// The back-edges of the float `%`s in statement `s`'s own expressions
+/// (not in its blocks): each is a loop on the device
+/// ([`crate::spirv::rem_back_edges`]), bounded but long in the worst case.
+fn float_rems(f: &crate::kir::Function, s: &StmtKind) -> i128 {
+    use crate::kir::{Expr, ExprH};
+    fn tree(f: &crate::kir::Function, e: ExprH) -> i128 {
+        let here = match &f.exprs[e] {
+            Expr::Binary(lang::hir::BinOp::Rem, a, _) => crate::spirv::rem_back_edges(f.ty(*a)),
+            _ => 0,
+        };
+        let mut kids = Vec::new();
+        match &f.exprs[e] {
+            Expr::Load { index, .. } => kids.extend(index),
+            Expr::Unary(_, a) | Expr::Cast(a, _) => kids.push(a),
+            Expr::Binary(_, a, b) | Expr::Reduce(_, a, b) => kids.extend([a, b]),
+            Expr::Math(_, args) | Expr::Call(_, args) => kids.extend(args),
+            Expr::Atomic { index, value, .. } => kids.extend(index.iter().chain([value])),
+            _ => {}
+        }
+        kids.into_iter()
+            .fold(here, |n, &k| n.saturating_add(tree(f, k)))
+    }
+    let roots: Vec<ExprH> = match s {
+        StmtKind::Store { value, .. } | StmtKind::Eval(value) => vec![*value],
+        StmtKind::StoreElem { index, value, .. } => index.iter().chain([value]).copied().collect(),
+        StmtKind::If { cond, .. } => vec![*cond],
+        StmtKind::Return(v) => v.iter().copied().collect(),
+        StmtKind::ReturnTuple(v) | StmtKind::CallTuple { args: v, .. } => v.clone(),
+        StmtKind::Cache { lo, .. } => vec![*lo],
+        _ => Vec::new(),
+    };
+    roots
+        .into_iter()
+        .map(|e| tree(f, e))
+        .fold(0, i128::saturating_add)
 }

@@ -52,9 +52,12 @@
 //!   the host's, provided the driver rounds f64 `+ - * / sqrt` correctly and
 //!   keeps subnormals (lavapipe does);
 //! * `fma` may or may not be fused (Vulkan lets `Fma` round twice);
-//! * float `%` is `OpFRem` (precision is the driver's; exact on lavapipe for
-//!   the tested values); denormals may be flushed and NaN payloads are not kept
-//!   (no `SignedZeroInfNanPreserve` execution mode is requested).
+//! * denormals may be flushed and NaN payloads are not kept (no
+//!   `SignedZeroInfNanPreserve` execution mode is requested).
+//!
+//! Float `%` is exact, the host's remainder bit for bit (not `OpFRem`, whose
+//! precision is the driver's: llvmpipe's is `x - y*trunc(x/y)`): a function
+//! per float type ([`frem`]), a bounded loop of exact subtractions.
 //!
 //! The writer's parts (private modules but [`types`]): this file holds
 //! [`write()`], the writer's state, the module scope (buffers, the argument
@@ -66,7 +69,7 @@
 //! constants, and `checks` bounds-check mode and the watchdog. The mappings
 //! onto the device have a module each: `teams`, `coarsen`, `jam`, `tiles`,
 //! `private` (privatised atomics) and `cache`; `f64math` holds the f64
-//! transcendentals.
+//! transcendentals and `frem` float `%`.
 
 mod address;
 mod atomics;
@@ -77,6 +80,7 @@ mod coarsen;
 mod copies;
 mod entry;
 mod f64math;
+mod frem;
 mod jam;
 mod private;
 mod reduce;
@@ -96,6 +100,7 @@ pub use crate::plan::{coarsening, privatises_atomics, teams, Teams};
 use crate::validate::Validated;
 use crate::Spec;
 use atomics::storage_views;
+pub(crate) use frem::back_edges as rem_back_edges;
 use lang::{Diag, Scalar, Value};
 use reduce::partial_ty;
 use rspirv::binary::Assemble;
@@ -148,6 +153,7 @@ pub fn write(kernel: Validated<'_>, plan: &Plan) -> Result<Vec<u32>, Diag> {
     w.functions()?;
     w.entry()?;
     w.f64_functions();
+    w.rem_functions();
     w.m.finish_header();
     Ok(w.m.b.module().assemble())
 }

@@ -183,17 +183,18 @@ impl Writer<'_> {
             BitAnd => spv(bm.bitwise_and(tw, None, av, bv)),
             BitOr => spv(bm.bitwise_or(tw, None, av, bv)),
             BitXor => spv(bm.bitwise_xor(tw, None, av, bv)),
+            // Exact, as the host's; `OpFRem`'s precision is the driver's.
+            Rem if s.is_float() => self.float_rem(t, av, bv),
             // NoContraction: a driver may otherwise fuse `a * b + c` into
             // one fma and round differently from the host (IEEE, one
             // rounding per operation), which changes chaotic results such
             // as a Mandelbrot boundary.
-            Add | Sub | Mul | Div | Rem if s.is_float() => {
+            Add | Sub | Mul | Div if s.is_float() => {
                 let r = spv(match op {
                     Add => bm.f_add(tw, None, av, bv),
                     Sub => bm.f_sub(tw, None, av, bv),
                     Mul => bm.f_mul(tw, None, av, bv),
-                    Div => bm.f_div(tw, None, av, bv),
-                    _ => bm.f_rem(tw, None, av, bv),
+                    _ => bm.f_div(tw, None, av, bv),
                 });
                 bm.decorate(r, rspirv::spirv::Decoration::NoContraction, []);
                 r

@@ -3,8 +3,8 @@
 //! [`Writer`]; what they keep between calls is declared here, so no part
 //! needs another's types.
 
-use super::f64math;
 use super::types::{Module, Ty};
+use super::{f64math, frem};
 use crate::abi::{ArgLayout, IndexWidth};
 use crate::kir::{ArrayH, Kernel, Shape, Stmt};
 use crate::plan::{Plan, Teams};
@@ -98,6 +98,8 @@ pub(super) struct Writer<'k> {
     pub(super) copies: Vec<Option<WgCopy>>,
     /// The f64 transcendental functions called ([`f64math`]).
     pub(super) f64fns: f64math::Fns,
+    /// The float remainder functions called ([`frem`]).
+    pub(super) rem_fns: frem::Fns,
     // Per function being written.
     pub(super) locals: Vec<Word>,
     pub(super) loops: Vec<LoopTargets>,
@@ -163,6 +165,7 @@ impl<'k> Writer<'k> {
             private: vec![None; k.arrays.len()],
             copies: vec![None; k.arrays.len()],
             f64fns: f64math::Fns::default(),
+            rem_fns: frem::Fns::default(),
             locals: Vec::new(),
             loops: Vec::new(),
             cur_label: 0,
