@@ -43,6 +43,8 @@ mod device_examples;
 mod device_f64_math;
 #[path = "device_faults.rs"]
 mod device_faults;
+#[path = "device_float_rem.rs"]
+mod device_float_rem;
 #[path = "device_jit.rs"]
 mod device_jit;
 #[path = "device_teams.rs"]
