@@ -493,3 +493,27 @@ fn clamp_with_crossed_bounds_or_a_nan_gives_the_host_result() {
     let d = h.engine.get_array::<f64>("d").unwrap().0;
     assert_eq!(d, vec![-2.0, -2.0, -2.0, 0.0, -2.0, 6.0, -2.0, 9.0]);
 }
+
+/// A sign-extended `i32` compared with an `i64` constant: llvmpipe of Mesa
+/// 22.3 compared against the constant's high word (`(i as i64) < 2i64` was
+/// false for every `i` >= 0), so there the compiler widens from the two
+/// words instead.
+#[test]
+fn widened_i32_compared_with_i64_constants() {
+    exact(
+        "let v = [-3, -1, 0, 1, 2, 5, 2147483647, -2147483648];
+         let s = zeros(i32, 8, 5);
+         parallel loop for i in 0..8 {
+             let x = v[i] as i64;
+             s[i, 0] = (x < 2i64) as i32;
+             s[i, 1] = (x >= 2147483647i64) as i32;
+             s[i, 2] = (2i64 > x) as i32;
+             let q = 0;
+             if (i as i64) <= 3i64 { q = 1; }
+             s[i, 3] = q;
+             s[i, 4] = ((i as i64) < 3000000000i64) as i32;
+         }
+         assert(s[0, 0] == 1 && s[4, 0] == 0 && s[6, 1] == 1 && s[7, 2] == 1, \"x\");
+         assert(s[3, 3] == 1 && s[4, 3] == 0 && s[7, 4] == 1, \"i\");",
+    );
+}

@@ -73,6 +73,12 @@ pub struct Spec {
     /// split over collapsed loops through a `f64` reciprocal instead,
     /// corrected to the exact quotient (32-bit indices with `float64`).
     pub split_by_reciprocal: bool,
+    /// The driver compares a sign-extended 32-bit value with a 64-bit
+    /// constant against the wrong half of the constant (llvmpipe of Mesa
+    /// 22.3: `(i as i64) < 2i64` was false for every `i` >= 0), so an
+    /// `i32` widens to `i64` from its two words instead of by
+    /// `OpSConvert`.
+    pub sext_by_words: bool,
     /// Lanes of a subgroup when the device has subgroup shuffles in compute
     /// (a power of two), else 0. With it, a gang of at most that many vector
     /// lanes lives in one subgroup ([`crate::plan::teams`]).
@@ -173,6 +179,7 @@ impl Default for Spec {
             loop_budget: 0,
             loop_cap: false,
             split_by_reciprocal: false,
+            sext_by_words: false,
             subgroup_size: 0,
             max_workgroup_size: 1024,
             coarsen: 1,

@@ -763,3 +763,70 @@ fn the_validator_refuses_broken_kernel_ir() {
     let d = compiler::compile(&k, &Spec::default()).unwrap_err();
     assert_eq!(d.code, "accl::compile::invalid_kir");
 }
+
+/// With `sext_by_words` an `i32` widens to `i64` from its two words, not
+/// by `OpSConvert`: llvmpipe (Mesa 22.3) compared `(i as i64) < 2i64`
+/// against the constant's high word, false for every `i` >= 0. The values
+/// are the host's either way.
+#[test]
+fn sign_extension_by_words_gives_the_same_values() {
+    let src = Source::new(
+        "
+let v = [-3, -1, 0, 1, 2, 5, 2147483647, -2147483648];
+let s = zeros(i32, 8, 4);
+let w = zeros(i64, 8);
+parallel loop for i in 0..8 {
+    let x = v[i] as i64;
+    s[i, 0] = (x < 2i64) as i32;
+    s[i, 1] = (x >= 2147483647i64) as i32;
+    s[i, 2] = (x <= -2147483648i64) as i32;
+    s[i, 3] = ((i as i64) > 3i64) as i32;
+    w[i] = x * 3i64;
+}
+",
+    );
+    let k = src.kernel(0);
+    let spec = |by_words| Spec {
+        sext_by_words: by_words,
+        ..Spec::default()
+    };
+    let text = |by_words| compiler::disassemble(&compiler::compile(&k, &spec(by_words)).unwrap());
+    let (words, convert) = (text(true), text(false));
+    assert!(
+        !words.contains("OpSConvert") && words.contains("OpShiftRightArithmetic"),
+        "{words}"
+    );
+    assert!(convert.contains("OpSConvert"), "{convert}");
+    let v: [i32; 8] = [-3, -1, 0, 1, 2, 5, 2147483647, -2147483648];
+    with_device(|dev| {
+        let mut arrays = HashMap::new();
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        arrays.insert("v", Arr::whole(bytes, &[8]));
+        arrays.insert("s", Arr::whole(vec![0u8; 8 * 4 * 4], &[8, 4]));
+        arrays.insert("w", Arr::whole(vec![0u8; 8 * 8], &[8]));
+        let ran = run(
+            dev,
+            &src,
+            &k,
+            &Spec {
+                sext_by_words: true,
+                ..spec_for(dev)
+            },
+            &[],
+            &arrays,
+        );
+        let at = |name: &str| k.arrays.iter().position(|(_, a)| a.name == name).unwrap();
+        let (s, w) = (&ran.arrays[at("s")], &ran.arrays[at("w")]);
+        for (i, &x) in v.iter().enumerate() {
+            let x = x as i64;
+            let want = [x < 2, x >= 2147483647, x <= -2147483648, i > 3];
+            for (c, &b) in want.iter().enumerate() {
+                let o = (i * 4 + c) * 4;
+                let got = i32::from_le_bytes(s[o..o + 4].try_into().unwrap());
+                assert_eq!(got, b as i32, "s[{i}, {c}] for {x}");
+            }
+            let got = i64::from_le_bytes(w[i * 8..i * 8 + 8].try_into().unwrap());
+            assert_eq!(got, x * 3, "w[{i}]");
+        }
+    });
+}

@@ -402,6 +402,7 @@ impl DevState {
             loop_budget: o.loop_budget,
             loop_cap: llvmpipe,
             split_by_reciprocal: llvmpipe,
+            sext_by_words: llvmpipe,
             features: without_all(
                 Features {
                     float64: f.shader_float64,

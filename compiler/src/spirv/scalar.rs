@@ -72,7 +72,10 @@ impl Writer<'_> {
         let mut cur = v;
         let mut cur_signed = fs;
         if fw != tw {
-            if fw < tw && fs {
+            if fw == 32 && tw == 64 && fs && self.spec.sext_by_words {
+                cur = self.sext_by_words(cur);
+                cur_signed = true;
+            } else if fw < tw && fs {
                 let t = self.m.ty(Ty::int(tw, true));
                 cur = spv(self.m.b.s_convert(t, None, cur));
                 cur_signed = true;
@@ -87,6 +90,24 @@ impl Writer<'_> {
             cur = spv(self.m.b.bitcast(t, None, cur));
         }
         cur
+    }
+
+    /// `i32` `v` sign-extended to `i64` as `zext(v) | zext(v >> 31) << 32`
+    /// ([`compiler::Spec::sext_by_words`](crate::Spec::sext_by_words)).
+    fn sext_by_words(&mut self, v: Word) -> Word {
+        let (u32t, i32t) = (self.m.ty(Ty::U32), self.m.ty(Ty::I32));
+        let (u64t, i64t) = (self.m.ty(Ty::U64), self.m.ty(Ty::I64));
+        let c31 = self.int_const(Ty::U32, 31);
+        let c32 = self.int_const(Ty::U32, 32);
+        let bm = &mut self.m.b;
+        let sign = spv(bm.shift_right_arithmetic(i32t, None, v, c31));
+        let sign = spv(bm.bitcast(u32t, None, sign));
+        let high = spv(bm.u_convert(u64t, None, sign));
+        let high = spv(bm.shift_left_logical(u64t, None, high, c32));
+        let low = spv(bm.bitcast(u32t, None, v));
+        let low = spv(bm.u_convert(u64t, None, low));
+        let w = spv(bm.bitwise_or(u64t, None, low, high));
+        spv(bm.bitcast(i64t, None, w))
     }
 
     pub(super) fn binary(
