@@ -296,12 +296,12 @@ fn random_operands<T: Float>(seed: u64) {
 
 #[test]
 fn random_operands_f64() {
-    random_operands::<f64>(0x5eed_f64);
+    random_operands::<f64>(0x05ee_df64);
 }
 
 #[test]
 fn random_operands_f32() {
-    random_operands::<f32>(0x5eed_f32);
+    random_operands::<f32>(0x05ee_df32);
 }
 
 #[test]
