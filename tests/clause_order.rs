@@ -1,8 +1,9 @@
 //! Every construct takes its clauses in any order (`if` and `wait` first
-//! included), on the device against the host reference.
+//! included), on the device against the host reference; a size clause no
+//! device can run is refused alike on both.
 
 use crate::common;
-use common::{same_as_host, Floats};
+use common::{run, same_as_host, same_failure, Floats};
 
 fn ok(src: &str) {
     same_as_host(src, Floats::Exact);
@@ -49,4 +50,58 @@ fn loop_data_and_update_take_clauses_in_any_order() {
         wait;
         assert(a[3] == 6);",
     );
+}
+
+#[test]
+fn constant_sizes_out_of_range_are_refused_on_both_backends() {
+    let a = "let a = zeros(f32, 4);";
+    for (src, code) in [
+        (
+            "parallel loop vector_length(2048) for i in 0..4 { a[i] = 1.0; }",
+            "accl::device::vector_length",
+        ),
+        (
+            "const V = 0; kernels loop vector_length(V) for i in 0..4 { a[i] = 1.0; }",
+            "accl::device::vector_length",
+        ),
+        (
+            "parallel num_workers(1025) { a[0] = 1.0; }",
+            "accl::device::num_workers",
+        ),
+        (
+            "parallel loop num_gangs(2, 0) for i in 0..4 { a[i] = 1.0; }",
+            "accl::device::num_gangs",
+        ),
+        (
+            "parallel num_gangs(-1) { a[0] = 1.0; }",
+            "accl::device::num_gangs",
+        ),
+    ] {
+        let (h, _) = same_failure(&format!("{a} {src}"), code);
+        assert_eq!(h.result.unwrap_err().diags.len(), 1, "{src}");
+    }
+    ok("let a = zeros(f32, 4);
+        parallel loop num_gangs(2, 3) num_workers(1) vector_length(1024) for i in 0..4 { a[i] = 1.0; }
+        parallel loop num_workers(1024) vector_length(1) for i in 0..4 { a[i] += 1.0; }
+        assert(a[3] == 2.0);");
+}
+
+#[test]
+fn a_run_time_size_is_refused_in_the_words_of_a_constant_one() {
+    let message = |src: &str| {
+        let r = run(&format!("let a = zeros(f32, 4); {src}"), true);
+        r.result.expect_err(src).diags[0].message.clone()
+    };
+    for (constant, variable) in [
+        (
+            "parallel loop vector_length(2048) for i in 0..4 { a[i] = 1.0; }",
+            "let w = 2048; parallel loop vector_length(w) for i in 0..4 { a[i] = 1.0; }",
+        ),
+        (
+            "parallel loop num_gangs(0) for i in 0..4 { a[i] = 1.0; }",
+            "let g = 0; parallel loop num_gangs(g) for i in 0..4 { a[i] = 1.0; }",
+        ),
+    ] {
+        assert_eq!(message(constant), message(variable));
+    }
 }

@@ -39,6 +39,15 @@ fn launch_error(span: Span, msg: impl Into<String>) -> Box<Diag> {
     )
 }
 
+/// A size clause's run-time value out of range: the checker's words for a
+/// constant one, as a failed launch.
+fn size_error(d: Diag) -> Box<Diag> {
+    let help = d.help.unwrap_or_default();
+    let mut e = launch_error(d.labels[0].0, d.message);
+    e.help = Some(help);
+    e
+}
+
 /// An array a kernel uses that is not present (`no_create` of absent data):
 /// it is copied in for the launch and back after, as if the kernel used the
 /// host memory.
@@ -90,11 +99,8 @@ pub fn launch(
     if let Some(e) = kernel.num_gangs_expr {
         if let Some((_, x)) = code.host_exprs.iter().find(|(h, _)| *h == e) {
             let n = x.eval_int(fr, cx)?;
-            if n < 1 {
-                return Err(launch_error(
-                    c.span,
-                    format!("num_gangs({n}) must be at least 1"),
-                ));
+            if let Some(d) = lang::check::size_error("num_gangs", n, c.span) {
+                return Err(size_error(d));
             }
             num_gangs = Some(n.min(u64::MAX as i128) as u64);
         }
@@ -103,11 +109,8 @@ pub fn launch(
     if let Some(e) = kernel.vector_length_expr {
         if let Some((_, x)) = code.host_exprs.iter().find(|(h, _)| *h == e) {
             let n = x.eval_int(fr, cx)?;
-            if !(1..=1024).contains(&n) {
-                return Err(launch_error(
-                    c.span,
-                    format!("vector_length({n}) must be between 1 and 1024"),
-                ));
+            if let Some(d) = lang::check::size_error("vector_length", n, c.span) {
+                return Err(size_error(d));
             }
             vector_length = Some(n as u32);
         }

@@ -149,6 +149,10 @@ cases! {
         "let a = zeros(f32, 8);\nserial num_gangs(2) {\n    a[0] = 1.0;\n}\n";
     clause_sizes_on_serial_loop: "accl::device::clause_not_allowed" =>
         "let a = zeros(f32, 8);\nserial loop num_workers(2) vector_length(4) for i in 0..8 {\n    a[i] = 0.0;\n}\n";
+    clause_vector_length_out_of_range: "accl::device::vector_length" =>
+        "let a = zeros(f32, 8);\nparallel loop vector_length(2048) for i in 0..8 {\n    a[i] = 0.0;\n}\n";
+    clause_num_gangs_dimension_zero: "accl::device::num_gangs" =>
+        "let a = zeros(f32, 8);\nparallel num_gangs(2, 0) {\n    a[0] = 0.0;\n}\n";
     clause_wrong_arguments: "accl::device::clause_arguments" =>
         "let a = zeros(f32, 8);\nparallel loop collapse for i in 0..8 {\n    a[i] = 0.0;\n}\n";
     clause_collapse_too_deep: "accl::device::collapse_depth" =>

@@ -466,16 +466,11 @@ fn lower_mapped(
     let (vector_length, vector_length_expr) = match c.vector_length {
         None => (None, None),
         Some(e) => match &body.exprs[e] {
-            hir::Expr::Const(v) => match v.as_i128() {
-                Some(n) if (1..=1024).contains(&n) => (Some(n as u32), None),
-                _ => {
-                    return Err(Diag::error(
-                        "accl::compile::vector_length",
-                        format!("`vector_length({v})` must be between 1 and 1024"),
-                        body.span(e),
-                        "out of range",
-                    ))
-                }
+            // The checker refuses these already; this keeps HIR built
+            // some other way from a kernel that cannot launch.
+            hir::Expr::Const(v) => match size(v.as_i128(), "vector_length", body.span(e)) {
+                Ok(n) => (Some(n), None),
+                Err(d) => return Err(d),
             },
             _ => (None, Some(e)),
         },
@@ -484,17 +479,7 @@ fn lower_mapped(
     // A run-time `num_workers(e)` is evaluated by the host (for its
     // effects) and otherwise left to the device's default.
     let num_workers = match c.num_workers.map(|e| (e, &body.exprs[e])) {
-        Some((e, hir::Expr::Const(v))) => match v.as_i128() {
-            Some(n) if (1..=1024).contains(&n) => Some(n as u32),
-            _ => {
-                return Err(Diag::error(
-                    "accl::compile::num_workers",
-                    format!("`num_workers({v})` must be between 1 and 1024"),
-                    body.span(e),
-                    "out of range",
-                ))
-            }
-        },
+        Some((e, hir::Expr::Const(v))) => Some(size(v.as_i128(), "num_workers", body.span(e))?),
         _ => None,
     };
 
@@ -622,6 +607,18 @@ pub fn features_of(k: &Kernel) -> Features {
         }
     }
     f
+}
+
+/// A constant `vector_length`/`num_workers` argument, by the checker's rule
+/// (`lang::check::size_error`).
+fn size(n: Option<i128>, clause: &str, span: Span) -> Result<u32, Diag> {
+    let Some(n) = n else {
+        return Err(internal(span, "a size that is not an integer"));
+    };
+    match lang::check::size_error(clause, n, span) {
+        Some(d) => Err(d),
+        None => Ok(n as u32),
+    }
 }
 
 fn internal(span: Span, what: &str) -> Diag {

@@ -519,8 +519,8 @@ impl Checker<'_> {
                     }
                     None => ok = false,
                 },
-                ("num_workers", _) => c.num_workers = Some(self.positive_int_arg(&list[0])),
-                ("vector_length", _) => c.vector_length = Some(self.positive_int_arg(&list[0])),
+                ("num_workers", _) => c.num_workers = Some(self.size_arg(name, &list[0])),
+                ("vector_length", _) => c.vector_length = Some(self.size_arg(name, &list[0])),
                 ("device_num" | "devnum", _) => c.device_num = Some(self.int_arg(&list[0])),
                 ("default_async", _) => c.default_async = Some(self.int_arg(&list[0])),
                 ("device_type", _) => match &list[0].kind {
@@ -757,38 +757,6 @@ impl Checker<'_> {
             );
         }
         h
-    }
-
-    fn positive_int_arg(&mut self, e: &ast::Expr) -> ExprH {
-        let h = self.int_arg(e);
-        if let hir::Expr::Const(v) = self.body.exprs[h] {
-            if v.as_i128().is_some_and(|v| v <= 0) {
-                self.err(Diag::error(
-                    "accl::device::non_positive",
-                    "this size must be positive",
-                    e.span,
-                    format!("is {v}"),
-                ));
-            }
-        }
-        h
-    }
-
-    /// `num_gangs(n)`, or OpenACC 3.3's `num_gangs(n, m[, l])`: a grid of
-    /// gangs, which accl runs as `n * m * l` gangs in one dimension.
-    fn gang_count(&mut self, list: &[ast::Expr]) -> ExprH {
-        for e in &list[1..] {
-            self.positive_int_arg(e);
-        }
-        let mut product = list[0].clone();
-        for e in &list[1..] {
-            let span = product.span.to(e.span);
-            product = ast::Expr::new(
-                ast::ExprKind::Binary(ast::BinOp::Mul, Box::new(product), Box::new(e.clone())),
-                span,
-            );
-        }
-        self.positive_int_arg(&product)
     }
 
     fn int_args(&mut self, list: &[ast::Expr]) -> Vec<ExprH> {

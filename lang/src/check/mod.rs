@@ -36,6 +36,8 @@ mod returns;
 mod routine_clauses;
 mod routines;
 mod sections;
+mod sizes;
+pub use sizes::size_error;
 mod tuples;
 mod update;
 
