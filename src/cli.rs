@@ -63,7 +63,7 @@ pub fn check_files(files: &[impl AsRef<Path>], explain: bool) -> ExitCode {
         errors += diags.iter().filter(|d| d.is_error()).count();
         if explain {
             if let Some(r) = explain_text(&f.display().to_string(), &text, None) {
-                print!("{r}");
+                out!("{r}");
             }
         }
     }
@@ -104,9 +104,9 @@ pub fn fmt_files(files: &[impl AsRef<Path>], check: bool) -> ExitCode {
             continue;
         }
         if check {
-            println!("{name}: not formatted (`accl fmt {name}` rewrites it)");
+            outln!("{name}: not formatted (`accl fmt {name}` rewrites it)");
             if let Some((line, old, new)) = accl_fmt::first_difference(&text, &formatted) {
-                println!("  line {line}:\n  - {old}\n  + {new}");
+                outln!("  line {line}:\n  - {old}\n  + {new}");
             }
             failed = true;
         } else if let Err(e) = std::fs::write(f, formatted) {
@@ -428,7 +428,7 @@ pub fn bench_host(n: usize, runs: usize) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    println!("compile: {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
+    outln!("compile: {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
     let mut rates = Vec::new();
     let mut cpu_rates = Vec::new();
     for r in 0..runs.max(1) {
@@ -445,23 +445,23 @@ pub fn bench_host(n: usize, runs: usize) -> ExitCode {
         match cpu {
             Some(c) if c > 0.0 => {
                 cpu_rates.push(n as f64 / c);
-                println!("run {}: {s:.3} s wall, {c:.3} s cpu, {:.1} M iterations/s (wall), {:.1} M/s (cpu)", r + 1, rate / 1e6, n as f64 / c / 1e6)
+                outln!("run {}: {s:.3} s wall, {c:.3} s cpu, {:.1} M iterations/s (wall), {:.1} M/s (cpu)", r + 1, rate / 1e6, n as f64 / c / 1e6)
             }
-            _ => println!("run {}: {s:.3} s, {:.1} M iterations/s", r + 1, rate / 1e6),
+            _ => outln!("run {}: {s:.3} s, {:.1} M iterations/s", r + 1, rate / 1e6),
         }
     }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(|a, b| a.total_cmp(b));
         v[v.len() / 2]
     };
-    println!(
+    outln!(
         "host code ({}): `{BENCH_SRC}` n = {n}: median {:.1} M iterations/s (wall clock) over {} runs",
         if crate::interp::native::enabled() { "compiled" } else { "interpreted: ACCL_JIT=0" },
         median(&mut rates) / 1e6,
         rates.len()
     );
     if !cpu_rates.is_empty() {
-        println!(
+        outln!(
             "                  median {:.1} M iterations/s per CPU-second of this thread (one core, unaffected by other load)",
             median(&mut cpu_rates) / 1e6
         );
@@ -518,8 +518,8 @@ pub fn spirv_file(file: &Path, device: Option<usize>) -> ExitCode {
         });
         match r {
             Ok((name, words)) => {
-                println!("; {name}: `{}` at line {line}", c.kind.name());
-                println!("{}", compiler::disassemble(&words));
+                outln!("; {name}: `{}` at line {line}", c.kind.name());
+                outln!("{}", compiler::disassemble(&words));
             }
             Err(d) => {
                 print_diags(&src, &[d]);
@@ -620,11 +620,11 @@ pub fn list_devices() -> ExitCode {
         }
         Ok(v) => {
             for (i, a) in v.iter().enumerate() {
-                println!("device {i}: {a}");
+                outln!("device {i}: {a}");
             }
             let used = crate::vulkan::default_devices(&v).len();
             if used < v.len() {
-                println!(
+                outln!(
                     "devices {used}.. (CPU drivers) are used only when ACCL_DEVICES selects them \
                      (`all`, `cpu` or their numbers); by default accl runs on the GPUs"
                 );

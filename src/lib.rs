@@ -17,6 +17,18 @@
 //! assert_eq!(e.array("x").unwrap().data().get(3).unwrap().as_f64(), Some(6.0));
 //! ```
 
+/// `print!` for the CLI's output: quiet when stdout's reader has gone
+/// (`interp::machine::write_stdout`).
+macro_rules! out {
+    ($($a:tt)*) => { $crate::interp::machine::write_stdout(&format!($($a)*)) };
+}
+
+/// `println!` for the CLI's output, as [`out!`].
+macro_rules! outln {
+    () => { $crate::interp::machine::write_stdout("\n") };
+    ($($a:tt)*) => { $crate::interp::machine::write_stdout(&format!("{}\n", format_args!($($a)*))) };
+}
+
 #[doc(hidden)]
 pub mod bench;
 #[doc(hidden)]

@@ -183,7 +183,7 @@ enum BenchWhat {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if cli.version {
-        print!("{}", accl::cli::version_text());
+        accl::interp::machine::write_stdout(&accl::cli::version_text());
         return ExitCode::SUCCESS;
     }
     let Some(cmd) = cli.cmd else {
@@ -243,7 +243,10 @@ fn main() -> ExitCode {
             }
         },
         Cmd::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "accl", &mut std::io::stdout());
+            // Into memory first: `generate` panics on a failed write.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "accl", &mut script);
+            accl::interp::machine::write_stdout(&String::from_utf8_lossy(&script));
             ExitCode::SUCCESS
         }
         Cmd::Spirv { device, file } => accl::cli::spirv_file(&file, device),

@@ -1,6 +1,6 @@
 //! `accl run`: exit status and diagnostics.
 
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 fn accl() -> Command {
     Command::new(env!("CARGO_BIN_EXE_accl"))
@@ -410,4 +410,44 @@ fn a_reader_that_goes_away_ends_no_run_in_a_panic() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
     assert_ne!(out.status.code(), Some(101), "{err}");
+}
+
+#[test]
+fn every_command_ends_quietly_on_a_closed_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let kernel = "let a = zeros(f32, 4);\nparallel loop for i in 0..4 {\n    a[i] = 1.0;\n}\n";
+    std::fs::write(dir.path().join("k.accl"), kernel).unwrap();
+    std::fs::write(dir.path().join("unformatted.accl"), "let a=zeros(f32,4);\n").unwrap();
+    std::fs::write(
+        dir.path().join("print.accl"),
+        "for i in 0..1000 { println(i); }\n",
+    )
+    .unwrap();
+    for args in [
+        &["spirv", "k.accl"][..],
+        &["check", "--explain", "k.accl"],
+        &["fmt", "--check", "unformatted.accl"],
+        &["devices"],
+        &["completions", "bash"],
+        &["bench", "host", "--n", "1000", "--runs", "1"],
+        &["--version"],
+        &["--help"],
+        &["help", "run"],
+        &["run", "--host", "print.accl"],
+    ] {
+        let mut child = accl()
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader is gone before the first line (`accl spirv x | head -0`),
+        // so every write to stdout fails.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
 }

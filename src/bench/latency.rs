@@ -65,7 +65,7 @@ fn round_trip(adapter: usize, n: usize) -> Result<f64, String> {
 fn run(device: usize, runs: usize) -> Result<(), String> {
     let (_, info) = adapters(device)?;
     let cpu = info.device_type == DeviceType::Cpu;
-    println!(
+    outln!(
         "accl bench latency on device {device}: {} ({}), {}; median of {runs} runs (fastest-slowest), wall clock",
         info.name, info.device_type, info.driver
     );
@@ -103,20 +103,20 @@ fn run(device: usize, runs: usize) -> Result<(), String> {
     let down = per_op(&mut e, "update self(tiny);", n, runs)?;
     ev(&mut e, "exit data delete(tiny);")?;
     let floor = round_trip(info.index, n)?;
-    println!(
+    outln!(
         "driver floor      a 4-byte fill submitted and waited for (vk-runtime, no accl): {floor:.1} us"
     );
-    println!("sync kernel       tiny (32 lanes): {} each", us(kernel));
-    println!(
+    outln!("sync kernel       tiny (32 lanes): {} each", us(kernel));
+    outln!(
         "sync reduction    tiny (32 lanes): {} each, {:.2}x a sync kernel",
         us(reduction),
         reduction.median / kernel.median
     );
-    println!(
+    outln!(
         "sync reduction    read by the host each time: {} each",
         us(read)
     );
-    println!(
+    outln!(
         "small copies      128 bytes: update device {}, update self {}",
         us(up),
         us(down)
@@ -165,7 +165,7 @@ fn run(device: usize, runs: usize) -> Result<(), String> {
     let with_err = per_it(wall_ms(&mut e, &jacobi(true), runs)?);
     let without = per_it(wall_ms(&mut e, &jacobi(false), runs)?);
     ev(&mut e, "exit data delete(A, Anew);")?;
-    println!(
+    outln!(
         "jacobi            {m}x{m} f32, per iteration: error read every iteration {with_err}, no reduction {without}"
     );
 
@@ -205,7 +205,7 @@ fn run(device: usize, runs: usize) -> Result<(), String> {
         totals.push(e.get::<f64>("total_s").ok_or("lost total_s")? * 1e3);
     }
     ev(&mut e, "exit data delete(busy);")?;
-    println!(
+    outln!(
         "overlap           async kernel of {:.1} ms + as long of host work: the wait takes {:.2} ms, all {:.1} ms (no overlap: {:.1} ms)",
         sync.median,
         super::median(waits),
@@ -245,7 +245,7 @@ fn run(device: usize, runs: usize) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(&dir);
     std::env::remove_var("ACCL_CACHE_DIR");
     let (c, a) = (super::median(cold), super::median(again));
-    println!(
+    outln!(
         "jit 3 kernels     cold pipeline cache, first launches: {c:.2} ms, the same script again {a:.2} ms: {:.2} ms waiting for compiles",
         c - a
     );
@@ -297,7 +297,7 @@ fn two_devices(device: usize, runs: usize, cpu: bool) -> Result<(), String> {
         &mut e,
         "acc_set_device_num(1); wait; acc_set_device_num(0); wait;",
     )?;
-    println!(
+    outln!(
         "join              tiny kernel on queue 1, then one on queue 2 after it, waited for: one device {}, two devices {} (the host bridges them)",
         us(same),
         us(across)
@@ -305,7 +305,7 @@ fn two_devices(device: usize, runs: usize, cpu: bool) -> Result<(), String> {
     let gbs = |w: Wall| 2.0 * (mib << 20) as f64 / (w.median * 1e6);
     let local = wall_ms(&mut e, "acc_memcpy_device(big2, big); wait;", runs)?;
     let d2d = wall_ms(&mut e, "acc_memcpy_d2d(big, big, 0, 1);", runs)?;
-    println!(
+    outln!(
         "device to device  {mib} MiB (read + write): acc_memcpy_device {:.1} GB/s on one device, acc_memcpy_d2d {:.1} GB/s between two ({:.2} ms, through host memory)",
         gbs(local),
         gbs(d2d),

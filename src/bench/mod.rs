@@ -120,7 +120,7 @@ fn copy_ceiling(adapter: usize, bytes: u64, runs: usize) -> Result<f64, String> 
 fn large_arrays(b: &mut Bench, _: &Sizes, info: &vk_runtime::AdapterInfo) -> Result<(), String> {
     const BIG: u64 = 8 << 30;
     if info.device_type == DeviceType::Cpu || info.device_local_memory < 3 * BIG {
-        println!("large arrays: skipped (needs a GPU with more than 24 GiB)");
+        outln!("large arrays: skipped (needs a GPU with more than 24 GiB)");
         return Ok(());
     }
     for bytes in [1u64 << 30, BIG] {
@@ -140,7 +140,7 @@ fn large_arrays(b: &mut Bench, _: &Sizes, info: &vk_runtime::AdapterInfo) -> Res
         );
         // The host copies go too, before the next arrays.
         b.eval("exit data delete(x, y); let x = zeros(f32, 1); let y = zeros(f32, 1);")?;
-        println!(
+        outln!(
             "saxpy {:>2} GiB      n = {n} f32: {:8.1} GB/s ({:.3} ms); arrays {how}",
             bytes >> 30,
             gbs(12.0 * n as f64, t),
@@ -252,9 +252,11 @@ fn run(
     } else {
         Sizes::GPU
     });
-    println!(
+    outln!(
         "accl bench on device {device}: {} ({}), {}; median of {runs} runs, device timestamps",
-        info.name, info.device_type, info.driver
+        info.name,
+        info.device_type,
+        info.driver
     );
 
     // JIT latency first, while nothing is cached in this process.
@@ -268,7 +270,7 @@ fn run(
     };
     b.e.set_profiling(true)?;
     mode.apply(&mut b.e);
-    println!(
+    outln!(
         "kernels: bounds checks {}, loop budget {}",
         if mode.checks { "on" } else { "off" },
         match mode
@@ -304,14 +306,14 @@ fn streams(b: &mut Bench, z: &Sizes, info: &vk_runtime::AdapterInfo) -> Result<(
     let t = median(b.kernel_ns("parallel loop present(x, y) for i in 0..n { y[i] = x[i]; }")?);
     let kcopy = gbs(8.0 * n as f64, t);
     let ceiling = dma.max(kcopy);
-    println!(
+    outln!(
         "copy ceiling      n = {n} f32: {ceiling:8.1} GB/s (read + write; vkCmdCopyBuffer {dma:.1}, copy kernel {kcopy:.1})"
     );
     let t = median(
         b.kernel_ns("parallel loop present(x, y) for i in 0..n { y[i] = a * x[i] + y[i]; }")?,
     );
     let saxpy = gbs(12.0 * n as f64, t);
-    println!(
+    outln!(
         "saxpy             n = {n} f32: {saxpy:8.1} GB/s ({:.1}% of the copy ceiling), {:.3} ms",
         100.0 * saxpy / ceiling,
         t / 1e6
@@ -320,7 +322,7 @@ fn streams(b: &mut Bench, z: &Sizes, info: &vk_runtime::AdapterInfo) -> Result<(
         "let s = 0.0f32; parallel loop present(x) reduction(+: s) for i in 0..n { s += x[i]; }",
     )?);
     let sum = gbs(4.0 * n as f64, t);
-    println!(
+    outln!(
         "sum reduction     n = {n} f32: {sum:8.1} GB/s ({:.1}% of the copy ceiling), {:.3} ms",
         100.0 * sum / ceiling,
         t / 1e6
@@ -349,7 +351,7 @@ fn jacobi(b: &mut Bench, z: &Sizes, _: &vk_runtime::AdapterInfo) -> Result<(), S
              for j in 1..m - 1 { A[i, j] = Anew[i, j]; }
          }",
     )?);
-    println!(
+    outln!(
         "jacobi            {m}x{m} f32: {:8.3} ms per iteration, {:.1} GB/s effective (4 array passes)",
         t / 1e6,
         gbs(16.0 * (m * m) as f64, t)
@@ -380,7 +382,7 @@ fn mandelbrot(b: &mut Bench, z: &Sizes, _: &vk_runtime::AdapterInfo) -> Result<(
              }
          }",
     )?);
-    println!(
+    outln!(
         "mandelbrot        {w}x{w}, 255 it: {:8.3} ms kernel, {:.0} Mpixel/s",
         t / 1e6,
         (w * w) as f64 / t * 1e3
@@ -407,7 +409,7 @@ fn math(b: &mut Bench, z: &Sizes, _: &vk_runtime::AdapterInfo) -> Result<(), Str
                  {y}[i] = sin({x}[i]) + exp({x}[i]) + log({x}[i] + 1.0);
              }}"
         ))?);
-        println!(
+        outln!(
             "sin+exp+log       n = {nm} {t}: {:8.1} M elements/s, {:.3} ms",
             nm as f64 / ns * 1e3,
             ns / 1e6
@@ -430,7 +432,7 @@ fn histogram(b: &mut Bench, z: &Sizes, _: &vk_runtime::AdapterInfo) -> Result<()
     let t = median(b.kernel_ns(
         "parallel loop present(keys, bins) for i in 0..nh { atomic bins[keys[i]] += 1; }",
     )?);
-    println!(
+    outln!(
         "histogram         n = {h}, 256 bins: {:8.1} M elements/s, {:.3} ms",
         h as f64 / t * 1e3,
         t / 1e6
@@ -443,7 +445,7 @@ fn histogram(b: &mut Bench, z: &Sizes, _: &vk_runtime::AdapterInfo) -> Result<()
         "let wb = zeros(f32, 256);
          parallel loop present(keys) reduction(+: wb) for i in 0..nh { wb[keys[i]] += 0.5; }",
     )?);
-    println!(
+    outln!(
         "array reduction   n = {h}, 256 bins: {:8.1} M elements/s i32, {:.1} f32 ({:.3} / {:.3} ms)",
         h as f64 / t * 1e3,
         h as f64 / tf * 1e3,
@@ -501,7 +503,7 @@ fn spmv(b: &mut Bench, z: &Sizes, _: &vk_runtime::AdapterInfo) -> Result<(), Str
     ];
     for (name, src) in steps {
         let t = median(b.kernel_ns(&src)?);
-        println!(
+        outln!(
             "spmv {name:<16} {r} rows, 16 nnz/row: {:8.2} GFLOP/s, {:.3} ms",
             2.0 * (r * 16) as f64 / t,
             t / 1e6
@@ -549,7 +551,7 @@ fn jit_latency(device: usize, runs: usize) -> Result<(), String> {
     }
     let _ = std::fs::remove_dir_all(&dir);
     std::env::remove_var("ACCL_CACHE_DIR");
-    println!(
+    outln!(
         "JIT latency       source to first finished dispatch: cold {:.2} ms, warm pipeline cache {:.2} ms",
         median(cold),
         median(warm)
@@ -695,7 +697,7 @@ fn run_async(
         }
         all.truncate(n);
     }
-    println!(
+    outln!(
         "accl bench async on device {device}: {} ({}), {}; median of {runs} runs (fastest-slowest), wall clock",
         info.name, info.device_type, info.driver
     );
@@ -727,11 +729,11 @@ fn run_async(
     )?;
     e.eval("exit data delete(image);")
         .map_err(|e| e.render(100))?;
-    println!(
+    outln!(
         "mandelbrot {side}x{side}, 16 blocks + copy back: synchronous {sync}, 2 async queues {piped}: {:.2}x",
         sync.median / piped.median
     );
-    println!(
+    outln!(
         "  without the copy back: synchronous {sync0}, 2 async queues {piped0}; the copies add {:.2} ms synchronously and {:.2} ms pipelined (hiding them all: {:.2}x at most)",
         sync.median - sync0.median,
         piped.median - piped0.median,
@@ -748,7 +750,7 @@ fn run_async(
     let ms = wall_ms(&mut e, &chain, runs)?;
     e.eval("exit data delete(tiny);")
         .map_err(|e| e.render(100))?;
-    println!(
+    outln!(
         "launch cost       {n} tiny async kernels in a chain: {:.2} us per kernel (host interpreter, launch, submit and the final wait)",
         ms.median * 1e3 / n as f64
     );
@@ -779,7 +781,7 @@ fn run_async(
     };
     let (t1, _) = multi(&one)?;
     let (tn, ndev) = multi(&list)?;
-    println!(
+    outln!(
         "mandelbrot multi  {side}x{side}, 16 blocks: 1 device {t1}, {ndev} device{} ({}) {tn}: {:.2}x",
         if ndev == 1 { "" } else { "s" },
         all.iter()

@@ -298,6 +298,14 @@ pub struct Ctx {
     pub env_access: bool,
 }
 
+/// Writes `s` to stdout. A reader that went away (`accl run x | head -1`,
+/// `accl spirv x | head -1`) is not the program's fault: what is printed
+/// then has nowhere to go, so the error is dropped rather than a panic.
+pub fn write_stdout(s: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().write_all(s.as_bytes());
+}
+
 impl Default for Ctx {
     fn default() -> Self {
         Ctx {
@@ -312,12 +320,7 @@ impl Default for Ctx {
             max_array_bytes: 0,
             time_limit: None,
             deadline: None,
-            // A reader that went away (`accl run x | head -1`) is not the
-            // script's fault: what it prints then has nowhere to go.
-            out: Box::new(|s| {
-                use std::io::Write;
-                let _ = std::io::stdout().write_all(s.as_bytes());
-            }),
+            out: Box::new(write_stdout),
             fs: None,
             host_fns: HashMap::new(),
             host_val_fns: HashMap::new(),
