@@ -12,14 +12,14 @@ pub fn print_diags(src: &Source, diags: &[Diag]) {
     let prefix = crate::mpi::rank_prefix();
     if !prefix.is_empty() {
         for line in render_plain(src, diags, 100).lines() {
-            eprintln!("{prefix}{line}");
+            errln!("{prefix}{line}");
         }
     } else if std::io::stderr().is_terminal() {
         for d in diags {
-            eprintln!("{:?}", d.clone().with_source(src));
+            errln!("{:?}", d.clone().with_source(src));
         }
     } else {
-        eprint!("{}", render_plain(src, diags, 100));
+        err!("{}", render_plain(src, diags, 100));
     }
 }
 
@@ -53,7 +53,7 @@ pub fn check_files(files: &[impl AsRef<Path>], explain: bool) -> ExitCode {
         let text = match std::fs::read_to_string(f) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("error: cannot read {}: {e}", f.display());
+                errln!("error: cannot read {}: {e}", f.display());
                 errors += 1;
                 continue;
             }
@@ -68,7 +68,7 @@ pub fn check_files(files: &[impl AsRef<Path>], explain: bool) -> ExitCode {
         }
     }
     if errors > 0 {
-        eprintln!("{errors} error{} found", if errors == 1 { "" } else { "s" });
+        errln!("{errors} error{} found", if errors == 1 { "" } else { "s" });
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -87,7 +87,7 @@ pub fn fmt_files(files: &[impl AsRef<Path>], check: bool) -> ExitCode {
         let text = match std::fs::read_to_string(f) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("error: cannot read {name}: {e}");
+                errln!("error: cannot read {name}: {e}");
                 failed = true;
                 continue;
             }
@@ -110,7 +110,7 @@ pub fn fmt_files(files: &[impl AsRef<Path>], check: bool) -> ExitCode {
             }
             failed = true;
         } else if let Err(e) = std::fs::write(f, formatted) {
-            eprintln!("error: cannot write {name}: {e}");
+            errln!("error: cannot write {name}: {e}");
             failed = true;
         }
     }
@@ -287,7 +287,7 @@ pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> Ex
         return run_file_once(file, backend, opts);
     }
     if let Err(m) = crate::mpi::init() {
-        eprintln!("{}error: cannot start MPI: {m}", crate::mpi::rank_prefix());
+        errln!("{}error: cannot start MPI: {m}", crate::mpi::rank_prefix());
         return ExitCode::FAILURE;
     }
     let code = run_file_once(file, backend, opts);
@@ -306,7 +306,7 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
         match std::io::Read::read_to_string(&mut std::io::stdin(), &mut t) {
             Ok(_) => t,
             Err(e) => {
-                eprintln!("error: cannot read the script from stdin: {e}");
+                errln!("error: cannot read the script from stdin: {e}");
                 return ExitCode::FAILURE;
             }
         }
@@ -314,7 +314,7 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
         match std::fs::read_to_string(file) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("error: cannot read {}: {e}", file.display());
+                errln!("error: cannot read {}: {e}", file.display());
                 return ExitCode::FAILURE;
             }
         }
@@ -322,21 +322,21 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
     // A bad trace path is refused before the run, not after it.
     if let Some(out) = trace {
         if let Err(e) = std::fs::write(out, b"") {
-            eprintln!("error: cannot write the trace to {}: {e}", out.display());
+            errln!("error: cannot write the trace to {}: {e}", out.display());
             return ExitCode::FAILURE;
         }
     }
     if backend == BackendChoice::Host && opts.kernels.loop_budget.is_some() {
-        eprintln!(
+        errln!(
             "error: --loop-budget is the device kernels' watchdog, and --host runs every construct on the host"
         );
-        eprintln!("  help: leave out --loop-budget, or run on a device");
+        errln!("  help: leave out --loop-budget, or run on a device");
         return ExitCode::FAILURE;
     }
     let mut engine = match new_engine(backend) {
         Ok(e) => e,
         Err(m) => {
-            eprintln!("error: {m}");
+            errln!("error: {m}");
             return ExitCode::FAILURE;
         }
     };
@@ -350,13 +350,13 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
             BackendChoice::Device(d) => device_spec(d).ok(),
         };
         if let Some(r) = explain_text(&file.display().to_string(), &text, spec.as_ref()) {
-            eprint!("{r}");
+            err!("{r}");
         }
     }
     let traced = trace.is_some() || (opts.time && backend != BackendChoice::Host);
     if traced {
         if let Err(m) = engine.start_trace() {
-            eprintln!("error: --trace: {m}");
+            errln!("error: --trace: {m}");
             return ExitCode::FAILURE;
         }
     }
@@ -367,26 +367,26 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
         match engine.stop_trace() {
             Ok(json) => {
                 if opts.time {
-                    eprint!("{}", crate::timing::table(&json, wall));
+                    err!("{}", crate::timing::table(&json, wall));
                 }
                 if let Some(out) = trace {
                     if let Err(e) = std::fs::write(out, json) {
-                        eprintln!("error: cannot write the trace to {}: {e}", out.display());
+                        errln!("error: cannot write the trace to {}: {e}", out.display());
                         return ExitCode::FAILURE;
                     }
                 }
             }
             Err(m) => {
-                eprintln!("error: --trace: {m}");
+                errln!("error: --trace: {m}");
                 return ExitCode::FAILURE;
             }
         }
     } else if opts.time {
-        eprint!("{}", crate::timing::host_line(wall));
+        err!("{}", crate::timing::host_line(wall));
     }
     let messages = engine.take_validation_messages();
     for m in &messages {
-        eprintln!("validation: {m}");
+        errln!("validation: {m}");
     }
     match r {
         Ok(_) if messages.is_empty() => ExitCode::SUCCESS,
@@ -414,7 +414,7 @@ pub const BENCH_SRC: &str = "for i in 0..n { a[i] = a[i] * 2.0 + 1.0; }";
 pub fn bench_host(n: usize, runs: usize) -> ExitCode {
     let mut engine = crate::Engine::new();
     if let Err(e) = engine.set_array("a", vec![0.0f32; n], &[n]) {
-        eprintln!("{e}");
+        errln!("{e}");
         return ExitCode::FAILURE;
     }
     engine.set("n", n as i64);
@@ -424,7 +424,7 @@ pub fn bench_host(n: usize, runs: usize) -> ExitCode {
     let program = match engine.compile(BENCH_SRC) {
         Ok(p) => p,
         Err(e) => {
-            eprint!("{}", e.render(100));
+            err!("{}", e.render(100));
             return ExitCode::FAILURE;
         }
     };
@@ -435,7 +435,7 @@ pub fn bench_host(n: usize, runs: usize) -> ExitCode {
         let cpu0 = thread_cpu_seconds();
         let t = std::time::Instant::now();
         if let Err(e) = engine.run(&program) {
-            eprint!("{}", e.render(100));
+            err!("{}", e.render(100));
             return ExitCode::FAILURE;
         }
         let s = t.elapsed().as_secs_f64();
@@ -483,7 +483,7 @@ pub fn spirv_file(file: &Path, device: Option<usize>) -> ExitCode {
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: cannot read {}: {e}", file.display());
+            errln!("error: cannot read {}: {e}", file.display());
             return ExitCode::FAILURE;
         }
     };
@@ -501,7 +501,7 @@ pub fn spirv_file(file: &Path, device: Option<usize>) -> ExitCode {
         Some(d) => match device_spec(d) {
             Ok(s) => s,
             Err(m) => {
-                eprintln!("error: {m}");
+                errln!("error: {m}");
                 return ExitCode::FAILURE;
             }
         },
@@ -607,13 +607,13 @@ pub fn list_devices() -> ExitCode {
     let instance = match vk_runtime::Instance::new(&vk_runtime::InstanceOptions::default()) {
         Ok(i) => i,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return ExitCode::FAILURE;
         }
     };
     match crate::vulkan::ordered_adapters(&instance) {
         Ok(v) if v.is_empty() => {
-            eprintln!(
+            errln!(
                 "no Vulkan device with a compute queue (install lavapipe: `. scripts/setup.sh`)"
             );
             ExitCode::FAILURE
@@ -632,7 +632,7 @@ pub fn list_devices() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(m) => {
-            eprintln!("error: {m}");
+            errln!("error: {m}");
             ExitCode::FAILURE
         }
     }

@@ -29,6 +29,18 @@ macro_rules! outln {
     ($($a:tt)*) => { $crate::interp::machine::write_stdout(&format!("{}\n", format_args!($($a)*))) };
 }
 
+/// `eprint!` for the CLI's messages: a closed stderr drops them instead of
+/// panicking ([`interp::machine::write_stderr`]).
+macro_rules! err {
+    ($($a:tt)*) => { $crate::interp::machine::write_stderr(&format!($($a)*)) };
+}
+
+/// `eprintln!` for the CLI's messages, as [`err!`].
+macro_rules! errln {
+    () => { $crate::interp::machine::write_stderr("\n") };
+    ($($a:tt)*) => { $crate::interp::machine::write_stderr(&format!("{}\n", format_args!($($a)*))) };
+}
+
 #[doc(hidden)]
 pub mod bench;
 #[doc(hidden)]

@@ -180,6 +180,12 @@ enum BenchWhat {
     },
 }
 
+/// `eprintln!` that drops a write error instead of panicking on a closed
+/// stderr, as the library's messages do.
+macro_rules! errln {
+    ($($a:tt)*) => { accl::interp::machine::write_stderr(&format!("{}\n", format_args!($($a)*))) };
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if cli.version {
@@ -200,7 +206,7 @@ fn main() -> ExitCode {
                 code
             }
             Err(msg) => {
-                eprintln!("error: {msg}");
+                errln!("error: {msg}");
                 ExitCode::FAILURE
             }
         };
@@ -238,7 +244,7 @@ fn main() -> ExitCode {
         Cmd::Lsp { stdio: _ } => match accl_lsp::run() {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("error: accl lsp: {e}");
+                errln!("error: accl lsp: {e}");
                 ExitCode::FAILURE
             }
         },
@@ -278,7 +284,7 @@ fn main() -> ExitCode {
             let only = match accl::bench::Only::parse(only.as_deref()) {
                 Ok(o) => o,
                 Err(m) => {
-                    eprintln!("error: {m}");
+                    errln!("error: {m}");
                     return ExitCode::FAILURE;
                 }
             };
@@ -287,7 +293,7 @@ fn main() -> ExitCode {
                 Some("gpu") => Some(accl::bench::Sizes::GPU),
                 Some("cpu") => Some(accl::bench::Sizes::CPU),
                 Some(other) => {
-                    eprintln!("error: --sizes is `gpu` or `cpu`, not `{other}`");
+                    errln!("error: --sizes is `gpu` or `cpu`, not `{other}`");
                     return ExitCode::FAILURE;
                 }
             };

@@ -451,3 +451,35 @@ fn every_command_ends_quietly_on_a_closed_stdout() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// The same for stderr: diagnostics and errors whose reader went away
+/// (`accl check bad.accl 2>&1 | head -0`) end the command with its own
+/// exit code, not a panic.
+#[test]
+fn errors_end_quietly_on_a_closed_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.accl"), "let x = ;\n").unwrap();
+    std::fs::write(
+        dir.path().join("fails.accl"),
+        "let a = zeros(f32, 2);\nprintln(a[5]);\n",
+    )
+    .unwrap();
+    for (args, code) in [
+        (&["check", "bad.accl"][..], 1),
+        (&["run", "--host", "bad.accl"], 1),
+        (&["run", "--host", "fails.accl"], 1),
+        (&["run", "--host", "missing.accl"], 1),
+        (&["spirv", "bad.accl"], 1),
+    ] {
+        let mut child = accl()
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+    }
+}

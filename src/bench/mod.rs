@@ -220,7 +220,7 @@ fn exit(r: Result<(), String>) -> ExitCode {
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => {
-            eprintln!("error: {m}");
+            errln!("error: {m}");
             ExitCode::FAILURE
         }
     }

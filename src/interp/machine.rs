@@ -306,6 +306,14 @@ pub fn write_stdout(s: &str) {
     let _ = std::io::stdout().write_all(s.as_bytes());
 }
 
+/// Writes `s` to stderr, dropping a write error as [`write_stdout`] does
+/// (`accl check bad.accl 2>&1 | head -1`): a diagnostic that cannot be
+/// shown is no reason to panic.
+pub fn write_stderr(s: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(s.as_bytes());
+}
+
 impl Default for Ctx {
     fn default() -> Self {
         Ctx {

@@ -32,13 +32,13 @@ pub fn compile(prog: &lang::hir::Program, builtins: &lang::Builtins) -> Option<R
     let j = host_jit::compile(prog, builtins)
         .map_err(|e| {
             if tracing() {
-                eprintln!("jit: not compiled: {e}");
+                errln!("jit: not compiled: {e}");
             }
         })
         .ok()?;
     if tracing() {
         let (f, l) = j.counts();
-        eprintln!("jit: {f} function(s) and {l} loop(s) compiled");
+        errln!("jit: {f} function(s) and {l} loop(s) compiled");
     }
     (!j.is_empty()).then(|| Rc::new(j))
 }

@@ -507,7 +507,7 @@ fn run_tty(mut s: Session, busy: Arc<AtomicBool>) -> ExitCode {
         Ok(ed) => ed,
         Err(e) => {
             // No usable terminal after all: read lines plainly.
-            eprintln!("accl: line editor unavailable ({e}); reading plain lines");
+            errln!("accl: line editor unavailable ({e}); reading plain lines");
             return run_piped(s, busy);
         }
     };
