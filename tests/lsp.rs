@@ -276,6 +276,18 @@ fn a_session_from_initialize_to_exit() {
         );
     }
     assert!(!names.iter().any(|n| n == "sqrt"), "{names:?}");
+    // `serial` takes the clauses of `parallel` but no sizes.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri2, "version": 2},
+               "contentChanges": [{"text": "let n = 4;\nserial "}]}),
+    );
+    let items = c.request("textDocument/completion", pos(uri2, 1, 7));
+    let names = labels(&items);
+    assert!(names.iter().any(|n| n == "reduction"), "{names:?}");
+    for not in ["num_gangs", "num_workers", "vector_length"] {
+        assert!(!names.iter().any(|n| n == not), "{not} in {names:?}");
+    }
 
     let syms = c.request(
         "textDocument/documentSymbol",

@@ -65,8 +65,12 @@ pub fn completion(state: &State, p: CompletionParams) -> Option<CompletionRespon
         type_consts(owner)
     } else {
         match header(head) {
-            Header::Clauses(kind) => lang::check::clauses_of(kind)
+            Header::Clauses(kind, serial) => lang::check::clauses_of(kind)
                 .into_iter()
+                // `serial` runs one gang of one worker with vector length 1.
+                .filter(|c| {
+                    !(serial && matches!(*c, "num_gangs" | "num_workers" | "vector_length"))
+                })
                 .map(|c| item(c, CompletionItemKind::KEYWORD, Some("clause".to_string())))
                 .collect(),
             Header::Args => in_scope(state, &tdp.text_document.uri, offset),
@@ -113,8 +117,9 @@ fn type_consts(head: &str) -> Vec<CompletionItem> {
 
 /// Where the cursor is relative to a construct's header.
 enum Header {
-    /// In the clause list of a construct of this kind.
-    Clauses(DK),
+    /// In the clause list of a construct of this kind (`true`: written
+    /// `serial`, which takes no sizes).
+    Clauses(DK, bool),
     /// Inside a clause's parentheses.
     Args,
     No,
@@ -168,7 +173,7 @@ fn header(head: &str) -> Header {
     if depth > 0 {
         Header::Args
     } else {
-        Header::Clauses(kind)
+        Header::Clauses(kind, word(0) == Some("serial"))
     }
 }
 
@@ -376,9 +381,16 @@ mod tests {
     fn clause_context() {
         assert!(matches!(
             header("let n = 1;\nparallel loop "),
-            Header::Clauses(DK::ParallelLoop)
+            Header::Clauses(DK::ParallelLoop, false)
         ));
-        assert!(matches!(header("kernels "), Header::Clauses(DK::Parallel)));
+        assert!(matches!(
+            header("kernels "),
+            Header::Clauses(DK::Parallel, false)
+        ));
+        assert!(matches!(
+            header("serial loop "),
+            Header::Clauses(DK::ParallelLoop, true)
+        ));
         assert!(matches!(header("enter data copyin("), Header::Args));
         assert!(matches!(
             header("parallel loop for i in 0..n { a[i] = "),
