@@ -9,8 +9,6 @@
 
 use crate::common;
 
-use accl::Engine;
-
 /// Worst ulp distances seen, printed by each test (`--nocapture`).
 fn report(name: &str, w: (u64, usize)) {
     println!("{name}: worst {} ulp (argument #{})", w.0, w.1);
@@ -69,11 +67,7 @@ fn both(body: &str, outs: usize, x: &[f64], y: Option<&[f64]>) -> Vec<(Vec<f64>,
     src += &format!("parallel loop for i in 0..n {{ {body} }}\n");
     let mut res: Vec<Vec<Vec<f64>>> = Vec::new();
     for device in [false, true] {
-        let mut e = if device {
-            common::device_engine()
-        } else {
-            Engine::new()
-        };
+        let mut e = common::engine(device);
         e.set_array_from_slice("x", x, &[n]).unwrap();
         if let Some(y) = y {
             e.set_array_from_slice("y", y, &[n]).unwrap();

@@ -7,7 +7,6 @@
 //! and `spirv-val` are on (`common`).
 
 use crate::common;
-use accl::Engine;
 use common::{same_as_host, Floats};
 use compiler::testing::Rng;
 
@@ -83,11 +82,7 @@ where
     );
     let mut results = Vec::new();
     for device in [false, true] {
-        let mut e = if device {
-            common::device_engine()
-        } else {
-            Engine::new()
-        };
+        let mut e = common::engine(device);
         e.set_array_from_slice("x", x, &[n]).unwrap();
         e.set_array_from_slice("y", y, &[n]).unwrap();
         e.eval(&src).unwrap_or_else(|d| panic!("{}", d.render(100)));

@@ -435,17 +435,9 @@ fn every_command_ends_quietly_on_a_closed_stdout() {
         &["help", "run"],
         &["run", "--host", "print.accl"],
     ] {
-        let mut child = accl()
-            .args(args)
-            .current_dir(dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
         // The reader is gone before the first line (`accl spirv x | head -0`),
         // so every write to stdout fails.
-        drop(child.stdout.take());
-        let out = child.wait_with_output().unwrap();
+        let out = with_a_closed_stream(args, dir.path(), true);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
@@ -471,15 +463,29 @@ fn errors_end_quietly_on_a_closed_stderr() {
         (&["run", "--host", "missing.accl"], 1),
         (&["spirv", "bad.accl"], 1),
     ] {
-        let mut child = accl()
-            .args(args)
-            .current_dir(dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        drop(child.stderr.take());
-        let out = child.wait_with_output().unwrap();
+        let out = with_a_closed_stream(args, dir.path(), false);
         assert_eq!(out.status.code(), Some(code), "{args:?}");
     }
+}
+
+/// `accl args` in `dir` with the reader of its stdout (or stderr) gone
+/// before it writes anything.
+fn with_a_closed_stream(
+    args: &[&str],
+    dir: &std::path::Path,
+    stdout: bool,
+) -> std::process::Output {
+    let mut child = accl()
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if stdout {
+        drop(child.stdout.take());
+    } else {
+        drop(child.stderr.take());
+    }
+    child.wait_with_output().unwrap()
 }

@@ -17,7 +17,9 @@ pub struct Run {
     _dir: tempfile::TempDir,
 }
 
-fn engine(device: bool) -> Engine {
+/// A host engine, or one on the test machine's device (as
+/// [`device_engine`]).
+pub fn engine(device: bool) -> Engine {
     engine_on(device, None)
 }
 
