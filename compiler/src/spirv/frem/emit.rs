@@ -11,14 +11,6 @@ use rspirv::spirv::{
 };
 use std::cell::{Cell, RefCell};
 
-/// The remainder functions of one module: ids reserved on first use,
-/// bodies written at the end.
-#[derive(Debug, Default)]
-pub(in crate::spirv) struct Fns {
-    f32: Option<Word>,
-    f64: Option<Word>,
-}
-
 impl Writer<'_> {
     /// `a % b` on floats of register type `t`: a call of its function.
     pub(in crate::spirv) fn float_rem(&mut self, t: Ty, a: Word, b: Word) -> Word {

@@ -49,8 +49,15 @@ mod emit;
 #[cfg(test)]
 mod tests;
 
-pub(super) use emit::Fns;
 use lang::Scalar;
+
+/// The remainder functions of one module: ids reserved on first use,
+/// bodies written at the end (`emit.rs`).
+#[derive(Debug, Default)]
+pub(in crate::spirv) struct Fns {
+    f32: Option<rspirv::spirv::Word>,
+    f64: Option<rspirv::spirv::Word>,
+}
 
 /// Steps per trip of the loop: each step is straight-line code (selects),
 /// so a `%` of nearby operands never goes round the loop, and the worst
