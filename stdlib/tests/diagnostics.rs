@@ -69,6 +69,8 @@ cases! {
         "fn square(x: f32) -> f32 {\n    return x * x;\n}\nlet y = sqare(2.0);\n";
     unknown_clause: "accl::device::unknown_clause" =>
         "let a = zeros(f32, 10);\nparallel loop copyinn(a) for i in 0..10 {\n    a[i] = 1.0;\n}\n";
+    unknown_clause_lists_what_may_be_written: "accl::device::unknown_clause" =>
+        "let a = zeros(f32, 10);\nparallel loop nope for i in 0..10 {\n    a[i] = 1.0;\n}\n";
     unknown_constant: "accl::name::unknown_const" =>
         "let x = f32::MAXX;\n";
     duplicate_function: "accl::name::duplicate_fn" =>

@@ -259,9 +259,12 @@ impl Checker<'_> {
             (Some(_), DK::ParallelLoop) => ("serial loop", "a `serial loop`".to_string()),
             (Some(_), _) => ("serial", "a `serial`".to_string()),
         };
-        // What the messages list: the sizes `serial` adds are not the
-        // program's to write.
+        // What the messages list: the sizes `serial` adds, and the names the
+        // parser and the private-array rewrite give clauses
+        // (`collapse(force:)`, `private(copies:)`), are not the program's
+        // to write.
         let mut listed = allowed.clone();
+        listed.retain(|c| !c.contains('('));
         if serial_at.is_some() {
             listed.retain(|c| !SIZES.contains(c));
         }
