@@ -67,14 +67,16 @@ fn both(body: &str, outs: usize, x: &[f64], y: Option<&[f64]>) -> Vec<(Vec<f64>,
     src += &format!("parallel loop for i in 0..n {{ {body} }}\n");
     let mut res: Vec<Vec<Vec<f64>>> = Vec::new();
     for device in [false, true] {
-        let mut e = common::engine(device);
-        e.set_array_from_slice("x", x, &[n]).unwrap();
-        if let Some(y) = y {
-            e.set_array_from_slice("y", y, &[n]).unwrap();
+        let run = common::run_with(&src, device, |e| {
+            e.set_array_from_slice("x", x, &[n]).unwrap();
+            if let Some(y) = y {
+                e.set_array_from_slice("y", y, &[n]).unwrap();
+            }
+        });
+        if let Err(d) = &run.result {
+            panic!("{}", d.render(100));
         }
-        e.eval(&src).unwrap_or_else(|d| panic!("{}", d.render(100)));
-        let msgs = e.take_validation_messages();
-        assert!(msgs.is_empty(), "validation messages:\n{}", msgs.join("\n"));
+        let e = &run.engine;
         if device {
             // The kernel ran as a device kernel, with our f64 functions.
             let spirv = e.last_spirv().expect("a kernel was compiled");

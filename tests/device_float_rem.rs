@@ -82,12 +82,14 @@ where
     );
     let mut results = Vec::new();
     for device in [false, true] {
-        let mut e = common::engine(device);
-        e.set_array_from_slice("x", x, &[n]).unwrap();
-        e.set_array_from_slice("y", y, &[n]).unwrap();
-        e.eval(&src).unwrap_or_else(|d| panic!("{}", d.render(100)));
-        let msgs = e.take_validation_messages();
-        assert!(msgs.is_empty(), "validation messages:\n{}", msgs.join("\n"));
+        let run = common::run_with(&src, device, |e| {
+            e.set_array_from_slice("x", x, &[n]).unwrap();
+            e.set_array_from_slice("y", y, &[n]).unwrap();
+        });
+        if let Err(d) = &run.result {
+            panic!("{}", d.render(100));
+        }
+        let e = &run.engine;
         if device {
             let spirv = e.last_spirv().expect("a kernel was compiled");
             assert!(

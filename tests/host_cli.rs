@@ -73,23 +73,38 @@ fn bench_device_runs_only_the_named_workloads() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not `nope`") && err.contains("spmv"), "{err}");
     // On the test machine's device (lavapipe in CI), at the small sizes.
-    let out = accl()
-        .env("ACCL_VALIDATION", "1")
-        .args(["bench", "device", "--sizes", "cpu", "--runs", "1"])
-        .args(["--only", "histogram"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = succeeds(&[
+        "bench",
+        "device",
+        "--sizes",
+        "cpu",
+        "--runs",
+        "1",
+        "--only",
+        "histogram",
+    ]);
     assert!(
         text.contains("histogram ") && text.contains("array reduction"),
         "{text}"
     );
     assert!(!text.contains("saxpy") && !text.contains("JIT"), "{text}");
+}
+
+/// The stdout of `accl args`, with the validation layer on, which must
+/// succeed.
+fn succeeds(args: &[&str]) -> String {
+    let out = accl()
+        .env("ACCL_VALIDATION", "1")
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
 }
 
 #[test]
@@ -102,26 +117,16 @@ fn bench_async_spreads_over_the_devices_asked_for() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--devices 9: this machine has"), "{err}");
     // The test machine's first device alone (lavapipe in CI).
-    let out = accl()
-        .env("ACCL_VALIDATION", "1")
-        .args([
-            "bench",
-            "async",
-            "--devices",
-            "1",
-            "--runs",
-            "1",
-            "--side",
-            "64",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = succeeds(&[
+        "bench",
+        "async",
+        "--devices",
+        "1",
+        "--runs",
+        "1",
+        "--side",
+        "64",
+    ]);
     assert!(text.contains("mandelbrot multi  64x64"), "{text}");
     assert!(text.contains(", 1 device ("), "{text}");
 }

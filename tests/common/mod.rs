@@ -149,6 +149,12 @@ pub fn run_without(src: &str, features: &[&str]) -> Run {
     })
 }
 
+/// [`run`] with `configure` applied to the engine first (host arrays set
+/// from Rust, say).
+pub fn run_with(src: &str, device: bool, configure: impl FnOnce(&mut Engine)) -> Run {
+    run_configured(src, device, None, configure)
+}
+
 fn run_configured(
     src: &str,
     device: bool,
