@@ -152,6 +152,26 @@ fn exit_data_on_the_same_queue_while_work_is_pending() {
 }
 
 #[test]
+fn a_copy_in_after_a_copy_out_on_the_same_queue_reads_what_came_out() {
+    // A small (staged) copy out lands in the host array only when the host
+    // observes the queue; the copy in after it on the same queue must read
+    // the array as that copy out left it (OpenACC V&V
+    // acc_copyout_finalize_async, T4). It read the old values.
+    let src = "
+        let c = zeros(f64, 100);
+        enter data create(c);
+        parallel loop present(c) async(1) for x in 0..100 { c[x] = 1.0; }
+        exit data copyout(c) async(1);
+        enter data copyin(c) async(1);
+        parallel loop present(c) async(1) for x in 0..100 { c[x] += 1.0; }
+        exit data copyout(c) async(1);
+        wait(1);
+        assert(c[0] == 2.0 && c[99] == 2.0, \"the second kernel adds to the first's result\");";
+    let (_, dev) = same_as_host(src, Floats::Exact);
+    ok(&dev);
+}
+
+#[test]
 fn a_reduction_on_an_async_construct_is_ready_after_it() {
     let src = "
         let a = arange(i64, 10000);

@@ -592,6 +592,27 @@ impl DevState {
         self.observe().map(|_| ())
     }
 
+    /// Before a copy to the device reads host array `host`: staged copies
+    /// to the host still to land in it (an `async` copyout or `update
+    /// self` recorded earlier, on this copy's queue or on one joined into
+    /// it) land first, by waiting for their queues. The copy would
+    /// otherwise read what the array held before them, although it comes
+    /// after them in its queue's order.
+    pub(super) fn land_copies_into(&mut self, host: &Array) -> Result<(), Fault> {
+        let mut queues: Vec<QueueId> = self
+            .completions
+            .iter()
+            .filter(|c| c.array.same(host))
+            .map(|c| c.queue)
+            .collect();
+        queues.sort();
+        queues.dedup();
+        for id in queues {
+            self.wait_queue(id)?;
+        }
+        Ok(())
+    }
+
     /// Block until queue `id` reaches `value`: in slices when the input
     /// has limits, so a time limit or the progress callback can stop the
     /// wait (the work goes on; a later wait finds it done).

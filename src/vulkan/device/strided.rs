@@ -317,6 +317,7 @@ impl DevState {
         if all == 0 {
             return Ok(());
         }
+        self.land_copies_into(host)?;
         if let (QueueId::Sync, Some(u)) = (id, uniform(runs, base)) {
             if self.bindable(buf, all) {
                 return self.upload_packed(buf, u, host, runs, all);

@@ -177,6 +177,7 @@ impl DevState {
         if len == 0 {
             return Ok(());
         }
+        self.land_copies_into(host)?;
         if let Some(runs) = self.direct_runs(host, host_offset, len)? {
             if id == QueueId::Sync && self.sync_on_engines && self.copy_engines != CopyEngines::Off
             {
