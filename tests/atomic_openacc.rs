@@ -1,6 +1,6 @@
 //! The OpenACC spellings of `atomic`: `atomic update`, `x = x op e`,
-//! `x = e op x`, `/= <<= >>=`, and `atomic capture` (blocks and
-//! `v = x op= e`), on the device against the host reference.
+//! `x = e op x`, `/= <<= >>=`, and `atomic capture` (blocks,
+//! `v = x op= e` and `v = x = x op e`), on the device against the host reference.
 
 use crate::common;
 use common::{run, same_as_host, Floats};
@@ -85,6 +85,27 @@ fn capture_old_and_new_values() {
             assert(c4[i] == 3 * i + 1); assert(t[i] == 3 * i + 1);
             assert(c5[i] == 0.5 / (1.0 - i as f64));
         }");
+}
+
+#[test]
+fn capture_of_an_assignment_update() {
+    // `v = x = x op e;` and `v = x = e op x;` (OpenACC's capture statements)
+    // update the element and capture its new value.
+    ok(
+        "let n = 64; let t = zeros(i32, n); let u = full(f64, 2.0, n); let w = zeros(u32, n);
+        let c1 = zeros(i32, n); let c2 = zeros(f64, n); let c3 = zeros(u32, n);
+        parallel loop for i in 0..n {
+            t[i] = i;
+            atomic capture c1[i] = t[i] = t[i] * 3;
+            atomic capture c2[i] = u[i] = (i as f64) - u[i];
+            atomic capture c3[i] = w[i] = (i as u32) ^ w[i];
+        }
+        for i in 0..n {
+            assert(c1[i] == 3 * i); assert(t[i] == 3 * i);
+            assert(c2[i] == i as f64 - 2.0); assert(u[i] == c2[i]);
+            assert(c3[i] == i as u32); assert(w[i] == i as u32);
+        }",
+    );
 }
 
 #[test]

@@ -695,6 +695,8 @@ mod tests {
             "atomic capture { a[0] = a[0] - 1; b[0] = a[0]; }",
             "atomic capture { v = a[0]; a[0] = max(a[0], 2); }",
             "atomic capture b[1] = a[0] ^= 2;",
+            "atomic capture b[1] = a[0] = a[0] * 2;",
+            "atomic capture b[1] = a[0] = 3 - a[0];",
             // Still names elsewhere.
             "let capture = 1; let serial = capture + 1; serial = 2;",
         ] {
