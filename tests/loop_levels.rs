@@ -347,3 +347,20 @@ for i in 0..n { assert(out[i] == 2.0 * (m * i + m * (m - 1) / 2) as f32, \"row s
     let r = run("routine(nowhere) vector;", false);
     assert!(r.result.is_err(), "a named routine without its function");
 }
+
+#[test]
+fn the_named_routine_form_takes_clauses_after_its_level() {
+    // `routine(f) vector bind(g);` is `routine vector bind(g) fn f` (the
+    // OpenACC V&V routine_bind test): calls in compute constructs go to
+    // `g`, the host's to `f`. It was a parse error at the level.
+    let src = "routine(f) vector bind(g);
+fn f(a: f64[], i: i32) -> f64 { return a[i]; }
+fn g(a: f64[], i: i32) -> f64 { return -a[i]; }
+fn h(x: f64) -> f64 { return x + 1.0; }
+routine(h) seq nohost;
+let a = arange(f64, 8);
+let b = zeros(f64, 8);
+parallel loop gang copyin(a) copyout(b) for i in 0..8 { b[i] = h(f(a, i)); }
+for i in 0..8 { assert(b[i] == 1.0 - i as f64 && f(a, i) == i as f64, \"bound\"); }";
+    same_as_host(src, Floats::Exact);
+}

@@ -144,9 +144,11 @@ fn data_modifiers(toks: &mut Vec<(usize, Tok<'_>, usize)>) {
 }
 
 /// OpenACC's named form `routine(f) vector;` gives function `f` (declared
-/// anywhere in the program) the level: it becomes `routine vector fn f(..)`,
-/// the form the grammar reads. A named routine whose function is not found,
-/// or already has a level, is left for the parser to report.
+/// anywhere in the program) the level, and the clauses after it
+/// (`routine(f) vector nohost bind(g);`): it becomes `routine vector
+/// nohost bind(g) fn f(..)`, the form the grammar reads. A named routine
+/// whose function is not found, or already has a level, is left for the
+/// parser to report.
 fn named_routines(toks: &mut Vec<(usize, Tok<'_>, usize)>) {
     let mut i = 0;
     while i + 5 <= toks.len() {
@@ -161,10 +163,19 @@ fn named_routines(toks: &mut Vec<(usize, Tok<'_>, usize)>) {
             i += 1;
             continue;
         };
-        if !starts || toks.get(i + 5).map(|t| t.1) != Some(Tok::Semi) {
+        // The level and the clauses after it, up to the `;`: names,
+        // parentheses and what a clause's parentheses hold (`bind(g)`,
+        // `bind("g")`), nothing that opens a block.
+        let end = (i + 5..toks.len()).find(|&k| {
+            !matches!(
+                toks[k].1,
+                Tok::Ident(_) | Tok::LParen | Tok::RParen | Tok::Comma | Tok::Str(_)
+            )
+        });
+        let Some(end) = end.filter(|&k| starts && toks[k].1 == Tok::Semi) else {
             i += 1;
             continue;
-        }
+        };
         let decl = (0..toks.len().saturating_sub(1)).find(|&j| {
             toks[j].1 == Tok::Fn
                 && toks[j + 1].1 == Tok::Ident(f)
@@ -174,13 +185,17 @@ fn named_routines(toks: &mut Vec<(usize, Tok<'_>, usize)>) {
             i += 1;
             continue;
         };
-        let (kw, level) = (toks[i], toks[i + 4]);
-        toks.insert(j, level);
-        toks.insert(j, kw);
-        // The directive goes (it sat before or after the function); the
-        // scan goes on from where it was.
-        let at = if j < i { i + 2 } else { i };
-        toks.drain(at..at + 6);
+        // `routine` and the level and clauses go before `fn f`; the
+        // directive (`routine ( f )` .. `;`) goes.
+        let moved: Vec<_> = std::iter::once(toks[i])
+            .chain(toks[i + 4..end].iter().copied())
+            .collect();
+        let len = end + 1 - i;
+        let k = moved.len();
+        toks.splice(j..j, moved);
+        // The scan goes on from where the directive was.
+        let at = if j < i { i + k } else { i };
+        toks.drain(at..at + len);
     }
 }
 
