@@ -321,6 +321,34 @@ let present = acc_is_present(a);";
 }
 
 #[test]
+fn acc_init_device_and_acc_shutdown_device_name_a_device_of_a_type() {
+    // OpenACC 3.2's device-numbered forms (V&V acc_init_device,
+    // acc_shutdown_device): device 0 of the current type is the current
+    // device, so shutdown lands its queue's work as a wait does; a number
+    // with no such device is refused.
+    let src = "let a = zeros(f32, 8);
+acc_init_device(0, acc_get_device_type());
+enter data copyin(a);
+parallel loop present(a) async(1) for i in 0..8 { a[i] = 3.0; }
+update self(a) async(1);
+acc_shutdown_device(0, acc_get_device_type());
+let s = a[7];
+let present = acc_is_present(a);";
+    for device in [false, true] {
+        let r = run(src, device);
+        r.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}", e.render(100)));
+        assert_eq!(r.engine.get_value("s").unwrap().to_string(), "3.0");
+        assert_eq!(r.engine.get_value("present").unwrap().to_string(), "true");
+    }
+    common::same_failure(
+        "acc_init_device(7, acc_get_device_type());",
+        "accl::run::bad_device",
+    );
+}
+
+#[test]
 fn the_default_async_queue_can_be_changed() {
     // `async` alone goes to the default queue: after acc_set_default_async(2)
     // a `wait(2)` covers it, and a kernel on queue 1 that waits for queue 2

@@ -625,6 +625,23 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             }
             RtVal::Unit
         }
+        // The device-numbered forms (OpenACC 3.2): device `d` among those
+        // of the type, as `init` / `shutdown device_type(t) device_num(d)`
+        // number them; a number with no such device is an error.
+        "acc_init_device" | "acc_shutdown_device" => {
+            let (k, t) = (int(&args[0]), string(&args[1]));
+            let of_type = devices_of_type(cx, t, sp(1))?;
+            let Some(&d) = usize::try_from(k).ok().and_then(|k| of_type.get(k)) else {
+                let all = cx.backend.devices();
+                return Err(error::no_device_of_type(sp(0), t, k, &all));
+            };
+            if name == "acc_shutdown_device" && d == cx.device {
+                let b = cx.backend.clone();
+                b.wait(cx, None, None, span)?;
+                b.complete_sync(cx, None, Some(span))?;
+            }
+            RtVal::Unit
+        }
         "acc_set_device_type" => {
             let t = string(&args[0]);
             devices_of_type(cx, t, sp(0))?;

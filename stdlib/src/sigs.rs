@@ -859,6 +859,12 @@ pub fn builtins() -> Builtins {
     ] {
         add(&mut b, name, what, Host, device::device_type_only);
     }
+    for (name, what) in [
+        ("acc_init_device", "acc_init_device(d, type): make device d of that type ready (it opens on first use anyway)"),
+        ("acc_shutdown_device", "acc_shutdown_device(d, type): finish the work of device d of that type (its data stays present)"),
+    ] {
+        add(&mut b, name, what, Host, device::device_num_and_type);
+    }
     add(
         &mut b,
         "acc_set_device_type",

@@ -59,6 +59,18 @@ pub(super) fn device_type_only(args: &[Type]) -> Result<Sig, String> {
     }
 }
 
+/// `acc_init_device(d, device_type)`, `acc_shutdown_device(d, device_type)`:
+/// device `d` among those of the type.
+pub(super) fn device_num_and_type(args: &[Type]) -> Result<Sig, String> {
+    match args {
+        [d, Type::Str] if d.is_int_like() => Ok(Sig {
+            params: vec![Type::I32, Type::Str],
+            ret: Type::Unit,
+        }),
+        _ => Err("takes a device number and a device type (`acc_get_device_type()`, \"gpu\", \"cpu\", \"host\", \"any\")".into()),
+    }
+}
+
 /// `acc_async_test(q)`: a queue number of any integer type (as `async(q)`
 /// takes one).
 pub(super) fn queue_test(args: &[Type]) -> Result<Sig, String> {
