@@ -282,6 +282,10 @@ pub enum AtomicKind {
     RevSub,
     /// `a[i] = v / a[i]`
     RevDiv,
+    /// `a[i] = v << a[i]`
+    RevShl,
+    /// `a[i] = v >> a[i]`
+    RevShr,
     /// `atomic read`: the element (the value operand is unused).
     Read,
     /// `atomic write`: store the value (the expression's value is it).

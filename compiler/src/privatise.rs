@@ -42,7 +42,9 @@ impl Fold {
             | AtomicKind::Shl
             | AtomicKind::Shr
             | AtomicKind::RevSub
-            | AtomicKind::RevDiv => return None,
+            | AtomicKind::RevDiv
+            | AtomicKind::RevShl
+            | AtomicKind::RevShr => return None,
         })
     }
 

@@ -830,3 +830,36 @@ parallel loop for i in 0..8 {
         }
     });
 }
+
+#[test]
+fn atomic_shift_counts_wrap_at_the_bit_width() {
+    // SPIR-V leaves a shift by the bit width or more undefined (NVIDIA
+    // gives 0, x86 wraps); the host's `<<` wraps the count, so every
+    // atomic shift masks its count first, in both operand orders.
+    let src = Source::new(
+        "
+let a = full(i32, 3, 8);
+let b = full(i64, 5, 8);
+let s = 33;
+parallel loop for i in 0..8 {
+    atomic a[i] <<= s + i;
+    atomic a[i] = (1 + i) >> a[i];
+    atomic b[i] = (7 as i64) << b[i];
+    atomic b[i] >>= s as i64;
+}
+",
+    );
+    let k = src.kernel(0);
+    let text = compiler::disassemble(&compiler::compile(&k, &Spec::default()).unwrap());
+    let ands: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("= OpBitwiseAnd"))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let shifts: Vec<&str> = text.lines().filter(|l| l.contains("= OpShift")).collect();
+    assert_eq!(shifts.len(), 4, "{text}");
+    for l in shifts {
+        let count = l.split_whitespace().last().unwrap();
+        assert!(ands.contains(&count), "unmasked count in `{l}`:\n{text}");
+    }
+}

@@ -335,11 +335,15 @@ pub enum AtomicOp {
     RevSub,
     /// `x = e / x`
     RevDiv,
+    /// `x = e << x`
+    RevShl,
+    /// `x = e >> x`
+    RevShr,
 }
 
 impl AtomicOp {
     /// Every operator, for the capture builtins' table.
-    pub const ALL: [AtomicOp; 13] = [
+    pub const ALL: [AtomicOp; 15] = [
         AtomicOp::Add,
         AtomicOp::Sub,
         AtomicOp::Mul,
@@ -353,6 +357,8 @@ impl AtomicOp {
         AtomicOp::Shr,
         AtomicOp::RevSub,
         AtomicOp::RevDiv,
+        AtomicOp::RevShl,
+        AtomicOp::RevShr,
     ];
 
     /// The capture builtin of the operator: `atomic_sub(a[i], v)` does
@@ -372,6 +378,8 @@ impl AtomicOp {
             AtomicOp::Shr => "atomic_shr",
             AtomicOp::RevSub => "atomic_rsub",
             AtomicOp::RevDiv => "atomic_rdiv",
+            AtomicOp::RevShl => "atomic_rshl",
+            AtomicOp::RevShr => "atomic_rshr",
         }
     }
 
@@ -384,7 +392,13 @@ impl AtomicOp {
     pub fn int_only(self) -> bool {
         matches!(
             self,
-            AtomicOp::And | AtomicOp::Or | AtomicOp::Xor | AtomicOp::Shl | AtomicOp::Shr
+            AtomicOp::And
+                | AtomicOp::Or
+                | AtomicOp::Xor
+                | AtomicOp::Shl
+                | AtomicOp::Shr
+                | AtomicOp::RevShl
+                | AtomicOp::RevShr
         )
     }
 
@@ -395,6 +409,8 @@ impl AtomicOp {
             AtomicOp::Shr => ">>=",
             AtomicOp::RevSub => "= e -",
             AtomicOp::RevDiv => "= e /",
+            AtomicOp::RevShl => "= e <<",
+            AtomicOp::RevShr => "= e >>",
             AtomicOp::Add => "+=",
             AtomicOp::Sub => "-=",
             AtomicOp::Mul => "*=",

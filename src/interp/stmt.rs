@@ -495,6 +495,8 @@ pub fn atomic_combine(
         AtomicOp::Shr => BinOp::Shr,
         AtomicOp::RevSub => return Value::binary(BinOp::Sub, x, old),
         AtomicOp::RevDiv => return Value::binary(BinOp::Div, x, old),
+        AtomicOp::RevShl => return Value::binary(BinOp::Shl, x, old),
+        AtomicOp::RevShr => return Value::binary(BinOp::Shr, x, old),
         AtomicOp::Max | AtomicOp::Min => {
             let gt = Value::binary(BinOp::Gt, x, old)? == Value::Bool(true);
             let lt = Value::binary(BinOp::Lt, x, old)? == Value::Bool(true);

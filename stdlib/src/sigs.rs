@@ -556,6 +556,8 @@ pub fn builtins() -> Builtins {
         let what = match op {
             lang::ast::AtomicOp::RevSub => "a[i] = v - a[i]".to_string(),
             lang::ast::AtomicOp::RevDiv => "a[i] = v / a[i]".to_string(),
+            lang::ast::AtomicOp::RevShl => "a[i] = v << a[i]".to_string(),
+            lang::ast::AtomicOp::RevShr => "a[i] = v >> a[i]".to_string(),
             op => format!("a[i] {} v", op.symbol()),
         };
         b.add(Builtin {

@@ -127,6 +127,8 @@ impl Lowerer<'_> {
                         "atomic_shr" => AtomicKind::Shr,
                         "atomic_rsub" => AtomicKind::RevSub,
                         "atomic_rdiv" => AtomicKind::RevDiv,
+                        "atomic_rshl" => AtomicKind::RevShl,
+                        "atomic_rshr" => AtomicKind::RevShr,
                         _ => return Err(unsupported(span, &format!("atomics (`{}`)", b.name))),
                     };
                     // `atomic_read` has no value: the element stands in.

@@ -349,6 +349,8 @@ impl Lowerer<'_> {
                     hir::AtomicOp::Shr => AtomicKind::Shr,
                     hir::AtomicOp::RevSub => AtomicKind::RevSub,
                     hir::AtomicOp::RevDiv => AtomicKind::RevDiv,
+                    hir::AtomicOp::RevShl => AtomicKind::RevShl,
+                    hir::AtomicOp::RevShr => AtomicKind::RevShr,
                 };
                 let e = self.atomic(fx, *array, indices, kind, *value, span)?;
                 out.push(Fx::stmt(StmtKind::Eval(e), span));

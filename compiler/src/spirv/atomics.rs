@@ -147,9 +147,23 @@ impl Writer<'_> {
                 | AtomicKind::Shl
                 | AtomicKind::Shr
                 | AtomicKind::RevSub
-                | AtomicKind::RevDiv => {
+                | AtomicKind::RevDiv
+                | AtomicKind::RevShl
+                | AtomicKind::RevShr => {
+                    // A shift count wraps at the bit width, as the host's
+                    // (and the device's plain `<<`) does: SPIR-V leaves a
+                    // count past the width undefined.
+                    let mask = match elem {
+                        Scalar::I64 => self.int_const(t, 63),
+                        _ => self.int_const(t, 31),
+                    };
                     return Ok(self.cas_loop(ptr, t, t, |w, old| {
                         let bm = &mut w.m.b;
+                        // `x = e << x` shifts e by the element.
+                        let (value, count) = match op {
+                            AtomicKind::RevShl | AtomicKind::RevShr => (x, old),
+                            _ => (old, x),
+                        };
                         match op {
                             AtomicKind::Mul => spv(bm.i_mul(tw, None, old, x)),
                             AtomicKind::Div if signed => spv(bm.s_div(tw, None, old, x)),
@@ -157,13 +171,20 @@ impl Writer<'_> {
                             AtomicKind::RevDiv if signed => spv(bm.s_div(tw, None, x, old)),
                             AtomicKind::RevDiv => spv(bm.u_div(tw, None, x, old)),
                             AtomicKind::RevSub => spv(bm.i_sub(tw, None, x, old)),
-                            AtomicKind::Shl => spv(bm.shift_left_logical(tw, None, old, x)),
-                            AtomicKind::Shr if signed => {
-                                spv(bm.shift_right_arithmetic(tw, None, old, x))
+                            AtomicKind::Shl | AtomicKind::RevShl => {
+                                let n = spv(bm.bitwise_and(tw, None, count, mask));
+                                spv(bm.shift_left_logical(tw, None, value, n))
                             }
-                            _ => spv(bm.shift_right_logical(tw, None, old, x)),
+                            _ if signed => {
+                                let n = spv(bm.bitwise_and(tw, None, count, mask));
+                                spv(bm.shift_right_arithmetic(tw, None, value, n))
+                            }
+                            _ => {
+                                let n = spv(bm.bitwise_and(tw, None, count, mask));
+                                spv(bm.shift_right_logical(tw, None, value, n))
+                            }
                         }
-                    }))
+                    }));
                 }
             });
         }

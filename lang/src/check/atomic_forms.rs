@@ -77,7 +77,8 @@ impl Checker<'_> {
                 let o = match b {
                     BinOp::Sub => Some(AtomicOp::RevSub),
                     BinOp::Div => Some(AtomicOp::RevDiv),
-                    BinOp::Shl | BinOp::Shr => None,
+                    BinOp::Shl => Some(AtomicOp::RevShl),
+                    BinOp::Shr => Some(AtomicOp::RevShr),
                     b => of(*b),
                 };
                 o.map(|o| Update::Op(o, l))
@@ -233,6 +234,8 @@ impl Checker<'_> {
                 AtomicOp::Shr => bin(BinOp::Shr, old_v, t()),
                 AtomicOp::RevSub => bin(BinOp::Sub, t(), old_v),
                 AtomicOp::RevDiv => bin(BinOp::Div, t(), old_v),
+                AtomicOp::RevShl => bin(BinOp::Shl, t(), old_v),
+                AtomicOp::RevShr => bin(BinOp::Shr, t(), old_v),
                 AtomicOp::Max | AtomicOp::Min => {
                     let f = Ident {
                         name: if o == AtomicOp::Max { "max" } else { "min" }.into(),
