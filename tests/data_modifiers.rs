@@ -1,5 +1,6 @@
-//! Data-clause modifiers `zero:` and `readonly:`, and sections without a
-//! lower bound (`a[:n]`), on the device against the host reference.
+//! Data-clause modifiers `zero:` and `readonly:`, sections without a
+//! lower bound (`a[:n]`), and the OpenACC 2.0 clause names (`pcopy`,
+//! `present_or_create`, ...), on the device against the host reference.
 
 use crate::common;
 use common::{same_as_host, Floats};
@@ -41,5 +42,24 @@ fn readonly_and_sections_without_lower_bound() {
         data copy(m[:2, :]) { parallel loop for i in 0..2 { m[i, 4] = i + 1; } }
         for i in 0..n / 2 { assert(b[i] == 2.0f32 * i as f32); }
         assert(m[1, 4] == 2);",
+    );
+}
+
+#[test]
+fn present_or_names_are_the_data_clauses() {
+    // `pcopy`/`present_or_copy` is `copy`, and likewise for `copyin`,
+    // `copyout` and `create`; a function may still be called `pcopy`.
+    ok(
+        "fn pcopy(x: i32) -> i32 { return x + 1; }
+        let a = zeros(f64, 4); let b = full(f64, 2.0, 4); let c = zeros(f64, 4); let d = zeros(f64, 4);
+        data pcopyin(b) present_or_copyout(a) pcreate(d) present_or_copy(c) {
+            parallel loop for i in 0..4 { d[i] = b[i]; a[i] = d[i] + 1.0; c[i] += 5.0; }
+        }
+        for i in 0..4 { assert(a[i] == 3.0); assert(c[i] == 5.0); }
+        enter data present_or_copyin(b) present_or_create(d);
+        parallel loop pcopyout(a) pcopy(c) present(b) for i in 0..4 { a[i] = b[i]; c[i] += 1.0; }
+        exit data delete(b, d);
+        for i in 0..4 { assert(a[i] == 2.0); assert(c[i] == 6.0); }
+        assert(pcopy(1) == 2);",
     );
 }
