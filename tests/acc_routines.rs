@@ -85,6 +85,103 @@ fn memcpy_device_copies_on_the_device_and_agrees_with_the_host() {
     }
 }
 
+/// `acc_memcpy_device` between sections: thirds of one array into two
+/// others and back (the V&V test's pattern), a column of a matrix into a
+/// row of another, a section into another section of the same device copy
+/// (overlapping: the copy reads before it writes), and a section into a
+/// second present section of the same array.
+const COPY_SECTIONS: &str = "const n = 100;
+let h = zeros(f64, 3 * n);
+for x in 0..3 * n { h[x] = x as f64; }
+let a = zeros(f64, n); let b = zeros(f64, n);
+acc_copyin(h);
+enter data create(a[0:n], b[0:n]);
+acc_memcpy_device(a, h[n:n]);
+acc_memcpy_device(b, h[2 * n:n]);
+acc_memcpy_device(h[0:n], b);
+exit data copyout(a[0:n], b[0:n]);
+acc_copyout(h);
+let m = zeros(i32, 4, 5); let t = zeros(i32, 3, 4);
+for i in 0..4 { for j in 0..5 { m[i, j] = i * 10 + j; } }
+enter data copyin(m) create(t);
+acc_memcpy_device(t[1:1, 0:4], m[0:4, 2:1]);
+exit data copyout(t) delete(m);
+let s = zeros(i32, 10);
+for i in 0..10 { s[i] = i; }
+enter data copyin(s);
+acc_memcpy_device(s[2:6], s[0:6]);
+exit data copyout(s);
+let p = zeros(f32, 8);
+for i in 0..8 { p[i] = i as f32; }
+enter data copyin(p[0:4], p[4:4]);
+acc_memcpy_device(p[4:4], p[0:4]);
+for i in 0..8 { p[i] = -1.0; }
+exit data copyout(p[0:4], p[4:4]);";
+
+#[test]
+fn memcpy_device_copies_between_sections() {
+    let (_, dev) = common::same_as_host(COPY_SECTIONS, common::Floats::Exact);
+    let get = |n: &str| dev.engine.get_array::<f64>(n).unwrap().0;
+    let (a, b, h) = (get("a"), get("b"), get("h"));
+    for x in 0..100 {
+        assert_eq!(a[x], (100 + x) as f64, "a[{x}]");
+        assert_eq!(b[x], (200 + x) as f64, "b[{x}]");
+        assert_eq!(h[x], (200 + x) as f64, "h[{x}]");
+        assert_eq!(h[100 + x], (100 + x) as f64, "h[100 + {x}] unchanged");
+    }
+    let t = dev.engine.get_array::<i32>("t").unwrap().0;
+    assert_eq!(&t[4..8], &[2, 12, 22, 32], "column 2 of m into row 1 of t");
+    assert!(t[..4].iter().chain(&t[8..]).all(|&v| v == 0), "{t:?}");
+    let s = dev.engine.get_array::<i32>("s").unwrap().0;
+    assert_eq!(
+        s,
+        vec![0, 1, 0, 1, 2, 3, 4, 5, 8, 9],
+        "memmove, not a smear"
+    );
+    let p = dev.engine.get_array::<f32>("p").unwrap().0;
+    assert_eq!(p, vec![0.0, 1.0, 2.0, 3.0, 0.0, 1.0, 2.0, 3.0]);
+}
+
+#[test]
+fn memcpy_device_section_errors_name_the_side() {
+    for (src, code, side) in [
+        // The source section is not present (only another third is).
+        (
+            "let h = zeros(f64, 30); let a = zeros(f64, 10); enter data copyin(h[0:10]) create(a); acc_memcpy_device(a, h[10:10]);",
+            "accl::run::not_present",
+            "`h[10:10]` is not present",
+        ),
+        // The destination section is not present.
+        (
+            "let h = zeros(f64, 30); let a = zeros(f64, 10); enter data copyin(h[0:10]) create(a); acc_memcpy_device(h[20:10], a);",
+            "accl::run::not_present",
+            "`h[20:10]` is not present",
+        ),
+        // A section across two present sections lies inside neither.
+        (
+            "let h = zeros(f64, 30); let a = zeros(f64, 10); enter data copyin(h[0:10], h[10:20]) create(a); acc_memcpy_device(a, h[5:10]);",
+            "accl::run::not_present",
+            "`h[5:10]` is not present",
+        ),
+        (
+            "let h = zeros(f64, 30); let a = zeros(f64, 10); enter data copyin(h, a); acc_memcpy_device(a, h[0:11]);",
+            "accl::run::size_mismatch",
+            "`a` has 10 elements and `h[0:11]` 11",
+        ),
+        (
+            "let m = zeros(f32, 4, 4); let a = zeros(f32, 3); enter data copyin(m, a); acc_memcpy_device(a, m[0:4, 1:1]);",
+            "accl::run::size_mismatch",
+            "`a` has 3 elements and `m[0:4, 1:1]` 4",
+        ),
+    ] {
+        let (h, d) = common::same_failure(src, code);
+        for r in [h, d] {
+            let e = r.result.unwrap_err();
+            assert!(e.diags[0].message.contains(side), "{}", e.render(100));
+        }
+    }
+}
+
 #[test]
 fn wait_any_returns_a_finished_queue_and_lands_its_results() {
     let src = "let n = 256; let x = zeros(i32, n); let y = zeros(i32, n); let qs = zeros(i64, 2);

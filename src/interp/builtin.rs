@@ -705,37 +705,7 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                 std::thread::sleep(std::time::Duration::from_micros(20));
             }
         }
-        "acc_memcpy_device" => {
-            let (dst, src, texts) = copy_pair(args, [sp(0), sp(1)], span, cx)?;
-            let text = |i: usize| texts[i].clone();
-            if dst.id() == src.id() {
-                return Ok(RtVal::Unit);
-            }
-            let (b, dev) = (cx.backend.clone(), cx.device);
-            let names = [(dst.id(), text(0).into()), (src.id(), text(1).into())];
-            b.begin(cx, QueueId::Sync, span, &names)?;
-            let copied = b
-                .env(cx)
-                .copy_device(dev, &dst, &src)
-                .map_err(|e| match e {
-                    EnvError::Race(d) => d,
-                    EnvError::Device(f) => error::device(span, &text(1), &f),
-                    e => error::device(span, &text(1), &e.message().into()),
-                })?;
-            if !copied {
-                let env = b.env(cx);
-                let (i, why) = if !env.is_present(dev, &dst) {
-                    (0, "the destination")
-                } else if !env.is_present(dev, &src) {
-                    (1, "the source")
-                } else {
-                    (0, "present in several sections, not one whole")
-                };
-                drop(env);
-                return Err(error::not_present(sp(i), &text(i), "", dev, why));
-            }
-            RtVal::Unit
-        }
+        "acc_memcpy_device" => memcpy::device(args, spans, span, cx)?,
         "acc_memcpy_d2d" => {
             let (dst, src, texts) = copy_pair(args, [sp(0), sp(1)], span, cx)?;
             let text = |i: usize| texts[i].clone();

@@ -3,16 +3,89 @@
 //! device side is the device copy of an array or section, which must be
 //! present; the host side is an array or section's host data. The two
 //! hold the same element count (their shapes may differ: elements pair in
-//! row-major order).
+//! row-major order). `acc_memcpy_device(dst, src)` pairs two device sides
+//! the same way.
 
 use super::error;
 use super::machine::Ctx;
-use super::present::EnvError;
+use super::present::{EnvError, Find};
 use super::queue::QueueId;
 use super::section_arg::{section, Section};
 use super::value::{RtVal, R};
 use lang::Span;
 use stdlib::Array;
+
+/// The source text of a section argument (for diagnostics and race names).
+fn arg_text(cx: &Ctx, s: &Section) -> String {
+    super::section_arg::text(cx, s.span)
+}
+
+/// An error unless the two sides hold the same element count.
+fn same_count(dst: &Section, src: &Section, span: Span, cx: &Ctx, what: &str) -> R<()> {
+    let (dn, sn) = (
+        dst.region.len(dst.array.shape()),
+        src.region.len(src.array.shape()),
+    );
+    if dn != sn {
+        return Err(error::count_mismatch(
+            span,
+            &format!(
+                "`{}` has {dn} elements and `{}` {sn}: {what} needs the same count",
+                arg_text(cx, dst),
+                arg_text(cx, src)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `acc_memcpy_device(dst, src)`: each side an array or section that lies
+/// inside one present section on the current device (the kernels' rule:
+/// storage is per section, and the copy is one device command between two
+/// of them).
+pub fn device(args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx) -> R<RtVal> {
+    let mut i = 0;
+    let dst = section(args, spans, &mut i, cx)?;
+    let src = section(args, spans, &mut i, cx)?;
+    same_count(&dst, &src, span, cx, "a device copy")?;
+    if dst.array.id() == src.array.id() && dst.region == src.region {
+        return Ok(RtVal::Unit);
+    }
+    let texts = [arg_text(cx, &dst), arg_text(cx, &src)];
+    let (b, dev) = (cx.backend.clone(), cx.device);
+    let names = [
+        (dst.array.id(), texts[0].as_str().into()),
+        (src.array.id(), texts[1].as_str().into()),
+    ];
+    b.begin(cx, QueueId::Sync, span, &names)?;
+    let copied = b
+        .env(cx)
+        .copy_device(dev, (&dst.array, &dst.region), (&src.array, &src.region))
+        .map_err(|e| match e {
+            EnvError::Race(d) => d,
+            EnvError::Device(f) => error::device(span, &texts[1], &f),
+            e => error::device(span, &texts[1], &e.message().into()),
+        })?;
+    if copied {
+        return Ok(RtVal::Unit);
+    }
+    let env = b.env(cx);
+    let find = |s: &Section| env.find(dev, &s.array, &s.region);
+    let (k, side, found) = match find(&dst) {
+        Find::Inside(_) => (1, &src, find(&src)),
+        f => (0, &dst, f),
+    };
+    drop(env);
+    let which = ["the destination", "the source"][k];
+    let why = match found {
+        Find::Partial(have) => format!(
+            "{which}: it overlaps the present elements {} without lying inside them (a device copy reads or writes inside one present section)",
+            have.range_text(side.array.shape())
+        ),
+        _ => which.to_string(),
+    };
+    Err(error::not_present(side.span, &texts[k], "", dev, &why))
+}
 
 pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx) -> R<RtVal> {
     let mut i = 0;
@@ -27,20 +100,7 @@ pub fn call(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx
             .unwrap_or("the array")
             .to_string()
     };
-    let (dn, sn) = (
-        dst.region.len(dst.array.shape()),
-        src.region.len(src.array.shape()),
-    );
-    if dn != sn {
-        return Err(error::count_mismatch(
-            span,
-            &format!(
-                "`{}` has {dn} elements and `{}` {sn}: a copy needs the same count",
-                text(&dst),
-                text(&src)
-            ),
-        ));
-    }
+    same_count(&dst, &src, span, cx, "a copy")?;
     let b = cx.backend.clone();
     // `_async(.., q)`: after q's earlier work, at once (one allowed order
     // of an async copy: what follows on q comes after it too).

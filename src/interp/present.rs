@@ -167,15 +167,29 @@ pub trait Storage {
         let _ = (dev, host, lo, hi, copyout);
         Ok(())
     }
-    /// Copy every element of `src`'s device storage into `dst`'s on `dev`,
-    /// on the device (`acc_memcpy_device`); both arrays are wholly present
-    /// in one section each (storage from row 0) and have the same size.
+    /// Copy the elements of box `src` of its device storage into box `dst`
+    /// of its own on `dev`, on the device (`acc_memcpy_device`), paired in
+    /// row-major order ([`super::region::paired_runs`]). Each box lies in
+    /// the one section given with it; the boxes hold the same count. They
+    /// may be boxes of one array, even of one section, and may overlap:
+    /// the copy reads every source element before it writes.
     fn copy_device(
         &mut self,
         dev: usize,
-        dst: (&Array, &Self::Arr, &Self::Sec),
-        src: (&Array, &Self::Arr, &Self::Sec),
+        dst: DeviceBox<'_, Self>,
+        src: DeviceBox<'_, Self>,
     ) -> Result<(), EnvError>;
+}
+
+/// A box of an array's device copy, as [`Storage::copy_device`] takes it:
+/// the host array, its storage, the present section holding the box and the
+/// first row of that section's storage.
+pub struct DeviceBox<'a, S: Storage + ?Sized> {
+    pub host: &'a Array,
+    pub arr: &'a S::Arr,
+    pub sec: &'a S::Sec,
+    pub sec_lo: usize,
+    pub r: &'a Region,
 }
 
 pub struct Mapping<S: Storage> {
@@ -338,9 +352,15 @@ pub trait Env {
     /// (zeros elsewhere); None when no part is present.
     fn snapshot(&mut self, dev: usize, a: &Array) -> Result<Option<Array>, Fault>;
     fn rows(&self) -> Vec<PresentRow>;
-    /// `acc_memcpy_device(dst, src)`: Ok(false) unless both arrays are
-    /// wholly present on `dev` in one section each.
-    fn copy_device(&mut self, dev: usize, dst: &Array, src: &Array) -> Result<bool, EnvError>;
+    /// `acc_memcpy_device(dst, src)`: box `dst.1` of `dst.0`'s device copy
+    /// from box `src.1` of `src.0`'s; Ok(false) unless each box lies inside
+    /// one present section on `dev`.
+    fn copy_device(
+        &mut self,
+        dev: usize,
+        dst: (&Array, &Region),
+        src: (&Array, &Region),
+    ) -> Result<bool, EnvError>;
     /// `acc_memcpy_d2d(dst, src, dst_dev, src_dev)`: the device copy of
     /// `src` on `src_dev` into that of `dst` on `dst_dev`, through host
     /// memory (two devices share no memory); Ok(false) unless both arrays
@@ -560,14 +580,17 @@ impl<S: Storage> Env for Table<S> {
         v
     }
 
-    fn copy_device(&mut self, dev: usize, dst: &Array, src: &Array) -> Result<bool, EnvError> {
-        let whole = |a: &Array| -> Option<usize> {
-            match self.find(dev, a, &Region::whole(a.shape())) {
-                Find::Inside(i) => Some(i),
-                _ => None,
-            }
+    fn copy_device(
+        &mut self,
+        dev: usize,
+        (dst, dr): (&Array, &Region),
+        (src, sr): (&Array, &Region),
+    ) -> Result<bool, EnvError> {
+        let inside = |a: &Array, r: &Region| match self.find(dev, a, r) {
+            Find::Inside(i) => Some(i),
+            _ => None,
         };
-        let (Some(i), Some(j)) = (whole(dst), whole(src)) else {
+        let (Some(i), Some(j)) = (inside(dst, dr), inside(src, sr)) else {
             return Ok(false);
         };
         let (Some(d), Some(s)) = (
@@ -578,11 +601,23 @@ impl<S: Storage> Env for Table<S> {
         };
         let (ds, dsec) = &d.sections[i];
         let (ss, ssec) = &s.sections[j];
-        if ds.bx.lo != 0 || ss.bx.lo != 0 {
-            return Ok(false);
-        }
-        self.store
-            .copy_device(dev, (&d.host, &d.arr, dsec), (&s.host, &s.arr, ssec))?;
+        self.store.copy_device(
+            dev,
+            DeviceBox {
+                host: &d.host,
+                arr: &d.arr,
+                sec: dsec,
+                sec_lo: ds.bx.lo,
+                r: dr,
+            },
+            DeviceBox {
+                host: &s.host,
+                arr: &s.arr,
+                sec: ssec,
+                sec_lo: ss.bx.lo,
+                r: sr,
+            },
+        )?;
         Ok(true)
     }
 
@@ -764,17 +799,37 @@ impl Storage for HostStorage {
     fn copy_device(
         &mut self,
         dev: usize,
-        (dst_host, dst, _): (&Array, &Array, &()),
-        (src_host, src, _): (&Array, &Array, &()),
+        dst: DeviceBox<'_, Self>,
+        src: DeviceBox<'_, Self>,
     ) -> Result<(), EnvError> {
-        let rows = |a: &Array| a.shape().first().copied().unwrap_or(1);
         let accs = Access::device_copy(
-            (src_host.id(), self.name(src_host), rows(src_host)),
-            (dst_host.id(), self.name(dst_host), rows(dst_host)),
+            (src.host.id(), self.name(src.host), (src.r.lo, src.r.hi)),
+            (dst.host.id(), self.name(dst.host), (dst.r.lo, dst.r.hi)),
         )
         .to_vec();
+        let size = src.host.scalar().size();
+        let pieces =
+            super::region::paired_runs((dst.r, dst.host.shape()), (src.r, src.host.shape()));
         self.tracked(dev, accs, "device-to-device copy", || {
-            copy_region(src, dst, &Region::whole(src.shape()))
+            // Read all first: the two boxes may be of one device copy.
+            let mut buf = Vec::with_capacity(src.r.len(src.host.shape()) * size);
+            {
+                let from = src.arr.data();
+                let bytes = from.bytes();
+                for &(_, s, n) in &pieces {
+                    if let Some(run) = bytes.get(s * size..(s + n) * size) {
+                        buf.extend_from_slice(run);
+                    }
+                }
+            }
+            let mut to = dst.arr.data_mut();
+            let mut at = 0;
+            for &(d, _, n) in &pieces {
+                if let Some(run) = buf.get(at..at + n * size) {
+                    to.write_bytes(d * size, run);
+                }
+                at += n * size;
+            }
         })
     }
 }

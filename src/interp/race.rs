@@ -111,12 +111,15 @@ impl Access {
         Access::rows(array, name, rows, host, Mode::Write)
     }
 
-    /// A device-to-device copy of every row of `src` (id, name, rows) into
-    /// `dst`.
-    pub fn device_copy(src: (u64, Rc<str>, usize), dst: (u64, Rc<str>, usize)) -> [Access; 2] {
+    /// A device-to-device copy of rows of `src` (id, name, rows `lo..hi`)
+    /// into rows of `dst`.
+    pub fn device_copy(
+        src: (u64, Rc<str>, (usize, usize)),
+        dst: (u64, Rc<str>, (usize, usize)),
+    ) -> [Access; 2] {
         [
-            Access::rows(src.0, src.1, (0, src.2), Mode::None, Mode::Read),
-            Access::rows(dst.0, dst.1, (0, dst.2), Mode::None, Mode::Write),
+            Access::rows(src.0, src.1, src.2, Mode::None, Mode::Read),
+            Access::rows(dst.0, dst.1, dst.2, Mode::None, Mode::Write),
         ]
     }
 }

@@ -234,6 +234,38 @@ impl Iterator for Runs {
     }
 }
 
+/// The element copies that move box `src` of an array of `src_shape` into
+/// box `dst` of one of `dst_shape`, elements paired in row-major order (the
+/// boxes hold the same count): `(dst element, src element, elements)`
+/// pieces, each contiguous on both sides. Where the two boxes' runs are cut
+/// differently (a column into a row), a piece ends at the nearer cut.
+pub fn paired_runs(
+    dst: (&Region, &[usize]),
+    src: (&Region, &[usize]),
+) -> Vec<(usize, usize, usize)> {
+    let (d, s) = (dst.0.runs(dst.1), src.0.runs(src.1));
+    let mut out = Vec::with_capacity(Runs::count(&d).max(Runs::count(&s)));
+    let (mut d, mut s) = (d.peekable(), s.peekable());
+    let (mut dk, mut sk) = (0, 0);
+    while let (Some(&(da, dn)), Some(&(sa, sn))) = (d.peek(), s.peek()) {
+        let n = (dn - dk).min(sn - sk);
+        if n > 0 {
+            out.push((da + dk, sa + sk, n));
+        }
+        dk += n;
+        sk += n;
+        if dk == dn {
+            d.next();
+            dk = 0;
+        }
+        if sk == sn {
+            s.next();
+            sk = 0;
+        }
+    }
+    out
+}
+
 /// Do the `boxes` together hold every element of an array of `shape`?
 /// (Coordinate compression: the boxes' bounds cut each axis into
 /// intervals, and every cell of that grid must lie in some box.) False when

@@ -1,6 +1,6 @@
 //! Array arguments that may be sections (`a[lo:count, ..]`), of the
 //! builtins that take them ([`lang::Builtin::sections`]: the MPI ones,
-//! `acc_memcpy_to_device` and `acc_memcpy_from_device`). Each arrives as
+//! `acc_memcpy_to_device`, `acc_memcpy_from_device`, `acc_memcpy_device`). Each arrives as
 //! the array and, per axis, `lo` and `count` (the checker's expansion); it
 //! is evaluated into a box exactly as a data clause's section is, with the
 //! same `accl::run::bad_section` diagnostic, and moved as its contiguous

@@ -9,14 +9,15 @@
 //! pays for one `VkDevice` only.
 
 use super::device::DevState;
-use crate::interp::present::{EnvError, Fault, Region, Storage};
+use crate::interp::present::{DeviceBox, EnvError, Fault, Region, Storage};
 use crate::interp::queue::QueueId;
 use crate::interp::race::{Access, Tracker};
+use crate::interp::region::paired_runs;
 use lang::Span;
 use std::cell::Cell;
 use std::rc::Rc;
 use stdlib::Array;
-use vk_runtime::{Buffer, Instance};
+use vk_runtime::{Buffer, CopyRegion, Instance};
 
 /// The storage of one present section.
 pub struct SecBuf {
@@ -436,23 +437,73 @@ impl Storage for VkStorage {
     fn copy_device(
         &mut self,
         dev: usize,
-        (dst_host, _, dst): (&Array, &(), &SecBuf),
-        (src_host, _, src): (&Array, &(), &SecBuf),
+        dst: DeviceBox<'_, Self>,
+        src: DeviceBox<'_, Self>,
     ) -> Result<(), EnvError> {
-        let rows = |a: &Array| a.shape().first().copied().unwrap_or(1);
         let accs = Access::device_copy(
-            (src_host.id(), self.name(src_host), rows(src_host)),
-            (dst_host.id(), self.name(dst_host), rows(dst_host)),
+            (src.host.id(), self.name(src.host), (src.r.lo, src.r.hi)),
+            (dst.host.id(), self.name(dst.host), (dst.r.lo, dst.r.hi)),
         );
         let what = "device-to-device copy";
         let value = self.guard(dev, &accs, what)?;
         let queue = self.queue;
-        let bytes = (src_host.len() * src_host.scalar().size()) as u64;
+        let size = src.host.scalar().size() as u64;
+        // Offsets into each section's buffer, which starts at its first row.
+        let (dbase, sbase) = (
+            dst.sec_lo as u64 * dst.sec.row_bytes,
+            src.sec_lo as u64 * src.sec.row_bytes,
+        );
+        let pieces = paired_runs((dst.r, dst.host.shape()), (src.r, src.host.shape()));
         let d = self.dev(dev).map_err(EnvError::Device)?;
+        let same = std::ptr::eq(dst.sec, src.sec);
+        // Boxes of one buffer (which may overlap) go through a scratch
+        // buffer: a copy's regions may not share a buffer.
+        let scratch = if same {
+            let bytes = pieces.iter().map(|p| p.2 as u64).sum::<u64>() * size;
+            Some(
+                Buffer::new(&d.device, bytes.max(4), "device copy scratch")
+                    .map_err(|e| EnvError::Device(e.into()))?,
+            )
+        } else {
+            None
+        };
         let q = d.queue(queue).map_err(EnvError::Device)?;
         q.set_label("copy device to device");
-        q.copy_buffer(&src.buffer, 0, &dst.buffer, 0, bytes)
-            .map_err(|e| EnvError::Device(e.into()))?;
+        let vk = |e: vk_runtime::VkError| EnvError::Device(e.into());
+        match &scratch {
+            None => {
+                let regions: Vec<CopyRegion> = pieces
+                    .iter()
+                    .map(|&(dt, sf, n)| CopyRegion {
+                        src_offset: sf as u64 * size - sbase,
+                        dst_offset: dt as u64 * size - dbase,
+                        size: n as u64 * size,
+                    })
+                    .collect();
+                q.copy_regions(&src.sec.buffer, &dst.sec.buffer, &regions)
+                    .map_err(vk)?;
+            }
+            Some(tmp) => {
+                let (mut into, mut out) = (Vec::new(), Vec::new());
+                let mut at = 0;
+                for &(dt, sf, n) in &pieces {
+                    let bytes = n as u64 * size;
+                    into.push(CopyRegion {
+                        src_offset: sf as u64 * size - sbase,
+                        dst_offset: at,
+                        size: bytes,
+                    });
+                    out.push(CopyRegion {
+                        src_offset: at,
+                        dst_offset: dt as u64 * size - dbase,
+                        size: bytes,
+                    });
+                    at += bytes;
+                }
+                q.copy_regions(&src.sec.buffer, tmp, &into).map_err(vk)?;
+                q.copy_regions(tmp, &dst.sec.buffer, &out).map_err(vk)?;
+            }
+        }
         d.settle(queue).map_err(EnvError::Device)?;
         let [a, b] = accs;
         self.record(dev, value, a, what);

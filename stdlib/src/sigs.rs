@@ -348,19 +348,6 @@ fn wait_any_rule(args: &[Type]) -> Result<Sig, String> {
     }
 }
 
-fn memcpy_device_rule(args: &[Type]) -> Result<Sig, String> {
-    match args {
-        [a @ Type::Array(x, _), b @ Type::Array(y, _)] if x == y => Ok(Sig {
-            params: vec![*a, *b],
-            ret: Type::Unit,
-        }),
-        [Type::Array(x, _), Type::Array(y, _)] => Err(format!(
-            "copies between arrays of one element type, not `{x}` and `{y}`"
-        )),
-        _ => Err("is `acc_memcpy_device(dst, src)` of two arrays".into()),
-    }
-}
-
 fn memcpy_d2d_rule(args: &[Type]) -> Result<Sig, String> {
     match args {
         [a @ Type::Array(x, _), b @ Type::Array(y, _), _, _] if x == y => Ok(Sig {
@@ -909,13 +896,6 @@ pub fn builtins() -> Builtins {
         "acc_wait_any(queues: i32[] or i64[]) -> i32: wait until one queue's work has finished, then as `wait(q)` for it; its index in `queues` (-1 when empty)",
         Host,
         wait_any_rule,
-    );
-    add(
-        &mut b,
-        "acc_memcpy_device",
-        "acc_memcpy_device(dst, src): copy src's device data into dst's, on the device (both wholly present, same element type and count)",
-        Host,
-        memcpy_device_rule,
     );
     device::add_memcpy(&mut b);
     add(

@@ -83,8 +83,8 @@ pub(super) fn queue_test(args: &[Type]) -> Result<Sig, String> {
     }
 }
 
-/// `acc_memcpy_to_device(dst, src)` and `acc_memcpy_from_device(dst, src)`,
-/// each an array or section (reaching the rule as the array and its
+/// `acc_memcpy_to_device(dst, src)`, `acc_memcpy_from_device(dst, src)`
+/// and `acc_memcpy_device(dst, src)`, each an array or section (reaching the rule as the array and its
 /// bounds), of one element type; `_async` forms take a queue last.
 pub(super) fn memcpy_host(args: &[Type], name: &str, queued: bool) -> Result<Sig, String> {
     let usage = if queued {
@@ -116,10 +116,15 @@ pub(super) fn memcpy_host(args: &[Type], name: &str, queued: bool) -> Result<Sig
     })
 }
 
-/// `acc_memcpy_to_device`, `acc_memcpy_from_device` and their `_async`
-/// forms, whose arguments may be sections.
+/// `acc_memcpy_device`, `acc_memcpy_to_device`, `acc_memcpy_from_device`
+/// and their `_async` forms, whose arguments may be sections.
 pub(super) fn add_memcpy(b: &mut lang::Builtins) {
-    let memcpy: [(&str, &str, lang::builtins::TypingRule); 4] = [
+    let memcpy: [(&str, &str, lang::builtins::TypingRule); 5] = [
+        (
+            "acc_memcpy_device",
+            "acc_memcpy_device(dst, src): copy the device copy of array or section src into that of dst, on the device (each inside one present section; same element type and count)",
+            |a| memcpy_host(a, "acc_memcpy_device", false),
+        ),
         (
             "acc_memcpy_to_device",
             "acc_memcpy_to_device(dst, src): copy the host data of array or section src into the device copy of dst (present; same element type and count)",
