@@ -445,3 +445,40 @@ fn many_runs_are_gathered_and_scattered_on_the_device() {
     // `u8` runs are not word aligned: copy regions.
     assert_eq!(count("download strided"), 1, "{names:?}");
 }
+
+/// An array present as two sections: a kernel that names neither binds the
+/// one the nearest enclosing `data` region or `declare` names, also in a
+/// function called inside the region; the innermost region wins while it
+/// lasts. Outside every region naming one, the launch is still refused.
+#[test]
+fn a_kernel_binds_the_section_its_enclosing_data_region_names() {
+    let src = "
+        fn fill(c: f64[,], v: f64) { parallel loop for y in 0..4 { c[1, y] = v; } }
+        fn declared(c: f64[,]) {
+            declare present(c[0:1, 0:4]);
+            parallel loop for y in 0..4 { c[0, y] = c[0, y] + 10.0; }
+        }
+        let c = zeros(f64, 2, 4);
+        enter data copyin(c[0:1, 0:4]);
+        enter data copyin(c[1:1, 0:4]);
+        data present(c[1:1, 0:4]) {
+            parallel loop for y in 0..4 { c[1, y] = 1.0; }
+            data present(c[0:1, 0:4]) { parallel loop for y in 0..4 { c[0, y] = 2.0; } }
+            parallel loop for y in 0..4 { c[1, y] = c[1, y] + 3.0; }
+            fill(c, 5.0);
+        }
+        declared(c);
+        exit data copyout(c[0:1, 0:4]);
+        exit data copyout(c[1:1, 0:4]);
+        assert(c[1, 3] == 5.0 && c[1, 0] == 5.0, \"row 1: from the region and the called function\");
+        assert(c[0, 0] == 12.0 && c[0, 3] == 12.0, \"row 0: the inner region, then the declare\");";
+    ok(src);
+    let bare = "
+        let c = zeros(f64, 2, 4);
+        enter data copyin(c[0:1, 0:4], c[1:1, 0:4]);
+        data present(c[1:1, 0:4]) { }
+        parallel loop for y in 0..4 { c[1, y] = 1.0; }";
+    let r = common::run(bare, true);
+    let e = r.result.expect_err("no region names a section here");
+    assert_eq!(e.diags[0].code, "accl::device::launch", "{}", e.render(100));
+}

@@ -203,7 +203,12 @@ fn construct_on(
         // A `declare` is the `data` construct over the rest of its block.
         DK::Data | DK::Declare => {
             let mut undo = Vec::new();
-            let r = enter_structured(c, fr, cx, &mut undo).and_then(|_| run_block(&c.body, fr, cx));
+            let r = enter_structured(c, fr, cx, &mut undo).and_then(|_| {
+                let n = super::data::push_visible(cx, &undo);
+                let r = run_block(&c.body, fr, cx);
+                super::data::pop_visible(cx, n);
+                r
+            });
             // Constructs inside chose their own queues; the exit goes on
             // the region's (as `exit data async(q)` would).
             let e = b

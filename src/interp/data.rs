@@ -166,6 +166,21 @@ pub fn enter_structured(
     Ok(())
 }
 
+/// Make the boxes a `data` region or `declare` entered visible to the
+/// kernels inside it ([`Ctx::visible`]); returns how many to take back.
+pub fn push_visible(cx: &mut Ctx, undo: &[Undo]) -> usize {
+    let dev = cx.device;
+    cx.visible
+        .extend(undo.iter().map(|u| (dev, u.array.id(), u.bx.clone())));
+    undo.len()
+}
+
+/// Take back what [`push_visible`] pushed, at the end of the region.
+pub fn pop_visible(cx: &mut Ctx, n: usize) {
+    let keep = cx.visible.len().saturating_sub(n);
+    cx.visible.truncate(keep);
+}
+
 /// Leave the structured data clauses (in reverse). When `ok`, copies back;
 /// the first copy-back failure is returned after every entry is released.
 pub fn exit_structured(cx: &mut Ctx, undo: Vec<Undo>, ok: bool, span: Span) -> R<()> {

@@ -296,6 +296,11 @@ pub struct Ctx {
     pub args: Vec<Rc<str>>,
     /// Whether `getenv` may read the process environment.
     pub env_access: bool,
+    /// The boxes the `data` regions and `declare`s being run made present
+    /// (device, array id, box), innermost last: a kernel whose array is
+    /// present as several sections binds the one the nearest of them names,
+    /// as OpenACC's enclosing data region makes that data visible to it.
+    pub visible: Vec<(usize, u64, super::region::Region)>,
 }
 
 /// Writes `s` to stdout. A reader that went away (`accl run x | head -1`,
@@ -348,6 +353,7 @@ impl Default for Ctx {
             source: None,
             args: Vec::new(),
             env_access: false,
+            visible: Vec::new(),
         }
     }
 }

@@ -151,11 +151,19 @@ pub fn launch(
         let (s, sec) = match m.sections.as_slice() {
             [one] => one,
             many => {
-                // Several sections: the one a data clause of this construct names.
-                let pick = named
-                    .iter()
-                    .find(|(slot, _)| *slot == ap.host.index())
-                    .and_then(|(_, r)| many.iter().find(|(s, _)| s.bx.contains(r, a.shape())));
+                // Several sections: the one a data clause of this construct
+                // names, else the one the nearest enclosing `data` region
+                // or `declare` names.
+                let inside = |r: &Region| many.iter().find(|(s, _)| s.bx.contains(r, a.shape()));
+                let pick = match named.iter().find(|(slot, _)| *slot == ap.host.index()) {
+                    Some((_, r)) => inside(r),
+                    None => cx
+                        .visible
+                        .iter()
+                        .rev()
+                        .filter(|(d, id, _)| *d == dev && *id == a.id())
+                        .find_map(|(_, _, r)| inside(r)),
+                };
                 match pick {
                     Some(p) => p,
                     None => {
