@@ -82,7 +82,14 @@ use std::sync::Arc;
 pub fn compile(kernel: &Kernel, spec: &Spec) -> Result<Vec<u32>, Diag> {
     if spec.unroll > 1 {
         let mut k = kernel.clone();
-        unroll::unroll(&mut k, spec.unroll as usize);
+        // Not the functions a gang-redundant region calls (on lane 0),
+        // unless the driver caps loops: NVIDIA's driver (580, H100)
+        // miscompiled such a function's unrolled loop, `for y in 0..n {
+        // b[x] += a[x, y]; }` keeping only every fourth term, as if each
+        // copy of the body read `b[x]` from before the first. The same
+        // loop unrolled in the kernel itself, or not unrolled, was right.
+        let callees = spec.loop_cap || kernel.shape != Shape::Region;
+        unroll::unroll(&mut k, spec.unroll as usize, callees);
         return spirv::write(validate(&k)?, &Plan::of(&k, spec));
     }
     spirv::write(validate(kernel)?, &Plan::of(kernel, spec))

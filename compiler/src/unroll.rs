@@ -20,12 +20,16 @@
 
 use crate::kir::{Block, Function, Kernel, StmtKind};
 
-/// Unroll every innermost loop of the kernel and its functions.
-pub fn unroll(kernel: &mut Kernel, factor: usize) {
+/// Unroll every innermost loop of the kernel, and of its functions where
+/// `functions` says so.
+pub fn unroll(kernel: &mut Kernel, factor: usize, functions: bool) {
     if factor < 2 {
         return;
     }
     unroll_fn(&mut kernel.entry, factor);
+    if !functions {
+        return;
+    }
     let handles: Vec<_> = kernel.functions.iter().map(|(h, _)| h).collect();
     for h in handles {
         unroll_fn(&mut kernel.functions[h], factor);

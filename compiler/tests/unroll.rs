@@ -37,7 +37,7 @@ fn expected() -> Vec<i32> {
 fn run_with(factor: usize) -> Vec<i32> {
     let src = Source::new(SRC);
     let mut k = src.kernel(0);
-    compiler::unroll::unroll(&mut k, factor);
+    compiler::unroll::unroll(&mut k, factor, true);
     let mut out = Vec::new();
     with_device(|dev| {
         let spec = spec_for(dev);
@@ -64,7 +64,7 @@ fn unrolling_copies_the_innermost_loops_only() {
     let src = Source::new(SRC);
     let mut k = src.kernel(0);
     let before = compiler::disassemble(&compiler::compile(&k, &compiler::Spec::default()).unwrap());
-    compiler::unroll::unroll(&mut k, 4);
+    compiler::unroll::unroll(&mut k, 4, true);
     let after = compiler::disassemble(&compiler::compile(&k, &compiler::Spec::default()).unwrap());
     let loops = |s: &str| s.matches("OpLoopMerge").count();
     assert_eq!(
@@ -78,4 +78,30 @@ fn unrolling_copies_the_innermost_loops_only() {
         4 * mods(before.as_str()),
         "the while body four times"
     );
+}
+
+#[test]
+fn functions_of_a_gang_redundant_region_stay_rolled_off_llvmpipe() {
+    // NVIDIA's driver miscompiled an unrolled loop in a function that a
+    // region calls on lane 0 (see `compiler::compile`); llvmpipe needs
+    // every loop unrolled for its loop cap.
+    let src = Source::new(
+        "routine seq fn f(b: f64[], n: i32) { for y in 0..n { b[0] += 1.5; } }
+         let b = zeros(f64, 4);
+         parallel { f(b, 100); }",
+    );
+    let k = src.kernel(0);
+    assert_eq!(k.shape, compiler::Shape::Region);
+    let adds = |loop_cap| {
+        let spec = compiler::Spec {
+            unroll: 4,
+            loop_cap,
+            ..compiler::Spec::default()
+        };
+        compiler::disassemble(&compiler::compile(&k, &spec).unwrap())
+            .matches("OpFAdd")
+            .count()
+    };
+    assert_eq!(adds(false), 1, "the function's loop as written");
+    assert_eq!(adds(true), 4, "unrolled for llvmpipe's cap");
 }
