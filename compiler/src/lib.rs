@@ -82,14 +82,13 @@ use std::sync::Arc;
 pub fn compile(kernel: &Kernel, spec: &Spec) -> Result<Vec<u32>, Diag> {
     if spec.unroll > 1 {
         let mut k = kernel.clone();
-        // Not the functions a gang-redundant region calls (on lane 0),
-        // unless the driver caps loops: NVIDIA's driver (580, H100)
-        // miscompiled such a function's unrolled loop, `for y in 0..n {
-        // b[x] += a[x, y]; }` keeping only every fourth term, as if each
-        // copy of the body read `b[x]` from before the first. The same
-        // loop unrolled in the kernel itself, or not unrolled, was right.
-        let callees = spec.loop_cap || kernel.shape != Shape::Region;
-        unroll::unroll(&mut k, spec.unroll as usize, callees);
+        // Not the loops that write memory, unless the driver caps loops:
+        // NVIDIA's driver (580; H100) gave wrong results for unrolled
+        // copies of `for y in 0..n { b[x] += a[x, y]; }` in a routine a
+        // region calls, keeping only every fourth term, as if each copy of
+        // the body read `b[x]` from before the first. Not unrolled, it was
+        // right.
+        unroll::unroll(&mut k, spec.unroll as usize, spec.loop_cap);
         return spirv::write(validate(&k)?, &Plan::of(&k, spec));
     }
     spirv::write(validate(kernel)?, &Plan::of(kernel, spec))

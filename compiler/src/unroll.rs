@@ -15,45 +15,79 @@
 //! exactly: each copy starts with the loop's own exit test (for and while
 //! loops are lowered with an explicit `if !cond { break }` first), and a
 //! `break` in any copy leaves the whole loop. Loops with a `continue` of
-//! their own, a barrier or a vector loop are left alone. Expressions are
+//! their own, a barrier or a vector loop are left alone, and so are loops
+//! that write memory where the driver does not cap loops (see
+//! [`crate::compile`]). Expressions are
 //! evaluated where statements use them, so copies may share handles.
 
-use crate::kir::{Block, Function, Kernel, StmtKind};
+use crate::kir::{Block, Expr, ExprH, Function, Kernel, StmtKind};
+use lang::arena::Arena;
 
-/// Unroll every innermost loop of the kernel, and of its functions where
-/// `functions` says so.
-pub fn unroll(kernel: &mut Kernel, factor: usize, functions: bool) {
+/// Unroll every innermost loop of the kernel and its functions; the loops
+/// that write memory (store to an array, update one atomically, or call a
+/// function) only where `writers` says so.
+pub fn unroll(kernel: &mut Kernel, factor: usize, writers: bool) {
     if factor < 2 {
         return;
     }
-    unroll_fn(&mut kernel.entry, factor);
-    if !functions {
-        return;
-    }
+    unroll_fn(&mut kernel.entry, factor, writers);
     let handles: Vec<_> = kernel.functions.iter().map(|(h, _)| h).collect();
     for h in handles {
-        unroll_fn(&mut kernel.functions[h], factor);
+        unroll_fn(&mut kernel.functions[h], factor, writers);
     }
 }
 
-fn unroll_fn(f: &mut Function, factor: usize) {
-    block(&mut f.body, factor);
+fn unroll_fn(f: &mut Function, factor: usize, writers: bool) {
+    let Function { body, exprs, .. } = f;
+    block(body, factor, &|b: &Block| writers || !writes(b, exprs));
+}
+
+/// Whether the statements of `b` (at any depth) write memory.
+fn writes(b: &Block, exprs: &Arena<Expr>) -> bool {
+    fn expr(e: ExprH, exprs: &Arena<Expr>) -> bool {
+        match &exprs[e] {
+            Expr::Atomic { .. } | Expr::Call(..) => true,
+            Expr::Load { index, .. } => index.iter().any(|&i| expr(i, exprs)),
+            Expr::Unary(_, a) | Expr::Cast(a, _) => expr(*a, exprs),
+            Expr::Binary(_, a, b) | Expr::Reduce(_, a, b) => expr(*a, exprs) || expr(*b, exprs),
+            Expr::Math(_, args) => args.iter().any(|&a| expr(a, exprs)),
+            Expr::Const(_) | Expr::Param(_) | Expr::Local(_) | Expr::InvocationIndex => false,
+        }
+    }
+    b.iter().any(|s| match &s.kind {
+        StmtKind::StoreElem { .. }
+        | StmtKind::CallTuple { .. }
+        | StmtKind::PrivateInit(_)
+        | StmtKind::Eval(_) => true,
+        StmtKind::Store { value, .. } => expr(*value, exprs),
+        StmtKind::If { cond, then, els } => {
+            expr(*cond, exprs) || writes(then, exprs) || writes(els, exprs)
+        }
+        StmtKind::Loop { body, continuing } => writes(body, exprs) || writes(continuing, exprs),
+        StmtKind::VectorLoop(v) => writes(&v.body, exprs),
+        _ => false,
+    })
 }
 
 /// Returns whether `b` contains a loop (at any depth).
-fn block(b: &mut Block, factor: usize) -> bool {
+fn block(b: &mut Block, factor: usize, may: &dyn Fn(&Block) -> bool) -> bool {
     let mut has_loop = false;
     for s in b.iter_mut() {
         match &mut s.kind {
             StmtKind::If { then, els, .. } => {
-                let a = block(then, factor);
-                let e = block(els, factor);
+                let a = block(then, factor, may);
+                let e = block(els, factor, may);
                 has_loop |= a || e;
             }
             StmtKind::Loop { body, continuing } => {
                 has_loop = true;
-                let inner = block(body, factor) | block(continuing, factor);
-                if !inner && unrollable(body) && unrollable(continuing) {
+                let inner = block(body, factor, may) | block(continuing, factor, may);
+                if !inner
+                    && unrollable(body)
+                    && unrollable(continuing)
+                    && may(body)
+                    && may(continuing)
+                {
                     let one = body.clone();
                     let cont = continuing.clone();
                     for _ in 1..factor {
@@ -64,7 +98,7 @@ fn block(b: &mut Block, factor: usize) -> bool {
             }
             StmtKind::VectorLoop(v) => {
                 has_loop = true;
-                block(&mut v.body, factor);
+                block(&mut v.body, factor, may);
             }
             _ => {}
         }

@@ -81,27 +81,40 @@ fn unrolling_copies_the_innermost_loops_only() {
 }
 
 #[test]
-fn functions_of_a_gang_redundant_region_stay_rolled_off_llvmpipe() {
-    // NVIDIA's driver miscompiled an unrolled loop in a function that a
-    // region calls on lane 0 (see `compiler::compile`); llvmpipe needs
-    // every loop unrolled for its loop cap.
+fn loops_that_write_memory_stay_rolled_off_llvmpipe() {
+    // NVIDIA's driver miscompiled unrolled loops that update an array
+    // element (see `compiler::compile`); llvmpipe needs every loop
+    // unrolled for its loop cap, and a loop that only computes a value is
+    // unrolled everywhere.
     let src = Source::new(
         "routine seq fn f(b: f64[], n: i32) { for y in 0..n { b[0] += 1.5; } }
+         fn g(n: i32) -> f64 { let s = 0.0; for y in 0..n { s *= 0.5; } return s; }
          let b = zeros(f64, 4);
-         parallel { f(b, 100); }",
+         parallel { f(b, 100); }
+         parallel loop for i in 0..4 { b[i] = g(i); }
+         parallel loop for i in 0..4 { for y in 0..i { b[i] -= 2.5; } }",
     );
-    let k = src.kernel(0);
-    assert_eq!(k.shape, compiler::Shape::Region);
-    let adds = |loop_cap| {
+    let count = |k: usize, op: &str, loop_cap| {
         let spec = compiler::Spec {
             unroll: 4,
             loop_cap,
             ..compiler::Spec::default()
         };
-        compiler::disassemble(&compiler::compile(&k, &spec).unwrap())
-            .matches("OpFAdd")
+        compiler::disassemble(&compiler::compile(&src.kernel(k), &spec).unwrap())
+            .matches(op)
             .count()
     };
-    assert_eq!(adds(false), 1, "the function's loop as written");
-    assert_eq!(adds(true), 4, "unrolled for llvmpipe's cap");
+    assert_eq!(
+        count(0, "OpFAdd", false),
+        1,
+        "a function's writing loop as written"
+    );
+    assert_eq!(count(0, "OpFAdd", true), 4, "unrolled for llvmpipe's cap");
+    assert_eq!(count(1, "OpFMul", false), 4, "a loop that only computes");
+    assert_eq!(
+        count(2, "OpFSub", false),
+        1,
+        "the kernel's own writing loop"
+    );
+    assert_eq!(count(2, "OpFSub", true), 4);
 }
