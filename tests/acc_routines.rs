@@ -396,22 +396,10 @@ let none_of_other = acc_get_num_devices(other) == 0 || acc_get_device_num(other)
     }
     // acc_init / acc_shutdown: the data stays, and shutdown lands the
     // queue's work as a wait does.
-    let src = "let a = zeros(f32, 8);
-acc_init(acc_get_device_type());
-enter data copyin(a);
-parallel loop present(a) async(1) for i in 0..8 { a[i] = 3.0; }
-update self(a) async(1);
-acc_shutdown(acc_get_device_type());
-let s = a[7];
-let present = acc_is_present(a);";
-    for device in [false, true] {
-        let r = run(src, device);
-        r.result
-            .as_ref()
-            .unwrap_or_else(|e| panic!("{}", e.render(100)));
-        assert_eq!(r.engine.get_value("s").unwrap().to_string(), "3.0");
-        assert_eq!(r.engine.get_value("present").unwrap().to_string(), "true");
-    }
+    init_and_shutdown_keep_the_data(
+        "acc_init(acc_get_device_type());",
+        "acc_shutdown(acc_get_device_type());",
+    );
     let r = run("let k = acc_get_num_devices(\"tpu\");", false);
     let err = r.result.expect_err("not a device type");
     assert_eq!(err.code(), "accl::device::bad_device_type");
@@ -423,22 +411,10 @@ fn acc_init_device_and_acc_shutdown_device_name_a_device_of_a_type() {
     // acc_shutdown_device): device 0 of the current type is the current
     // device, so shutdown lands its queue's work as a wait does; a number
     // with no such device is refused.
-    let src = "let a = zeros(f32, 8);
-acc_init_device(0, acc_get_device_type());
-enter data copyin(a);
-parallel loop present(a) async(1) for i in 0..8 { a[i] = 3.0; }
-update self(a) async(1);
-acc_shutdown_device(0, acc_get_device_type());
-let s = a[7];
-let present = acc_is_present(a);";
-    for device in [false, true] {
-        let r = run(src, device);
-        r.result
-            .as_ref()
-            .unwrap_or_else(|e| panic!("{}", e.render(100)));
-        assert_eq!(r.engine.get_value("s").unwrap().to_string(), "3.0");
-        assert_eq!(r.engine.get_value("present").unwrap().to_string(), "true");
-    }
+    init_and_shutdown_keep_the_data(
+        "acc_init_device(0, acc_get_device_type());",
+        "acc_shutdown_device(0, acc_get_device_type());",
+    );
     common::same_failure(
         "acc_init_device(7, acc_get_device_type());",
         "accl::run::bad_device",
@@ -528,4 +504,27 @@ let done = acc_async_test(acc_async_sync);";
             ("done", "true"),
         ],
     );
+}
+
+/// `init` then `shutdown` around async work on queue 1: the data stays
+/// present, and the shutdown lands the queue's work as a wait does.
+fn init_and_shutdown_keep_the_data(init: &str, shutdown: &str) {
+    let src = format!(
+        "let a = zeros(f32, 8);
+{init}
+enter data copyin(a);
+parallel loop present(a) async(1) for i in 0..8 {{ a[i] = 3.0; }}
+update self(a) async(1);
+{shutdown}
+let s = a[7];
+let present = acc_is_present(a);"
+    );
+    for device in [false, true] {
+        let r = run(&src, device);
+        r.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}", e.render(100)));
+        assert_eq!(r.engine.get_value("s").unwrap().to_string(), "3.0");
+        assert_eq!(r.engine.get_value("present").unwrap().to_string(), "true");
+    }
 }
