@@ -71,6 +71,70 @@ pub fn array_access(k: &Kernel) -> (Vec<bool>, Vec<bool>) {
     (read, written)
 }
 
+/// The arrays that sequential loops of `k` (in the kernel or its
+/// functions, at any depth) both store to and load from, by array index:
+/// the ones `crate::Spec::coherent_writes` makes `Coherent`. (A loop that
+/// writes an array and a later loop that reads it count too.)
+pub fn loop_updated(k: &Kernel) -> Vec<bool> {
+    fn loads(f: &Function, e: ExprH, read: &mut [bool]) {
+        match &f.exprs[e] {
+            Expr::Load { array, index } => {
+                read[array.index()] = true;
+                index.iter().for_each(|&i| loads(f, i, read));
+            }
+            Expr::Atomic { index, value, .. } => {
+                index.iter().for_each(|&i| loads(f, i, read));
+                loads(f, *value, read);
+            }
+            Expr::Unary(_, a) | Expr::Cast(a, _) => loads(f, *a, read),
+            Expr::Binary(_, a, b) | Expr::Reduce(_, a, b) => {
+                loads(f, *a, read);
+                loads(f, *b, read);
+            }
+            Expr::Math(_, args) | Expr::Call(_, args) => {
+                args.iter().for_each(|&a| loads(f, a, read));
+            }
+            Expr::Const(_) | Expr::Param(_) | Expr::Local(_) | Expr::InvocationIndex => {}
+        }
+    }
+    fn walk(f: &Function, b: &Block, in_loop: bool, read: &mut [bool], written: &mut [bool]) {
+        for s in b {
+            match &s.kind {
+                StmtKind::StoreElem {
+                    array,
+                    index,
+                    value,
+                } if in_loop => {
+                    written[array.index()] = true;
+                    index.iter().chain([value]).for_each(|&e| loads(f, e, read));
+                }
+                StmtKind::Store { value: e, .. } | StmtKind::Eval(e) if in_loop => {
+                    loads(f, *e, read)
+                }
+                StmtKind::If { cond, then, els } => {
+                    if in_loop {
+                        loads(f, *cond, read);
+                    }
+                    walk(f, then, in_loop, read, written);
+                    walk(f, els, in_loop, read, written);
+                }
+                StmtKind::Loop { body, continuing } => {
+                    walk(f, body, true, read, written);
+                    walk(f, continuing, true, read, written);
+                }
+                StmtKind::VectorLoop(v) => walk(f, &v.body, in_loop, read, written),
+                _ => {}
+            }
+        }
+    }
+    let n = k.arrays.len();
+    let (mut read, mut written) = (vec![false; n], vec![false; n]);
+    for f in std::iter::once(&k.entry).chain(k.functions.iter().map(|(_, f)| f)) {
+        walk(f, &f.body, false, &mut read, &mut written);
+    }
+    read.iter().zip(&written).map(|(r, w)| *r && *w).collect()
+}
+
 /// Only local and element stores, no load of an array after a store to it
 /// (see `crate::spirv::coarsen`).
 fn straight_line(f: &Function, b: &Block) -> bool {

@@ -79,6 +79,15 @@ pub struct Spec {
     /// `i32` widens to `i64` from its two words instead of by
     /// `OpSConvert`.
     pub sext_by_words: bool,
+    /// Storage buffers that the kernel's sequential loops both write and
+    /// read ([`crate::facts::loop_updated`]) are `Coherent`. NVIDIA's driver
+    /// (580, H100) otherwise gave a loop's `d[x] = d[x] + c[x, y]` stale
+    /// values of `d[x]` when an earlier loop of the same invocation had
+    /// written `c` (every load of `d[x]` saw its value from before the
+    /// loop, so it kept the last term); `Coherent` (or reaching the arrays
+    /// by address) made it right. Only those buffers: `Coherent` on every
+    /// written one made the Jacobi sweep 1.9x slower on an H100.
+    pub coherent_writes: bool,
     /// Lanes of a subgroup when the device has subgroup shuffles in compute
     /// (a power of two), else 0. With it, a gang of at most that many vector
     /// lanes lives in one subgroup ([`crate::plan::teams`]).
@@ -180,6 +189,7 @@ impl Default for Spec {
             loop_cap: false,
             split_by_reciprocal: false,
             sext_by_words: false,
+            coherent_writes: false,
             subgroup_size: 0,
             max_workgroup_size: 1024,
             coarsen: 1,

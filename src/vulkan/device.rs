@@ -181,6 +181,8 @@ pub struct DevState {
     /// Kernels read arrays through texel buffers where they may
     /// (`compiler::Spec::texels`): on llvmpipe, unless `ACCL_TEXEL_READS=0`.
     pub texel_reads: bool,
+    /// Written storage buffers are `Coherent` (`compiler::Spec::coherent_writes`).
+    coherent_writes: bool,
     /// Each kernel's `compiler::Spec::texel_candidates`, by its key.
     pub texel_candidates: FxHashMap<u64, u64>,
     /// Whether large synchronous copies are split over two copy engines
@@ -341,6 +343,10 @@ impl DevState {
                 || device.info().name.contains("llvmpipe"))
                 && std::env::var_os("ACCL_TEXEL_READS").is_none_or(|v| v != "0"),
             texel_candidates: FxHashMap::default(),
+            // `compiler::Spec::coherent_writes`; `ACCL_COHERENT_WRITES=0`
+            // turns it off, for measuring.
+            coherent_writes: device.info().vendor_id == 0x10de
+                && std::env::var_os("ACCL_COHERENT_WRITES").is_none_or(|v| v != "0"),
             split_copies: std::env::var_os("ACCL_SPLIT_COPIES").is_none_or(|v| v != "0"),
             copy_rate: 0.0,
             // A knob for measuring, and a way around a driver whose imports
@@ -403,6 +409,7 @@ impl DevState {
             loop_cap: llvmpipe,
             split_by_reciprocal: llvmpipe,
             sext_by_words: llvmpipe,
+            coherent_writes: self.coherent_writes,
             features: without_all(
                 Features {
                     float64: f.shader_float64,

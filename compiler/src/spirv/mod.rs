@@ -201,6 +201,11 @@ impl Writer<'_> {
         m.b.name(self.nwg, "gl_NumWorkGroups");
 
         let written = self.written_arrays();
+        let coherent = if self.spec.coherent_writes {
+            crate::facts::loop_updated(self.k)
+        } else {
+            vec![false; self.k.arrays.len()]
+        };
         for (i, (_, a)) in self.k.arrays.iter().enumerate() {
             if self.spec.texel(i) {
                 let v = self.declare_texels(i, self.views[i], &a.name);
@@ -219,6 +224,8 @@ impl Writer<'_> {
                     .bound_variable(StorageClass::StorageBuffer, st, i as u32, a.name.clone());
             if !written[i] {
                 self.m.b.decorate(v, Decoration::NonWritable, []);
+            } else if coherent[i] {
+                self.m.b.decorate(v, Decoration::Coherent, []);
             }
             self.buffers.push(Some(v));
         }
