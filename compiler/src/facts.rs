@@ -72,32 +72,41 @@ pub fn array_access(k: &Kernel) -> (Vec<bool>, Vec<bool>) {
 }
 
 /// The arrays that sequential loops of `k` (in the kernel or its
-/// functions, at any depth) both store to and load from, by array index:
-/// the ones `crate::Spec::coherent_writes` makes `Coherent`. (A loop that
-/// writes an array and a later loop that reads it count too.)
+/// functions, at any depth, and in the functions called from such loops)
+/// both store to and load from, by array index: the ones
+/// `crate::Spec::coherent_writes` makes `Coherent`. (A loop that writes an
+/// array and a later loop that reads it count too.)
 pub fn loop_updated(k: &Kernel) -> Vec<bool> {
-    fn loads(f: &Function, e: ExprH, read: &mut [bool]) {
+    struct Seen {
+        read: Vec<bool>,
+        written: Vec<bool>,
+        /// Functions called from inside a loop.
+        called: Vec<bool>,
+    }
+    fn loads(f: &Function, e: ExprH, seen: &mut Seen) {
         match &f.exprs[e] {
             Expr::Load { array, index } => {
-                read[array.index()] = true;
-                index.iter().for_each(|&i| loads(f, i, read));
+                seen.read[array.index()] = true;
+                index.iter().for_each(|&i| loads(f, i, seen));
             }
             Expr::Atomic { index, value, .. } => {
-                index.iter().for_each(|&i| loads(f, i, read));
-                loads(f, *value, read);
+                index.iter().for_each(|&i| loads(f, i, seen));
+                loads(f, *value, seen);
             }
-            Expr::Unary(_, a) | Expr::Cast(a, _) => loads(f, *a, read),
+            Expr::Unary(_, a) | Expr::Cast(a, _) => loads(f, *a, seen),
             Expr::Binary(_, a, b) | Expr::Reduce(_, a, b) => {
-                loads(f, *a, read);
-                loads(f, *b, read);
+                loads(f, *a, seen);
+                loads(f, *b, seen);
             }
-            Expr::Math(_, args) | Expr::Call(_, args) => {
-                args.iter().for_each(|&a| loads(f, a, read));
+            Expr::Call(h, args) => {
+                seen.called[h.index()] = true;
+                args.iter().for_each(|&a| loads(f, a, seen));
             }
+            Expr::Math(_, args) => args.iter().for_each(|&a| loads(f, a, seen)),
             Expr::Const(_) | Expr::Param(_) | Expr::Local(_) | Expr::InvocationIndex => {}
         }
     }
-    fn walk(f: &Function, b: &Block, in_loop: bool, read: &mut [bool], written: &mut [bool]) {
+    fn walk(f: &Function, b: &Block, in_loop: bool, seen: &mut Seen) {
         for s in b {
             match &s.kind {
                 StmtKind::StoreElem {
@@ -105,33 +114,52 @@ pub fn loop_updated(k: &Kernel) -> Vec<bool> {
                     index,
                     value,
                 } if in_loop => {
-                    written[array.index()] = true;
-                    index.iter().chain([value]).for_each(|&e| loads(f, e, read));
+                    seen.written[array.index()] = true;
+                    index.iter().chain([value]).for_each(|&e| loads(f, e, seen));
                 }
                 StmtKind::Store { value: e, .. } | StmtKind::Eval(e) if in_loop => {
-                    loads(f, *e, read)
+                    loads(f, *e, seen)
+                }
+                StmtKind::CallTuple { func, args, .. } if in_loop => {
+                    seen.called[func.index()] = true;
+                    args.iter().for_each(|&a| loads(f, a, seen));
                 }
                 StmtKind::If { cond, then, els } => {
                     if in_loop {
-                        loads(f, *cond, read);
+                        loads(f, *cond, seen);
                     }
-                    walk(f, then, in_loop, read, written);
-                    walk(f, els, in_loop, read, written);
+                    walk(f, then, in_loop, seen);
+                    walk(f, els, in_loop, seen);
                 }
                 StmtKind::Loop { body, continuing } => {
-                    walk(f, body, true, read, written);
-                    walk(f, continuing, true, read, written);
+                    walk(f, body, true, seen);
+                    walk(f, continuing, true, seen);
                 }
-                StmtKind::VectorLoop(v) => walk(f, &v.body, in_loop, read, written),
+                StmtKind::VectorLoop(v) => walk(f, &v.body, in_loop, seen),
                 _ => {}
             }
         }
     }
     let n = k.arrays.len();
-    let (mut read, mut written) = (vec![false; n], vec![false; n]);
-    for f in std::iter::once(&k.entry).chain(k.functions.iter().map(|(_, f)| f)) {
-        walk(f, &f.body, false, &mut read, &mut written);
+    let funcs: Vec<_> = k.functions.iter().collect();
+    let mut seen = Seen {
+        read: vec![false; n],
+        written: vec![false; n],
+        called: vec![false; funcs.len()],
+    };
+    // Until no more functions turn out to be called from loops (each
+    // round walks everything again; what it marks only grows).
+    loop {
+        let before = seen.called.clone();
+        walk(&k.entry, &k.entry.body, false, &mut seen);
+        for (h, f) in &funcs {
+            walk(f, &f.body, before[h.index()], &mut seen);
+        }
+        if seen.called == before {
+            break;
+        }
     }
+    let Seen { read, written, .. } = seen;
     read.iter().zip(&written).map(|(r, w)| *r && *w).collect()
 }
 

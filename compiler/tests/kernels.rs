@@ -900,6 +900,14 @@ fn buffers_loops_update_are_coherent_where_the_spec_asks() {
     };
     let sweep = compiler::disassemble(&compiler::compile(&sweep.kernel(0), &spec).unwrap());
     assert_eq!(sweep.matches(" Coherent").count(), 0, "{sweep}");
+    // An update in a function that a loop calls counts as the loop's.
+    let called = Source::new(
+        "fn add(d: f64[], x: i32, v: f64) { d[x] += v; }
+         let a = zeros(f64, 40); let d = zeros(f64, 4);
+         parallel loop for x in 0..4 { for y in 0..10 { add(d, x, a[x * 10 + y]); } }",
+    );
+    let called = compiler::disassemble(&compiler::compile(&called.kernel(0), &spec).unwrap());
+    assert_eq!(called.matches(" Coherent").count(), 1, "d:\n{called}");
     assert_eq!(
         on.matches(" NonWritable").count(),
         1,
