@@ -85,25 +85,12 @@ pub fn loop_updated(k: &Kernel) -> Vec<bool> {
     }
     fn loads(f: &Function, e: ExprH, seen: &mut Seen) {
         match &f.exprs[e] {
-            Expr::Load { array, index } => {
-                seen.read[array.index()] = true;
-                index.iter().for_each(|&i| loads(f, i, seen));
-            }
-            Expr::Atomic { index, value, .. } => {
-                index.iter().for_each(|&i| loads(f, i, seen));
-                loads(f, *value, seen);
-            }
-            Expr::Unary(_, a) | Expr::Cast(a, _) => loads(f, *a, seen),
-            Expr::Binary(_, a, b) | Expr::Reduce(_, a, b) => {
-                loads(f, *a, seen);
-                loads(f, *b, seen);
-            }
-            Expr::Call(h, args) => {
-                seen.called[h.index()] = true;
-                args.iter().for_each(|&a| loads(f, a, seen));
-            }
-            Expr::Math(_, args) => args.iter().for_each(|&a| loads(f, a, seen)),
-            Expr::Const(_) | Expr::Param(_) | Expr::Local(_) | Expr::InvocationIndex => {}
+            Expr::Load { array, .. } => seen.read[array.index()] = true,
+            Expr::Call(h, _) => seen.called[h.index()] = true,
+            _ => {}
+        }
+        for o in f.exprs[e].operands() {
+            loads(f, o, seen);
         }
     }
     fn walk(f: &Function, b: &Block, in_loop: bool, seen: &mut Seen) {

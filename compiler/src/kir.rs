@@ -457,6 +457,21 @@ pub enum Expr {
     },
 }
 
+impl Expr {
+    /// The expressions this one reads directly (its operands, indices and
+    /// arguments), for walks over an expression tree.
+    pub fn operands(&self) -> Vec<ExprH> {
+        match self {
+            Expr::Load { index, .. } => index.clone(),
+            Expr::Unary(_, a) | Expr::Cast(a, _) => vec![*a],
+            Expr::Binary(_, a, b) | Expr::Reduce(_, a, b) => vec![*a, *b],
+            Expr::Math(_, args) | Expr::Call(_, args) => args.clone(),
+            Expr::Atomic { index, value, .. } => index.iter().chain([value]).copied().collect(),
+            Expr::Const(_) | Expr::Param(_) | Expr::Local(_) | Expr::InvocationIndex => Vec::new(),
+        }
+    }
+}
+
 /// Device math builtins (stdlib `Effect::Pure` functions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MathFn {

@@ -281,17 +281,10 @@ fn float_rems(f: &crate::kir::Function, s: &StmtKind) -> i128 {
             Expr::Binary(lang::hir::BinOp::Rem, a, _) => crate::spirv::rem_back_edges(f.ty(*a)),
             _ => 0,
         };
-        let mut kids = Vec::new();
-        match &f.exprs[e] {
-            Expr::Load { index, .. } => kids.extend(index),
-            Expr::Unary(_, a) | Expr::Cast(a, _) => kids.push(a),
-            Expr::Binary(_, a, b) | Expr::Reduce(_, a, b) => kids.extend([a, b]),
-            Expr::Math(_, args) | Expr::Call(_, args) => kids.extend(args),
-            Expr::Atomic { index, value, .. } => kids.extend(index.iter().chain([value])),
-            _ => {}
-        }
-        kids.into_iter()
-            .fold(here, |n, &k| n.saturating_add(tree(f, k)))
+        f.exprs[e]
+            .operands()
+            .into_iter()
+            .fold(here, |n, k| n.saturating_add(tree(f, k)))
     }
     let roots: Vec<ExprH> = match s {
         StmtKind::Store { value, .. } | StmtKind::Eval(value) => vec![*value],

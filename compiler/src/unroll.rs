@@ -45,14 +45,8 @@ fn unroll_fn(f: &mut Function, factor: usize, writers: bool) {
 /// Whether the statements of `b` (at any depth) write memory.
 fn writes(b: &Block, exprs: &Arena<Expr>) -> bool {
     fn expr(e: ExprH, exprs: &Arena<Expr>) -> bool {
-        match &exprs[e] {
-            Expr::Atomic { .. } | Expr::Call(..) => true,
-            Expr::Load { index, .. } => index.iter().any(|&i| expr(i, exprs)),
-            Expr::Unary(_, a) | Expr::Cast(a, _) => expr(*a, exprs),
-            Expr::Binary(_, a, b) | Expr::Reduce(_, a, b) => expr(*a, exprs) || expr(*b, exprs),
-            Expr::Math(_, args) => args.iter().any(|&a| expr(a, exprs)),
-            Expr::Const(_) | Expr::Param(_) | Expr::Local(_) | Expr::InvocationIndex => false,
-        }
+        matches!(exprs[e], Expr::Atomic { .. } | Expr::Call(..))
+            || exprs[e].operands().into_iter().any(|o| expr(o, exprs))
     }
     b.iter().any(|s| match &s.kind {
         StmtKind::StoreElem { .. }
