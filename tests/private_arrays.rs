@@ -312,3 +312,56 @@ let c_after = sum(c);",
         &[("total", "4256"), ("c_after", "0")],
     );
 }
+
+#[test]
+fn compute_constructs_in_functions_take_private_arrays() {
+    // A function's own `parallel loop`/`parallel` is the compute construct
+    // that makes the copies, each call afresh: rows 0..8 of a[i, j] = i + j
+    // over 16 columns sum (doubled) to 32 i + 240, 2816 in all, rows 0..4
+    // to 1152; shifted: out[i] = base[i % 4] + i, 2 * 100 + 28; inner:
+    // s[i] = 3 i over 0..5.
+    values_on_both(
+        "fn rowsums(a: i32[,], n: i32, m: i32) -> i32[] {
+    let t = full(i32, 99, m);
+    let out = zeros(i32, n);
+    parallel loop private(t) for i in 0..n {
+        for j in 0..m { t[j] = 2 * a[i, j]; }
+        let s = 0;
+        for j in 0..m { s += t[j]; }
+        out[i] = s;
+    }
+    return out;
+}
+fn shifted(base: i32[], n: i32) -> i32[] {
+    let out = zeros(i32, n);
+    parallel loop firstprivate(base) for i in 0..n { base[i % 4] += i; out[i] = base[i % 4]; }
+    return out;
+}
+fn inner(n: i32) -> i32 {
+    let t = zeros(i32, 3);
+    let s = zeros(i32, n);
+    parallel num_gangs(2) private(t[0:3]) {
+        loop gang for i in 0..n {
+            loop vector for j in 0..3 { t[j] = i * j; }
+            loop seq for j in 0..3 { s[i] += t[j]; }
+        }
+    }
+    return sum(s);
+}
+let a = zeros(i32, 8, 16);
+for i in 0..8 { for j in 0..16 { a[i, j] = i + j; } }
+let total = sum(rowsums(a, 8, 16));
+let fewer = sum(rowsums(a, 4, 16));
+let base = [10, 20, 30, 40];
+let firsts = sum(shifted(base, 8));
+let base_after = sum(base);
+let region = inner(5);",
+        &[
+            ("total", "2816"),
+            ("fewer", "1152"),
+            ("firsts", "228"),
+            ("base_after", "100"),
+            ("region", "30"),
+        ],
+    );
+}

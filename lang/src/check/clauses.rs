@@ -835,13 +835,13 @@ impl Checker<'_> {
 
     /// `private`/`firstprivate` of an array or a section where no compute
     /// construct encloses the clause (a routine's `loop`): the copies are
-    /// allocated by the compute construct (`private_arrays`), so there is
-    /// none to give.
+    /// allocated by the compute construct (`private_arrays`), which is in
+    /// the caller.
     fn private_array(&mut self, clause: &str, name: &str, span: Span) {
         self.err(
             Diag::error(
                 "accl::device::private_array",
-                format!("`{clause}({name})` in a function: private arrays get their copies from the compute construct around the clause"),
+                format!("`{clause}({name})` on a routine's `loop`: private arrays get their copies from the compute construct around the clause, which is in the caller"),
                 span,
                 "an array",
             )

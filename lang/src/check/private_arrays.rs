@@ -341,7 +341,6 @@ impl Checker<'_> {
     pub(super) fn private_arrays(&mut self, s: &Stmt, d: &Directive) -> Option<Block> {
         if !matches!(d.kind, DK::Parallel | DK::ParallelLoop)
             || !self.dev.is_empty()
-            || self.in_fn
             || !any_private_array(self, d)
         {
             return None;
