@@ -915,3 +915,23 @@ fn buffers_loops_update_are_coherent_where_the_spec_asks() {
     );
     assert_eq!(text(false).matches(" Coherent").count(), 0);
 }
+
+#[test]
+fn signed_remainders_avoid_opsrem() {
+    // Vulkan leaves `OpSRem` and `OpSMod` undefined for negative operands
+    // (NVIDIA's driver gave the unsigned remainder), so a signed `%` is
+    // built from `OpSDiv`, which is defined for them.
+    let src = Source::new(
+        "let a = zeros(i32, 64); let b = zeros(i64, 64); let d = zeros(i32, 64);
+         parallel loop for i in 0..64 {
+             a[i] = (i - 40) % 7 + (i - 40) % d[i];
+             b[i] = ((i - 40) as i64) % (d[i] as i64);
+         }",
+    );
+    let text = compiler::disassemble(&compiler::compile(&src.kernel(0), &Spec::default()).unwrap());
+    assert!(
+        !text.contains("OpSRem") && !text.contains("OpSMod"),
+        "{text}"
+    );
+    assert_eq!(text.matches("OpSDiv").count(), 3, "{text}");
+}

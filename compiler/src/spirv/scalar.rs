@@ -259,7 +259,13 @@ impl Writer<'_> {
                         let q = spv(bm.select(tw, None, ism1, neg, q));
                         spv(bm.select(tw, None, is0, zero, q))
                     } else {
-                        let r = spv(bm.s_rem(tw, None, av, safe));
+                        // Not `OpSRem`: Vulkan leaves it (and `OpSMod`)
+                        // undefined for negative operands, and NVIDIA's
+                        // driver gave the unsigned remainder (`-40 % 7`
+                        // came out 6). `OpSDiv` is defined, so `a - (a / b) * b`.
+                        let q = spv(bm.s_div(tw, None, av, safe));
+                        let qb = spv(bm.i_mul(tw, None, q, safe));
+                        let r = spv(bm.i_sub(tw, None, av, qb));
                         spv(bm.select(tw, None, bad, zero, r))
                     }
                 } else {
