@@ -299,10 +299,14 @@ fn construct(
                 if c.clauses.default_present {
                     return "`default(present)`: must be on the device already".to_string();
                 }
-                let implied = match (a.read, a.written) {
-                    (true, true) => "copy",
-                    (false, true) => "copyout",
-                    _ => "copyin",
+                // What the launch does (`interp::data::enter_implicit`):
+                // OpenACC's implicit `copy`, in as well as out, since
+                // elements the kernel does not write must come back as
+                // they were; a constant array is never written.
+                let implied = if body.locals[a.var].constant {
+                    "copyin"
+                } else {
+                    "copy"
                 };
                 format!("present, else `{implied}({name})` for this launch")
             });

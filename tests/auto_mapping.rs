@@ -321,7 +321,7 @@ fn the_report_says_default_present_arrays_must_be_present() {
         lines,
         [
             "  data: `a` written: `default(present)`: must be on the device already",
-            "  data: `a` written: present, else `copyout(a)` for this launch",
+            "  data: `a` written: present, else `copy(a)` for this launch",
         ],
         "{report}"
     );

@@ -263,6 +263,8 @@ impl Checker<'_> {
             if let Some(Binding::Local(l)) = self.lookup(name) {
                 let ty = self.body.locals[l].ty;
                 if ty.is_array() {
+                    // The callee may read it as well as write it.
+                    self.note_array(l, a.span, false);
                     self.note_array(l, a.span, true);
                     self.note_param_passed(l, callee, param, a.span);
                     return self.push(hir::Expr::Local(l), ty, a.span);
