@@ -306,4 +306,30 @@ def host(seed):
     return "\n".join(L) + "\n"
 
 
-FAMILIES = {"kernel": kernel, "structure": structure, "lifetimes": lifetimes, "host": host}
+def devices(seed):
+    """Rows spread over every device (`set device_num`), each block entered,
+    computed, updated and exited there on async queues; with
+    `ACCL_DEVICES=0,0` one GPU or lavapipe shows two."""
+    r = random.Random(seed)
+    n = r.choice([4, 8, 16, 32]); m = r.choice([1, 3, 8, 16])
+    blocks = r.choice([2, 4])
+    Ta, Tc = r.choice(ALL), r.choice(ALL)
+    L = [f"let n = {n}; let m = {m}; let blocks = {blocks};",
+         f"let a = zeros({Ta}, n, m);", init("a", Ta, ["n", "m"], r), f"let c = zeros({Tc}, n, m);",
+         "let ndev = acc_get_num_devices();", "let rows = n / blocks;"]
+    g = G(r, [("i", "i32"), ("j", "i32"), ("a[i, j]", Ta), ("(i as f64)", "f64")])
+    q = r.choice(["", " async(b % 2 + 1)", " async(b + 1)"])
+    L.append("for b in 0..blocks {")
+    L.append("    set device_num(b % ndev);")
+    L.append(f"    enter data copyin(a[b * rows:rows]) create(c[b * rows:rows]){q};")
+    L.append(f"    parallel loop present(a[b * rows:rows], c[b * rows:rows]){q} for i in b * rows..(b + 1) * rows {{ for j in 0..m {{ c[i, j] = {g.e(Tc, 1)}; }} }}")
+    if r.random() < 0.5:
+        L.append(f"    parallel loop present(c[b * rows:rows]){q} for i in b * rows..(b + 1) * rows {{ for j in 1..m {{ c[i, j] = c[i, j] + c[i, j - 1]; }} }}")
+    L.append(f"    exit data copyout(c[b * rows:rows]) delete(a[b * rows:rows]){q};")
+    L.append("}")
+    L.append("for d in 0..ndev { set device_num(d); wait; }")
+    L.append("println(c);")
+    return "\n".join(L) + "\n"
+
+
+FAMILIES = {"kernel": kernel, "structure": structure, "lifetimes": lifetimes, "host": host, "devices": devices}

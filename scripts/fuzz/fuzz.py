@@ -30,7 +30,7 @@ def close(a, b):
             fx, fy = float(x), float(y)
         except ValueError:
             return False
-        is_float = any(c in x + y for c in '.eN')
+        is_float = any(c in x + y for c in '.eN') or '-0' in (x, y)
         if not is_float and abs(fx) < 1e15:
             return False
         if abs(fx - fy) > 1e-4 * max(abs(fx), abs(fy), 1e-4):
