@@ -88,6 +88,10 @@ pub struct Spec {
     /// by address) made it right. Only those buffers: `Coherent` on every
     /// written one made the Jacobi sweep 1.9x slower on an H100.
     pub coherent_writes: bool,
+    /// Ask the driver to keep signed zeros, infinities and NaNs of 32-bit
+    /// and 64-bit floats (`SignedZeroInfNanPreserve`), where the device
+    /// allows it: without it Vulkan lets a driver assume there are none.
+    pub preserve_float: [bool; 2],
     /// Lanes of a subgroup when the device has subgroup shuffles in compute
     /// (a power of two), else 0. With it, a gang of at most that many vector
     /// lanes lives in one subgroup ([`crate::plan::teams`]).
@@ -190,6 +194,7 @@ impl Default for Spec {
             split_by_reciprocal: false,
             sext_by_words: false,
             coherent_writes: false,
+            preserve_float: [false; 2],
             subgroup_size: 0,
             max_workgroup_size: 1024,
             coarsen: 1,

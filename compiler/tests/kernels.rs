@@ -935,3 +935,40 @@ fn signed_remainders_avoid_opsrem() {
     );
     assert_eq!(text.matches("OpSDiv").count(), 3, "{text}");
 }
+
+#[test]
+fn kernels_ask_to_keep_signed_zeros_infinities_and_nans_where_the_device_allows() {
+    let src = Source::new(
+        "let a = zeros(f32, 8); let b = zeros(f64, 8);
+         parallel loop for i in 0..8 { a[i] = 1.0f32 / (a[i] - a[i]); b[i] = 0.0 - b[i]; }",
+    );
+    let k = src.kernel(0);
+    let text = |preserve_float, spirv_version| {
+        let spec = Spec {
+            preserve_float,
+            spirv_version,
+            ..Spec::default()
+        };
+        compiler::disassemble(&compiler::compile(&k, &spec).unwrap())
+    };
+    let both = text([true, true], (1, 5));
+    assert!(
+        both.contains("OpCapability SignedZeroInfNanPreserve"),
+        "{both}"
+    );
+    assert!(both.contains("SignedZeroInfNanPreserve 32"), "{both}");
+    assert!(both.contains("SignedZeroInfNanPreserve 64"), "{both}");
+    let f32_only = text([true, false], (1, 5));
+    assert!(
+        f32_only.contains("SignedZeroInfNanPreserve 32"),
+        "{f32_only}"
+    );
+    assert!(
+        !f32_only.contains("SignedZeroInfNanPreserve 64"),
+        "{f32_only}"
+    );
+    // Not a device that does not offer it, nor SPIR-V before 1.4 (where
+    // the mode needs an extension).
+    assert!(!text([false, false], (1, 5)).contains("SignedZeroInfNanPreserve"));
+    assert!(!text([true, true], (1, 3)).contains("SignedZeroInfNanPreserve"));
+}

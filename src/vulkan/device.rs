@@ -183,6 +183,9 @@ pub struct DevState {
     pub texel_reads: bool,
     /// Written storage buffers are `Coherent` (`compiler::Spec::coherent_writes`).
     coherent_writes: bool,
+    /// Kernels keep signed zeros, infinities and NaNs (f32, f64)
+    /// (`compiler::Spec::preserve_float`).
+    preserve_float: [bool; 2],
     /// Each kernel's `compiler::Spec::texel_candidates`, by its key.
     pub texel_candidates: FxHashMap<u64, u64>,
     /// Whether large synchronous copies are split over two copy engines
@@ -347,6 +350,13 @@ impl DevState {
             // turns it off, for measuring.
             coherent_writes: device.info().vendor_id == 0x10de
                 && std::env::var_os("ACCL_COHERENT_WRITES").is_none_or(|v| v != "0"),
+            // `compiler::Spec::preserve_float`; `ACCL_FLOAT_CONTROLS=0`
+            // turns it off, for measuring.
+            preserve_float: if std::env::var_os("ACCL_FLOAT_CONTROLS").is_some_and(|v| v == "0") {
+                [false; 2]
+            } else {
+                device.info().limits.signed_zero_inf_nan_preserve
+            },
             split_copies: std::env::var_os("ACCL_SPLIT_COPIES").is_none_or(|v| v != "0"),
             copy_rate: 0.0,
             // A knob for measuring, and a way around a driver whose imports
@@ -410,6 +420,7 @@ impl DevState {
             split_by_reciprocal: llvmpipe,
             sext_by_words: llvmpipe,
             coherent_writes: self.coherent_writes,
+            preserve_float: self.preserve_float,
             features: without_all(
                 Features {
                     float64: f.shader_float64,

@@ -451,6 +451,10 @@ pub struct AdapterLimits {
     /// Largest buffer in bytes (`maxBufferSize`, Vulkan 1.3); 0 where
     /// unknown.
     pub max_buffer_size: u64,
+    /// Whether shaders may ask to keep the sign of zeros, infinities and
+    /// NaNs in 32-bit and 64-bit floats (`SignedZeroInfNanPreserve`,
+    /// Vulkan 1.2's float controls); without it a driver may assume none.
+    pub signed_zero_inf_nan_preserve: [bool; 2],
 }
 
 /// Optional features of an adapter that accl uses.
@@ -577,6 +581,10 @@ pub(crate) fn query_adapter(raw: &ash::Instance, pd: vk::PhysicalDevice) -> Resu
         if api >= vk::API_VERSION_1_3 {
             props2 = props2.push_next(&mut maint4);
         }
+        let mut float_controls = vk::PhysicalDeviceFloatControlsProperties::default();
+        if is12 {
+            props2 = props2.push_next(&mut float_controls);
+        }
         raw.get_physical_device_properties2(pd, &mut props2);
         let limits = props2.properties.limits;
 
@@ -676,6 +684,10 @@ pub(crate) fn query_adapter(raw: &ash::Instance, pd: vk::PhysicalDevice) -> Resu
                 subgroup_size: subgroup.subgroup_size,
                 max_memory_allocation_size: maint3.max_memory_allocation_size,
                 max_buffer_size: maint4.max_buffer_size,
+                signed_zero_inf_nan_preserve: [
+                    is12 && float_controls.shader_signed_zero_inf_nan_preserve_float32 == vk::TRUE,
+                    is12 && float_controls.shader_signed_zero_inf_nan_preserve_float64 == vk::TRUE,
+                ],
             },
             features: AdapterFeatures {
                 shader_float64: f10.shader_float64 == vk::TRUE,
@@ -796,10 +808,12 @@ impl fmt::Display for AdapterInfo {
         )?;
         writeln!(
             f,
-            "    atomic add f32 {}, f64 {}, i64 atomics {}",
+            "    atomic add f32 {}, f64 {}, i64 atomics {}; signed zeros, inf and NaN kept on request: f32 {}, f64 {}",
             yes(ft.shader_buffer_float32_atomic_add),
             yes(ft.shader_buffer_float64_atomic_add),
-            yes(ft.shader_buffer_int64_atomics)
+            yes(ft.shader_buffer_int64_atomics),
+            yes(self.limits.signed_zero_inf_nan_preserve[0]),
+            yes(self.limits.signed_zero_inf_nan_preserve[1])
         )?;
         writeln!(
             f,

@@ -258,6 +258,27 @@ impl Writer<'_> {
         self.m
             .b
             .execution_mode(main, ExecutionMode::LocalSize, [default, 1, 1]);
+        // IEEE zeros, infinities and NaNs, as on the host: without the mode
+        // a driver may assume there are none (lavapipe gave `x / z` with
+        // `z = 0.0` as 0, and `0.0 - x` as `-x`). Core in SPIR-V 1.4.
+        if self.spec.spirv_version >= (1, 4) {
+            let widths = [
+                (32, self.spec.preserve_float[0]),
+                (
+                    64,
+                    self.spec.preserve_float[1] && self.spec.features.float64,
+                ),
+            ];
+            for (width, on) in widths {
+                if on {
+                    self.m
+                        .add_cap(rspirv::spirv::Capability::SignedZeroInfNanPreserve);
+                    self.m
+                        .b
+                        .execution_mode(main, ExecutionMode::SignedZeroInfNanPreserve, [width]);
+                }
+            }
+        }
         Ok(())
     }
 }
