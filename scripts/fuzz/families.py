@@ -332,4 +332,73 @@ def devices(seed):
     return "\n".join(L) + "\n"
 
 
-FAMILIES = {"kernel": kernel, "structure": structure, "lifetimes": lifetimes, "host": host, "devices": devices}
+def levels(seed):
+    """Regions with gang, worker and vector loops nested in every legal way,
+    reductions at each level, routines of each level called from them."""
+    r = random.Random(seed)
+    n = r.choice([1, 3, 8, 20]); m = r.choice([1, 4, 16, 33]); p = r.choice([1, 2, 5])
+    Ta, Tc = r.choice(ALL), r.choice(ALL)
+    It = r.choice(["i32", "i64", "u32"])
+    L = [f"let n = {n}; let m = {m}; let p = {p};", f"let a = zeros({Ta}, n, m);", init("a", Ta, ["n", "m"], r),
+         f"let c = zeros({Tc}, n, m);", f"let rs = zeros({It}, n);", f"let tot: {It} = 0{It};"]
+    g = G(r, [("i", "i32"), ("j", "i32"), ("a[i, j]", Ta), ("(j as f64)", "f64")])
+    val = small(It, f"c[i, j] as {It}")
+    shape = r.randrange(6)
+    if shape == 0:
+        # routine vector: the vector loop and its reduction inside the routine
+        pre = [f"routine vector fn row(a: {Ta}[,], c: {Tc}[,], i: i32, m: i32) -> {It} {{",
+               f"    let s: {It} = 0{It};",
+               f"    loop vector reduction(+: s) for j in 0..m {{ c[i, j] = {g.e(Tc, 1)}; s += {val}; }}",
+               "    return s;", "}"]
+        L = pre + L
+        L.append(f"parallel num_gangs({r.choice([1, 2, 7])}) vector_length({r.choice([1, 8, 32])}) reduction(+: tot) {{ loop gang for i in 0..n {{ rs[i] = row(a, c, i, m); tot += rs[i]; }} }}")
+    elif shape == 1:
+        # routine worker with a worker loop over rows of a block
+        pre = [f"routine worker fn block(a: {Ta}[,], c: {Tc}[,], rs: {It}[], lo: i32, hi: i32, m: i32) {{",
+               "    loop worker for i in lo..hi {",
+               f"        let s: {It} = 0{It};",
+               f"        loop vector reduction(+: s) for j in 0..m {{ c[i, j] = {g.e(Tc, 1)}; s += {val}; }}",
+               "        rs[i] = s;", "    }", "}"]
+        L = pre + L
+        L.append(f"parallel num_gangs({r.choice([1, 3])}) num_workers({r.choice([1, 2, 4])}) vector_length({r.choice([1, 16, 32])}) {{ loop gang for b in 0..p {{ block(a, c, rs, b * n / p, (b + 1) * n / p, m); }} }}")
+        L.append("for i in 0..n { tot += rs[i]; }")
+    elif shape == 2:
+        # gang worker vector nest with reductions at two levels
+        L.append(f"parallel num_gangs({r.choice([1, 2, 5])}) num_workers({r.choice([1, 2, 4])}) vector_length({r.choice([1, 8, 32])}) reduction(+: tot) {{")
+        L.append("    loop gang for b in 0..p {")
+        L.append(f"        let gs: {It} = 0{It};")
+        L.append("        loop worker reduction(+: gs) for i in 0..n {")
+        L.append(f"            let s: {It} = 0{It};")
+        L.append(f"            loop vector reduction(+: s) for j in 0..m {{ c[i, j] = {g.e(Tc, 1)}; s += {val}; }}")
+        L.append("            rs[i] = s; gs += s;")
+        L.append("        }")
+        L.append("        tot += gs;")
+        L.append("    }")
+        L.append("}")
+    elif shape == 3:
+        # parallel loop gang with an inner vector loop and statements around it
+        L.append(f"parallel loop gang vector_length({r.choice([1, 4, 32, 64])}) for i in 0..n {{")
+        L.append(f"    let base: {Tc} = {g.e(Tc, 2).replace('j', '0')};")
+        L.append(f"    loop vector for j in 0..m {{ c[i, j] = {g.e(Tc, 1)} + base; }}")
+        L.append(f"    let s: {It} = 0{It};")
+        L.append(f"    loop vector reduction(+: s) for j in 0..m {{ s += {val}; }}")
+        L.append("    rs[i] = s;")
+        L.append("}")
+        L.append("for i in 0..n { tot += rs[i]; }")
+    elif shape == 4:
+        # collapse(2) gang vector with a reduction, then a seq loop in a gang loop
+        L.append(f"parallel loop collapse(2) gang vector reduction(+: tot) for i in 0..n {{ for j in 0..m {{ c[i, j] = {g.e(Tc, 1)}; tot += {val}; }} }}")
+        L.append(f"parallel loop gang for i in 0..n {{ loop seq for j in 1..m {{ c[i, j] = c[i, j] + c[i, j - 1]; }} }}")
+    else:
+        # routine seq called from a vector loop inside a gang loop
+        pre = [f"routine seq fn cell(a: {Ta}[,], i: i32, j: i32) -> {Tc} {{",
+               f"    let v: {Tc} = {g.e(Tc, 1)};",
+               "    return v;", "}"]
+        L = pre + L
+        L.append(f"parallel num_gangs({r.choice([1, 4])}) vector_length({r.choice([1, 32])}) {{ loop gang for i in 0..n {{ loop vector for j in 0..m {{ c[i, j] = cell(a, i, j); }} }} }}")
+        L.append(f"parallel loop reduction(+: tot) for i in 0..n {{ for j in 0..m {{ tot += {val}; }} }}")
+    L += ["println(c);", "println(rs);", "println(tot);"]
+    return "\n".join(L) + "\n"
+
+
+FAMILIES = {"kernel": kernel, "structure": structure, "lifetimes": lifetimes, "host": host, "devices": devices, "levels": levels}
