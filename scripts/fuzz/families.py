@@ -401,4 +401,74 @@ def levels(seed):
     return "\n".join(L) + "\n"
 
 
-FAMILIES = {"kernel": kernel, "structure": structure, "lifetimes": lifetimes, "host": host, "devices": devices, "levels": levels}
+def reductions(seed):
+    """Several reduction variables of mixed operators and types on one
+    construct, at the construct, gang or vector level, over collapsed or
+    nested loops, on `parallel loop`, `kernels loop` and `serial loop`."""
+    r = random.Random(seed)
+    n = r.choice([1, 5, 32, 100]); m = r.choice([1, 7, 16])
+    Ta = r.choice(ALL)
+    L = [f"let n = {n}; let m = {m};", f"let a = zeros({Ta}, n, m);", init("a", Ta, ["n", "m"], r)]
+    g = G(r, [("i", "i32"), ("j", "i32"), ("a[i, j]", Ta)])
+    reds = []
+    for k in range(r.randrange(1, 4)):
+        T = r.choice(["i32", "i64", "u32", "u8", "f32", "f64"])
+        ops = ["+", "*", "max", "min"] + (["&", "|", "^"] if T in INTS else [])
+        op = r.choice(ops)
+        init_v = {"+": "0", "*": "1", "max": "0", "min": "100", "&": "255", "|": "0", "^": "0"}[op]
+        if T in FLTS and init_v.isdigit():
+            init_v += ".0"
+        L.append(f"let r{k}: {T} = {init_v}{T};")
+        reds.append((f"r{k}", T, op))
+    def upd(nm, T, op):
+        v = small(T, g.e(T, 1))
+        if op == "*":
+            v = f"(({v}) % 2{T} + 1{T})" if T in INTS else f"(1.0{T} + ({v}) * 0.0)"
+        return f"{nm} = {op}({nm}, {v});" if op in ("max", "min") else f"{nm} {op}= {v};"
+    clause = " ".join(f"reduction({op}: {nm})" for nm, T, op in reds)
+    body = " ".join(upd(*x) for x in reds)
+    shape = r.randrange(5)
+    if shape == 0:
+        L.append(f"parallel loop collapse(2) {clause} for i in 0..n {{ for j in 0..m {{ {body} }} }}")
+    elif shape == 1:
+        L.append(f"kernels loop {clause} for i in 0..n {{ for j in 0..m {{ {body} }} }}")
+    elif shape == 2:
+        L.append(f"serial loop {clause} for i in 0..n {{ for j in 0..m {{ {body} }} }}")
+    elif shape == 3:
+        L.append(f"parallel loop gang {clause} for i in 0..n {{ loop vector {clause} for j in 0..m {{ {body} }} }}")
+    else:
+        L.append(f"parallel num_gangs({r.choice([1, 4])}) {clause} {{ loop gang {clause} for i in 0..n {{ loop worker vector {clause} for j in 0..m {{ {body} }} }} }}")
+    L += [f"println({nm});" for nm, T, op in reds]
+    return "\n".join(L) + "\n"
+
+
+def queues(seed):
+    """Work on several async queues joined by `wait(q) async(r)`, `update`s
+    on queues, `acc_async_test`/`acc_wait` routines, and host reads after waits."""
+    r = random.Random(seed)
+    n = r.choice([8, 64, 1000])
+    T = r.choice(ALL)
+    L = [f"let n = {n};", f"let a = zeros({T}, n); let b = zeros({T}, n);", init("a", T, ["n"], r),
+         "enter data copyin(a) create(b);"]
+    g = G(r, [("i", "i32"), ("a[i]", T)])
+    qs = [1, 2, 3]
+    last = {}
+    for k in range(r.randrange(2, 6)):
+        q = r.choice(qs)
+        dep = r.choice([x for x in qs if x != q])
+        w = f" wait({dep})" if r.random() < 0.6 else ""
+        if r.random() < 0.5:
+            L.append(f"parallel loop present(a, b) async({q}){w} for i in 0..n {{ b[i] = b[i] + {small(T, g.e(T, 1))}; }}")
+        else:
+            L.append(f"parallel loop present(a, b) async({q}){w} for i in 0..n {{ a[i] = a[i] + {small(T, 'b[i]')}; }}")
+        if r.random() < 0.3:
+            L.append(f"update self(b[0:n / 2]) async({q});")
+        if r.random() < 0.2:
+            L.append(f"wait({q}) async({r.choice(qs)});")
+    L.append(r.choice(["wait;", "acc_wait_all();", "wait(1, 2, 3);", "acc_wait(1); acc_wait(2); acc_wait(3);"]))
+    L.append("exit data copyout(a, b);")
+    L += ["println(a);", "println(b);"]
+    return "\n".join(L) + "\n"
+
+
+FAMILIES = {"kernel": kernel, "structure": structure, "lifetimes": lifetimes, "host": host, "devices": devices, "levels": levels, "reductions": reductions, "queues": queues}
