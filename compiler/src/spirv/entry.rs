@@ -259,8 +259,9 @@ impl Writer<'_> {
             .b
             .execution_mode(main, ExecutionMode::LocalSize, [default, 1, 1]);
         // IEEE zeros, infinities and NaNs, as on the host: without the mode
-        // a driver may assume there are none (lavapipe gave `x / z` with
-        // `z = 0.0` as 0, and `0.0 - x` as `-x`). Core in SPIR-V 1.4.
+        // Vulkan lets a driver assume there are none (fold `x * 0.0` to 0,
+        // `0.0 - x` to `-x`; lavapipe does, and still does with it).
+        // Core in SPIR-V 1.4; before that it needs an extension.
         if self.spec.spirv_version >= (1, 4) {
             let widths = [
                 (32, self.spec.preserve_float[0]),
