@@ -302,8 +302,9 @@ fn construct(
                 // What the launch does (`interp::data::enter_implicit`):
                 // OpenACC's implicit `copy`, in as well as out, since
                 // elements the kernel does not write must come back as
-                // they were; a constant array is never written.
-                let implied = if body.locals[a.var].constant {
+                // they were; an array the kernel only reads (or a
+                // constant one) goes in only.
+                let implied = if body.locals[a.var].constant || !a.written {
                     "copyin"
                 } else {
                     "copy"

@@ -63,3 +63,25 @@ fn present_or_names_are_the_data_clauses() {
         assert(pcopy(1) == 2);",
     );
 }
+
+#[test]
+fn implicit_arrays_only_read_are_not_copied_back() {
+    // saxpy without a data region: x and y go in, only y comes back (it
+    // took three copies to the host with x; now two over both kernels).
+    let src = "let x = zeros(f32, 1000); let y = zeros(f32, 1000);
+        for i in 0..1000 { x[i] = i as f32; }
+        parallel loop for i in 0..1000 { y[i] = 2.0 * x[i] + y[i]; }
+        let w = y;
+        parallel loop for i in 0..1000 { let t = y[i]; w[i] = t + 1.0; }
+        assert(y[999] == 1999.0 && x[999] == 999.0, \"values\");";
+    ok(src);
+    let back = common::trace_events(src)
+        .iter()
+        .filter(|e| {
+            e["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("copy an array to the host"))
+        })
+        .count();
+    assert_eq!(back, 2);
+}

@@ -224,6 +224,36 @@ fn implicit_copy() {
 }
 
 #[test]
+fn implicit_arrays_written_under_any_name_come_back() {
+    // An array the kernel only reads goes in only; one it writes, under
+    // any of its names, comes back. Here `y` is read first, then written
+    // through `w`, the same array: the host backend keeps a separate
+    // device copy, so a write left on it would show.
+    let mut e = accl::Engine::new();
+    eval(
+        &mut e,
+        "let x = full(i32, 3, 4); let y = full(i32, 1, 4); let w = y;
+         parallel loop for i in 0..4 { let t = y[i] + x[i]; w[i] = t; }",
+    );
+    assert_eq!(eval(&mut e, "sum(y)"), "16");
+    assert_eq!(eval(&mut e, "sum(x)"), "12");
+    // Written in a function the kernel calls.
+    eval(
+        &mut e,
+        "fn put(v: i32[], i: i32) { v[i] = 7; }
+         let z = zeros(i32, 4);
+         parallel loop for i in 0..4 { put(z, i); }",
+    );
+    assert_eq!(eval(&mut e, "sum(z)"), "28");
+    // Written in part: the rest keeps the host's values (copied in too).
+    eval(
+        &mut e,
+        "let p = full(i32, 5, 8); parallel loop for i in 0..4 { p[i] = 1; }",
+    );
+    assert_eq!(eval(&mut e, "sum(p)"), "24");
+}
+
+#[test]
 fn copyin_copyout_create_transfers() {
     let mut e = accl::Engine::new();
     eval(

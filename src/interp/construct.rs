@@ -364,6 +364,7 @@ impl Compiler<'_> {
                     span: u.span,
                     // A constant array is never written: `copyin` suffices.
                     copyout: !self.body.locals[u.var].constant,
+                    written: u.written,
                 })
                 .collect()
         } else {

@@ -201,11 +201,18 @@ pub fn exit_structured(cx: &mut Ctx, undo: Vec<Undo>, ok: bool, span: Span) -> R
 }
 
 /// The arrays a kernel uses that no data clause names: those not present
-/// are copied in for the launch (and out after it, through `undo`), or
-/// with `default(present)` refused.
+/// are copied in for the launch (and out after it, through `undo`, unless
+/// the kernel writes them under no name), or with `default(present)`
+/// refused.
 pub fn enter_implicit(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx, undo: &mut Vec<Undo>) -> R<()> {
     let dev = cx.device;
     let b = cx.backend.clone();
+    // Two names may hold one array (`let b = a;`), and only the first to
+    // be entered makes its device copy: what any of them writes decides.
+    let mut written = Vec::new();
+    for imp in c.implicit.iter().filter(|i| i.written) {
+        written.push(array_of(fr, imp.slot)?.id());
+    }
     for imp in &c.implicit {
         let (name, span) = (&imp.name, &imp.span);
         let a = array_of(fr, imp.slot)?;
@@ -226,9 +233,9 @@ pub fn enter_implicit(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx, undo: &mut V
             .attach(dev, &a, &r, true, true)
             .map_err(env_error(*span, name, &a, &r, dev))?;
         undo.push(Undo {
-            array: a.clone(),
+            copyout: imp.copyout && written.contains(&a.id()),
+            array: a,
             bx: r,
-            copyout: imp.copyout,
         });
     }
     Ok(())

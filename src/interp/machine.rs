@@ -34,6 +34,9 @@ pub struct Implicit {
     pub name: Rc<str>,
     pub span: Span,
     pub copyout: bool,
+    /// The kernel writes it (or passes it to a function): an array that
+    /// no name of the kernel writes needs no copy back.
+    pub written: bool,
 }
 
 /// A compiled expression, by result type.
