@@ -471,4 +471,34 @@ def queues(seed):
     return "\n".join(L) + "\n"
 
 
-FAMILIES = {"kernel": kernel, "structure": structure, "lifetimes": lifetimes, "host": host, "devices": devices, "levels": levels, "reductions": reductions, "queues": queues}
+def regions(seed):
+    """Nested `data` regions over sections of 2-D arrays, `present`,
+    `no_create`, `copyout` and `create` of sections, `update` of rows and
+    column blocks, kernels inside and between, host edits between updates."""
+    r = random.Random(seed)
+    n = r.choice([4, 8, 12]); m = r.choice([3, 8, 16])
+    T = r.choice(ALL)
+    L = [f"let n = {n}; let m = {m};", f"let a = zeros({T}, n, m);", init("a", T, ["n", "m"], r),
+         f"let b = zeros({T}, n, m);"]
+    g = G(r, [("i", "i32"), ("j", "i32"), ("a[i, j]", T)])
+    lo = r.randrange(0, n // 2); cnt = r.randrange(1, n - lo + 1)
+    c0 = r.randrange(0, m // 2 + 1); cc = r.randrange(1, m - c0 + 1)
+    outer = r.choice([f"copy(a[{lo}:{cnt}])", f"copyin(a[{lo}:{cnt}])", "copy(a)", f"create(a[{lo}:{cnt}])"])
+    inner = r.choice([f"present(a[{lo}:{cnt}])", f"copy(b[{lo}:{cnt}])", f"no_create(b)", f"copyout(b[{lo}:{cnt}])", f"create(b[{lo}:{cnt}])"])
+    L.append(f"data {outer} {{")
+    L.append(f"    data {inner} {{")
+    L.append(f"        parallel loop collapse(2) for i in {lo}..{lo + cnt} {{ for j in 0..m {{ b[i, j] = {g.e(T, 1)}; a[i, j] = a[i, j] + {small(T, 'b[i, j]')}; }} }}")
+    if r.random() < 0.6:
+        L.append(f"        update self(a[{lo}:{cnt}, {c0}:{cc}]);")
+        L.append(f"        for i in {lo}..{lo + cnt} {{ a[i, {c0}] = a[i, {c0}] + {small(T, 'i as ' + T)}; }}")
+        L.append(f"        update device(a[{lo}:{cnt}, {c0}:{cc}]);")
+    L.append("    }")
+    L.append(f"    parallel loop for i in {lo}..{lo + cnt} {{ for j in 1..m {{ a[i, j] = a[i, j] - a[i, j - 1]; }} }}")
+    if r.random() < 0.5:
+        L.append(f"    update self(a[{lo}:1]);")
+    L.append("}")
+    L += ["println(a);", "println(b);"]
+    return "\n".join(L) + "\n"
+
+
+FAMILIES = {"kernel": kernel, "structure": structure, "lifetimes": lifetimes, "host": host, "devices": devices, "levels": levels, "reductions": reductions, "queues": queues, "regions": regions}
