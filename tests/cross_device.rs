@@ -221,3 +221,49 @@ fn cross_device_waits_are_checked() {
     ok(&r);
     assert_eq!(r.engine.get::<i32>("x"), Some(7));
 }
+
+/// Sections on both sides: rows of a 2-D array into rows of another, a
+/// block into part of a 1-D array (elements paired in row-major order),
+/// each inside one present section; a box that reaches outside its
+/// present section is refused.
+#[test]
+fn a_copy_between_devices_takes_sections() {
+    let dev = run_devices(
+        "let a = zeros(f64, 8, 4); let b = zeros(f64, 8, 4); let c = zeros(f64, 12);
+         for i in 0..8 { for j in 0..4 { a[i, j] = (i * 10 + j) as f64; } }
+         set device_num(0); enter data copyin(a);
+         set device_num(1); enter data create(b[2:4]) create(c);
+         acc_memcpy_d2d(b[2:3], a[5:3, 0:4], 1, 0);
+         acc_memcpy_d2d(c[3:6], a[0:2, 1:3], 1, 0);
+         exit data copyout(b[2:4], c);",
+        "0,0",
+    );
+    ok(&dev);
+    let (b, _) = dev.engine.get_array::<f64>("b").unwrap();
+    let mut want = vec![0.0; 32];
+    for i in 0..3 {
+        for j in 0..4 {
+            want[(2 + i) * 4 + j] = ((5 + i) * 10 + j) as f64;
+        }
+    }
+    assert_eq!(b, want);
+    let (c, _) = dev.engine.get_array::<f64>("c").unwrap();
+    assert_eq!(
+        c,
+        [0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 11.0, 12.0, 13.0, 0.0, 0.0, 0.0]
+    );
+    let r = run_devices(
+        "let a = zeros(f64, 8); let b = zeros(f64, 8);
+         set device_num(0); enter data copyin(a);
+         set device_num(1); enter data create(b[0:4]);
+         acc_memcpy_d2d(b[2:4], a[0:4], 1, 0);",
+        "0,0",
+    );
+    let e = r.result.expect_err("refused");
+    assert_eq!(e.code(), "accl::run::not_present");
+    assert!(
+        e.render(100).contains("overlaps the present elements"),
+        "{}",
+        e.render(100)
+    );
+}

@@ -7,8 +7,6 @@ use super::error;
 use super::machine::{CExpr, Ctx, Ex};
 use super::memcpy;
 use super::mpi;
-use super::present::EnvError;
-use super::queue::QueueId;
 use super::scalar::{value_to_bits, Sc};
 use super::stmt::{atomic_combine, atomic_error, scalar_of};
 use super::value::{Frame, RtVal, R};
@@ -706,63 +704,7 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             }
         }
         "acc_memcpy_device" => memcpy::device(args, spans, span, cx)?,
-        "acc_memcpy_d2d" => {
-            let (dst, src, texts) = copy_pair(args, [sp(0), sp(1)], span, cx)?;
-            let text = |i: usize| texts[i].clone();
-            let b = cx.backend.clone();
-            let n = b.num_devices();
-            let dev_arg = |i: usize| -> R<usize> {
-                let d = int(&args[i]);
-                usize::try_from(d)
-                    .ok()
-                    .filter(|&d| d < n)
-                    .ok_or_else(|| error::bad_device(sp(i), d, n))
-            };
-            let (dd, sd) = (dev_arg(2)?, dev_arg(3)?);
-            // Two devices share no memory: the copy goes through the host,
-            // after the work pending on both (async queues, which the race
-            // checks of the arguments leave only if they do not write the
-            // arrays, and synchronous kernels), so it copies what the
-            // program has computed and nothing reads what it overwrites.
-            let here = cx.device;
-            for d in [sd, dd] {
-                cx.device = d;
-                let r = b
-                    .wait(cx, None, None, span)
-                    .and_then(|_| b.complete_sync(cx, Some(d), Some(span)));
-                cx.device = here;
-                r?;
-            }
-            let names = [(dst.id(), text(0).into()), (src.id(), text(1).into())];
-            b.begin(cx, QueueId::Sync, span, &names)?;
-            let copied = b
-                .env(cx)
-                .copy_between((&dst, dd), (&src, sd))
-                .map_err(|e| match e {
-                    EnvError::Race(d) => d,
-                    EnvError::Device(f) => error::device(span, &text(1), &f),
-                    e => error::device(span, &text(1), &e.message().into()),
-                })?;
-            if !copied {
-                let env = b.env(cx);
-                let (i, dev) = if !env.is_present(dd, &dst) {
-                    (0, dd)
-                } else if !env.is_present(sd, &src) {
-                    (1, sd)
-                } else {
-                    (0, dd)
-                };
-                drop(env);
-                return Err(error::not_present(
-                    sp(i),
-                    &text(i),
-                    "",
-                    dev,
-                    "a copy between devices needs it wholly present in one section",
-                ));
-            }
-            RtVal::Unit
-        }
+        "acc_memcpy_d2d" => memcpy::d2d(args, spans, span, cx)?,
         "acc_get_device_type" => {
             let kind = match cx.on_host {
                 true => "host",
@@ -857,42 +799,6 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
 
 /// The array a whole-array reduction reads: the device's values when all of
 /// `a` is present on the current device, else `a`.
-/// The destination and source arrays of a copy between device copies
-/// (`acc_memcpy_device`, `acc_memcpy_d2d`) with their source texts; an
-/// error when their element counts differ.
-fn copy_pair(
-    args: &[RtVal],
-    spans: [Span; 2],
-    span: Span,
-    cx: &Ctx,
-) -> R<(Array, Array, [String; 2])> {
-    let (dst, src) = (
-        array(&args[0], span)?.clone(),
-        array(&args[1], span)?.clone(),
-    );
-    let text = |i: usize| -> String {
-        cx.source
-            .as_deref()
-            .and_then(|s| s.text.get(spans[i].range()))
-            .unwrap_or("the array")
-            .to_string()
-    };
-    let texts = [text(0), text(1)];
-    if dst.len() != src.len() {
-        return Err(error::count_mismatch(
-            span,
-            &format!(
-                "`{}` has {} elements and `{}` {}: a device copy needs the same count",
-                texts[0],
-                dst.len(),
-                texts[1],
-                src.len()
-            ),
-        ));
-    }
-    Ok((dst, src, texts))
-}
-
 fn reduce_source(a: &Array, cx: &mut Ctx, span: Span) -> R<Array> {
     let (b, dev) = (cx.backend.clone(), cx.device);
     let mut env = b.env(cx);

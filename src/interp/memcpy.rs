@@ -4,7 +4,8 @@
 //! present; the host side is an array or section's host data. The two
 //! hold the same element count (their shapes may differ: elements pair in
 //! row-major order). `acc_memcpy_device(dst, src)` pairs two device sides
-//! the same way.
+//! the same way, and `acc_memcpy_d2d(dst, src, dst_dev, src_dev)` two on
+//! two devices, through host memory.
 
 use super::error;
 use super::machine::Ctx;
@@ -83,6 +84,77 @@ pub fn device(args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx) -> R<RtV
             have.range_text(side.array.shape())
         ),
         _ => which.to_string(),
+    };
+    Err(error::not_present(side.span, &texts[k], "", dev, &why))
+}
+
+/// `acc_memcpy_d2d(dst, src, dst_dev, src_dev)`: the device copy of array
+/// or section `src` on `src_dev` into that of `dst` on `dst_dev`, each side
+/// inside one present section there. Two Vulkan devices share no memory,
+/// so the copy goes through host memory.
+pub fn d2d(args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx) -> R<RtVal> {
+    let mut i = 0;
+    let dst = section(args, spans, &mut i, cx)?;
+    let src = section(args, spans, &mut i, cx)?;
+    same_count(&dst, &src, span, cx, "a device copy")?;
+    let texts = [arg_text(cx, &dst), arg_text(cx, &src)];
+    let b = cx.backend.clone();
+    let n = b.num_devices();
+    let dev_arg = |k: usize| -> R<usize> {
+        let sp = spans.get(k).copied().unwrap_or(span);
+        let d = match &args[k] {
+            RtVal::Scalar(v) => v.as_i128().unwrap_or(-1),
+            _ => -1,
+        };
+        usize::try_from(d)
+            .ok()
+            .filter(|&d| d < n)
+            .ok_or_else(|| error::bad_device(sp, d, n))
+    };
+    let (dd, sd) = (dev_arg(i)?, dev_arg(i + 1)?);
+    // Two devices share no memory: the copy goes through the host, after
+    // the work pending on both (async queues, which the race checks of the
+    // arguments leave only if they do not write the arrays, and
+    // synchronous kernels), so it copies what the program has computed and
+    // nothing reads what it overwrites.
+    let here = cx.device;
+    for d in [sd, dd] {
+        cx.device = d;
+        let r = b
+            .wait(cx, None, None, span)
+            .and_then(|_| b.complete_sync(cx, Some(d), Some(span)));
+        cx.device = here;
+        r?;
+    }
+    let names = [
+        (dst.array.id(), texts[0].as_str().into()),
+        (src.array.id(), texts[1].as_str().into()),
+    ];
+    b.begin(cx, QueueId::Sync, span, &names)?;
+    let copied = b
+        .env(cx)
+        .copy_between((&dst.array, &dst.region, dd), (&src.array, &src.region, sd))
+        .map_err(|e| match e {
+            EnvError::Race(d) => d,
+            EnvError::Device(f) => error::device(span, &texts[1], &f),
+            e => error::device(span, &texts[1], &e.message().into()),
+        })?;
+    if copied {
+        return Ok(RtVal::Unit);
+    }
+    let env = b.env(cx);
+    let (k, side, dev) = match env.find(dd, &dst.array, &dst.region) {
+        Find::Inside(_) => (1, &src, sd),
+        _ => (0, &dst, dd),
+    };
+    let found = env.find(dev, &side.array, &side.region);
+    drop(env);
+    let why = match found {
+        Find::Partial(have) => format!(
+            "it overlaps the present elements {} without lying inside them (a copy between devices reads or writes inside one present section)",
+            have.range_text(side.array.shape())
+        ),
+        _ => "a copy between devices needs it inside one present section".to_string(),
     };
     Err(error::not_present(side.span, &texts[k], "", dev, &why))
 }

@@ -361,14 +361,15 @@ pub trait Env {
         dst: (&Array, &Region),
         src: (&Array, &Region),
     ) -> Result<bool, EnvError>;
-    /// `acc_memcpy_d2d(dst, src, dst_dev, src_dev)`: the device copy of
-    /// `src` on `src_dev` into that of `dst` on `dst_dev`, through host
-    /// memory (two devices share no memory); Ok(false) unless both arrays
-    /// are wholly present there in one section each.
+    /// `acc_memcpy_d2d(dst, src, dst_dev, src_dev)`: box `src.1` of the
+    /// device copy of `src.0` on `src.2` into box `dst.1` of that of `dst.0`
+    /// on `dst.2` (elements paired in row-major order), through host memory
+    /// (two devices share no memory); Ok(false) unless each box lies inside
+    /// one present section there.
     fn copy_between(
         &mut self,
-        dst: (&Array, usize),
-        src: (&Array, usize),
+        dst: (&Array, &Region, usize),
+        src: (&Array, &Region, usize),
     ) -> Result<bool, EnvError>;
 }
 
@@ -623,14 +624,14 @@ impl<S: Storage> Env for Table<S> {
 
     fn copy_between(
         &mut self,
-        (dst, dst_dev): (&Array, usize),
-        (src, src_dev): (&Array, usize),
+        (dst, dr, dst_dev): (&Array, &Region, usize),
+        (src, sr, src_dev): (&Array, &Region, usize),
     ) -> Result<bool, EnvError> {
-        let whole = |a: &Array, dev: usize| match self.find(dev, a, &Region::whole(a.shape())) {
+        let inside = |a: &Array, r: &Region, dev: usize| match self.find(dev, a, r) {
             Find::Inside(i) => Some(i),
             _ => None,
         };
-        let (Some(i), Some(j)) = (whole(dst, dst_dev), whole(src, src_dev)) else {
+        let (Some(i), Some(j)) = (inside(dst, dr, dst_dev), inside(src, sr, src_dev)) else {
             return Ok(false);
         };
         let (Some(d), Some(s)) = (
@@ -641,23 +642,41 @@ impl<S: Storage> Env for Table<S> {
         };
         let (ds, dsec) = &d.sections[i];
         let (ss, ssec) = &s.sections[j];
-        // Out through a host array of src's shape, in again as dst's
-        // shape (same count): the elements of both in row-major order.
+        // Out through a host array of src's shape, in again from one of
+        // dst's shape: the elements of both boxes in row-major order.
         let out = match self.bounce.take() {
             Some(b) if b.scalar() == src.scalar() && b.shape() == src.shape() => b,
             _ => Array::zeros(src.scalar(), src.shape().to_vec())
                 .map_err(|e| EnvError::Device(Fault::Failed(e.to_string())))?,
         };
         self.store
-            .transfer(src_dev, &s.arr, ssec, ss.bx.lo, &out, &ss.bx, true)?;
-        let back = if dst.shape() == src.shape() {
-            out.clone()
+            .transfer(src_dev, &s.arr, ssec, ss.bx.lo, &out, sr, true)?;
+        let whole = |a: &Array, r: &Region| *r == Region::whole(a.shape());
+        let back = if whole(dst, dr) && whole(src, sr) {
+            if dst.shape() == src.shape() {
+                out.clone()
+            } else {
+                Array::new(out.data().clone(), dst.shape().to_vec())
+                    .map_err(|e| EnvError::Device(Fault::Failed(format!("{e:?}"))))?
+            }
         } else {
-            Array::new(out.data().clone(), dst.shape().to_vec())
-                .map_err(|e| EnvError::Device(Fault::Failed(format!("{e:?}"))))?
+            let back = Array::zeros(dst.scalar(), dst.shape().to_vec())
+                .map_err(|e| EnvError::Device(Fault::Failed(e.to_string())))?;
+            let size = src.scalar().size();
+            {
+                let from = out.data();
+                let bytes = from.bytes();
+                let mut to = back.data_mut();
+                for (d, s, n) in super::region::paired_runs((dr, dst.shape()), (sr, src.shape())) {
+                    if let Some(run) = bytes.get(s * size..(s + n) * size) {
+                        to.write_bytes(d * size, run);
+                    }
+                }
+            }
+            back
         };
         self.store
-            .transfer(dst_dev, &d.arr, dsec, ds.bx.lo, &back, &ds.bx, false)?;
+            .transfer(dst_dev, &d.arr, dsec, ds.bx.lo, &back, dr, false)?;
         self.bounce = Some(out);
         Ok(true)
     }

@@ -348,16 +348,33 @@ fn wait_any_rule(args: &[Type]) -> Result<Sig, String> {
     }
 }
 
+/// `acc_memcpy_d2d(dst, src, dst_device, src_device)`: two arrays or
+/// sections (reaching the rule as the array and its bounds) of one element
+/// type, then two device numbers.
 fn memcpy_d2d_rule(args: &[Type]) -> Result<Sig, String> {
-    match args {
-        [a @ Type::Array(x, _), b @ Type::Array(y, _), _, _] if x == y => Ok(Sig {
-            params: vec![*a, *b, Type::I32, Type::I32],
-            ret: Type::Unit,
-        }),
-        [Type::Array(x, _), Type::Array(y, _), _, _] => Err(format!(
+    let usage = "is `acc_memcpy_d2d(dst, src, dst_device, src_device)` of two arrays or sections and two device numbers";
+    let mut i = 0;
+    let (Some((x, _)), Some((y, _))) = (
+        lang::builtins::section_arg(args, &mut i),
+        lang::builtins::section_arg(args, &mut i),
+    ) else {
+        return Err(usage.into());
+    };
+    if x != y {
+        return Err(format!(
             "copies between arrays of one element type, not `{x}` and `{y}`"
-        )),
-        _ => Err("is `acc_memcpy_d2d(dst, src, dst_device, src_device)` of two arrays and two device numbers".into()),
+        ));
+    }
+    match &args[i..] {
+        [d, e] if d.is_int_like() && e.is_int_like() => {
+            let mut params = args[..i].to_vec();
+            params.extend([Type::I32, Type::I32]);
+            Ok(Sig {
+                params,
+                ret: Type::Unit,
+            })
+        }
+        _ => Err(usage.into()),
     }
 }
 
@@ -898,13 +915,14 @@ pub fn builtins() -> Builtins {
         wait_any_rule,
     );
     device::add_memcpy(&mut b);
-    add(
-        &mut b,
-        "acc_memcpy_d2d",
-        "acc_memcpy_d2d(dst, src, dst_device, src_device): copy src's data on device src_device into dst's on device dst_device (both wholly present there, same element type and count; through host memory, after the pending work of both devices)",
-        Host,
-        memcpy_d2d_rule,
-    );
+    b.add(Builtin {
+        name: "acc_memcpy_d2d".to_string(),
+        typing: Typing::Rule(memcpy_d2d_rule),
+        effect: Host,
+        synopsis: "acc_memcpy_d2d(dst, src, dst_device, src_device): copy the device data of array or section src on device src_device into that of dst on device dst_device (each inside one present section there, same element type and count; through host memory, after the pending work of both devices)".to_string(),
+        place_arg: false,
+        sections: true,
+    });
     fixed(
         &mut b,
         "acc_get_device_type",
