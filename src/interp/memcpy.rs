@@ -21,6 +21,31 @@ fn arg_text(cx: &Ctx, s: &Section) -> String {
     super::section_arg::text(cx, s.span)
 }
 
+/// Start a synchronous copy between two device sides, naming both arrays
+/// for the race checks.
+fn begin_copy(
+    cx: &mut Ctx,
+    b: &std::rc::Rc<dyn super::machine::Backend>,
+    span: Span,
+    [dst, src]: [&Section; 2],
+    texts: &[String; 2],
+) -> R<()> {
+    let names = [
+        (dst.array.id(), texts[0].as_str().into()),
+        (src.array.id(), texts[1].as_str().into()),
+    ];
+    b.begin(cx, QueueId::Sync, span, &names)
+}
+
+/// The diagnostic of a device copy that failed, naming its source side.
+fn copy_failed(e: EnvError, span: Span, src_text: &str) -> Box<lang::Diag> {
+    match e {
+        EnvError::Race(d) => d,
+        EnvError::Device(f) => error::device(span, src_text, &f),
+        e => error::device(span, src_text, &e.message().into()),
+    }
+}
+
 /// An error unless the two sides hold the same element count.
 fn same_count(dst: &Section, src: &Section, span: Span, cx: &Ctx, what: &str) -> R<()> {
     let (dn, sn) = (
@@ -54,19 +79,11 @@ pub fn device(args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx) -> R<RtV
     }
     let texts = [arg_text(cx, &dst), arg_text(cx, &src)];
     let (b, dev) = (cx.backend.clone(), cx.device);
-    let names = [
-        (dst.array.id(), texts[0].as_str().into()),
-        (src.array.id(), texts[1].as_str().into()),
-    ];
-    b.begin(cx, QueueId::Sync, span, &names)?;
+    begin_copy(cx, &b, span, [&dst, &src], &texts)?;
     let copied = b
         .env(cx)
         .copy_device(dev, (&dst.array, &dst.region), (&src.array, &src.region))
-        .map_err(|e| match e {
-            EnvError::Race(d) => d,
-            EnvError::Device(f) => error::device(span, &texts[1], &f),
-            e => error::device(span, &texts[1], &e.message().into()),
-        })?;
+        .map_err(|e| copy_failed(e, span, &texts[1]))?;
     if copied {
         return Ok(RtVal::Unit);
     }
@@ -126,19 +143,11 @@ pub fn d2d(args: &[RtVal], spans: &[Span], span: Span, cx: &mut Ctx) -> R<RtVal>
         cx.device = here;
         r?;
     }
-    let names = [
-        (dst.array.id(), texts[0].as_str().into()),
-        (src.array.id(), texts[1].as_str().into()),
-    ];
-    b.begin(cx, QueueId::Sync, span, &names)?;
+    begin_copy(cx, &b, span, [&dst, &src], &texts)?;
     let copied = b
         .env(cx)
         .copy_between((&dst.array, &dst.region, dd), (&src.array, &src.region, sd))
-        .map_err(|e| match e {
-            EnvError::Race(d) => d,
-            EnvError::Device(f) => error::device(span, &texts[1], &f),
-            e => error::device(span, &texts[1], &e.message().into()),
-        })?;
+        .map_err(|e| copy_failed(e, span, &texts[1]))?;
     if copied {
         return Ok(RtVal::Unit);
     }
