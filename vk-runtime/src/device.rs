@@ -194,10 +194,11 @@ impl Drop for DeviceShared {
         // SAFETY: this is the last reference: every buffer, pipeline and
         // queue holds an Arc of it, so all of them are gone. Order: idle,
         // cache, allocator (frees its memory blocks), device.
-        let _serial = crate::lifecycle_lock();
         // The thread goes first: it uses the device (every queue, whose
-        // batches it submits, is gone, so it has nothing left to do).
+        // batches it submits, is gone, so it has nothing left to do). Before
+        // the lock: with validation its polls take it.
         drop(self.submitter.take());
+        let _serial = crate::lifecycle_lock();
         unsafe {
             let _ = self.raw.device_wait_idle();
             let cache = *self
@@ -752,7 +753,12 @@ unsafe fn assemble(
             .iter()
             .map(|q| (q.raw, q.submit_lock.clone()))
             .collect();
-        Some(Submitter::start(raw.clone(), hw, &info.name)?)
+        Some(Submitter::start(
+            raw.clone(),
+            hw,
+            &info.name,
+            instance.shared.validation,
+        )?)
     } else {
         None
     };

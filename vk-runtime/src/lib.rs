@@ -57,10 +57,17 @@ pub(crate) fn lifecycle_lock() -> std::sync::MutexGuard<'static, ()> {
 static LIFECYCLE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// With the validation layer on, the same lock around shader-module and
-/// pipeline creation: the layer (1.3.239) crashed inside
+/// pipeline creation and around polls of a timeline's value. The layer
+/// (1.3.239) finds its data for each call in one map of the whole process,
+/// which creating or destroying an instance or device writes without a lock
+/// (KhronosGroup/Vulkan-ValidationLayers#4391): it crashed inside
 /// `vkCreateComputePipelines` of one instance while another thread's
-/// instance was busy in the driver (a SIGSEGV seen about once in 300 runs
-/// of a test binary). Without validation, nothing is serialised.
+/// instance was busy (a SIGSEGV about once in 300 runs of a test binary),
+/// and inside `vkGetSemaphoreCounterValue` of a thread polling a timeline
+/// while another thread was in `vkCreateDevice` (CI, and one run in a few
+/// dozen here under load), or reported that thread's live device unknown.
+/// Polls are where one thread makes millions of calls while another opens
+/// a device. Without validation, nothing is serialised.
 pub(crate) fn validation_lock(validation: bool) -> Option<std::sync::MutexGuard<'static, ()>> {
     validation.then(lifecycle_lock)
 }

@@ -349,6 +349,9 @@ impl Queue {
 
     /// The highest timeline value the device has reached.
     pub fn completed_value(&self) -> Result<u64> {
+        // Callers poll this in loops: see `validation_lock`.
+        let shared = &self.device.shared;
+        let _serial = crate::validation_lock(shared.instance.validation);
         unsafe {
             self.device
                 .shared

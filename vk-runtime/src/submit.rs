@@ -149,11 +149,13 @@ pub(crate) struct Submitter {
 
 impl Submitter {
     /// Starts the thread for the queues `queues` (raw handle and lock of
-    /// each Vulkan queue, by slot) of device `raw`.
+    /// each Vulkan queue, by slot) of device `raw`, on an instance with the
+    /// validation layer on or not.
     pub(crate) fn start(
         raw: ash::Device,
         queues: Vec<(vk::Queue, Arc<Mutex<()>>)>,
         name: &str,
+        validation: bool,
     ) -> Result<Submitter> {
         let (tx, rx) = mpsc::channel::<Job>();
         let state = Arc::new(State {
@@ -166,7 +168,7 @@ impl Submitter {
         let st = state.clone();
         let thread = std::thread::Builder::new()
             .name(format!("accl-submit {name}"))
-            .spawn(move || run(&raw, &queues, &st, rx))
+            .spawn(move || run(&raw, validation, &queues, &st, rx))
             .map_err(|e| VkError::usage(format!("cannot start the submission thread: {e}")))?;
         Ok(Submitter {
             tx: Some(tx),
@@ -262,12 +264,13 @@ impl Drop for Submitter {
 /// may go; while some are held, looks at the values they wait for.
 fn run(
     raw: &ash::Device,
+    validation: bool,
     queues: &[(vk::Queue, Arc<Mutex<()>>)],
     st: &State,
     rx: mpsc::Receiver<Job>,
 ) {
     let mut last_held = HeldFence::default();
-    submit_all(raw, queues, st, &rx, &mut last_held);
+    submit_all(raw, validation, queues, st, &rx, &mut last_held);
     last_held.destroy(raw);
 }
 
@@ -328,6 +331,7 @@ impl HeldFence {
 
 fn submit_all(
     raw: &ash::Device,
+    validation: bool,
     queues: &[(vk::Queue, Arc<Mutex<()>>)],
     st: &State,
     rx: &mpsc::Receiver<Job>,
@@ -347,7 +351,12 @@ fn submit_all(
         let mut sent = 0;
         let mut i = 0;
         while i < pending.len() {
-            if may_go(raw, &pending, i) && (!pending[i].held || last_held.done(raw)) {
+            let go = {
+                // Held batches are polled: see `crate::validation_lock`.
+                let _serial = crate::validation_lock(validation && pending[i].held);
+                may_go(raw, &pending, i) && (!pending[i].held || last_held.done(raw))
+            };
+            if go {
                 let job = pending.remove(i).expect("in range");
                 let fence = match job.held {
                     true => last_held.take(raw),

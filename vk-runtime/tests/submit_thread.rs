@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use vk_runtime::{Buffer, BufferBinding, ComputePipeline, Device, Instance, Queue, StagingBuffer};
-use vk_runtime::{StagingKind, VkError};
+use vk_runtime::{HostEvent, StagingKind, VkError};
 
 fn threaded(instance: &Instance) -> Device {
     let dev = Device::with_submission_thread(instance, 0, true).expect("device");
@@ -16,10 +16,13 @@ fn threaded(instance: &Instance) -> Device {
     dev
 }
 
-/// The slow kernel on `a`, handed off: its output and value.
-fn slow_kernel(dev: &Device, a: &mut Queue) -> (Buffer, u64) {
+/// The slow kernel on `a`, after a wait for `gate` (set by the test when
+/// it has looked at what the thread holds), handed off: its output and
+/// value.
+fn gated_kernel(dev: &Device, a: &mut Queue, gate: &Gate) -> (Buffer, u64) {
     let slow = ComputePipeline::new(dev, &slow_spirv(), "main", 1, 8, &[]).unwrap();
     let out = Buffer::new(dev, 4 * SLOW_N as u64, "out").unwrap();
+    a.wait_host_event(&gate.0).unwrap();
     dispatch_slow(a, &slow, &out, SLOW_ITERS);
     (out, a.hand_off().unwrap())
 }
@@ -44,20 +47,50 @@ fn affine_step(
     want.iter_mut().for_each(|w| *w = affine_cpu(*w, m, c));
 }
 
-/// Polls until the thread holds nothing, asserting (with `what`) that `q`
-/// had reached `value` by then (read after the count); whether a batch was
-/// seen held while `q` had not.
-fn held_until(dev: &Device, q: &Queue, value: u64, what: &str) -> bool {
-    let mut seen_held = false;
-    loop {
-        let held = dev.batches_on_thread();
-        let done = q.completed_value().unwrap() >= value;
-        if held == 0 {
-            assert!(done, "{what}");
-            return seen_held;
-        }
-        seen_held |= !done;
+/// A host event that device work waits behind; set when dropped too, so
+/// that a failed assertion fails the test instead of leaving its queues
+/// waiting forever.
+struct Gate(HostEvent);
+
+impl Gate {
+    fn new(dev: &Device) -> Gate {
+        Gate(HostEvent::new(dev).unwrap())
     }
+
+    fn open(&self) {
+        self.0.set().unwrap();
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        let _ = self.0.set();
+    }
+}
+
+/// Polls until the thread holds `n` batches (it cannot pass `n` by
+/// itself while the test holds a gate closed); whether it did within
+/// [`FOREVER`].
+fn reached_held(dev: &Device, n: u64) -> bool {
+    let start = std::time::Instant::now();
+    while dev.batches_on_thread() != n {
+        if start.elapsed() > FOREVER {
+            return false;
+        }
+        std::thread::yield_now();
+    }
+    true
+}
+
+fn until_held(dev: &Device, n: u64) {
+    assert!(reached_held(dev, n), "the thread never held {n}");
+}
+
+/// Polls until the thread holds nothing, asserting (with `what`) that `q`
+/// had reached `value` by then (read after the count).
+fn held_until(dev: &Device, q: &Queue, value: u64, what: &str) {
+    while dev.batches_on_thread() != 0 {}
+    assert!(q.completed_value().unwrap() >= value, "{what}");
 }
 
 #[test]
@@ -112,15 +145,21 @@ fn a_held_copy_goes_after_the_kernel_it_waits_for() {
     with_validation(|instance| {
         let dev = threaded(instance);
         let [mut a, mut c, mut d] = [0, 1, 2].map(|n| Queue::new(&dev, n).unwrap());
-        let (out, va) = slow_kernel(&dev, &mut a);
+        let gate = Gate::new(&dev);
+        let (out, va) = gated_kernel(&dev, &mut a, &gate);
         // The copy back waits for the kernel, held by the thread.
         let st = StagingBuffer::new(&dev, out.size(), StagingKind::Download, "st").unwrap();
         c.wait_on(&a, va).unwrap();
         c.copy_buffer(&out, 0, &st, 0, out.size()).unwrap();
         let vc = c.hand_off_when_ready().unwrap();
-        // Not submitted while the kernel runs: whenever the thread holds
-        // nothing, the kernel was done before (read after the count).
-        let seen_held = held_until(
+        // While the kernel cannot run, the copy stays with the thread.
+        until_held(&dev, 1);
+        let kernel_waited = a.completed_value().unwrap() < va;
+        gate.open();
+        assert!(kernel_waited, "the kernel ran before its gate was set");
+        // Once the thread holds nothing, the kernel was done before (read
+        // after the count).
+        held_until(
             &dev,
             &a,
             va,
@@ -139,7 +178,6 @@ fn a_held_copy_goes_after_the_kernel_it_waits_for() {
         for i in (0..SLOW_N).step_by(97) {
             assert_eq!(got[i as usize], slow_cpu(i, SLOW_ITERS), "element {i}");
         }
-        assert!(seen_held, "the kernel finished before the copy was held");
     });
 }
 
@@ -176,7 +214,8 @@ fn a_submission_here_comes_after_the_held_batch_it_waits_for() {
     with_validation(|instance| {
         let dev = threaded(instance);
         let [mut a, mut c, mut d] = [0, 1, 2].map(|n| Queue::new(&dev, n).unwrap());
-        let (out, va) = slow_kernel(&dev, &mut a);
+        let gate = Gate::new(&dev);
+        let (out, va) = gated_kernel(&dev, &mut a, &gate);
         let copy = Buffer::new(&dev, out.size(), "copy").unwrap();
         c.wait_on(&a, va).unwrap();
         c.copy_buffer(&out, 0, &copy, 0, out.size()).unwrap();
@@ -184,10 +223,22 @@ fn a_submission_here_comes_after_the_held_batch_it_waits_for() {
         // Submitted on this thread, D's batch waits for the held copy: it
         // must not reach the driver before the copy does, so the call
         // returns only once the kernel is done and the copy submitted.
+        // Another thread opens the gate once D's batch is with the thread
+        // too, behind the held copy.
+        until_held(&dev, 1);
         d.wait_on(&c, vc).unwrap();
         let st = StagingBuffer::new(&dev, copy.size(), StagingKind::Download, "st").unwrap();
         d.copy_buffer(&copy, 0, &st, 0, copy.size()).unwrap();
-        let vd = d.submit().unwrap();
+        let (vd, reached) = std::thread::scope(|s| {
+            let opener = s.spawn(|| {
+                let reached = reached_held(&dev, 2);
+                gate.open();
+                reached
+            });
+            let vd = d.submit().unwrap();
+            (vd, opener.join().unwrap())
+        });
+        assert!(reached, "D's batch did not go to the thread");
         assert!(
             a.completed_value().unwrap() >= va,
             "submitted before the copy it waits for"
@@ -206,17 +257,29 @@ fn held_batches_go_one_at_a_time() {
         let dev = threaded(instance);
         let [mut a, mut c] = [0, 1].map(|n| Queue::new(&dev, n).unwrap());
         // A held batch with nothing to wait for goes at once: the slow
-        // kernel, held.
+        // kernel behind a gate, held.
+        let gate = Gate::new(&dev);
         let slow = ComputePipeline::new(&dev, &slow_spirv(), "main", 1, 8, &[]).unwrap();
         let out = Buffer::new(&dev, 4 * SLOW_N as u64, "out").unwrap();
+        a.wait_host_event(&gate.0).unwrap();
         dispatch_slow(&mut a, &slow, &out, SLOW_ITERS);
         let va = a.hand_off_when_ready().unwrap();
         // A second held batch, on another queue, waits for nothing either;
-        // it goes only once the first is done.
+        // it goes only once the first is done, which it cannot be while
+        // the gate is closed.
         let flag = Buffer::new(&dev, 4096, "flag").unwrap();
         c.fill(&flag, 0, 4096, 7).unwrap();
         let vc = c.hand_off_when_ready().unwrap();
-        let seen_held = held_until(
+        until_held(&dev, 1);
+        let first_waited = a.completed_value().unwrap() < va;
+        let second_waited = c.completed_value().unwrap() < vc;
+        gate.open();
+        assert!(first_waited, "the kernel ran before its gate was set");
+        assert!(
+            second_waited,
+            "the second held batch went while the first ran"
+        );
+        held_until(
             &dev,
             &a,
             va,
@@ -229,10 +292,6 @@ fn held_batches_go_one_at_a_time() {
         for i in (0..SLOW_N).step_by(101) {
             assert_eq!(got[i as usize], slow_cpu(i, SLOW_ITERS), "element {i}");
         }
-        assert!(
-            seen_held,
-            "the slow kernel finished before the second batch was held"
-        );
     });
 }
 
@@ -261,17 +320,26 @@ fn a_batch_for_a_sleeping_thread_is_submitted_here() {
         assert_eq!(dev.batches_handed_over(), handed, "submitted here");
         assert_eq!(dev.batches_on_thread(), 0);
         // While the thread holds a batch, the next one goes to it, in
-        // order after the first.
-        let (out, slow) = slow_kernel(&dev, &mut a);
+        // order after the first. B's batch is held until A is past an
+        // event that only this thread sets, so the thread cannot be done
+        // with it and asleep again, however slow the machine.
         let mut b = Queue::new(&dev, 1).unwrap();
-        b.wait_on(&a, slow).unwrap();
-        b.fill(&out, 0, 4, 7).unwrap();
-        b.hand_off_when_ready().unwrap();
+        let flag = Buffer::new(&dev, 4, "flag").unwrap();
+        let gate = Gate::new(&dev);
+        a.wait_host_event(&gate.0).unwrap();
+        let opened = a.hand_off().unwrap();
+        b.wait_on(&a, opened).unwrap();
+        b.fill(&flag, 0, 4, 7).unwrap();
+        let vb = b.hand_off_when_ready().unwrap();
         let handed = dev.batches_handed_over();
         let w = step(&mut a, 2);
+        let handed_after = dev.batches_handed_over();
+        gate.open();
         assert!(w > v);
-        assert_eq!(dev.batches_handed_over(), handed + 1, "handed over");
+        assert_eq!(handed_after, handed + 1, "handed over");
         assert!(a.host_wait(w, FOREVER).unwrap());
+        assert!(b.host_wait(vb, FOREVER).unwrap());
         assert_eq!(u32s(&download(&mut a, &buf)), want);
+        assert_eq!(u32s(&download(&mut b, &flag)), vec![7]);
     });
 }
