@@ -749,15 +749,13 @@ unsafe fn assemble(
         .then(|| push_descriptor_of(raw_instance, &raw, physical));
     let clock_hold = ClockHold::start(info.vendor_id, device_uuid(raw_instance, physical));
     let submitter = if ext.submission_thread {
-        let hw = queues
-            .iter()
-            .map(|q| (q.raw, q.submit_lock.clone()))
-            .collect();
+        let hw = queues.iter().map(|q| (q.raw, q.submit_lock.clone()));
+        let validation = instance.shared.validation;
         Some(Submitter::start(
             raw.clone(),
-            hw,
+            hw.collect(),
             &info.name,
-            instance.shared.validation,
+            validation,
         )?)
     } else {
         None
