@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use vk_runtime::{
-    Buffer, BufferBinding, ComputePipeline, Device, Queue, StagingBuffer, StagingKind, VkError,
-    MAX_IN_FLIGHT,
+    Buffer, BufferBinding, ComputePipeline, Device, HostEvent, Queue, StagingBuffer, StagingKind,
+    VkError, MAX_IN_FLIGHT,
 };
 
 fn affine(dev: &Device) -> ComputePipeline {
@@ -119,12 +119,16 @@ fn wait_on_unsubmitted_value_and_timeouts() {
         assert_eq!(a.submit().unwrap(), 0);
         assert!(a.host_wait(0, Duration::ZERO).unwrap());
 
-        // A timeout is Ok(false), not an error.
+        // A timeout is Ok(false), not an error: the kernel waits for an
+        // event the host sets only after the timed wait.
         let out = Buffer::new(&dev, 4 * SLOW_N as u64, "out").unwrap();
-        dispatch_slow(&mut a, &slow, &out, SLOW_ITERS * 20);
+        let gate = HostEvent::new(&dev).unwrap();
+        a.wait_host_event(&gate).unwrap();
+        dispatch_slow(&mut a, &slow, &out, SLOW_ITERS);
         let v = a.submit().unwrap();
         let reached = a.host_wait(v, Duration::from_micros(1)).unwrap();
-        assert!(!reached, "a long kernel finished within a microsecond?");
+        gate.set().unwrap();
+        assert!(!reached, "a kernel behind an unset event finished");
         assert!(a.host_wait(v, FOREVER).unwrap());
         // An empty submission that only carries a join still gets a value,
         // so joins are transitive.
