@@ -92,6 +92,10 @@ pub struct Spec {
     /// and 64-bit floats (`SignedZeroInfNanPreserve`), where the device
     /// allows it: without it Vulkan lets a driver assume there are none.
     pub preserve_float: [bool; 2],
+    /// f32 `/` and `sqrt` are computed in f64 and rounded back, correctly
+    /// rounded as the host's, on devices with f64 (Vulkan lets an f32
+    /// `OpFDiv` be 2.5 ulp off, and `Sqrt` more).
+    pub exact_f32: bool,
     /// Lanes of a subgroup when the device has subgroup shuffles in compute
     /// (a power of two), else 0. With it, a gang of at most that many vector
     /// lanes lives in one subgroup ([`crate::plan::teams`]).
@@ -195,6 +199,7 @@ impl Default for Spec {
             sext_by_words: false,
             coherent_writes: false,
             preserve_float: [false; 2],
+            exact_f32: false,
             subgroup_size: 0,
             max_workgroup_size: 1024,
             coarsen: 1,

@@ -407,3 +407,106 @@ fn math_builtins_f32_and_f64() {
         }
     });
 }
+
+/// f32 `/` and `sqrt` through f64 ([`Spec::exact_f32`]) give the host's
+/// correctly rounded results bit for bit, `x / x` included, and a
+/// division by a constant power of two is a multiplication. (lavapipe
+/// divides f32 correctly either way; the module's text shows which route
+/// the kernel took.)
+#[test]
+fn f32_division_and_sqrt_through_f64_are_the_hosts() {
+    let n = 512;
+    let src = Source::new(&format!(
+        "const N = {n};\nlet a = zeros(f32, N);\nlet b = zeros(f32, N);\nlet out = zeros(f32, 5, N);\n\
+         parallel loop for i in 0..N {{\n\
+             out[0, i] = a[i] / b[i];\n\
+             out[1, i] = a[i] / a[i];\n\
+             let q = b[i]; q /= a[i]; out[2, i] = q;\n\
+             out[3, i] = a[i] / 4.0f32;\n\
+             out[4, i] = sqrt(abs(b[i]));\n\
+         }}\n"
+    ));
+    let k = src.kernel(0);
+    let spec = |exact| Spec {
+        exact_f32: exact,
+        ..Spec::default()
+    };
+    let text = compiler::disassemble(&compiler::compile(&k, &spec(true)).unwrap());
+    // Three divisions widen both operands and narrow the quotient, the
+    // root its argument and result.
+    let count = |t: &str, op: &str| t.matches(&format!("= {op} ")).count();
+    assert_eq!(count(&text, "OpFDiv"), 3, "{text}");
+    assert_eq!(count(&text, "OpFConvert"), 11, "{text}");
+    let plain = compiler::disassemble(&compiler::compile(&k, &spec(false)).unwrap());
+    assert_eq!(count(&plain, "OpFConvert"), 0, "{plain}");
+    // Random bits over the whole range, and the awkward ones.
+    let mut rng = Rng(17);
+    let special = [
+        0.0f32,
+        -0.0,
+        1.0,
+        3.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MAX,
+        f32::MIN_POSITIVE,
+        1.0e-40,
+        -7.0e-45,
+        0.1,
+        16_777_215.0,
+    ];
+    let mut a: Vec<f32> = (0..n)
+        .map(|i| match i % 3 {
+            0 => f32::from_bits(rng.next_u64() as u32),
+            _ => (rng.unit() as f32 - 0.5) * 1000.0,
+        })
+        .collect();
+    let mut b: Vec<f32> = (0..n)
+        .map(|i| match i % 4 {
+            0 => f32::from_bits(rng.next_u64() as u32),
+            _ => (rng.unit() as f32) * 7.0 + 0.1,
+        })
+        .collect();
+    for (i, &x) in special.iter().enumerate() {
+        for (j, &y) in special.iter().enumerate() {
+            let k = i * special.len() + j;
+            a[k] = x;
+            b[k] = y;
+        }
+    }
+    let host: Vec<[f32; 5]> = (0..n)
+        .map(|i| {
+            let (x, y) = (a[i], b[i]);
+            [x / y, x / x, y / x, x / 4.0, y.abs().sqrt()]
+        })
+        .collect();
+    with_device(|dev| {
+        let spec = Spec {
+            exact_f32: true,
+            ..spec_for(dev)
+        };
+        let vals = |v: &[f32]| v.iter().map(|&x| Value::F32(x)).collect::<Vec<_>>();
+        let mut arrays = HashMap::new();
+        arrays.insert("a", Arr::whole(bytes_of(&vals(&a)), &[n as u64]));
+        arrays.insert("b", Arr::whole(bytes_of(&vals(&b)), &[n as u64]));
+        arrays.insert("out", Arr::whole(vec![0; 5 * n * 4], &[5, n as u64]));
+        let ran = run(dev, &src, &k, &spec, &[], &arrays);
+        let oi = k.arrays.iter().position(|(_, p)| p.name == "out").unwrap();
+        let got = f32s(&ran.arrays[oi], 5 * n);
+        let mut wrong = 0;
+        for i in 0..n {
+            for (row, &want) in host[i].iter().enumerate() {
+                let g = got[row * n + i];
+                if g.to_bits() != want.to_bits() && !(g.is_nan() && want.is_nan()) {
+                    eprintln!(
+                        "row {row}: {:e} / {:e}: device {g:e}, host {want:e}",
+                        a[i], b[i]
+                    );
+                    wrong += 1;
+                }
+            }
+        }
+        assert_eq!(wrong, 0, "results unlike the host's (see above)");
+    });
+}

@@ -186,6 +186,8 @@ pub struct DevState {
     /// Kernels keep signed zeros, infinities and NaNs (f32, f64)
     /// (`compiler::Spec::preserve_float`).
     preserve_float: [bool; 2],
+    /// f32 `/` and `sqrt` correctly rounded (`compiler::Spec::exact_f32`).
+    exact_f32: bool,
     /// Each kernel's `compiler::Spec::texel_candidates`, by its key.
     pub texel_candidates: FxHashMap<u64, u64>,
     /// Whether large synchronous copies are split over two copy engines
@@ -357,6 +359,17 @@ impl DevState {
             } else {
                 device.info().limits.signed_zero_inf_nan_preserve
             },
+            // `compiler::Spec::exact_f32`; lavapipe rounds f32 `/` and `sqrt`
+            // correctly rounded already. `ACCL_EXACT_F32=0` or `1`
+            // decides, for measuring and testing.
+            exact_f32: match std::env::var("ACCL_EXACT_F32").as_deref() {
+                Ok("0") => false,
+                Ok("1") => true,
+                _ => {
+                    !(device.info().driver.contains("llvmpipe")
+                        || device.info().name.contains("llvmpipe"))
+                }
+            },
             split_copies: std::env::var_os("ACCL_SPLIT_COPIES").is_none_or(|v| v != "0"),
             copy_rate: 0.0,
             // A knob for measuring, and a way around a driver whose imports
@@ -421,6 +434,7 @@ impl DevState {
             sext_by_words: llvmpipe,
             coherent_writes: self.coherent_writes,
             preserve_float: self.preserve_float,
+            exact_f32: self.exact_f32,
             features: without_all(
                 Features {
                     float64: f.shader_float64,

@@ -110,6 +110,45 @@ impl Writer<'_> {
         spv(bm.bitcast(i64t, None, w))
     }
 
+    /// How an f32 `a / b` is computed where f32 division is exact
+    /// ([`Self::exact_f32_in_f64`]): `None` as any other float operation.
+    fn exact_division(&self, f: &Function, b: ExprH) -> Option<ExactDiv> {
+        if !self.exact_f32_in_f64() {
+            return None;
+        }
+        Some(match f.exprs[b] {
+            // The same real number as `a / b`, and `*` is correctly rounded.
+            Expr::Const(Value::F32(x))
+                if x.abs().to_bits() & 0x007f_ffff == 0 && (1.0 / x).is_normal() =>
+            {
+                ExactDiv::ByReciprocal(1.0 / x)
+            }
+            _ => ExactDiv::InF64,
+        })
+    }
+
+    /// Whether f32 divisions and square roots go through f64 at all.
+    pub(super) fn exact_f32_in_f64(&self) -> bool {
+        self.spec.exact_f32 && self.spec.features.float64
+    }
+
+    /// f32 `a / b`, correctly rounded: both widened to f64 (exact), divided
+    /// there and rounded back. Vulkan lets an f32 `OpFDiv` be 2.5 ulp off,
+    /// and NVIDIA's is (`x / x` came out below 1 for some `x` on an H100),
+    /// where the host, C and CUDA's default divide correctly. The f64
+    /// quotient of two 24-bit values, 2.5 f64 ulp off at most, is too close
+    /// to an f32 rounding boundary to round the wrong way only if it lies
+    /// on the boundary exactly, and then it is exact.
+    pub(super) fn f32_div_in_f64(&mut self, a: Word, b: Word) -> Word {
+        let (t32, t64) = (self.m.ty(Ty::F32), self.m.ty(Ty::F64));
+        let bm = &mut self.m.b;
+        let a64 = spv(bm.f_convert(t64, None, a));
+        let b64 = spv(bm.f_convert(t64, None, b));
+        let q = spv(bm.f_div(t64, None, a64, b64));
+        bm.decorate(q, rspirv::spirv::Decoration::NoContraction, []);
+        spv(bm.f_convert(t32, None, q))
+    }
+
     pub(super) fn binary(
         &mut self,
         f: &Function,
@@ -161,6 +200,19 @@ impl Writer<'_> {
         let tw = self.m.ty(t);
         let bool_t = self.m.ty(Ty::Bool);
         let signed = s.is_signed_int();
+        if op == Div && s == Scalar::F32 {
+            match self.exact_division(f, b) {
+                Some(ExactDiv::InF64) => return Ok(self.f32_div_in_f64(av, bv)),
+                Some(ExactDiv::ByReciprocal(r)) => {
+                    let rc = self.float_const(Ty::F32, r as f64);
+                    let q = spv(self.m.b.f_mul(tw, None, av, rc));
+                    let nc = rspirv::spirv::Decoration::NoContraction;
+                    self.m.b.decorate(q, nc, []);
+                    return Ok(q);
+                }
+                None => {}
+            }
+        }
         let bm = &mut self.m.b;
         let r = match op {
             Eq | Ne | Lt | Le | Gt | Ge => {
@@ -417,6 +469,15 @@ impl Writer<'_> {
                 let m = self.glsl(t, GLOp::NMax, &a[..2]);
                 self.glsl(t, GLOp::NMin, &[m, a[2]])
             }
+            // As `f32_div_in_f64`: the f64 root of an f32 value rounds to
+            // the correctly rounded f32 root, where Vulkan lets an f32
+            // `Sqrt` be off by what `1.0 / inversesqrt(x)` would be.
+            Sqrt if t == Ty::F32 && self.exact_f32_in_f64() => {
+                let t64 = self.m.ty(Ty::F64);
+                let x = spv(self.m.b.f_convert(t64, None, a[0]));
+                let r = self.glsl(Ty::F64, GLOp::Sqrt, &[x]);
+                spv(self.m.b.f_convert(tw, None, r))
+            }
             Sqrt => self.glsl(t, GLOp::Sqrt, a),
             Floor => self.glsl(t, GLOp::Floor, a),
             Ceil => self.glsl(t, GLOp::Ceil, a),
@@ -487,4 +548,12 @@ fn flat_operand(f: &Function, e: ExprH, budget: u32) -> Option<u32> {
         }
         _ => None,
     }
+}
+
+/// An exact f32 division ([`Writer::exact_division`]).
+enum ExactDiv {
+    /// Widened to f64 ([`Writer::f32_div_in_f64`]).
+    InF64,
+    /// By a constant power of two: a multiplication by its reciprocal.
+    ByReciprocal(f32),
 }
