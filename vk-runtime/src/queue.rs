@@ -693,6 +693,8 @@ impl Queue {
             None => u64::MAX,
         };
         if timeout_ns <= slice {
+            // A poll, maybe in a loop: see `crate::validation_lock`.
+            let _serial = crate::validation_lock(shared.instance.validation && timeout_ns == 0);
             return match unsafe { shared.raw.wait_semaphores(&info, timeout_ns) } {
                 Ok(()) => Ok(true),
                 Err(vk::Result::TIMEOUT) => match shared.submit_failure() {
