@@ -621,6 +621,15 @@ pub fn list_devices() -> ExitCode {
         Ok(v) => {
             for (i, a) in v.iter().enumerate() {
                 outln!("device {i}: {a}");
+                let how = match (
+                    crate::vulkan::device::exact_f32(a),
+                    a.features.shader_float64,
+                ) {
+                    (true, true) => "computed in f64, correctly rounded",
+                    (true, false) => "the driver's (no f64 to compute them in)",
+                    (false, _) => "the driver's instructions",
+                };
+                outln!("    f32 `/` and `sqrt` in kernels: {how}");
             }
             let used = crate::vulkan::default_devices(&v).len();
             if used < v.len() {

@@ -494,3 +494,39 @@ fn with_a_closed_stream(
     }
     child.wait_with_output().unwrap()
 }
+
+/// `accl devices` says how each device's kernels divide and take roots in
+/// f32: lavapipe rounds them correctly itself, and `ACCL_EXACT_F32=1` takes
+/// the f64 route there too.
+#[test]
+fn devices_say_how_f32_division_is_rounded() {
+    let lines = |exact: Option<&str>| {
+        let mut c = accl();
+        c.arg("devices").env_remove("ACCL_EXACT_F32");
+        if let Some(v) = exact {
+            c.env("ACCL_EXACT_F32", v);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.contains("f32 `/` and `sqrt`"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let plain = lines(None);
+    assert!(!plain.is_empty());
+    assert!(
+        plain
+            .iter()
+            .all(|l| l.ends_with("the driver's instructions")),
+        "{plain:?}"
+    );
+    let exact = lines(Some("1"));
+    assert!(
+        exact
+            .iter()
+            .all(|l| l.ends_with("computed in f64, correctly rounded")),
+        "{exact:?}"
+    );
+}

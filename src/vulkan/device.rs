@@ -273,6 +273,18 @@ pub struct DevState {
 /// How long a host wait blocks before it looks at the limits again.
 const WAIT_SLICE: std::time::Duration = std::time::Duration::from_millis(5);
 
+/// Whether kernels on the device compute f32 `/` and `sqrt` in f64
+/// (`compiler::Spec::exact_f32`, which also needs f64): not on lavapipe,
+/// which rounds them correctly itself. `ACCL_EXACT_F32=0` or `1` decides,
+/// for measuring and testing.
+pub(crate) fn exact_f32(info: &vk_runtime::AdapterInfo) -> bool {
+    match std::env::var("ACCL_EXACT_F32").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => !(info.driver.contains("llvmpipe") || info.name.contains("llvmpipe")),
+    }
+}
+
 /// How long host waits poll a device before blocking: 2 ms on GPUs (as
 /// CUDA spins by default: a blocking wait's wake-up costs more than the
 /// short waits of most constructs), none on CPU devices, whose work runs
@@ -359,17 +371,7 @@ impl DevState {
             } else {
                 device.info().limits.signed_zero_inf_nan_preserve
             },
-            // `compiler::Spec::exact_f32`; lavapipe rounds f32 `/` and `sqrt`
-            // correctly rounded already. `ACCL_EXACT_F32=0` or `1`
-            // decides, for measuring and testing.
-            exact_f32: match std::env::var("ACCL_EXACT_F32").as_deref() {
-                Ok("0") => false,
-                Ok("1") => true,
-                _ => {
-                    !(device.info().driver.contains("llvmpipe")
-                        || device.info().name.contains("llvmpipe"))
-                }
-            },
+            exact_f32: exact_f32(device.info()),
             split_copies: std::env::var_os("ACCL_SPLIT_COPIES").is_none_or(|v| v != "0"),
             copy_rate: 0.0,
             // A knob for measuring, and a way around a driver whose imports
