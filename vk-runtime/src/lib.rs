@@ -73,7 +73,8 @@ pub(crate) fn validation_lock(validation: bool) -> Option<std::sync::MutexGuard<
 }
 
 pub use clocks::ClockHoldState;
-pub use device::{Device, ExternalDevice, QueueRole, RawHandles, VkQueueInfo, EXTERNAL_FEATURES};
+pub use device::external::{ExternalDevice, EXTERNAL_FEATURES};
+pub use device::{Device, QueueRole, RawHandles, VkQueueInfo};
 pub use error::{Result, VkError};
 pub use event::HostEvent;
 pub use instance::{
