@@ -352,13 +352,8 @@ impl Queue {
         // Callers poll this in loops: see `validation_lock`.
         let shared = &self.device.shared;
         let _serial = crate::validation_lock(shared.instance.validation);
-        unsafe {
-            self.device
-                .shared
-                .raw
-                .get_semaphore_counter_value(self.timeline.raw)
-        }
-        .map_err(vkerr("vkGetSemaphoreCounterValue"))
+        unsafe { shared.raw.get_semaphore_counter_value(self.timeline.raw) }
+            .map_err(vkerr("vkGetSemaphoreCounterValue"))
     }
 
     /// Turns per-operation timestamps on or off (from the next batch on).

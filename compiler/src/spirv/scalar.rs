@@ -135,10 +135,12 @@ impl Writer<'_> {
     /// f32 `a / b`, correctly rounded: both widened to f64 (exact), divided
     /// there and rounded back. Vulkan lets an f32 `OpFDiv` be 2.5 ulp off,
     /// and NVIDIA's is (`x / x` came out below 1 for some `x` on an H100),
-    /// where the host, C and CUDA's default divide correctly. The f64
-    /// quotient of two 24-bit values, 2.5 f64 ulp off at most, is too close
-    /// to an f32 rounding boundary to round the wrong way only if it lies
-    /// on the boundary exactly, and then it is exact.
+    /// where the host, C and CUDA's default divide correctly. The exact
+    /// quotient of two 24-bit significands is never an f32 midpoint and
+    /// lies at least 2^-49 of itself from one, more than an f64 division
+    /// 2.5 f64 ulp off (under 2^-50.6) can move it, so the f64 quotient
+    /// rounds the same way. (In f32's subnormal range a quotient can be a
+    /// midpoint; there it takes an f64 division that is itself exact.)
     pub(super) fn f32_div_in_f64(&mut self, a: Word, b: Word) -> Word {
         let (t32, t64) = (self.m.ty(Ty::F32), self.m.ty(Ty::F64));
         let bm = &mut self.m.b;
@@ -469,9 +471,12 @@ impl Writer<'_> {
                 let m = self.glsl(t, GLOp::NMax, &a[..2]);
                 self.glsl(t, GLOp::NMin, &[m, a[2]])
             }
-            // As `f32_div_in_f64`: the f64 root of an f32 value rounds to
-            // the correctly rounded f32 root, where Vulkan lets an f32
-            // `Sqrt` be off by what `1.0 / inversesqrt(x)` would be.
+            // As `f32_div_in_f64`: the root of an f32 value is never an f32
+            // midpoint and lies at least 2^-51 of itself from one, so an
+            // f64 root within 2 f64 ulp (lavapipe's is exact; accl's f64
+            // functions assume the same of every driver) rounds to the
+            // correctly rounded f32 root, where Vulkan lets an f32 `Sqrt`
+            // be off by what `1.0 / inversesqrt(x)` would be.
             Sqrt if t == Ty::F32 && self.exact_f32_in_f64() => {
                 let t64 = self.m.ty(Ty::F64);
                 let x = spv(self.m.b.f_convert(t64, None, a[0]));
