@@ -45,6 +45,12 @@ pub struct DeviceBuffer {
     pub rows: usize,
 }
 
+/// Why an array present as `n` sections on device `dev` has no one
+/// [`DeviceBuffer`].
+pub(crate) fn sections_error(dev: usize, n: usize) -> String {
+    format!("it is present on device {dev} as {n} separate sections; one is needed")
+}
+
 thread_local! {
     /// The device copies the `host_data use_device(..)` constructs running
     /// on this thread hand over, by array id (innermost last).

@@ -1,6 +1,7 @@
 //! Sharing the device with the host program's Vulkan code: the device's
-//! handles and the buffer of a present array (`Engine::vulkan_device`,
-//! `Engine::device_buffer`), on lavapipe with the validation layer on.
+//! handles and the buffers of a present array (`Engine::vulkan_device`,
+//! `Engine::device_buffer`, `Engine::device_buffers`), on lavapipe with the
+//! validation layer on.
 //! The whole round trip (the host program's own shader filling accl's
 //! buffer) is `examples/embed_vulkan.rs`, run by `examples_embed`.
 
@@ -148,6 +149,43 @@ fn fill_with(vd: &accl::VulkanDevice, buf: &accl::DeviceBuffer, bits: u32) {
         device.destroy_fence(fence, None);
         device.destroy_command_pool(pool, None);
     }
+}
+
+#[test]
+fn an_array_present_as_sections_gives_one_buffer_each() {
+    let mut e = device_engine();
+    let vd = e.vulkan_device().unwrap();
+    // Entered last row block first: the buffers come in row order.
+    e.eval("let a = zeros(f32, 10, 3); enter data copyin(a[6:3]); enter data copyin(a[0:2]);")
+        .unwrap();
+    let bufs = e.device_buffers("a").unwrap();
+    let rows: Vec<_> = bufs.iter().map(|b| (b.first_row, b.rows, b.size)).collect();
+    assert_eq!(rows, [(0, 2, 2 * 3 * 4), (6, 3, 3 * 3 * 4)]);
+    assert_ne!(bufs[0].buffer, bufs[1].buffer);
+    // The one-buffer form says why it has none.
+    let err = e.device_buffer("a").unwrap_err();
+    assert!(err.to_string().contains("2 separate sections"), "{err}");
+    // Each buffer holds its own rows: filled here, read back by the script.
+    fill_with(&vd, &bufs[0], 1.5f32.to_bits());
+    fill_with(&vd, &bufs[1], 2.5f32.to_bits());
+    e.eval("update self(a[0:2]); update self(a[6:3]); exit data delete(a[0:2], a[6:3]);")
+        .unwrap();
+    let (a, _) = e.get_array::<f32>("a").unwrap();
+    for (r, row) in a.chunks(3).enumerate() {
+        let want = match r {
+            0..2 => 1.5,
+            6..9 => 2.5,
+            _ => 0.0,
+        };
+        assert!(row.iter().all(|&x| x == want), "row {r}: {row:?}");
+    }
+    // A single section is a list of one; nothing present is an error.
+    e.eval("enter data copyin(a);").unwrap();
+    assert_eq!(e.device_buffers("a").unwrap().len(), 1);
+    e.eval("exit data delete(a);").unwrap();
+    let err = e.device_buffers("a").unwrap_err();
+    assert!(err.to_string().contains("not present on device 0"), "{err}");
+    assert!(e.take_validation_messages().is_empty());
 }
 
 #[test]

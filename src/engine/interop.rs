@@ -30,7 +30,8 @@ impl Engine {
     /// present (`exit data` or the end of a `data` region may free it), and
     /// the host program must finish its work on it (a fence) before the
     /// engine runs again. `accl::api::vulkan` if the array is not present
-    /// (as one section) or the engine has no Vulkan device.
+    /// as one section ([`Engine::device_buffers`] takes several) or the
+    /// engine has no Vulkan device.
     ///
     /// ```
     /// let mut e = accl::Engine::new();
@@ -38,6 +39,20 @@ impl Engine {
     /// assert_eq!(e.device_buffer("a").unwrap_err().code(), "accl::api::vulkan");
     /// ```
     pub fn device_buffer(&mut self, name: &str) -> Result<DeviceBuffer, Error> {
+        let dev = self.cx.device;
+        match self.device_buffers(name)?[..] {
+            [d] => Ok(d),
+            ref d => Err(Error::api(
+                "accl::api::vulkan",
+                format!("`{name}`: {}", crate::interop::sections_error(dev, d.len())),
+            )),
+        }
+    }
+
+    /// As [`Engine::device_buffer`], for an array present as one or more
+    /// sections (`enter data copyin(a[0:4], a[8:4])`): one [`DeviceBuffer`]
+    /// per section, in the order of their rows.
+    pub fn device_buffers(&mut self, name: &str) -> Result<Vec<DeviceBuffer>, Error> {
         let a = self.array(name).ok_or_else(|| {
             Error::api(
                 "accl::api::vulkan",
@@ -46,8 +61,11 @@ impl Engine {
         })?;
         let b = self.cx.backend.clone();
         let dev = self.cx.device;
-        b.device_buffer(&mut self.cx, dev, &a)
-            .and_then(|d| d.ok_or_else(|| format!("it is not present on device {dev}")))
+        b.device_buffers(&mut self.cx, dev, &a)
+            .and_then(|d| match d.is_empty() {
+                true => Err(format!("it is not present on device {dev}")),
+                false => Ok(d),
+            })
             .map_err(|m| Error::api("accl::api::vulkan", format!("`{name}`: {m}")))
     }
 }

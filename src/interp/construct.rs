@@ -112,10 +112,11 @@ fn host_data(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
         for (slot, name) in &c.use_device {
             let a = fr.a[*slot].clone().ok_or_else(error::uninit)?;
             let dev = cx.device;
-            let r = b.device_buffer(cx, dev, &a).and_then(|d| match d {
-                Some(d) => Ok(Some(d)),
-                None if c.if_present => Ok(None),
-                None => Err(format!("it is not present on device {dev}")),
+            let r = b.device_buffers(cx, dev, &a).and_then(|d| match d[..] {
+                [d] => Ok(Some(d)),
+                [] if c.if_present => Ok(None),
+                [] => Err(format!("it is not present on device {dev}")),
+                _ => Err(crate::interop::sections_error(dev, d.len())),
             });
             match r {
                 Ok(Some(d)) => bufs.push((a.id(), d)),

@@ -537,15 +537,15 @@ pub trait Backend {
         let _ = dev;
         Err(format!("the {} backend has no Vulkan device", self.name()))
     }
-    /// The device copy of `a` on device `dev` (None: not present), once
-    /// every queue of the device is idle (so the host program's own work
-    /// comes after accl's).
-    fn device_buffer(
+    /// The device copies of `a` on device `dev`, one per present section
+    /// in row order (none: not present), once every queue of the device is
+    /// idle (so the host program's own work comes after accl's).
+    fn device_buffers(
         &self,
         cx: &mut Ctx,
         dev: usize,
         a: &stdlib::Array,
-    ) -> Result<Option<crate::interop::DeviceBuffer>, String> {
+    ) -> Result<Vec<crate::interop::DeviceBuffer>, String> {
         let _ = (cx, dev, a);
         Err(format!("the {} backend has no device memory", self.name()))
     }

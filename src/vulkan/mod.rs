@@ -337,38 +337,37 @@ impl Backend for VulkanBackend {
             queue_families: d.device.queue_families(),
         })
     }
-    fn device_buffer(
+    fn device_buffers(
         &self,
         cx: &mut Ctx,
         dev: usize,
         a: &stdlib::Array,
-    ) -> Result<Option<crate::interop::DeviceBuffer>, String> {
+    ) -> Result<Vec<crate::interop::DeviceBuffer>, String> {
         let mut t = self.table.borrow_mut();
         let table = &mut *t;
         let Some(m) = table.mapping(dev, a) else {
-            return Ok(None);
-        };
-        let [(s, sec)] = m.sections.as_slice() else {
-            return Err(format!(
-                "it is present on device {dev} as {} separate sections; one is needed",
-                m.sections.len()
-            ));
+            return Ok(Vec::new());
         };
         // A section's buffer holds whole rows of its leading-axis range.
-        let (lo, hi, buffer, rb) = (s.bx.lo, s.bx.hi, sec.buffer.clone(), sec.row_bytes);
+        let mut bufs: Vec<_> = m
+            .sections
+            .iter()
+            .map(|(s, sec)| crate::interop::DeviceBuffer {
+                device_number: dev,
+                buffer: sec.buffer.raw_handle(),
+                offset: 0,
+                size: (s.bx.hi - s.bx.lo) as u64 * sec.row_bytes,
+                first_row: s.bx.lo,
+                rows: s.bx.hi - s.bx.lo,
+            })
+            .collect();
+        bufs.sort_by_key(|b| b.first_row);
         // Everything accl queued on the device is done before the host
         // program's own work can start.
         table.store.set_limits(cx.wait_limits());
         let d = table.store.dev(dev)?;
         d.wait_all()?;
-        Ok(Some(crate::interop::DeviceBuffer {
-            device_number: dev,
-            buffer: buffer.raw_handle(),
-            offset: 0,
-            size: (hi - lo) as u64 * rb,
-            first_row: lo,
-            rows: hi - lo,
-        }))
+        Ok(bufs)
     }
     unsafe fn map_external(
         &self,
