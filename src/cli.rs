@@ -621,13 +621,18 @@ pub fn list_devices() -> ExitCode {
         Ok(v) => {
             for (i, a) in v.iter().enumerate() {
                 outln!("device {i}: {a}");
+                use compiler::ExactF32;
                 let how = match (
                     crate::vulkan::device::exact_f32(a),
                     a.features.shader_float64,
                 ) {
-                    (true, true) => "computed in f64, correctly rounded",
-                    (true, false) => "the driver's (no f64 to compute them in)",
-                    (false, _) => "the driver's instructions",
+                    (ExactF32::Fma, true) => "the driver's refined with fma, correctly rounded",
+                    (ExactF32::FmaByF64, true) => {
+                        "the driver's refined with fma (computed in f64), correctly rounded"
+                    }
+                    (ExactF32::InF64, true) => "computed in f64, correctly rounded",
+                    (ExactF32::Off, _) => "the driver's instructions",
+                    (_, false) => "the driver's (no f64, which the exact routes need)",
                 };
                 outln!("    f32 `/` and `sqrt` in kernels: {how}");
             }

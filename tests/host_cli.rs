@@ -522,11 +522,14 @@ fn devices_say_how_f32_division_is_rounded() {
             .all(|l| l.ends_with("the driver's instructions")),
         "{plain:?}"
     );
-    let exact = lines(Some("1"));
-    assert!(
-        exact
-            .iter()
-            .all(|l| l.ends_with("computed in f64, correctly rounded")),
-        "{exact:?}"
-    );
+    for (knob, how) in [
+        // The route of a GPU whose `Fma` is not known to be fused.
+        ("1", "computed in f64, correctly rounded"),
+        ("fma", "refined with fma, correctly rounded"),
+        ("fma-f64", "fma (computed in f64), correctly rounded"),
+        ("f64", "computed in f64, correctly rounded"),
+    ] {
+        let exact = lines(Some(knob));
+        assert!(exact.iter().all(|l| l.ends_with(how)), "{knob}: {exact:?}");
+    }
 }

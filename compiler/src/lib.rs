@@ -72,7 +72,7 @@ pub use abi::{
 pub use kir::{Features, Kernel, ReductionParam, Shape};
 pub use lower::lower;
 pub use plan::Plan;
-pub use spec::Spec;
+pub use spec::{ExactF32, Spec};
 pub use validate::{validate, Validated};
 
 use lang::{Diag, Span};

@@ -6,6 +6,27 @@
 
 use crate::kir::Features;
 
+/// How a kernel computes f32 `/` and `sqrt`. Both exact routes need f64
+/// (the `fma` one for operands near the ends of the range); without it
+/// they are the driver's instructions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ExactF32 {
+    /// The driver's instructions (correctly rounded on lavapipe).
+    #[default]
+    Off,
+    /// Widened to f64, computed there and rounded back.
+    InF64,
+    /// The driver's approximation refined with a fused `fma` and rounded
+    /// by an exact test; f64 only near the ends of the range.
+    Fma,
+    /// As [`ExactF32::Fma`], each `fma` computed in f64 and rounded once
+    /// (rounded to odd in f64, then to f32), which needs 64-bit integers
+    /// too: for drivers whose `Fma` rounds twice (lavapipe's does). Slower
+    /// than [`ExactF32::InF64`]; the tests take it to run the `fma` route's
+    /// code on lavapipe.
+    FmaByF64,
+}
+
 /// Width of the index arithmetic (`it`, counts, dims, bases).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum IndexWidth {
@@ -92,10 +113,14 @@ pub struct Spec {
     /// and 64-bit floats (`SignedZeroInfNanPreserve`), where the device
     /// allows it: without it Vulkan lets a driver assume there are none.
     pub preserve_float: [bool; 2],
-    /// f32 `/` and `sqrt` are computed in f64 and rounded back, correctly
-    /// rounded as the host's, on devices with f64 (Vulkan lets an f32
-    /// `OpFDiv` be 2.5 ulp off, and `Sqrt` more).
-    pub exact_f32: bool,
+    /// How f32 `/` and `sqrt` are made correctly rounded, as the host's
+    /// (Vulkan lets an f32 `OpFDiv` be 2.5 ulp off, and `Sqrt` more).
+    pub exact_f32: ExactF32,
+    /// For tests: the `fma` route moves the driver's reciprocal and inverse
+    /// root by this many ulp, so that a driver that computes them exactly
+    /// (lavapipe) still exercises the refinement and the rounding test.
+    #[doc(hidden)]
+    pub exact_f32_skew: i32,
     /// Lanes of a subgroup when the device has subgroup shuffles in compute
     /// (a power of two), else 0. With it, a gang of at most that many vector
     /// lanes lives in one subgroup ([`crate::plan::teams`]).
@@ -199,7 +224,8 @@ impl Default for Spec {
             sext_by_words: false,
             coherent_writes: false,
             preserve_float: [false; 2],
-            exact_f32: false,
+            exact_f32: ExactF32::Off,
+            exact_f32_skew: 0,
             subgroup_size: 0,
             max_workgroup_size: 1024,
             coarsen: 1,

@@ -186,8 +186,8 @@ pub struct DevState {
     /// Kernels keep signed zeros, infinities and NaNs (f32, f64)
     /// (`compiler::Spec::preserve_float`).
     preserve_float: [bool; 2],
-    /// f32 `/` and `sqrt` correctly rounded (`compiler::Spec::exact_f32`).
-    exact_f32: bool,
+    /// How f32 `/` and `sqrt` are correctly rounded (`compiler::Spec::exact_f32`).
+    exact_f32: compiler::ExactF32,
     /// Each kernel's `compiler::Spec::texel_candidates`, by its key.
     pub texel_candidates: FxHashMap<u64, u64>,
     /// Whether large synchronous copies are split over two copy engines
@@ -273,15 +273,27 @@ pub struct DevState {
 /// How long a host wait blocks before it looks at the limits again.
 const WAIT_SLICE: std::time::Duration = std::time::Duration::from_millis(5);
 
-/// Whether kernels on the device compute f32 `/` and `sqrt` in f64
-/// (`compiler::Spec::exact_f32`, which also needs f64): not on lavapipe,
-/// which rounds them correctly itself. `ACCL_EXACT_F32=0` or `1` decides,
-/// for measuring and testing.
-pub(crate) fn exact_f32(info: &vk_runtime::AdapterInfo) -> bool {
+/// How kernels on the device make f32 `/` and `sqrt` correctly rounded
+/// (`compiler::Spec::exact_f32`; every route needs f64): none on lavapipe,
+/// which rounds them correctly itself; the `fma` route on NVIDIA's GPUs
+/// (measured fused on an H100) and AMD's (their `Fma` is the hardware's
+/// fused instruction); elsewhere the f64 route, which needs no fused `Fma`
+/// (lavapipe's rounds twice, and Vulkan allows it). `ACCL_EXACT_F32` decides, for measuring and
+/// testing: `0` (the driver's instructions), `1` (the route a GPU of this
+/// vendor takes, even on lavapipe), `fma`, `fma-f64`, `f64`.
+pub(crate) fn exact_f32(info: &vk_runtime::AdapterInfo) -> compiler::ExactF32 {
+    use compiler::ExactF32;
+    let lavapipe = info.driver.contains("llvmpipe") || info.name.contains("llvmpipe");
+    let fused = matches!(info.vendor_id, 0x10de | 0x1002) && !lavapipe;
     match std::env::var("ACCL_EXACT_F32").as_deref() {
-        Ok("0") => false,
-        Ok("1") => true,
-        _ => !(info.driver.contains("llvmpipe") || info.name.contains("llvmpipe")),
+        Ok("0") => ExactF32::Off,
+        Ok("fma") => ExactF32::Fma,
+        Ok("fma-f64") => ExactF32::FmaByF64,
+        Ok("f64") => ExactF32::InF64,
+        _ if fused => ExactF32::Fma,
+        Ok("1") => ExactF32::InF64,
+        _ if lavapipe => ExactF32::Off,
+        _ => ExactF32::InF64,
     }
 }
 
@@ -437,6 +449,7 @@ impl DevState {
             coherent_writes: self.coherent_writes,
             preserve_float: self.preserve_float,
             exact_f32: self.exact_f32,
+            exact_f32_skew: 0,
             features: without_all(
                 Features {
                     float64: f.shader_float64,

@@ -210,11 +210,11 @@ impl Writer<'_> {
             let old = spv(self.m.b.atomic_exchange(vw, None, ptr, scope, sem, bits));
             return Ok(spv(self.m.b.bitcast(tw, None, old)));
         }
-        let in_f64 = t == Ty::F32 && self.exact_f32_in_f64();
+        let exact = self.exact_f32().filter(|_| t == Ty::F32);
         Ok(self.cas_loop(ptr, view, t, |w, old| {
-            match op {
-                AtomicKind::Div if in_f64 => return w.f32_div_in_f64(old, x),
-                AtomicKind::RevDiv if in_f64 => return w.f32_div_in_f64(x, old),
+            match (op, exact) {
+                (AtomicKind::Div, Some(r)) => return w.f32_div_exact(r, old, x),
+                (AtomicKind::RevDiv, Some(r)) => return w.f32_div_exact(r, x, old),
                 _ => {}
             }
             let bm = &mut w.m.b;

@@ -61,6 +61,10 @@
 //! precision is the driver's: llvmpipe's is `x - y*trunc(x/y)`): a function
 //! per float type ([`frem`]), a bounded loop of exact subtractions.
 //!
+//! f32 `/` and `sqrt` are correctly rounded where [`crate::Spec::exact_f32`]
+//! asks: in f64, or by the driver's approximation refined with `fma` and an
+//! exact rounding test ([`exact32`]).
+//!
 //! The writer's parts (private modules but [`types`]): this file holds
 //! [`write()`], the writer's state, the module scope (buffers, the argument
 //! block, the work-group size), device functions and small helpers
@@ -71,7 +75,8 @@
 //! constants, and `checks` bounds-check mode and the watchdog. The mappings
 //! onto the device have a module each: `teams`, `coarsen`, `jam`, `tiles`,
 //! `private` (privatised atomics) and `cache`; `f64math` holds the f64
-//! transcendentals and `frem` float `%`.
+//! transcendentals, `frem` float `%` and `exact32` the exact f32 `/` and
+//! `sqrt`.
 
 mod address;
 mod atomics;
@@ -81,6 +86,7 @@ mod checks;
 mod coarsen;
 mod copies;
 mod entry;
+mod exact32;
 mod f64math;
 mod frem;
 mod jam;
@@ -156,6 +162,7 @@ pub fn write(kernel: Validated<'_>, plan: &Plan) -> Result<Vec<u32>, Diag> {
     w.entry()?;
     w.f64_functions();
     w.rem_functions();
+    w.exact32_functions();
     w.m.finish_header();
     Ok(w.m.b.module().assemble())
 }

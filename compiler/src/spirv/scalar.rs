@@ -5,6 +5,7 @@
 use super::types::Ty;
 use super::{spv, Writer};
 use crate::kir::{Expr, ExprH, Function, MathFn};
+use crate::ExactF32;
 use lang::hir::BinOp;
 use lang::{Diag, Scalar, Value};
 use rspirv::dr::Operand;
@@ -111,11 +112,9 @@ impl Writer<'_> {
     }
 
     /// How an f32 `a / b` is computed where f32 division is exact
-    /// ([`Self::exact_f32_in_f64`]): `None` as any other float operation.
+    /// ([`Self::exact_f32`]): `None` as any other float operation.
     fn exact_division(&self, f: &Function, b: ExprH) -> Option<ExactDiv> {
-        if !self.exact_f32_in_f64() {
-            return None;
-        }
+        let route = self.exact_f32()?;
         Some(match f.exprs[b] {
             // The same real number as `a / b`, and `*` is correctly rounded.
             Expr::Const(Value::F32(x))
@@ -123,24 +122,37 @@ impl Writer<'_> {
             {
                 ExactDiv::ByReciprocal(1.0 / x)
             }
-            _ => ExactDiv::InF64,
+            _ => ExactDiv::Route(route),
         })
     }
 
-    /// Whether f32 divisions and square roots go through f64 at all.
-    pub(super) fn exact_f32_in_f64(&self) -> bool {
-        self.spec.exact_f32 && self.spec.features.float64
+    /// The exact route f32 divisions and square roots take, if any: both
+    /// need f64 ([`crate::ExactF32`]).
+    pub(super) fn exact_f32(&self) -> Option<ExactF32> {
+        let f = &self.spec.features;
+        match self.spec.exact_f32 {
+            ExactF32::Off => None,
+            _ if !f.float64 => None,
+            ExactF32::FmaByF64 if !f.int64 => Some(ExactF32::InF64),
+            r => Some(r),
+        }
+    }
+
+    /// f32 `a / b`, correctly rounded by `route` ([`exact32`](super::exact32)).
+    pub(super) fn f32_div_exact(&mut self, route: ExactF32, a: Word, b: Word) -> Word {
+        match route {
+            ExactF32::Fma | ExactF32::FmaByF64 => self.f32_div_fma(a, b),
+            _ => self.f32_div_in_f64(a, b),
+        }
     }
 
     /// f32 `a / b`, correctly rounded: both widened to f64 (exact), divided
-    /// there and rounded back. Vulkan lets an f32 `OpFDiv` be 2.5 ulp off,
-    /// and NVIDIA's is (`x / x` came out below 1 for some `x` on an H100),
-    /// where the host, C and CUDA's default divide correctly. The exact
-    /// quotient of two 24-bit significands is never an f32 midpoint and
-    /// lies at least 2^-49 of itself from one, more than an f64 division
-    /// 2.5 f64 ulp off (under 2^-50.6) can move it, so the f64 quotient
-    /// rounds the same way. (In f32's subnormal range a quotient can be a
-    /// midpoint; there it takes an f64 division that is itself exact.)
+    /// there and rounded back. The exact quotient of two 24-bit significands
+    /// is never an f32 midpoint and lies at least 2^-49 of itself from one,
+    /// more than an f64 division 2.5 f64 ulp off (under 2^-50.6) can move
+    /// it, so the f64 quotient rounds the same way. (In f32's subnormal
+    /// range a quotient can be a midpoint; there it takes an f64 division
+    /// that is itself exact.)
     pub(super) fn f32_div_in_f64(&mut self, a: Word, b: Word) -> Word {
         let (t32, t64) = (self.m.ty(Ty::F32), self.m.ty(Ty::F64));
         let bm = &mut self.m.b;
@@ -204,7 +216,7 @@ impl Writer<'_> {
         let signed = s.is_signed_int();
         if op == Div && s == Scalar::F32 {
             match self.exact_division(f, b) {
-                Some(ExactDiv::InF64) => return Ok(self.f32_div_in_f64(av, bv)),
+                Some(ExactDiv::Route(route)) => return Ok(self.f32_div_exact(route, av, bv)),
                 Some(ExactDiv::ByReciprocal(r)) => {
                     let rc = self.float_const(Ty::F32, r as f64);
                     let q = spv(self.m.b.f_mul(tw, None, av, rc));
@@ -477,7 +489,12 @@ impl Writer<'_> {
             // functions assume the same of every driver) rounds to the
             // correctly rounded f32 root, where Vulkan lets an f32 `Sqrt`
             // be off by what `1.0 / inversesqrt(x)` would be.
-            Sqrt if t == Ty::F32 && self.exact_f32_in_f64() => {
+            Sqrt if t == Ty::F32
+                && matches!(self.exact_f32(), Some(ExactF32::Fma | ExactF32::FmaByF64)) =>
+            {
+                self.f32_sqrt_fma(a[0])
+            }
+            Sqrt if t == Ty::F32 && self.exact_f32().is_some() => {
                 let t64 = self.m.ty(Ty::F64);
                 let x = spv(self.m.b.f_convert(t64, None, a[0]));
                 let r = self.glsl(Ty::F64, GLOp::Sqrt, &[x]);
@@ -557,8 +574,8 @@ fn flat_operand(f: &Function, e: ExprH, budget: u32) -> Option<u32> {
 
 /// An exact f32 division ([`Writer::exact_division`]).
 enum ExactDiv {
-    /// Widened to f64 ([`Writer::f32_div_in_f64`]).
-    InF64,
+    /// By an exact route ([`Writer::f32_div_exact`]).
+    Route(ExactF32),
     /// By a constant power of two: a multiplication by its reciprocal.
     ByReciprocal(f32),
 }

@@ -4,7 +4,7 @@
 //! needs another's types.
 
 use super::types::{Module, Ty};
-use super::{f64math, frem};
+use super::{exact32, f64math, frem};
 use crate::abi::{ArgLayout, IndexWidth};
 use crate::kir::{ArrayH, Kernel, Shape, Stmt};
 use crate::plan::{Plan, Teams};
@@ -100,6 +100,8 @@ pub(super) struct Writer<'k> {
     pub(super) f64fns: f64math::Fns,
     /// The float remainder functions called ([`frem`]).
     pub(super) rem_fns: frem::Fns,
+    /// The exact f32 division and root functions called ([`exact32`]).
+    pub(super) exact32: exact32::Fns,
     // Per function being written.
     pub(super) locals: Vec<Word>,
     pub(super) loops: Vec<LoopTargets>,
@@ -166,6 +168,7 @@ impl<'k> Writer<'k> {
             copies: vec![None; k.arrays.len()],
             f64fns: f64math::Fns::default(),
             rem_fns: frem::Fns::default(),
+            exact32: exact32::Fns::default(),
             locals: Vec::new(),
             loops: Vec::new(),
             cur_label: 0,

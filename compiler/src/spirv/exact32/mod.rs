@@ -1,0 +1,204 @@
+//! f32 `/` and `sqrt` correctly rounded on the device, as the host, C and
+//! CUDA's defaults give them.
+//!
+//! Vulkan lets an f32 `OpFDiv` be 2.5 ulp off and `Sqrt` about as much, and
+//! NVIDIA's are (on an H100, 29% of random quotients and 17% of roots
+//! differed from the host's, and `x / x` came out below 1 for 16% of `x`).
+//! Two routes make them exact ([`crate::ExactF32`]):
+//!
+//! - **In f64** ([`Writer::f32_div_in_f64`](crate::spirv::Writer)): widen,
+//!   divide or take the root there, round back. The exact quotient of two
+//!   24-bit significands is never an f32 midpoint and lies at least 2^-49
+//!   of itself from one (an exact root at least 2^-51), more than an f64
+//!   result 2.5 f64 ulp off can move it. Simple, and it takes the driver's
+//!   f64 division or root for every operation: on an H100, 32 chained f32
+//!   divisions ran 7x slower than the driver's own, roots 7.7x.
+//! - **With `fma`** (this module): the driver's approximation refined
+//!   with `fma` to the correctly rounded result, as CUDA computes its
+//!   default f32 division and root. It assumes the driver's `Fma` is fused
+//!   (one rounding), as NVIDIA's is; Vulkan states only that it is at least
+//!   as precise as `OpFMul` then `OpFAdd`, and lavapipe's rounds twice. On
+//!   an H100, 32 chained divisions took 1.24 ms on 64M elements (CUDA's
+//!   own: 1.28; the f64 route 2.31), 32 chained roots 1.75 (CUDA 1.09; f64
+//!   4.35), and every positive normal `x` gave the host's `sqrt(x)`, `1/x`
+//!   and `a/x`. [`crate::ExactF32::FmaByF64`] computes each `fma` in f64
+//!   instead: the product of two f32 values is exact there, and the sum
+//!   rounded to odd rounds to f32 as the exact sum would.
+//!
+//! `a / b` (Markstein's method):
+//!
+//! 1. `y`, the correctly rounded `1/b`: the driver's `1.0 / b` (Vulkan: 2.5
+//!    ulp) and two Newton steps `y = fma(fma(-b, y, 1), y, y)`. From
+//!    within 3 ulp, two steps give the correctly rounded reciprocal for
+//!    every significand but one: all ones, where they land one ulp below
+//!    (tried for every significand with every start from -3 to +3 ulp; the
+//!    unit tests take every third); there the result's last bit is set.
+//! 2. `q0 = a·y` (within 2 ulp), `q1 = fma(fma(-b, q0, a), y, q0)` (within
+//!    one ulp: the remainder is rounded once and corrects all but a
+//!    millionth of an ulp).
+//! 3. `q2 = fma(fma(-b, q1, a), y, q1)`: with `y` the correctly rounded
+//!    reciprocal and `q1` within one ulp, the remainder `a - b·q1` is exact
+//!    and `q2` is the correctly rounded quotient (Markstein, "Computation of
+//!    elementary functions on the IBM RISC System/6000 processor", 1990;
+//!    Cornea, Harrison and Tang, "Scientific Computing on Itanium-based
+//!    Systems", 2002), provided nothing overflows or underflows on the way.
+//!
+//! `sqrt(a)`, with `y ≈ 1/sqrt(a)` (the driver's `InverseSqrt`) and
+//! `h = y/2`: `s0 = a·y`, `s1 = fma(fma(-s0, s0, a), h, s0)`, `h` refined
+//! once against `s1` (`fma(fma(-s1, y, 1), h, h)`), and
+//! `s2 = fma(fma(-s1, s1, a), h, s1)`. A root depends only on its own
+//! input, so every f32 in two binades (every root in range scales from them
+//! exactly) was tried with every start from -3 to +3 ulp (the unit tests
+//! take a third of them per start): all were the host's but
+//! `4^k (1 - 2^-24)`, whose root lies just past the
+//! midpoint below `2^k`, where the last step can make the tie of `s1 = 2^k`
+//! and round to it. For that significand and exponent parity the result is
+//! the f32 below a power of two, so its bits are `s2`'s minus one with the
+//! significand all ones.
+//!
+//! An `a / b` with an operand outside [2^-60, 2^62) (zeros, infinities,
+//! NaN, subnormals and the far ends of the range, where the intermediate
+//! products could leave the normal range or a driver flush them) takes the
+//! f64 route instead, in a branch ([`DIV_RANGE`]). A `sqrt(a)` of a
+//! positive `a` below 2^-60 is taken of `a·2^64` and scaled back by 2^-32
+//! (both exact); zeros, infinity and NaN are their own roots and a negative
+//! value's is NaN; these too in a branch ([`SQRT_RANGE`]).
+//!
+//! The algorithm is written once over [`Ops`]: the writer's implementation
+//! emits the instructions (`emit.rs`, one function per operation and
+//! module), and the unit tests' evaluates the same steps on the host with
+//! the driver's approximations made several ulp wrong on purpose.
+
+mod emit;
+#[cfg(test)]
+mod tests;
+
+/// The route functions of one module: ids reserved on first use, bodies
+/// written at the end (`emit.rs`).
+#[derive(Debug, Default)]
+pub(in crate::spirv) struct Fns {
+    div: Option<rspirv::spirv::Word>,
+    sqrt: Option<rspirv::spirv::Word>,
+}
+
+/// The magnitudes, lowest included and highest not, of the operands of an
+/// `a / b` that takes the `fma` route: the quotient, the reciprocal and
+/// every remainder stay normal and exact.
+pub(super) const DIV_RANGE: (f32, f32) = (1.0 / (1u64 << 60) as f32, (1u64 << 62) as f32);
+/// The operands, both included, of a `sqrt` that takes the `fma` route
+/// straight; smaller positive ones are scaled into it.
+pub(super) const SQRT_RANGE: (f32, f32) = (1.0 / (1u64 << 60) as f32, f32::MAX);
+
+/// What the algorithm needs: f32 values `F`, their bits `U` and booleans
+/// `B`.
+pub(super) trait Ops {
+    type F: Copy;
+    type U: Copy;
+    type B: Copy;
+    fn kf(&self, v: f32) -> Self::F;
+    fn ku(&self, v: u32) -> Self::U;
+    /// The driver's `1.0 / b`.
+    fn recip(&self, b: Self::F) -> Self::F;
+    /// The driver's `InverseSqrt`.
+    fn rsqrt(&self, a: Self::F) -> Self::F;
+    /// `a * b`, rounded once (no contraction).
+    fn mul(&self, a: Self::F, b: Self::F) -> Self::F;
+    /// `a * b + c`, rounded once.
+    fn fma(&self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
+    fn neg(&self, a: Self::F) -> Self::F;
+    fn abs(&self, a: Self::F) -> Self::F;
+    /// Ordered `a > b` (false with a NaN).
+    fn gt(&self, a: Self::F, b: Self::F) -> Self::B;
+    /// Ordered `a <= b`.
+    fn le(&self, a: Self::F, b: Self::F) -> Self::B;
+    fn bits(&self, a: Self::F) -> Self::U;
+    fn float_of(&self, u: Self::U) -> Self::F;
+    /// Wrapping `a - b`.
+    fn sub_u(&self, a: Self::U, b: Self::U) -> Self::U;
+    fn and_u(&self, a: Self::U, b: Self::U) -> Self::U;
+    fn or_u(&self, a: Self::U, b: Self::U) -> Self::U;
+    fn eq_u(&self, a: Self::U, b: Self::U) -> Self::B;
+    fn and_b(&self, a: Self::B, b: Self::B) -> Self::B;
+    fn not_b(&self, a: Self::B) -> Self::B;
+    fn sel_f(&self, c: Self::B, a: Self::F, b: Self::F) -> Self::F;
+    /// `a / b` by the f64 route.
+    fn div_in_f64(&self, a: Self::F, b: Self::F) -> Self::F;
+    /// `if c { then() } else { v }`, as a structured selection.
+    fn when(&self, c: Self::B, v: Self::F, then: impl Fn() -> Self::F) -> Self::F;
+}
+
+/// Whether `lo <= |x| < hi` (false for NaN).
+fn within<O: Ops>(o: &O, x: O::F, (lo, hi): (f32, f32), hi_included: bool) -> O::B {
+    let ax = o.abs(x);
+    let below = match hi_included {
+        true => o.le(ax, o.kf(hi)),
+        false => o.gt(o.kf(hi), ax),
+    };
+    o.and_b(o.le(o.kf(lo), ax), below)
+}
+
+/// Whether `x`'s bits masked by `mask` are `bits`.
+fn has_bits<O: Ops>(o: &O, x: O::F, mask: u32, bits: u32) -> O::B {
+    o.eq_u(o.and_u(o.bits(x), o.ku(mask)), o.ku(bits))
+}
+
+/// One Newton step `y + y·(1 - b·y)` towards `1/b`.
+fn newton<O: Ops>(o: &O, b: O::F, y: O::F) -> O::F {
+    o.fma(o.fma(o.neg(b), y, o.kf(1.0)), y, y)
+}
+
+/// `x + (a - b·x)·y`, each `fma` rounded once.
+fn correct<O: Ops>(o: &O, a: O::F, b: O::F, x: O::F, y: O::F) -> O::F {
+    o.fma(o.fma(o.neg(b), x, a), y, x)
+}
+
+/// `1/b` correctly rounded (`b` in range).
+fn reciprocal<O: Ops>(o: &O, b: O::F) -> O::F {
+    let y = newton(o, b, newton(o, b, o.recip(b)));
+    o.sel_f(
+        has_bits(o, b, 0x007f_ffff, 0x007f_ffff),
+        o.float_of(o.or_u(o.bits(y), o.ku(1))),
+        y,
+    )
+}
+
+/// `a / b`, correctly rounded.
+pub(super) fn div<O: Ops>(o: &O, a: O::F, b: O::F) -> O::F {
+    let y = reciprocal(o, b);
+    let q1 = correct(o, a, b, o.mul(a, y), y);
+    let fast = correct(o, a, b, q1, y);
+    let ok = o.and_b(
+        within(o, a, DIV_RANGE, false),
+        within(o, b, DIV_RANGE, false),
+    );
+    o.when(o.not_b(ok), fast, || o.div_in_f64(a, b))
+}
+
+/// `sqrt(a)`, correctly rounded.
+pub(super) fn sqrt<O: Ops>(o: &O, a: O::F) -> O::F {
+    let ok = within(o, a, SQRT_RANGE, true);
+    let fast = root(o, a);
+    o.when(o.not_b(ok), fast, || {
+        // Below the range: scaled into it by 2^64 and the root back by
+        // 2^-32, both exact. Zeros, infinity and NaN are their own roots;
+        // a negative value's is NaN.
+        let small = o.and_b(o.gt(a, o.kf(0.0)), o.gt(o.kf(SQRT_RANGE.0), a));
+        let up = o.mul(a, o.kf(2f32.powi(64)));
+        let scaled = o.mul(root(o, up), o.kf(2f32.powi(-32)));
+        let own = o.sel_f(o.gt(o.kf(0.0), a), o.kf(f32::NAN), a);
+        o.sel_f(small, scaled, own)
+    })
+}
+
+/// `sqrt(a)` for `a` in [`SQRT_RANGE`].
+fn root<O: Ops>(o: &O, a: O::F) -> O::F {
+    let y = o.rsqrt(a);
+    let h = o.mul(y, o.kf(0.5));
+    let s0 = o.mul(a, y);
+    let s1 = correct(o, a, s0, s0, h);
+    let h = o.fma(o.fma(o.neg(s1), y, o.kf(1.0)), h, h);
+    let s2 = correct(o, a, s1, s1, h);
+    // 4^k (1 - 2^-24): the f32 below a power of two.
+    let below = o.float_of(o.or_u(o.sub_u(o.bits(s2), o.ku(1)), o.ku(0x007f_ffff)));
+    o.sel_f(has_bits(o, a, 0x00ff_ffff, 0x007f_ffff), below, s2)
+}
