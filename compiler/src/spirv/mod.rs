@@ -88,6 +88,7 @@ mod copies;
 mod entry;
 mod exact32;
 mod f64math;
+mod fnbody;
 mod frem;
 mod jam;
 mod private;

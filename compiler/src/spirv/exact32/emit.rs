@@ -4,7 +4,7 @@
 
 use super::{div, sqrt, Ops};
 use crate::spirv::types::{Module, Ty};
-use crate::spirv::{spv, Writer};
+use crate::spirv::{fnbody, spv, Writer};
 use rspirv::dr::Operand;
 use rspirv::spirv::{Decoration, FunctionControl, GlslStd450Op as GLOp, SelectionControl, Word};
 use std::cell::{Cell, RefCell};
@@ -252,23 +252,8 @@ impl Ops for Spv<'_> {
         spv(self.m.borrow_mut().b.f_convert(t32, None, q))
     }
     fn when(&self, c: Word, v: Word, then: impl Fn() -> Word) -> Word {
-        let pre = self.cur.get();
-        let (tl, merge) = {
-            let mut m = self.m.borrow_mut();
-            let (tl, merge) = (m.b.id(), m.b.id());
-            spv(m.b.selection_merge(merge, SelectionControl::DONT_FLATTEN));
-            spv(m.b.branch_conditional(c, tl, merge, []));
-            spv(m.b.begin_block(Some(tl)));
-            (tl, merge)
-        };
-        self.cur.set(tl);
-        let tv = then();
-        let tend = self.cur.get();
-        let t = self.ty(Ty::F32);
-        let mut m = self.m.borrow_mut();
-        spv(m.b.branch(merge));
-        spv(m.b.begin_block(Some(merge)));
-        self.cur.set(merge);
-        spv(m.b.phi(t, None, [(tv, tend), (v, pre)]))
+        // Taken only near the ends of the range: kept a branch.
+        let t = (self.ty(Ty::F32), SelectionControl::DONT_FLATTEN);
+        fnbody::when(&self.m, &self.cur, t, c, v, then)
     }
 }

@@ -4,7 +4,7 @@
 
 use super::{rem, Cmp, RemOps, Width};
 use crate::spirv::types::{Module, Ty};
-use crate::spirv::{spv, Writer};
+use crate::spirv::{fnbody, spv, Writer};
 use rspirv::dr::Operand;
 use rspirv::spirv::{
     Decoration, FunctionControl, GlslStd450Op as GLOp, LoopControl, SelectionControl, Word,
@@ -235,23 +235,7 @@ impl RemOps for Spv<'_> {
         r_next
     }
     fn when(&self, c: Word, v: Word, then: impl Fn(Word) -> Word) -> Word {
-        let pre = self.cur.get();
-        let (tl, merge) = {
-            let mut m = self.m.borrow_mut();
-            let (tl, merge) = (m.b.id(), m.b.id());
-            spv(m.b.selection_merge(merge, SelectionControl::NONE));
-            spv(m.b.branch_conditional(c, tl, merge, []));
-            spv(m.b.begin_block(Some(tl)));
-            (tl, merge)
-        };
-        self.cur.set(tl);
-        let tv = then(v);
-        let tend = self.cur.get();
-        let t = self.t();
-        let mut m = self.m.borrow_mut();
-        spv(m.b.branch(merge));
-        spv(m.b.begin_block(Some(merge)));
-        self.cur.set(merge);
-        spv(m.b.phi(t, None, [(tv, tend), (v, pre)]))
+        let t = (self.t(), SelectionControl::NONE);
+        fnbody::when(&self.m, &self.cur, t, c, v, || then(v))
     }
 }
