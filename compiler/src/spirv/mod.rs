@@ -76,7 +76,7 @@
 //! onto the device have a module each: `teams`, `coarsen`, `jam`, `tiles`,
 //! `private` (privatised atomics) and `cache`; `f64math` holds the f64
 //! transcendentals, `frem` float `%` and `exact32` the exact f32 `/` and
-//! `sqrt`.
+//! `sqrt` (`fnbody`: what their function bodies share).
 
 mod address;
 mod atomics;
