@@ -275,16 +275,16 @@ const WAIT_SLICE: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// How kernels on the device make f32 `/` and `sqrt` correctly rounded
 /// (`compiler::Spec::exact_f32`; every route needs f64): none on lavapipe,
-/// which rounds them correctly itself; the `fma` route on NVIDIA's GPUs
-/// (measured fused on an H100) and AMD's (their `Fma` is the hardware's
-/// fused instruction); elsewhere the f64 route, which needs no fused `Fma`
-/// (lavapipe's rounds twice, and Vulkan allows it). `ACCL_EXACT_F32` decides, for measuring and
+/// which rounds them correctly itself; the `fma` route on NVIDIA's GPUs,
+/// whose `Fma` was measured fused on an H100; elsewhere the f64 route,
+/// which needs no fused `Fma` (lavapipe's rounds twice, and Vulkan allows
+/// it; other drivers were not measured). `ACCL_EXACT_F32` decides, for measuring and
 /// testing: `0` (the driver's instructions), `1` (the route a GPU of this
 /// vendor takes, even on lavapipe), `fma`, `fma-f64`, `f64`.
 pub(crate) fn exact_f32(info: &vk_runtime::AdapterInfo) -> compiler::ExactF32 {
     use compiler::ExactF32;
     let lavapipe = info.driver.contains("llvmpipe") || info.name.contains("llvmpipe");
-    let fused = matches!(info.vendor_id, 0x10de | 0x1002) && !lavapipe;
+    let fused = info.vendor_id == 0x10de && !lavapipe;
     match std::env::var("ACCL_EXACT_F32").as_deref() {
         Ok("0") => ExactF32::Off,
         Ok("fma") => ExactF32::Fma,
