@@ -432,7 +432,11 @@ fn f32_division_and_sqrt_by_the_exact_routes_are_the_hosts() {
         exact_f32: exact,
         ..Spec::default()
     };
-    let text = |exact| compiler::disassemble(&compiler::compile(&k, &spec(exact)).unwrap());
+    let text = |exact| {
+        let words = compiler::compile(&k, &spec(exact)).unwrap();
+        spirv_val(&words);
+        compiler::disassemble(&words)
+    };
     let count = |t: &str, op: &str| t.matches(&format!("= {op} ")).count();
     // In f64: three divisions widen both operands and narrow the quotient,
     // the root its argument and result.
