@@ -41,8 +41,8 @@ impl Writer<'_> {
 fn emit(m: &mut Module, (fused, skew): (bool, i32), id: Word, name: &str, arity: usize) {
     let t = m.ty(Ty::F32);
     let fnty = m.fn_type(t, vec![t; arity]);
-    // A few instructions on the common path: inlined, and the branch to
-    // the f64 path kept a branch (taken only near the ends of the range).
+    // A few instructions on the common path: inlined, and the branch for
+    // operands out of range kept a branch (`Spv::when`).
     spv(m
         .b
         .begin_function(t, Some(id), FunctionControl::INLINE, fnty));

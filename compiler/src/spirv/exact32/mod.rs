@@ -128,13 +128,9 @@ pub(super) trait Ops {
 }
 
 /// Whether `lo <= |x| < hi` (false for NaN).
-fn within<O: Ops>(o: &O, x: O::F, (lo, hi): (f32, f32), hi_included: bool) -> O::B {
+fn within<O: Ops>(o: &O, x: O::F, (lo, hi): (f32, f32)) -> O::B {
     let ax = o.abs(x);
-    let below = match hi_included {
-        true => o.le(ax, o.kf(hi)),
-        false => o.gt(o.kf(hi), ax),
-    };
-    o.and_b(o.le(o.kf(lo), ax), below)
+    o.and_b(o.le(o.kf(lo), ax), o.gt(o.kf(hi), ax))
 }
 
 /// Whether `x`'s bits masked by `mask` are `bits`.
@@ -167,16 +163,16 @@ pub(super) fn div<O: Ops>(o: &O, a: O::F, b: O::F) -> O::F {
     let y = reciprocal(o, b);
     let q1 = correct(o, a, b, o.mul(a, y), y);
     let fast = correct(o, a, b, q1, y);
-    let ok = o.and_b(
-        within(o, a, DIV_RANGE, false),
-        within(o, b, DIV_RANGE, false),
-    );
+    let ok = o.and_b(within(o, a, DIV_RANGE), within(o, b, DIV_RANGE));
     o.when(o.not_b(ok), fast, || o.div_in_f64(a, b))
 }
 
 /// `sqrt(a)`, correctly rounded.
 pub(super) fn sqrt<O: Ops>(o: &O, a: O::F) -> O::F {
-    let ok = within(o, a, SQRT_RANGE, true);
+    // Negative values too go the other way: `InverseSqrt` of one is
+    // undefined in Vulkan.
+    let (lo, hi) = SQRT_RANGE;
+    let ok = o.and_b(o.le(o.kf(lo), a), o.le(a, o.kf(hi)));
     let fast = root(o, a);
     o.when(o.not_b(ok), fast, || {
         // Below the range: scaled into it by 2^64 and the root back by

@@ -33,10 +33,17 @@ impl<S: Fn(f32) -> i32> Ops for Host<S> {
     fn ku(&self, v: u32) -> u32 {
         v
     }
+    // Where Vulkan leaves the result undefined, something wrong.
     fn recip(&self, b: f32) -> f32 {
+        if b == 0.0 || !b.is_finite() {
+            return 1.5;
+        }
         moved(1.0 / b, (self.skew)(b))
     }
     fn rsqrt(&self, a: f32) -> f32 {
+        if a <= 0.0 || !a.is_finite() {
+            return 1.5;
+        }
         moved((1.0 / (a as f64).sqrt()) as f32, (self.skew)(a))
     }
     fn mul(&self, a: f32, b: f32) -> f32 {
