@@ -105,10 +105,8 @@ impl Spv<'_> {
         if self.skew == 0 {
             return x;
         }
-        let (t, k) = (self.ty(Ty::U32), self.ku(self.skew as u32));
-        let b = self.bits(x);
-        let b = spv(self.m.borrow_mut().b.i_add(t, None, b, k));
-        self.float_of(b)
+        let k = self.ku(self.skew as u32);
+        self.float_of(self.add_u(self.bits(x), k))
     }
     fn sel(&self, t: Ty, c: Word, a: Word, b: Word) -> Word {
         let t = self.ty(t);
@@ -216,6 +214,18 @@ impl Ops for Spv<'_> {
     fn sub_u(&self, a: Word, b: Word) -> Word {
         let t = self.ty(Ty::U32);
         spv(self.m.borrow_mut().b.i_sub(t, None, a, b))
+    }
+    fn add_u(&self, a: Word, b: Word) -> Word {
+        let t = self.ty(Ty::U32);
+        spv(self.m.borrow_mut().b.i_add(t, None, a, b))
+    }
+    fn lt_u(&self, a: Word, b: Word) -> Word {
+        let t = self.ty(Ty::Bool);
+        spv(self.m.borrow_mut().b.u_less_than(t, None, a, b))
+    }
+    fn float_of_u(&self, u: Word) -> Word {
+        let t = self.ty(Ty::F32);
+        spv(self.m.borrow_mut().b.convert_u_to_f(t, None, u))
     }
     fn and_u(&self, a: Word, b: Word) -> Word {
         let t = self.ty(Ty::U32);

@@ -60,9 +60,12 @@
 //! NaN, subnormals and the far ends of the range, where the intermediate
 //! products could leave the normal range or a driver flush them) takes the
 //! f64 route instead, in a branch ([`DIV_RANGE`]). A `sqrt(a)` of a
-//! positive `a` below 2^-60 is taken of `a·2^64` and scaled back by 2^-32
-//! (both exact); zeros, infinity and NaN are their own roots and a negative
-//! value's is NaN; these too in a branch ([`SQRT_RANGE`]).
+//! positive normal `a` below 2^-60 is taken of `a·2^64` and scaled back by
+//! 2^-32 (both exact); a positive subnormal `m·2^-149` is `sqrt(2m)·2^-75`,
+//! with `2m` converted from its bits, so it is exact even where the driver
+//! flushes subnormals (NVIDIA's compares them as zero); zeros, infinity and
+//! NaN are their own roots and a negative value's is NaN; all these in a
+//! branch, told apart by their bits ([`SQRT_RANGE`]).
 //!
 //! The algorithm is written once over [`Ops`]: the writer's implementation
 //! emits the instructions (`emit.rs`, one function per operation and
@@ -115,6 +118,11 @@ pub(super) trait Ops {
     fn float_of(&self, u: Self::U) -> Self::F;
     /// Wrapping `a - b`.
     fn sub_u(&self, a: Self::U, b: Self::U) -> Self::U;
+    /// Wrapping `a + b`.
+    fn add_u(&self, a: Self::U, b: Self::U) -> Self::U;
+    fn lt_u(&self, a: Self::U, b: Self::U) -> Self::B;
+    /// The f32 nearest `u`.
+    fn float_of_u(&self, u: Self::U) -> Self::F;
     fn and_u(&self, a: Self::U, b: Self::U) -> Self::U;
     fn or_u(&self, a: Self::U, b: Self::U) -> Self::U;
     fn eq_u(&self, a: Self::U, b: Self::U) -> Self::B;
@@ -175,14 +183,27 @@ pub(super) fn sqrt<O: Ops>(o: &O, a: O::F) -> O::F {
     let ok = o.and_b(o.le(o.kf(lo), a), o.le(a, o.kf(hi)));
     let fast = root(o, a);
     o.when(o.not_b(ok), fast, || {
-        // Below the range: scaled into it by 2^64 and the root back by
-        // 2^-32, both exact. Zeros, infinity and NaN are their own roots;
-        // a negative value's is NaN.
-        let small = o.and_b(o.gt(a, o.kf(0.0)), o.gt(o.kf(SQRT_RANGE.0), a));
+        // Told apart by their bits, which a driver that flushes subnormals
+        // (NVIDIA's compares them as zero) leaves alone.
+        let bits = o.bits(a);
+        // A positive subnormal is m·2^-149: its root is sqrt(2m)·2^-75,
+        // with 2m a whole number below 2^24 (exact as an f32).
+        let sub = o.lt_u(o.sub_u(bits, o.ku(1)), o.ku(0x007f_ffff));
+        let two_m = o.float_of_u(o.add_u(bits, bits));
+        let of_sub = o.mul(root(o, two_m), o.kf(2f32.powi(-75)));
+        // A positive normal below the range: scaled into it by 2^64 and the
+        // root back by 2^-32, both exact.
+        let small = o.lt_u(
+            o.sub_u(bits, o.ku(0x0080_0000)),
+            o.ku(lo.to_bits() - 0x0080_0000),
+        );
         let up = o.mul(a, o.kf(2f32.powi(64)));
         let scaled = o.mul(root(o, up), o.kf(2f32.powi(-32)));
-        let own = o.sel_f(o.gt(o.kf(0.0), a), o.kf(f32::NAN), a);
-        o.sel_f(small, scaled, own)
+        // Zeros, infinity and NaN are their own roots; anything else with
+        // the sign bit set is negative, its root NaN.
+        let negative = o.lt_u(o.ku(0x8000_0000), bits);
+        let own = o.sel_f(negative, o.kf(f32::NAN), a);
+        o.sel_f(sub, of_sub, o.sel_f(small, scaled, own))
     })
 }
 

@@ -73,6 +73,15 @@ impl<S: Fn(f32) -> i32> Ops for Host<S> {
     fn sub_u(&self, a: u32, b: u32) -> u32 {
         a.wrapping_sub(b)
     }
+    fn add_u(&self, a: u32, b: u32) -> u32 {
+        a.wrapping_add(b)
+    }
+    fn lt_u(&self, a: u32, b: u32) -> bool {
+        a < b
+    }
+    fn float_of_u(&self, u: u32) -> f32 {
+        u as f32
+    }
     fn and_u(&self, a: u32, b: u32) -> u32 {
         a & b
     }
