@@ -483,17 +483,19 @@ impl Writer<'_> {
                 let m = self.glsl(t, GLOp::NMax, &a[..2]);
                 self.glsl(t, GLOp::NMin, &[m, a[2]])
             }
-            // As `f32_div_in_f64`: the root of an f32 value is never an f32
-            // midpoint and lies at least 2^-51 of itself from one, so an
-            // f64 root within 2 f64 ulp (lavapipe's is exact; accl's f64
-            // functions assume the same of every driver) rounds to the
-            // correctly rounded f32 root, where Vulkan lets an f32 `Sqrt`
-            // be off by what `1.0 / inversesqrt(x)` would be.
+            // Vulkan lets an f32 `Sqrt` be off by what
+            // `1.0 / inversesqrt(x)` would be: correctly rounded by the
+            // `fma` route, or in f64 below.
             Sqrt if t == Ty::F32
                 && matches!(self.exact_f32(), Some(ExactF32::Fma | ExactF32::FmaByF64)) =>
             {
                 self.f32_sqrt_fma(a[0])
             }
+            // As `f32_div_in_f64`: the root of an f32 value is never an f32
+            // midpoint and lies at least 2^-51 of itself from one, so an
+            // f64 root within 2 f64 ulp (lavapipe's is exact; accl's f64
+            // functions assume the same of every driver) rounds to the
+            // correctly rounded f32 root.
             Sqrt if t == Ty::F32 && self.exact_f32().is_some() => {
                 let t64 = self.m.ty(Ty::F64);
                 let x = spv(self.m.b.f_convert(t64, None, a[0]));
