@@ -243,6 +243,10 @@ impl Ops for Spv<'_> {
         let t = self.ty(Ty::Bool);
         spv(self.m.borrow_mut().b.logical_and(t, None, a, b))
     }
+    fn or_b(&self, a: Word, b: Word) -> Word {
+        let t = self.ty(Ty::Bool);
+        spv(self.m.borrow_mut().b.logical_or(t, None, a, b))
+    }
     fn not_b(&self, a: Word) -> Word {
         let t = self.ty(Ty::Bool);
         spv(self.m.borrow_mut().b.logical_not(t, None, a))

@@ -127,6 +127,7 @@ pub(super) trait Ops {
     fn or_u(&self, a: Self::U, b: Self::U) -> Self::U;
     fn eq_u(&self, a: Self::U, b: Self::U) -> Self::B;
     fn and_b(&self, a: Self::B, b: Self::B) -> Self::B;
+    fn or_b(&self, a: Self::B, b: Self::B) -> Self::B;
     fn not_b(&self, a: Self::B) -> Self::B;
     fn sel_f(&self, c: Self::B, a: Self::F, b: Self::F) -> Self::F;
     /// `a / b` by the f64 route.
@@ -190,20 +191,21 @@ pub(super) fn sqrt<O: Ops>(o: &O, a: O::F) -> O::F {
         // with 2m a whole number below 2^24 (exact as an f32).
         let sub = o.lt_u(o.sub_u(bits, o.ku(1)), o.ku(0x007f_ffff));
         let two_m = o.float_of_u(o.add_u(bits, bits));
-        let of_sub = o.mul(root(o, two_m), o.kf(2f32.powi(-75)));
         // A positive normal below the range: scaled into it by 2^64 and the
-        // root back by 2^-32, both exact.
+        // root back by 2^-32, both exact. One root serves both.
         let small = o.lt_u(
             o.sub_u(bits, o.ku(0x0080_0000)),
             o.ku(lo.to_bits() - 0x0080_0000),
         );
         let up = o.mul(a, o.kf(2f32.powi(64)));
-        let scaled = o.mul(root(o, up), o.kf(2f32.powi(-32)));
+        let x = o.sel_f(sub, two_m, up);
+        let back = o.sel_f(sub, o.kf(2f32.powi(-75)), o.kf(2f32.powi(-32)));
+        let scaled = o.mul(root(o, x), back);
         // Zeros, infinity and NaN are their own roots; anything else with
         // the sign bit set is negative, its root NaN.
         let negative = o.lt_u(o.ku(0x8000_0000), bits);
         let own = o.sel_f(negative, o.kf(f32::NAN), a);
-        o.sel_f(sub, of_sub, o.sel_f(small, scaled, own))
+        o.sel_f(o.or_b(sub, small), scaled, own)
     })
 }
 

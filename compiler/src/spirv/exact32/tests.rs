@@ -94,6 +94,9 @@ impl<S: Fn(f32) -> i32> Ops for Host<S> {
     fn and_b(&self, a: bool, b: bool) -> bool {
         a && b
     }
+    fn or_b(&self, a: bool, b: bool) -> bool {
+        a || b
+    }
     fn not_b(&self, a: bool) -> bool {
         !a
     }
