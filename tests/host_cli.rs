@@ -129,6 +129,7 @@ fn bench_async_spreads_over_the_devices_asked_for() {
     ]);
     assert!(text.contains("mandelbrot multi  64x64"), "{text}");
     assert!(text.contains(", 1 device ("), "{text}");
+    assert!(text.contains("the host issued the 16 blocks in"), "{text}");
 }
 
 #[test]
