@@ -517,3 +517,30 @@ fn widened_i32_compared_with_i64_constants() {
          assert(s[3, 3] == 1 && s[4, 3] == 0 && s[7, 4] == 1, \"i\");",
     );
 }
+
+/// Subnormal operands and results, on a device that keeps them (lavapipe
+/// does; where a device offers `DenormPreserve`, accl asks for it): every
+/// element the host's, and not merely zero on both.
+#[test]
+fn subnormal_arithmetic_is_the_hosts() {
+    exact(
+        "let n = 4096;
+         let a = zeros(f32, n); let b = zeros(f32, n); let c = zeros(f64, n);
+         for i in 0..n {
+             a[i] = (i * 2039 + 1) as f32 * 1.4e-45f32;
+             b[i] = (i % 1000 + 1) as f32 * 1.2e-38f32;
+             c[i] = (i * 2039 + 1) as f64 * 4.9e-324;
+         }
+         let p = zeros(f32, n); let q = zeros(f32, n); let r = zeros(f32, n);
+         let s = zeros(f32, n); let w = zeros(f64, n); let x = zeros(f64, n);
+         parallel loop for i in 0..n {
+             p[i] = a[i] * 1.5f32 + a[i];
+             q[i] = a[i] / a[(i + 1) % n] + a[i] / 3.0f32;
+             r[i] = b[i] / 1000.0f32;
+             s[i] = b[i] * 1.0e-5f32;
+             w[i] = a[i] as f64;
+             x[i] = c[i] * 1.5 + c[i] / 3.0;
+         }
+         assert(r[0] > 0.0f32 && r[0] < 1.2e-38f32 && s[5] > 0.0f32 && w[0] > 0.0, \"subnormal, not zero\");",
+    );
+}

@@ -113,6 +113,11 @@ pub struct Spec {
     /// and 64-bit floats (`SignedZeroInfNanPreserve`), where the device
     /// allows it: without it Vulkan lets a driver assume there are none.
     pub preserve_float: [bool; 2],
+    /// Ask the driver to keep subnormal 32-bit and 64-bit floats
+    /// (`DenormPreserve`), where the device allows it: without it Vulkan
+    /// lets a driver flush them to zero (NVIDIA's does for f32), where the
+    /// host keeps them.
+    pub preserve_denorms: [bool; 2],
     /// How f32 `/` and `sqrt` are made correctly rounded, as the host's
     /// (Vulkan lets an f32 `OpFDiv` be 2.5 ulp off, and `Sqrt` more).
     pub exact_f32: ExactF32,
@@ -224,6 +229,7 @@ impl Default for Spec {
             sext_by_words: false,
             coherent_writes: false,
             preserve_float: [false; 2],
+            preserve_denorms: [false; 2],
             exact_f32: ExactF32::Off,
             exact_f32_skew: 0,
             subgroup_size: 0,

@@ -186,6 +186,8 @@ pub struct DevState {
     /// Kernels keep signed zeros, infinities and NaNs (f32, f64)
     /// (`compiler::Spec::preserve_float`).
     preserve_float: [bool; 2],
+    /// Kernels keep subnormals (f32, f64) (`compiler::Spec::preserve_denorms`).
+    preserve_denorms: [bool; 2],
     /// How f32 `/` and `sqrt` are correctly rounded (`compiler::Spec::exact_f32`).
     exact_f32: compiler::ExactF32,
     /// Each kernel's `compiler::Spec::texel_candidates`, by its key.
@@ -383,6 +385,16 @@ impl DevState {
             } else {
                 device.info().limits.signed_zero_inf_nan_preserve
             },
+            // `compiler::Spec::preserve_denorms`; `ACCL_FLOAT_CONTROLS=0`
+            // or `ACCL_DENORMS=0` turns it off, for measuring.
+            preserve_denorms: if ["ACCL_FLOAT_CONTROLS", "ACCL_DENORMS"]
+                .iter()
+                .any(|k| std::env::var_os(k).is_some_and(|v| v == "0"))
+            {
+                [false; 2]
+            } else {
+                device.info().limits.denorm_preserve
+            },
             exact_f32: exact_f32(device.info()),
             split_copies: std::env::var_os("ACCL_SPLIT_COPIES").is_none_or(|v| v != "0"),
             copy_rate: 0.0,
@@ -448,6 +460,7 @@ impl DevState {
             sext_by_words: llvmpipe,
             coherent_writes: self.coherent_writes,
             preserve_float: self.preserve_float,
+            preserve_denorms: self.preserve_denorms,
             exact_f32: self.exact_f32,
             exact_f32_skew: 0,
             features: without_all(

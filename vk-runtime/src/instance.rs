@@ -455,6 +455,25 @@ pub struct AdapterLimits {
     /// NaNs in 32-bit and 64-bit floats (`SignedZeroInfNanPreserve`,
     /// Vulkan 1.2's float controls); without it a driver may assume none.
     pub signed_zero_inf_nan_preserve: [bool; 2],
+    /// Whether shaders may ask to keep subnormal 32-bit and 64-bit floats
+    /// (`DenormPreserve`, Vulkan 1.2's float controls), and may do so for
+    /// these widths together: where the driver ties the widths' modes
+    /// (`denormBehaviorIndependence`), only as it allows. Without it a
+    /// driver may flush subnormals to zero.
+    pub denorm_preserve: [bool; 2],
+}
+
+/// Which widths a shader may ask to keep subnormals for, given what the
+/// driver allows per width and how it ties the widths' modes: with
+/// `32_BIT_ONLY` the 16-bit and 64-bit modes must match (accl sets no
+/// 16-bit mode, so the 64-bit one stays the driver's); with `NONE` every
+/// width's must (both or neither).
+fn denorm_preserve(f32: bool, f64: bool, tie: vk::ShaderFloatControlsIndependence) -> [bool; 2] {
+    match tie {
+        vk::ShaderFloatControlsIndependence::ALL => [f32, f64],
+        vk::ShaderFloatControlsIndependence::TYPE_32_ONLY => [f32, false],
+        _ => [f32 && f64; 2],
+    }
 }
 
 /// Optional features of an adapter that accl uses.
@@ -688,6 +707,11 @@ pub(crate) fn query_adapter(raw: &ash::Instance, pd: vk::PhysicalDevice) -> Resu
                     is12 && float_controls.shader_signed_zero_inf_nan_preserve_float32 == vk::TRUE,
                     is12 && float_controls.shader_signed_zero_inf_nan_preserve_float64 == vk::TRUE,
                 ],
+                denorm_preserve: denorm_preserve(
+                    is12 && float_controls.shader_denorm_preserve_float32 == vk::TRUE,
+                    is12 && float_controls.shader_denorm_preserve_float64 == vk::TRUE,
+                    float_controls.denorm_behavior_independence,
+                ),
             },
             features: AdapterFeatures {
                 shader_float64: f10.shader_float64 == vk::TRUE,
@@ -817,6 +841,12 @@ impl fmt::Display for AdapterInfo {
         )?;
         writeln!(
             f,
+            "    subnormals kept on request: f32 {}, f64 {}",
+            yes(self.limits.denorm_preserve[0]),
+            yes(self.limits.denorm_preserve[1])
+        )?;
+        writeln!(
+            f,
             "    host memory import (direct copies) {}, copy engines {}, push descriptors {}",
             yes(self.has_extension("VK_EXT_external_memory_host")),
             yes(self.queue_families.iter().any(|q| q.is_transfer_only())),
@@ -831,5 +861,24 @@ impl fmt::Display for AdapterInfo {
                 ft.subgroup_operations.join(", ")
             }
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subnormals_are_kept_only_for_widths_whose_modes_may_be_set_apart() {
+        use vk::ShaderFloatControlsIndependence as I;
+        assert_eq!(denorm_preserve(true, true, I::ALL), [true, true]);
+        assert_eq!(denorm_preserve(true, false, I::ALL), [true, false]);
+        assert_eq!(denorm_preserve(false, true, I::ALL), [false, true]);
+        // The 64-bit mode is tied to the 16-bit one, which accl leaves.
+        assert_eq!(denorm_preserve(true, true, I::TYPE_32_ONLY), [true, false]);
+        // Every width's mode the same: both or neither.
+        assert_eq!(denorm_preserve(true, true, I::NONE), [true, true]);
+        assert_eq!(denorm_preserve(true, false, I::NONE), [false, false]);
+        assert_eq!(denorm_preserve(false, true, I::NONE), [false, false]);
     }
 }

@@ -279,6 +279,24 @@ impl Writer<'_> {
                         .execution_mode(main, ExecutionMode::SignedZeroInfNanPreserve, [width]);
                 }
             }
+            // Subnormals, as on the host: NVIDIA's driver flushes f32 ones
+            // to zero without the mode (an f32 product or quotient that
+            // should be subnormal came out 0, a subnormal divisor gave inf).
+            let widths = [
+                (32, self.spec.preserve_denorms[0]),
+                (
+                    64,
+                    self.spec.preserve_denorms[1] && self.spec.features.float64,
+                ),
+            ];
+            for (width, on) in widths {
+                if on {
+                    self.m.add_cap(rspirv::spirv::Capability::DenormPreserve);
+                    self.m
+                        .b
+                        .execution_mode(main, ExecutionMode::DenormPreserve, [width]);
+                }
+            }
         }
         Ok(())
     }

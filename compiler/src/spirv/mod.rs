@@ -52,10 +52,12 @@
 //!   the host's, provided the driver rounds f64 `+ - * / sqrt` correctly and
 //!   keeps subnormals (lavapipe does);
 //! * `fma` may or may not be fused (Vulkan lets `Fma` round twice);
-//! * denormals may be flushed and NaN payloads are not kept; signed zeros,
-//!   infinities and NaNs are kept where the device offers the
-//!   `SignedZeroInfNanPreserve` execution mode ([`crate::Spec::preserve_float`],
-//!   asked for in `entry`), and a driver may ignore it (lavapipe does).
+//! * NaN payloads are not kept; signed zeros, infinities and NaNs are kept
+//!   where the device offers the `SignedZeroInfNanPreserve` execution mode
+//!   ([`crate::Spec::preserve_float`], asked for in `entry`), and a driver
+//!   may ignore it (lavapipe does); subnormals are kept where it offers
+//!   `DenormPreserve` ([`crate::Spec::preserve_denorms`]) and may be
+//!   flushed to zero elsewhere (NVIDIA's driver flushes f32 ones).
 //!
 //! Float `%` is exact, the host's remainder bit for bit (not `OpFRem`, whose
 //! precision is the driver's: llvmpipe's is `x - y*trunc(x/y)`): a function
