@@ -349,6 +349,11 @@ impl DevState {
             _ => CopyEngines::Transfer,
         };
         let cache_file = cache_file(device.info());
+        let limits = &device.info().limits;
+        let knob_or = |k, v| match std::env::var_os(k).is_some_and(|v| v == "0") {
+            true => [false; 2],
+            false => v,
+        };
         if let Some(f) = &cache_file {
             // A missing or stale cache only costs compile time.
             let _ = device.load_pipeline_cache(f);
@@ -378,23 +383,14 @@ impl DevState {
             // turns it off, for measuring.
             coherent_writes: device.info().vendor_id == 0x10de
                 && std::env::var_os("ACCL_COHERENT_WRITES").is_none_or(|v| v != "0"),
-            // `compiler::Spec::preserve_float`; `ACCL_FLOAT_CONTROLS=0`
-            // turns it off, for measuring.
-            preserve_float: if std::env::var_os("ACCL_FLOAT_CONTROLS").is_some_and(|v| v == "0") {
-                [false; 2]
-            } else {
-                device.info().limits.signed_zero_inf_nan_preserve
-            },
-            // `compiler::Spec::preserve_denorms`; `ACCL_FLOAT_CONTROLS=0`
-            // or `ACCL_DENORMS=0` turns it off, for measuring.
-            preserve_denorms: if ["ACCL_FLOAT_CONTROLS", "ACCL_DENORMS"]
-                .iter()
-                .any(|k| std::env::var_os(k).is_some_and(|v| v == "0"))
-            {
-                [false; 2]
-            } else {
-                device.info().limits.denorm_preserve
-            },
+            // `compiler::Spec::preserve_float` and `preserve_denorms`;
+            // `ACCL_FLOAT_CONTROLS=0` turns both off, `ACCL_DENORMS=0` the
+            // second, for measuring.
+            preserve_float: knob_or("ACCL_FLOAT_CONTROLS", limits.signed_zero_inf_nan_preserve),
+            preserve_denorms: knob_or(
+                "ACCL_FLOAT_CONTROLS",
+                knob_or("ACCL_DENORMS", limits.denorm_preserve),
+            ),
             exact_f32: exact_f32(device.info()),
             split_copies: std::env::var_os("ACCL_SPLIT_COPIES").is_none_or(|v| v != "0"),
             copy_rate: 0.0,
