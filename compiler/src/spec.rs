@@ -6,9 +6,8 @@
 
 use crate::kir::Features;
 
-/// How a kernel computes f32 `/` and `sqrt`. Both exact routes need f64
-/// (the `fma` one for operands near the ends of the range); without it
-/// they are the driver's instructions.
+/// How a kernel computes f32 `/` and `sqrt`. The f64 routes need f64;
+/// without it they are the driver's instructions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ExactF32 {
     /// The driver's instructions (correctly rounded on lavapipe).
@@ -16,8 +15,9 @@ pub enum ExactF32 {
     Off,
     /// Widened to f64, computed there and rounded back.
     InF64,
-    /// The driver's approximation refined with a fused `fma` and rounded
-    /// by an exact test; f64 only near the ends of the range.
+    /// The driver's approximation refined with a fused `fma` (Markstein's
+    /// method) on the operands' significands, scaled by their exponents:
+    /// no f64, and no branch for division.
     Fma,
     /// As [`ExactF32::Fma`], each `fma` computed in f64 and rounded once
     /// (rounded to odd in f64, then to f32), which needs 64-bit integers

@@ -443,12 +443,12 @@ fn f32_division_and_sqrt_by_the_exact_routes_are_the_hosts() {
     let in_f64 = text(ExactF32::InF64);
     assert_eq!(count(&in_f64, "OpFDiv"), 3, "{in_f64}");
     assert_eq!(count(&in_f64, "OpFConvert"), 11, "{in_f64}");
-    // With fma: three calls of the division, one of the root; f64 only in
-    // the division's branch for operands out of range.
+    // With fma: three calls of the division, one of the root; no f64.
     let fma = text(ExactF32::Fma);
     assert_eq!(count(&fma, "OpFunctionCall"), 4, "{fma}");
     assert!(fma.contains("accl_div_f32") && fma.contains("accl_sqrt_f32"));
-    assert_eq!(count(&fma, "OpFConvert"), 3, "{fma}");
+    assert_eq!(count(&fma, "OpFConvert"), 0, "{fma}");
+    assert!(!fma.contains("OpTypeFloat 64"), "{fma}");
     let plain = text(ExactF32::Off);
     assert_eq!(count(&plain, "OpFConvert"), 0, "{plain}");
     // Random bits over the whole range, and the awkward ones.

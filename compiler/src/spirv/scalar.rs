@@ -126,12 +126,13 @@ impl Writer<'_> {
         })
     }
 
-    /// The exact route f32 divisions and square roots take, if any: both
-    /// need f64 ([`crate::ExactF32`]).
+    /// The exact route f32 divisions and square roots take, if any: all
+    /// but the `fma` route need f64 ([`crate::ExactF32`]).
     pub(super) fn exact_f32(&self) -> Option<ExactF32> {
         let f = &self.spec.features;
         match self.spec.exact_f32 {
             ExactF32::Off => None,
+            ExactF32::Fma => Some(ExactF32::Fma),
             _ if !f.float64 => None,
             ExactF32::FmaByF64 if !f.int64 => Some(ExactF32::InF64),
             r => Some(r),

@@ -254,16 +254,29 @@ impl Ops for Spv<'_> {
     fn sel_f(&self, c: Word, a: Word, b: Word) -> Word {
         self.sel(Ty::F32, c, a, b)
     }
-    fn div_in_f64(&self, a: Word, b: Word) -> Word {
-        let (t32, t64) = (self.ty(Ty::F32), self.ty(Ty::F64));
-        let q = {
-            let bm = &mut self.m.borrow_mut().b;
-            let a = spv(bm.f_convert(t64, None, a));
-            let b = spv(bm.f_convert(t64, None, b));
-            spv(bm.f_div(t64, None, a, b))
-        };
-        let q = self.exact(q);
-        spv(self.m.borrow_mut().b.f_convert(t32, None, q))
+    fn sel_u(&self, c: Word, a: Word, b: Word) -> Word {
+        self.sel(Ty::U32, c, a, b)
+    }
+    fn xor_u(&self, a: Word, b: Word) -> Word {
+        let t = self.ty(Ty::U32);
+        spv(self.m.borrow_mut().b.bitwise_xor(t, None, a, b))
+    }
+    fn shr_u(&self, a: Word, by: u32) -> Word {
+        let (t, k) = (self.ty(Ty::U32), self.ku(by));
+        spv(self.m.borrow_mut().b.shift_right_logical(t, None, a, k))
+    }
+    fn shl_u(&self, a: Word, by: u32) -> Word {
+        let (t, k) = (self.ty(Ty::U32), self.ku(by));
+        spv(self.m.borrow_mut().b.shift_left_logical(t, None, a, k))
+    }
+    fn trunc_u(&self, a: Word) -> Word {
+        let t = self.ty(Ty::U32);
+        spv(self.m.borrow_mut().b.convert_f_to_u(t, None, a))
+    }
+    fn sub(&self, a: Word, b: Word) -> Word {
+        let t = self.ty(Ty::F32);
+        let r = spv(self.m.borrow_mut().b.f_sub(t, None, a, b));
+        self.exact(r)
     }
     fn when(&self, c: Word, v: Word, then: impl Fn() -> Word) -> Word {
         // Taken only near the ends of the range: kept a branch.

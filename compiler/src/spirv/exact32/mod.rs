@@ -85,8 +85,8 @@ pub(in crate::spirv) struct Fns {
 }
 
 /// The magnitudes, lowest included and highest not, of the operands of an
-/// `a / b` that takes the `fma` route: the quotient, the reciprocal and
-/// every remainder stay normal and exact.
+/// `a / b` that takes the `fma` route straight: the quotient, the
+/// reciprocal and every remainder stay normal and exact.
 pub(super) const DIV_RANGE: (f32, f32) = (1.0 / (1u64 << 60) as f32, (1u64 << 62) as f32);
 /// The operands, both included, of a `sqrt` that takes the `fma` route
 /// straight; smaller positive ones are scaled into it.
@@ -130,8 +130,14 @@ pub(super) trait Ops {
     fn or_b(&self, a: Self::B, b: Self::B) -> Self::B;
     fn not_b(&self, a: Self::B) -> Self::B;
     fn sel_f(&self, c: Self::B, a: Self::F, b: Self::F) -> Self::F;
-    /// `a / b` by the f64 route.
-    fn div_in_f64(&self, a: Self::F, b: Self::F) -> Self::F;
+    fn sel_u(&self, c: Self::B, a: Self::U, b: Self::U) -> Self::U;
+    fn xor_u(&self, a: Self::U, b: Self::U) -> Self::U;
+    fn shr_u(&self, a: Self::U, by: u32) -> Self::U;
+    fn shl_u(&self, a: Self::U, by: u32) -> Self::U;
+    /// The integer part of `a` (`a` from 0 to below 2^32).
+    fn trunc_u(&self, a: Self::F) -> Self::U;
+    /// `a - b`, rounded once.
+    fn sub(&self, a: Self::F, b: Self::F) -> Self::F;
     /// `if c { then() } else { v }`, as a structured selection.
     fn when(&self, c: Self::B, v: Self::F, then: impl Fn() -> Self::F) -> Self::F;
 }
@@ -173,7 +179,93 @@ pub(super) fn div<O: Ops>(o: &O, a: O::F, b: O::F) -> O::F {
     let q1 = correct(o, a, b, o.mul(a, y), y);
     let fast = correct(o, a, b, q1, y);
     let ok = o.and_b(within(o, a, DIV_RANGE), within(o, b, DIV_RANGE));
-    o.when(o.not_b(ok), fast, || o.div_in_f64(a, b))
+    o.when(o.not_b(ok), fast, || div_scaled(o, a, b))
+}
+
+/// `a / b` for any operands, correctly rounded: the significands' quotient
+/// as in [`div`], scaled by the exponents' difference, with no f64.
+fn div_scaled<O: Ops>(o: &O, a: O::F, b: O::F) -> O::F {
+    let (ab, bb) = (o.bits(a), o.bits(b));
+    let (ma, ea) = split(o, ab);
+    let (mb, eb) = split(o, bb);
+    // `ma / mb`, in (1/2, 2), correctly rounded; its remainder is exact.
+    let y = reciprocal(o, mb);
+    let q1 = correct(o, ma, mb, o.mul(ma, y), y);
+    let q = correct(o, ma, mb, q1, y);
+    let r = o.fma(o.neg(mb), q, ma);
+    // The scale 2^d, d = ea - eb, held as d + OFF. Past these bounds the
+    // result is infinite or zero either way.
+    let d = o.sub_u(o.add_u(ea, o.ku(OFF)), eb);
+    let d = clamp_u(o, d, OFF - 151, OFF + 129);
+    // A normal result: scaled in two exact steps (or to infinity).
+    let d1 = clamp_u(o, d, OFF - 126, OFF + 127);
+    let d2 = o.add_u(o.sub_u(d, d1), o.ku(OFF));
+    let normal = o.mul(o.mul(q, pow2(o, d1)), pow2(o, d2));
+    // d <= -126: the result is below 2^-125, so its bits are the whole
+    // number nearest `n = q·2^(d+149)` (exact, below 2^24), rounded once
+    // here: a tie of `n` is a tie of the exact quotient only if the
+    // remainder is zero, else the remainder's sign decides.
+    let n = o.mul(q, pow2(o, o.add_u(d, o.ku(149))));
+    let t = o.trunc_u(n);
+    let frac = o.sub(n, o.float_of_u(t));
+    let half = o.kf(0.5);
+    let tie = o.and_b(o.le(frac, half), o.le(half, frac));
+    let r_zero = o.and_b(o.le(r, o.kf(0.0)), o.le(o.kf(0.0), r));
+    let odd = o.eq_u(o.and_u(t, o.ku(1)), o.ku(1));
+    let up = o.or_b(
+        o.gt(frac, half),
+        o.and_b(tie, o.or_b(o.gt(r, o.kf(0.0)), o.and_b(r_zero, odd))),
+    );
+    let tiny_bits = o.add_u(t, o.sel_u(up, o.ku(1), o.ku(0)));
+    let tiny = o.lt_u(d, o.ku(OFF - 125));
+    let mag = o.sel_u(tiny, tiny_bits, o.bits(normal));
+    let sign = o.and_u(o.xor_u(ab, bb), o.ku(0x8000_0000));
+    // Zeros, infinities and NaN by their bits.
+    let (az, ai, an) = kinds(o, ab);
+    let (bz, bi, bn) = kinds(o, bb);
+    let nan = o.or_b(o.or_b(an, bn), o.or_b(o.and_b(az, bz), o.and_b(ai, bi)));
+    let inf = o.or_b(ai, bz);
+    let special = o.or_b(o.or_b(az, bz), o.or_b(o.or_b(ai, bi), o.or_b(an, bn)));
+    let special_mag = o.sel_u(inf, o.ku(0x7f80_0000), o.ku(0));
+    let mag = o.sel_u(special, special_mag, mag);
+    let bits = o.sel_u(nan, o.ku(0x7fc0_0000), o.or_u(mag, sign));
+    o.float_of(bits)
+}
+
+/// The offset exponents are held with in [`div`], so that they stay
+/// positive.
+const OFF: u32 = 512;
+
+/// A finite nonzero `x` (bits) as `m · 2^(e - 127)`: `m` in [1, 2) and
+/// the biased exponent `e`, which is below 1 for a subnormal (wrapping).
+/// A subnormal's significand is converted from its bits, exact where the
+/// driver flushes subnormals.
+fn split<O: Ops>(o: &O, x: O::U) -> (O::F, O::U) {
+    let sub = o.eq_u(o.and_u(x, o.ku(0x7f80_0000)), o.ku(0));
+    let as_int = o.float_of_u(o.and_u(x, o.ku(0x007f_ffff)));
+    let y = o.sel_u(sub, o.bits(as_int), x);
+    let e = o.and_u(o.shr_u(y, 23), o.ku(0xff));
+    let e = o.sub_u(e, o.sel_u(sub, o.ku(149), o.ku(0)));
+    let m = o.float_of(o.or_u(o.and_u(y, o.ku(0x007f_ffff)), o.ku(0x3f80_0000)));
+    (m, e)
+}
+
+/// 2^k for `k + OFF` (`k` from -126 to 127).
+fn pow2<O: Ops>(o: &O, k: O::U) -> O::F {
+    o.float_of(o.shl_u(o.sub_u(k, o.ku(OFF - 127)), 23))
+}
+
+/// `v` within `lo..=hi`.
+fn clamp_u<O: Ops>(o: &O, v: O::U, lo: u32, hi: u32) -> O::U {
+    let v = o.sel_u(o.lt_u(v, o.ku(lo)), o.ku(lo), v);
+    o.sel_u(o.lt_u(o.ku(hi), v), o.ku(hi), v)
+}
+
+/// Whether `x` (bits) is a zero, an infinity, a NaN.
+fn kinds<O: Ops>(o: &O, x: O::U) -> (O::B, O::B, O::B) {
+    let mag = o.and_u(x, o.ku(0x7fff_ffff));
+    let inf = o.ku(0x7f80_0000);
+    (o.eq_u(mag, o.ku(0)), o.eq_u(mag, inf), o.lt_u(inf, mag))
 }
 
 /// `sqrt(a)`, correctly rounded.

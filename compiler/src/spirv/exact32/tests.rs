@@ -2,7 +2,7 @@
 //! made up to [`SKEW`] ulp wrong, against Rust's correctly rounded `/` and
 //! `sqrt`.
 
-use super::{div, reciprocal, sqrt, Ops};
+use super::{div, div_scaled, reciprocal, sqrt, Ops};
 
 /// How many ulp the host's stand-ins for the driver's `1.0 / b` and
 /// `InverseSqrt` are moved (Vulkan allows 2.5 and about 2).
@@ -107,8 +107,27 @@ impl<S: Fn(f32) -> i32> Ops for Host<S> {
             b
         }
     }
-    fn div_in_f64(&self, a: f32, b: f32) -> f32 {
-        (a as f64 / b as f64) as f32
+    fn sel_u(&self, c: bool, a: u32, b: u32) -> u32 {
+        if c {
+            a
+        } else {
+            b
+        }
+    }
+    fn xor_u(&self, a: u32, b: u32) -> u32 {
+        a ^ b
+    }
+    fn shr_u(&self, a: u32, by: u32) -> u32 {
+        a >> by
+    }
+    fn shl_u(&self, a: u32, by: u32) -> u32 {
+        a << by
+    }
+    fn trunc_u(&self, a: f32) -> u32 {
+        a as u32
+    }
+    fn sub(&self, a: f32, b: f32) -> f32 {
+        a - b
     }
     fn when(&self, c: bool, v: f32, then: impl Fn() -> f32) -> f32 {
         if c {
@@ -206,6 +225,41 @@ fn quotients_next_to_midpoints_round_the_hosts_way() {
     }
 }
 
+/// Quotients below 2^-126, rounded to the subnormal grid: `a = b * m`
+/// rounded for `m` halfway between two subnormals (and its neighbours),
+/// where the quotient's own rounding to 24 bits could land on the tie.
+#[test]
+fn subnormal_quotients_round_the_hosts_way() {
+    let mut rng = Rng(0x7e57_ab1e);
+    for k in -SKEW..=SKEW {
+        let o = host(|_| k);
+        for _ in 0..100_000 {
+            let b = rng.f32_in(100, 150);
+            let n = (rng.next() >> 41) as u32; // below 2^23
+            let m = (n as f64 + 0.5) * 2f64.powi(-149);
+            let a = (b as f64 * m) as f32;
+            for a in [a, moved(a, 1), moved(a, -1), -a] {
+                check_div(&o, a, b);
+            }
+        }
+    }
+}
+
+/// Subnormal operands (either or both), every skew: the quotient from
+/// their exact values, as the host's.
+#[test]
+fn subnormal_operands_are_divided_exactly() {
+    let mut rng = Rng(0x50b_0a11);
+    let o = host(hashed);
+    for _ in 0..200_000 {
+        let s = f32::from_bits(rng.next() as u32 & 0x807f_ffff);
+        let x = rng.f32_in(1, 254);
+        check_div(&o, s, x);
+        check_div(&o, x, s);
+        check_div(&o, s, f32::from_bits(rng.next() as u32 & 0x807f_ffff));
+    }
+}
+
 /// Random operands over the fma route's range and beyond, every skew.
 #[test]
 fn random_quotients_are_the_hosts() {
@@ -218,6 +272,10 @@ fn random_quotients_are_the_hosts() {
         check_div(&o, a, b);
         check_div(&o, a, a);
         check_div(&o, rng.f32_bits(), rng.f32_bits());
+        // The other way, which any operands may take.
+        let (a, b) = (rng.f32_bits(), rng.f32_in(90, 160));
+        let got = div_scaled(&o, a, b);
+        assert!(same(got, a / b), "{a:e} / {b:e}: {got:e}");
     }
     // Most took the fast way.
     assert!(o.slow.get() < 800_000, "{}", o.slow.get());
