@@ -260,41 +260,31 @@ impl Writer<'_> {
             .execution_mode(main, ExecutionMode::LocalSize, [default, 1, 1]);
         // IEEE zeros, infinities and NaNs, as on the host: without the mode
         // Vulkan lets a driver assume there are none (fold `x * 0.0` to 0,
-        // `0.0 - x` to `-x`; lavapipe does, and still does with it).
-        // Core in SPIR-V 1.4; before that it needs an extension.
+        // `0.0 - x` to `-x`; lavapipe does, and still does with it). And
+        // subnormals: without that mode a driver may flush them to zero
+        // (NVIDIA's does for f32, and does not offer the mode). Both core
+        // in SPIR-V 1.4; before that they need an extension.
         if self.spec.spirv_version >= (1, 4) {
-            let widths = [
-                (32, self.spec.preserve_float[0]),
+            use rspirv::spirv::Capability;
+            let modes = [
                 (
-                    64,
-                    self.spec.preserve_float[1] && self.spec.features.float64,
+                    Capability::SignedZeroInfNanPreserve,
+                    ExecutionMode::SignedZeroInfNanPreserve,
+                    self.spec.preserve_float,
+                ),
+                (
+                    Capability::DenormPreserve,
+                    ExecutionMode::DenormPreserve,
+                    self.spec.preserve_denorms,
                 ),
             ];
-            for (width, on) in widths {
-                if on {
-                    self.m
-                        .add_cap(rspirv::spirv::Capability::SignedZeroInfNanPreserve);
-                    self.m
-                        .b
-                        .execution_mode(main, ExecutionMode::SignedZeroInfNanPreserve, [width]);
-                }
-            }
-            // Subnormals, as on the host: NVIDIA's driver flushes f32 ones
-            // to zero without the mode (an f32 product or quotient that
-            // should be subnormal came out 0, a subnormal divisor gave inf).
-            let widths = [
-                (32, self.spec.preserve_denorms[0]),
-                (
-                    64,
-                    self.spec.preserve_denorms[1] && self.spec.features.float64,
-                ),
-            ];
-            for (width, on) in widths {
-                if on {
-                    self.m.add_cap(rspirv::spirv::Capability::DenormPreserve);
-                    self.m
-                        .b
-                        .execution_mode(main, ExecutionMode::DenormPreserve, [width]);
+            let f64 = self.spec.features.float64;
+            for (cap, mode, [on32, on64]) in modes {
+                for (width, on) in [(32, on32), (64, on64 && f64)] {
+                    if on {
+                        self.m.add_cap(cap);
+                        self.m.b.execution_mode(main, mode, [width]);
+                    }
                 }
             }
         }
