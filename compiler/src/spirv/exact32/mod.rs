@@ -21,9 +21,10 @@
 //!   needs no f64. On an H100, 32 chained divisions took 1.15 ms on 64M
 //!   elements (CUDA's own: 1.23-1.29; the f64 route 2.28), 32 chained
 //!   roots 1.75 (CUDA 1.05-1.11; f64 4.30), and every positive normal `x`
-//!   gave the host's `sqrt(x)`, `1/x` and `a/x`. [`crate::ExactF32::FmaByF64`] computes each `fma` in f64
-//!   instead: the product of two f32 values is exact there, and the sum
-//!   rounded to odd rounds to f32 as the exact sum would.
+//!   gave the host's `sqrt(x)`, `1/x` and `a/x`.
+//!   [`crate::ExactF32::FmaByF64`] computes each `fma` in f64 instead: the
+//!   product of two f32 values is exact there, and the sum rounded to odd
+//!   rounds to f32 as the exact sum would.
 //!
 //! `a / b` (Markstein's method):
 //!
@@ -241,7 +242,7 @@ fn div_scaled<O: Ops>(o: &O, a: O::F, b: O::F) -> O::F {
     o.float_of(bits)
 }
 
-/// The offset exponents are held with in [`div`], so that they stay
+/// The offset [`div_scaled`] holds exponents with, so that they stay
 /// positive.
 const OFF: u32 = 512;
 
