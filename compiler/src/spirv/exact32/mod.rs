@@ -185,11 +185,17 @@ fn reciprocal<O: Ops>(o: &O, b: O::F) -> O::F {
 
 /// `a / b`, correctly rounded.
 pub(super) fn div<O: Ops>(o: &O, a: O::F, b: O::F) -> O::F {
-    let y = reciprocal(o, b);
-    let q1 = correct(o, a, b, o.mul(a, y), y);
-    let fast = correct(o, a, b, q1, y);
+    let fast = quotient(o, a, b);
     let ok = o.and_b(within(o, a, DIV_RANGE), within(o, b, DIV_RANGE));
     o.when(o.not_b(ok), fast, || div_scaled(o, a, b))
+}
+
+/// `a / b` for `a` and `b` in [`DIV_RANGE`], correctly rounded (steps 1
+/// to 3 above).
+fn quotient<O: Ops>(o: &O, a: O::F, b: O::F) -> O::F {
+    let y = reciprocal(o, b);
+    let q1 = correct(o, a, b, o.mul(a, y), y);
+    correct(o, a, b, q1, y)
 }
 
 /// `a / b` for any operands, correctly rounded: the significands' quotient
@@ -199,9 +205,7 @@ fn div_scaled<O: Ops>(o: &O, a: O::F, b: O::F) -> O::F {
     let (ma, ea) = split(o, ab);
     let (mb, eb) = split(o, bb);
     // `ma / mb`, in (1/2, 2), correctly rounded; its remainder is exact.
-    let y = reciprocal(o, mb);
-    let q1 = correct(o, ma, mb, o.mul(ma, y), y);
-    let q = correct(o, ma, mb, q1, y);
+    let q = quotient(o, ma, mb);
     let r = o.fma(o.neg(mb), q, ma);
     // The scale 2^d, d = ea - eb, held as d + OFF. Past these bounds the
     // result is infinite or zero either way.
