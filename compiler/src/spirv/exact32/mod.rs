@@ -69,7 +69,13 @@
 //! twice); zeros, infinities and NaN by their bits. The same way for every
 //! division, with no branch, took 5.5 ms for the 32 chained divisions on
 //! an H100 (its conversions and bit operations on every element); the f64
-//! route in the branch, as at first, 1.24 ms; this 1.15. A `sqrt(a)` of a
+//! route in the branch, as at first, 1.24 ms; this 1.15. The quotient
+//! written once, on the straight path, with the operands taken apart
+//! before it and the result put together after it in short branches of
+//! their own (three branches, none holding a quotient), took 3.17 ms; the
+//! root written once between two such branches, 1.95 ms for 32 chained
+//! roots against 1.73-1.79: on NVIDIA each branch costs more than the
+//! instructions it saves. A `sqrt(a)` of a
 //! positive normal `a` below 2^-60 is taken of `a·2^64` and scaled back by
 //! 2^-32 (both exact); a positive subnormal `m·2^-149` is `sqrt(2m)·2^-75`,
 //! with `2m` converted from its bits, so it is exact even where the driver
