@@ -841,7 +841,7 @@ impl fmt::Display for AdapterInfo {
         )?;
         writeln!(
             f,
-            "    subnormals kept on request: f32 {}, f64 {}",
+            "    subnormals kept on request (DenormPreserve): f32 {}, f64 {}; otherwise as the driver does",
             yes(self.limits.denorm_preserve[0]),
             yes(self.limits.denorm_preserve[1])
         )?;
