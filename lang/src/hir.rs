@@ -324,6 +324,8 @@ pub struct Clauses {
     /// `collapse(force: n)`: statements between the collapsed loops run
     /// in every collapsed iteration.
     pub collapse_force: bool,
+    /// The `collapse(..)` or `tile(..)` clause that asks for the loop nest.
+    pub nest_span: Option<Span>,
     pub reductions: Vec<Reduction>,
     /// `reduction(op: h)` with `h` an array: its element updates in the
     /// body were checked to be `h[i] op= v` and became atomic updates, so

@@ -480,11 +480,13 @@ impl Checker<'_> {
                         ok = false;
                     }
                     c.tile = sizes;
+                    c.nest_span = Some(cl.span);
                 }
                 ("collapse", _) | (ast::COLLAPSE_FORCE, _) => match self.const_int(&list[0]) {
                     Some(n) if (1..=8).contains(&n) => {
                         c.collapse = n as u32;
                         c.collapse_force = name == ast::COLLAPSE_FORCE;
+                        c.nest_span = Some(cl.span);
                     }
                     Some(_) => {
                         self.err(Diag::error(

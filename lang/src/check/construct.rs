@@ -123,7 +123,7 @@ impl Checker<'_> {
             ast::DirectiveBody::Block(b) => hir::ConstructBody::Block(self.block(b)),
             ast::DirectiveBody::For(f) => {
                 self.collapse_force = clauses.collapse_force;
-                let b = self.collapsed_loops(f, clauses.collapse, d);
+                let b = self.collapsed_loops(f, &clauses, d);
                 self.collapse_force = false;
                 b
             }
@@ -204,14 +204,15 @@ impl Checker<'_> {
         })
     }
 
-    /// The loop nest of a `parallel loop`/`loop`: `collapse(n)` headers, then the body.
+    /// The loop nest of a `parallel loop`/`loop`: `collapse(n)` (or
+    /// `tile(..)`) headers, then the body.
     fn collapsed_loops(
         &mut self,
         f: &ast::ForLoop,
-        collapse: u32,
+        clauses: &hir::Clauses,
         d: &ast::Directive,
     ) -> hir::ConstructBody {
-        let n = collapse.max(1) as usize;
+        let n = clauses.collapse.max(1) as usize;
         let forced;
         let f = match force_nest(f, n, self.collapse_force) {
             Some(g) => {
@@ -268,13 +269,29 @@ impl Checker<'_> {
                         .find(|s| !matches!(s.kind, ast::StmtKind::For(_)))
                         .map(|s| s.span)
                         .unwrap_or(cur.body.span);
+                    let found = headers.len();
+                    let tiled = !clauses.tile.is_empty();
+                    let (asks, level, fewer) = match tiled {
+                        true => (
+                            format!("`tile` with {n} sizes"),
+                            "tiled",
+                            format!(
+                                "give `tile` {found} size{}",
+                                if found == 1 { "" } else { "s" }
+                            ),
+                        ),
+                        false => (
+                            format!("`collapse({n})`"),
+                            "collapsed",
+                            format!("use `collapse({found})`"),
+                        ),
+                    };
                     self.err(
                         Diag::error(
                             "accl::device::collapse_depth",
                             format!(
-                                "`collapse({n})` needs {n} tightly nested loops, but only {} {} found",
-                                headers.len(),
-                                if headers.len() == 1 { "was" } else { "were" }
+                                "{asks} needs {n} tightly nested loops, but only {found} {} found",
+                                if found == 1 { "was" } else { "were" }
                             ),
                             span,
                             if stmts.is_empty() {
@@ -283,13 +300,12 @@ impl Checker<'_> {
                                 "this breaks the loop nest".to_string()
                             },
                         )
-                        .with_label(d.kind_span, format!("asks for {n} levels"))
+                        .with_label(clauses.nest_span.unwrap_or(d.kind_span), format!("asks for {n} levels"))
                         .with_help(if self.collapse_force {
                             "with `force:`, statements before the next loop run in every collapsed iteration, but not statements after it or ones that name its variable".to_string()
                         } else {
                             format!(
-                                "a collapsed loop's body must be exactly one `for` loop; use `collapse({})` or restructure",
-                                headers.len()
+                                "a {level} loop's body must be exactly one `for` loop; {fewer} or restructure"
                             )
                         }),
                     );
