@@ -215,3 +215,20 @@ data copyin(a) copy(b) {
         );
     }
 }
+
+#[test]
+fn a_device_copy_racing_a_queue_is_reported_as_a_device_copy() {
+    // `acc_memcpy_device` reads the device copy of `a`: the race is between
+    // the queues, not with the host (which reads nothing here).
+    let src = "let a = zeros(f32, 64); let b = zeros(f32, 64); enter data copyin(a, b);
+parallel loop async(1) for i in 0..64 { a[i] = 1.0; }
+acc_memcpy_device(b, a);";
+    for device in [false, true] {
+        let r = run(src, device);
+        let e = r.result.expect_err("a race");
+        let d = &e.diags[0];
+        assert_eq!(d.code, "accl::race::queues", "{}", e.render(100));
+        assert!(d.message.contains("device-to-device copy"), "{}", d.message);
+        assert!(!d.message.contains("the host"), "{}", d.message);
+    }
+}

@@ -294,7 +294,11 @@ pub fn call_dyn(
     if name.starts_with("acc_memcpy_to_device") || name.starts_with("acc_memcpy_from_device") {
         return memcpy::call(name, &args, spans, span, cx);
     }
-    if cx.async_pending && !matches!(name, "len" | "shape" | "acc_is_present") {
+    // A copy within a device checks its own sides: it touches no host
+    // array, and pending work on them is a race between queues.
+    let own_checks =
+        matches!(name, "len" | "shape" | "acc_is_present") || name.starts_with("acc_memcpy_device");
+    if cx.async_pending && !own_checks {
         for (i, a) in args.iter().enumerate() {
             if let RtVal::Array(a) = a {
                 cx.host_access(a, None, false, sp(i))?;

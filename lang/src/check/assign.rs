@@ -31,6 +31,9 @@ impl Checker<'_> {
             }
         }
         let (place, tty) = self.place(target, true)?;
+        if op.is_some() {
+            self.note_element_read(target);
+        }
         if tty.is_array() {
             if op.is_some() {
                 self.err(
@@ -97,6 +100,21 @@ impl Checker<'_> {
     }
 
     /// Resolve an assignment target. `write` records the write for captures.
+    /// An update of an array element (`a[i] += v`, an atomic one) reads
+    /// the element too: the array is both read and written.
+    pub(super) fn note_element_read(&mut self, target: &ast::Expr) {
+        if let ast::ExprKind::Index(a, _) = &target.kind {
+            if let ast::ExprKind::Var(name) = &a.kind {
+                if let Some(Binding::Local(l)) = self.lookup(name) {
+                    let array = self.body.locals[l].ty.is_array();
+                    if array && !self.dev.is_empty() && self.reduced_array(l).is_none() {
+                        self.note_array(l, a.span, false);
+                    }
+                }
+            }
+        }
+    }
+
     pub(super) fn place(&mut self, target: &ast::Expr, write: bool) -> Option<(hir::Place, Type)> {
         match &target.kind {
             ast::ExprKind::Var(name) => match self.lookup(name) {

@@ -585,7 +585,15 @@ impl Checker<'_> {
         } else {
             expect
         };
-        let (ha, at) = self.expr(a, down);
+        // A bare literal on the left takes the other operand's type, as on
+        // the right: `0.5 * x` and `x * 0.5` (`x: f32`) are both f32
+        // products, whatever the destination.
+        let down_a = if bare_literal(a) && !op.is_shift() {
+            None
+        } else {
+            down
+        };
+        let (ha, at) = self.expr(a, down_a);
         let down_b = if op.is_shift() || at.is_array() {
             // An array operand is reported once, below (with its loop).
             None
@@ -964,4 +972,14 @@ pub(super) fn mismatch(want: Type, got: Type, span: Span) -> Diag {
         span,
         format!("this is `{got}`"),
     )
+}
+
+/// An unsuffixed number, possibly negated: a literal whose type the other
+/// operand of a binary operation gives.
+fn bare_literal(e: &ast::Expr) -> bool {
+    match &e.kind {
+        ast::ExprKind::Int(_, None) | ast::ExprKind::Float(_, None) => true,
+        ast::ExprKind::Unary(ast::UnOp::Neg, inner) => bare_literal(inner),
+        _ => false,
+    }
 }

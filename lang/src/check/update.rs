@@ -35,6 +35,9 @@ impl Checker<'_> {
         self.updating_reduced_array = reduced;
         let place = self.place(target, true);
         self.updating_reduced_array = false;
+        if !reduced {
+            self.note_element_read(target);
+        }
         let (place, ty) = place?;
         let elem = ty.scalar()?;
         let supported = matches!(
