@@ -44,10 +44,10 @@ const FAILING: &[(&str, &str)] = &[
         "accl::run::index_out_of_bounds",
     ),
     (
-        "let p = zeros(f32, 256); let r = zeros(f32, 256); enter data copyin(p);
+        "let p = zeros(f32, 256); let r = zeros(f32, 256); enter data copyin(p, r);
          parallel loop async(3) present(p) for i in 0..256 { p[i] = 1.0; }
          acc_memcpy_device(r, p);",
-        "accl::race::host",
+        "accl::race::queues",
     ),
     (
         "let d = zeros(i32, 512);

@@ -117,6 +117,10 @@ fn bodies_that_read_what_they_store_are_not_coarsened() {
     let cases = [
         // A load of an array after a store to it.
         "let y = zeros(f32, 100); parallel loop for i in 0..100 { y[i] = 1.0; y[i] = y[i] + 1.0; }",
+        // An update of an array another statement reads after it (the
+        // drift of a leapfrog step: `x` moves by the new `v`).
+        "let x = zeros(f64, 100); let v = zeros(f64, 100); let a = zeros(f64, 100);
+         parallel loop for i in 0..100 { v[i] += 0.5 * a[i]; x[i] += 0.01 * v[i]; }",
         // Control flow.
         "let y = zeros(f32, 100); parallel loop for i in 0..100 { if i > 3 { y[i] = 1.0; } }",
         // An atomic.
