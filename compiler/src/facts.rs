@@ -5,7 +5,7 @@
 //! the kernel is lowered ([`crate::kir::BodyFacts`]); the plan reads them
 //! at every launch.
 
-use crate::kir::{ArrayH, Block, BodyFacts, Expr, ExprH, Function, Kernel, StmtKind};
+use crate::kir::{ArrayH, Block, BodyFacts, Expr, ExprH, FuncH, Function, Kernel, StmtKind};
 
 /// The facts about `k`'s body that its layouts depend on (lowering records
 /// them in the kernel).
@@ -69,6 +69,112 @@ pub fn array_access(k: &Kernel) -> (Vec<bool>, Vec<bool>) {
         stores(&f.body, &mut written);
     }
     (read, written)
+}
+
+/// The arrays an invocation of `k` may load after it stored to them with
+/// a store to another array in between, in program order outside loops
+/// (`loop_updated` covers loops): `v[i] += a[i]; w[i] += 1.0; x[i] +=
+/// v[i];` reloads `v`. Calls are followed into the functions they call.
+/// Together with [`loop_updated`], the ones
+/// `crate::Spec::coherent_writes` makes `Coherent`. (A load right after
+/// its array's store, as the Jacobi sweep's error reads `b[i, j]`, came
+/// out right on an H100 and stays as it is.)
+pub fn reloaded(k: &Kernel) -> Vec<bool> {
+    struct Walk<'k> {
+        k: &'k Kernel,
+        stored: Vec<bool>,
+        /// Another array was stored to after this one's last store.
+        passed: Vec<bool>,
+        reloaded: Vec<bool>,
+        /// Functions being walked (no recursion on the device, but a
+        /// guard all the same).
+        open: Vec<FuncH>,
+    }
+    impl Walk<'_> {
+        fn expr(&mut self, f: &Function, e: ExprH) {
+            match &f.exprs[e] {
+                Expr::Load { array, .. } => self.load(*array),
+                Expr::Atomic { array, .. } => {
+                    self.load(*array);
+                    self.store(*array);
+                }
+                Expr::Call(h, _) => self.call(*h),
+                _ => {}
+            }
+            for o in f.exprs[e].operands() {
+                self.expr(f, o);
+            }
+        }
+        fn load(&mut self, a: ArrayH) {
+            if self.stored[a.index()] && self.passed[a.index()] {
+                self.reloaded[a.index()] = true;
+            }
+        }
+        fn store(&mut self, a: ArrayH) {
+            for (b, p) in self.passed.iter_mut().enumerate() {
+                *p |= self.stored[b] && b != a.index();
+            }
+            self.stored[a.index()] = true;
+            self.passed[a.index()] = false;
+        }
+        fn call(&mut self, h: FuncH) {
+            if self.open.contains(&h) {
+                return;
+            }
+            self.open.push(h);
+            let k = self.k;
+            let g = &k.functions[h];
+            self.block(g, &g.body);
+            self.open.pop();
+        }
+        fn block(&mut self, f: &Function, b: &Block) {
+            for s in b {
+                match &s.kind {
+                    StmtKind::StoreElem {
+                        array,
+                        index,
+                        value,
+                    } => {
+                        index.iter().chain([value]).for_each(|&e| self.expr(f, e));
+                        self.store(*array);
+                    }
+                    StmtKind::Store { value: e, .. } | StmtKind::Eval(e) => self.expr(f, *e),
+                    StmtKind::Return(Some(e)) => self.expr(f, *e),
+                    StmtKind::ReturnTuple(es) => es.iter().for_each(|&e| self.expr(f, e)),
+                    StmtKind::CallTuple { func, args, .. } => {
+                        args.iter().for_each(|&a| self.expr(f, a));
+                        self.call(*func);
+                    }
+                    StmtKind::If { cond, then, els } => {
+                        self.expr(f, *cond);
+                        self.block(f, then);
+                        self.block(f, els);
+                    }
+                    // Twice: a load in one trip after a store in the one
+                    // before.
+                    StmtKind::Loop { body, continuing } => {
+                        for _ in 0..2 {
+                            self.block(f, body);
+                            self.block(f, continuing);
+                        }
+                    }
+                    StmtKind::VectorLoop(v) => self.block(f, &v.body),
+                    StmtKind::Cache { lo, .. } => self.expr(f, *lo),
+                    _ => {}
+                }
+            }
+        }
+    }
+    let n = k.arrays.len();
+    let mut w = Walk {
+        k,
+        stored: vec![false; n],
+        passed: vec![false; n],
+        reloaded: vec![false; n],
+        open: Vec::new(),
+    };
+    w.block(&k.entry, &k.entry.body);
+    w.reloaded
 }
 
 /// The arrays that sequential loops of `k` (in the kernel or its

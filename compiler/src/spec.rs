@@ -106,8 +106,13 @@ pub struct Spec {
     /// values of `d[x]` when an earlier loop of the same invocation had
     /// written `c` (every load of `d[x]` saw its value from before the
     /// loop, so it kept the last term); `Coherent` (or reaching the arrays
-    /// by address) made it right. Only those buffers: `Coherent` on every
-    /// written one made the Jacobi sweep 1.9x slower on an H100.
+    /// by address) made it right. The same outside loops where a store to
+    /// another array comes between ([`crate::facts::reloaded`]): a
+    /// leapfrog step `vy[i] += ..; vz[i] += ..; y[i] += DT * vy[i]; z[i]
+    /// += DT * vz[i]` read `vz[i]` from before its update, in every
+    /// element. Only those buffers:
+    /// `Coherent` on every written one made the Jacobi sweep 1.9x slower
+    /// on an H100.
     pub coherent_writes: bool,
     /// Ask the driver to keep signed zeros, infinities and NaNs of 32-bit
     /// and 64-bit floats (`SignedZeroInfNanPreserve`), where the device

@@ -908,6 +908,15 @@ fn buffers_loops_update_are_coherent_where_the_spec_asks() {
     );
     let called = compiler::disassemble(&compiler::compile(&called.kernel(0), &spec).unwrap());
     assert_eq!(called.matches(" Coherent").count(), 1, "d:\n{called}");
+    // So does a load after a store outside loops: on an H100 a leapfrog
+    // drift read `v` from before its own update when `y` was updated in
+    // between, unless `v` was `Coherent` (or reached by address).
+    let drift = Source::new(
+        "let x = zeros(f64, 9); let y = zeros(f64, 9); let v = zeros(f64, 9); let w = zeros(f64, 9);
+         parallel loop for i in 0..9 { v[i] += 0.5 * x[i]; w[i] += 1.0; y[i] += v[i]; x[i] += 0.1 * w[i]; }",
+    );
+    let drift = compiler::disassemble(&compiler::compile(&drift.kernel(0), &spec).unwrap());
+    assert_eq!(drift.matches(" Coherent").count(), 2, "v and w:\n{drift}");
     assert_eq!(
         on.matches(" NonWritable").count(),
         1,

@@ -214,7 +214,13 @@ impl Writer<'_> {
 
         let written = self.written_arrays();
         let coherent = if self.spec.coherent_writes {
-            crate::facts::loop_updated(self.k)
+            let looped = crate::facts::loop_updated(self.k);
+            let reloaded = crate::facts::reloaded(self.k);
+            looped
+                .iter()
+                .zip(&reloaded)
+                .map(|(l, r)| *l || *r)
+                .collect()
         } else {
             vec![false; self.k.arrays.len()]
         };
