@@ -97,3 +97,36 @@ fn teams_reduce_by_shuffles_and_keep_barriers_only_for_shared_arrays() {
         );
     }
 }
+
+#[test]
+fn each_construct_reduction_waits_for_its_team_slots_to_be_read() {
+    // Two reductions fold the teams' copies through the same workgroup
+    // slots: the second may write them only after invocation 0 read the
+    // first's (on an H100 a u8 `max` folded after a u8 `+` read the `+`'s
+    // partial sums without the barrier).
+    let k = Source::new(
+        "let a = zeros(u8, 32, 7); let m: u8 = 0u8; let s: u8 = 0u8;
+         parallel num_gangs(1) reduction(max: m) reduction(+: s) {
+             loop gang reduction(max: m) reduction(+: s) for i in 0..32 {
+                 loop worker vector reduction(max: m) reduction(+: s) for j in 0..7 {
+                     m = max(m, a[i, j]); s += a[i, j];
+                 }
+             }
+         }",
+    )
+    .kernel(0);
+    assert!(teams(&k, &spec(32)).is_some());
+    let dis = compiler::disassemble(&compiler::compile(&k, &spec(32)).unwrap());
+    let workgroup_scope = |l: &&str| {
+        let scope = l.split_whitespace().nth(1).unwrap();
+        dis.lines()
+            .any(|d| d.starts_with(&format!("{scope} = OpConstant")) && d.ends_with(" 2"))
+    };
+    let barriers = dis
+        .lines()
+        .filter(|l| l.contains("OpControlBarrier"))
+        .filter(workgroup_scope)
+        .count();
+    // Per reduction: one after the slots are written, one after they are read.
+    assert_eq!(barriers, 4, "{dis}");
+}

@@ -149,7 +149,8 @@ impl Writer<'_> {
     /// The construct's reduction values of a team kernel: lane 0 of each
     /// team leaves its team's copy in workgroup memory, and invocation 0
     /// folds them in team order. Reached by every invocation (after the
-    /// gang loop); the result is only meaningful in invocation 0.
+    /// gang loop), in uniform control flow; the result is only meaningful
+    /// in invocation 0.
     pub(super) fn teams_fold(&mut self, t: Teams, v: Word, op: ReductionOp, s: Scalar) -> Word {
         let st = super::partial_ty(s);
         let stw = self.m.ty(st);
@@ -178,6 +179,11 @@ impl Writer<'_> {
             let x = self.decode_partial(x, s);
             acc = self.combine(op, s, acc, x);
         }
+        // The next reduction's teams write the same slots: not before
+        // invocation 0 has read these. (Without this barrier, on an H100, a
+        // u8 `max` folded after a u8 `+` in one construct read the `+`'s
+        // partial sums: 252 or 208 where the host gives 0.)
+        self.wg_barrier();
         acc
     }
 }
