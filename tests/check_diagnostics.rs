@@ -1,16 +1,8 @@
 //! Checker diagnostics that name what the user wrote, rendered as the user
 //! sees them (insta snapshots of `render_plain` at 80 columns).
 
+use crate::common::rendered_failure as fail;
 use insta::assert_snapshot;
-
-fn fail(src: &str) -> String {
-    let mut e = accl::Engine::new();
-    e.set_print(|_| {});
-    match e.eval_source("test.accl", src) {
-        Ok(_) => panic!("expected an error from:\n{src}"),
-        Err(err) => lang::diag::render_plain(&err.source, &err.diags, 80),
-    }
-}
 
 #[test]
 fn a_loop_nest_too_shallow_names_its_clause() {

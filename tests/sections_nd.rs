@@ -7,7 +7,7 @@
 //! diagnostics of bad sections are insta snapshots.
 
 use crate::common;
-use common::{same_as_host, Floats};
+use common::{rendered_failure as fail, same_as_host, Floats};
 use insta::assert_snapshot;
 
 /// Run on both backends; both must succeed with the same values.
@@ -36,16 +36,6 @@ fn fails_with(src: &str, code: &str) {
         }
     }
     assert_eq!(shown[0], shown[1], "host and device say it differently");
-}
-
-/// The diagnostics of `src` as the user sees them (host backend).
-fn fail(src: &str) -> String {
-    let mut e = accl::Engine::new();
-    e.set_print(|_| {});
-    match e.eval_source("test.accl", src) {
-        Ok(_) => panic!("expected an error from:\n{src}"),
-        Err(err) => lang::diag::render_plain(&err.source, &err.diags, 80),
-    }
 }
 
 /// An 8x6 `f32` grid with `a[j, i] = 10 j + i`.

@@ -116,6 +116,17 @@ pub fn trace_events(src: &str) -> Vec<serde_json::Value> {
     }
 }
 
+/// The diagnostics of a program that must fail, as the user sees them
+/// (`render_plain` at 80 columns; host backend).
+pub fn rendered_failure(src: &str) -> String {
+    let mut e = Engine::new();
+    e.set_print(|_| {});
+    match e.eval_source("test.accl", src) {
+        Ok(_) => panic!("expected an error from:\n{src}"),
+        Err(err) => lang::diag::render_plain(&err.source, &err.diags, 80),
+    }
+}
+
 /// Run `src` on the device (`true`) or the host reference.
 pub fn run(src: &str, device: bool) -> Run {
     run_on(src, device, None)
