@@ -99,7 +99,6 @@ impl Checker<'_> {
         })
     }
 
-    /// Resolve an assignment target. `write` records the write for captures.
     /// An update of an array element (`a[i] += v`, an atomic one) reads
     /// the element too: the array is both read and written.
     pub(super) fn note_element_read(&mut self, target: &ast::Expr) {
@@ -115,6 +114,7 @@ impl Checker<'_> {
         }
     }
 
+    /// Resolve an assignment target. `write` records the write for captures.
     pub(super) fn place(&mut self, target: &ast::Expr, write: bool) -> Option<(hir::Place, Type)> {
         match &target.kind {
             ast::ExprKind::Var(name) => match self.lookup(name) {
