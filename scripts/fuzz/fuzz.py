@@ -97,9 +97,14 @@ def chunks(d, per, out):
         parts, calls = [], []
         for f in files[c:c + per]:
             name = os.path.basename(f)[:-5]
-            lines = re.sub(r'\bf\(', f'f_{name}(', open(f).read()).split("\n")
+            text = open(f).read()
+            # A leading routine (`f` of the kernel family, `row` of the
+            # levels family) gets a name of its own per program.
+            m = re.match(r"routine \w+ fn (\w+)\(", text)
+            fname = m.group(1) if m else "f"
+            lines = re.sub(rf"\b{fname}\(", f"{fname}_{name}(", text).split("\n")
             i = 0
-            if lines[0].startswith("routine seq fn"):
+            if lines[0].startswith("routine "):
                 while True:
                     parts.append(lines[i])
                     i += 1
