@@ -71,6 +71,18 @@ pub fn array_access(k: &Kernel) -> (Vec<bool>, Vec<bool>) {
     (read, written)
 }
 
+/// The arrays whose buffers `crate::Spec::coherent_writes` makes
+/// `Coherent`: those [`loop_updated`] or [`reloaded`] finds.
+pub fn coherent(k: &Kernel) -> Vec<bool> {
+    let looped = loop_updated(k);
+    let reloaded = reloaded(k);
+    looped
+        .iter()
+        .zip(&reloaded)
+        .map(|(l, r)| *l || *r)
+        .collect()
+}
+
 /// The arrays an invocation of `k` may load after it stored to them with
 /// a store to another array in between, in program order outside loops
 /// (`loop_updated` covers loops): `v[i] += a[i]; w[i] += 1.0; x[i] +=

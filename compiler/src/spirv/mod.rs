@@ -214,13 +214,7 @@ impl Writer<'_> {
 
         let written = self.written_arrays();
         let coherent = if self.spec.coherent_writes {
-            let looped = crate::facts::loop_updated(self.k);
-            let reloaded = crate::facts::reloaded(self.k);
-            looped
-                .iter()
-                .zip(&reloaded)
-                .map(|(l, r)| *l || *r)
-                .collect()
+            crate::facts::coherent(self.k)
         } else {
             vec![false; self.k.arrays.len()]
         };
