@@ -101,6 +101,8 @@ mod lsp;
 mod mpi;
 #[path = "openacc_reductions.rs"]
 mod openacc_reductions;
+#[path = "openacc_semantics.rs"]
+mod openacc_semantics;
 #[path = "private_arrays.rs"]
 mod private_arrays;
 #[path = "private_atomics.rs"]

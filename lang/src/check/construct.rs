@@ -107,6 +107,10 @@ impl Checker<'_> {
                 loop_base: self.loop_stack.len(),
                 break_base: self.loop_stack.len(),
                 if_: clauses.if_,
+                one_gang: d.kind == DK::Parallel
+                    && clauses.num_gangs.is_none_or(|e| {
+                        matches!(&self.body.exprs[e], hir::Expr::Const(v) if v.as_i128() == Some(1))
+                    }),
             });
         }
         // Arrays with a data clause visible inside (for `default(none)`).
@@ -133,6 +137,9 @@ impl Checker<'_> {
         self.warn_rebound_in_data(d, &clauses, &body);
         if frame {
             let f = self.dev.pop().expect("pushed above");
+            if d.kind == DK::Loop {
+                self.loop_reductions_reach_the_construct(&clauses);
+            }
             for (var, op) in f.implied {
                 if !clauses.reductions.iter().any(|r| r.var == var) {
                     clauses.reductions.push(hir::Reduction {
@@ -496,6 +503,49 @@ fn loop_level(c: &hir::Clauses) -> Option<hir::Level> {
 }
 
 impl Checker<'_> {
+    /// A `loop` reduction into a scalar of the host that the compute
+    /// construct does not reduce: OpenACC 3.3 (2.6.2, 2.9.11) makes it
+    /// `copy` on the construct and combines it over every gang, so its
+    /// value after the construct is the host's value combined with every
+    /// iteration. A `loop gang` covers every iteration, and so does a
+    /// `loop` of any level in a region of one gang; the construct then
+    /// reduces the variable itself (each gang's copy starts at the
+    /// operator's identity and the copies are combined with the host's
+    /// value at the end), which is what NVHPC and GCC do. A worker or
+    /// vector loop in a region of several gangs runs in every gang (gang-
+    /// redundant), so it is left to the backends' own rules.
+    fn loop_reductions_reach_the_construct(&mut self, clauses: &hir::Clauses) {
+        let Some(construct) = self.dev.first() else {
+            return;
+        };
+        if construct.kind != DK::Parallel || !(clauses.gang || construct.one_gang) {
+            return;
+        }
+        // Only the outermost loop that reduces the variable: loops between
+        // it and the construct that partition gangs, or that reduce the
+        // variable themselves, decide for it.
+        let between = &self.dev[1..];
+        if between.iter().any(|g| g.level == Some(hir::Level::Gang)) {
+            return;
+        }
+        let base = construct.scope_base;
+        let promoted: Vec<_> = clauses
+            .reductions
+            .iter()
+            .filter(|r| {
+                let l = r.var;
+                !self.body.locals[l].ty.is_array()
+                    && self.body.local_scope[l.index()] < base
+                    && !self.dev.iter().any(|g| g.reductions.iter().any(|x| x.0 == l))
+                    && !between.iter().any(|g| g.writable.contains(&l))
+            })
+            .map(|r| (r.var, r.op))
+            .collect();
+        let c = &mut self.dev[0];
+        c.reductions.extend(&promoted);
+        c.implied.extend(promoted);
+    }
+
     /// A `loop` directly in a function (not inside a construct there) uses
     /// at most the function's level.
     fn loop_in_routine(&mut self, d: &ast::Directive, c: &hir::Clauses) -> bool {

@@ -44,4 +44,8 @@ pub(super) struct DevFrame {
     pub(super) break_base: usize,
     /// The construct's `if(c)` (false: it runs on the host).
     pub(super) if_: Option<ExprH>,
+    /// A region that runs as one gang (`serial`, or `parallel` with no
+    /// `num_gangs` or `num_gangs(1)`): a `loop` of any level in it covers
+    /// every iteration of the construct.
+    pub(super) one_gang: bool,
 }
