@@ -265,7 +265,35 @@ impl Lowerer<'_> {
                 Err("a sequential loop around its loop reuses the copies".into())
             };
             self.own_copies(fx, &cl.private_copies, place, span, &mut stmts)?;
+            // A `loop gang` spreads its iterations over lanes, while each
+            // gang has one copy of its variables (the region's
+            // `private`/`firstprivate` ones, those its code declares) and
+            // runs its iterations in order: a lane running iterations
+            // assigns a copy of its own, starting from the gang's value.
+            let mut lane_copies = Vec::new();
+            if gangs {
+                let mut assigned = Vec::new();
+                super::region::assigned_in(body, &mut assigned);
+                for v in assigned {
+                    let Some(Binding::Local(g)) = fx.map.get(&v).copied() else {
+                        continue;
+                    };
+                    if fx.vector_locals.as_ref().is_none_or(|l| l.contains(&g)) {
+                        continue;
+                    }
+                    let ty = fx.out.locals[g].ty;
+                    let name = fx.src.locals[v].name.clone();
+                    let c = fx.local(&name, ty, span);
+                    let cur = fx.out.add_expr(Expr::Local(g), ty, span);
+                    stmts.push(Fx::stmt(StmtKind::Store { local: c, value: cur }, span));
+                    fx.map.insert(v, Binding::Local(c));
+                    lane_copies.push((v, g));
+                }
+            }
             let r = self.block(fx, body);
+            for (v, g) in lane_copies {
+                fx.map.insert(v, Binding::Local(g));
+            }
             fx.redundant = was_redundant;
             fx.vector_locals = was_vector;
             fx.loop_depth = was_depth;

@@ -238,7 +238,7 @@ fn declared_in(b: &hir::Block, out: &mut Vec<LocalH>) {
 }
 
 /// Every local that `b` assigns (or reduces into, or makes private).
-fn assigned_in(b: &hir::Block, out: &mut Vec<LocalH>) {
+pub(super) fn assigned_in(b: &hir::Block, out: &mut Vec<LocalH>) {
     for s in b {
         match &s.kind {
             StmtKind::Assign {

@@ -98,6 +98,12 @@ impl Checker<'_> {
                 seq: d.kind == DK::Loop && clauses.seq,
                 kind_span: d.kind_span,
                 scope_base: self.scopes.len(),
+                private: clauses
+                    .private
+                    .iter()
+                    .chain(&clauses.firstprivate)
+                    .copied()
+                    .collect(),
                 writable,
                 reduced_arrays: clauses
                     .array_reductions

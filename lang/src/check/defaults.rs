@@ -9,6 +9,29 @@ use crate::hir::LocalH;
 use crate::span::Span;
 
 impl Checker<'_> {
+    /// Whether `l` belongs to each gang of a `parallel` region (the region
+    /// makes it `private`/`firstprivate`, or its gang-redundant code
+    /// declares it) and is assigned only under `loop gang`s (and `loop
+    /// seq`s): each gang has its own copy and runs its iterations one after
+    /// another, so the assignment is no race (OpenACC 3.3, 2.5.13/2.5.14:
+    /// a copy for each gang).
+    fn gang_owns(&self, l: LocalH, scope: usize) -> bool {
+        let Some(region) = self.dev.first() else {
+            return false;
+        };
+        if region.kind != crate::ast::DirectiveKind::Parallel {
+            return false;
+        }
+        let declared_in_region = scope >= region.scope_base
+            && self.dev[1..].iter().all(|f| scope < f.scope_base);
+        if !(declared_in_region || region.private.contains(&l)) {
+            return false;
+        }
+        self.dev[1..]
+            .iter()
+            .all(|f| f.seq || (f.level == Some(crate::hir::Level::Gang) && !f.private.contains(&l)))
+    }
+
     /// A write to scalar `l` inside device code must be to a variable of the
     /// iteration, or to a reduction/private variable of the frame.
     pub(super) fn note_scalar_write(&mut self, l: LocalH, name: &str, span: Span) -> Option<()> {
@@ -28,6 +51,9 @@ impl Checker<'_> {
         // Declared outside frame `fi`: allowed only if that frame (or a frame
         // inside it) lists it as reduction/private.
         if self.dev[fi..].iter().any(|f| f.writable.contains(&l)) {
+            return Some(());
+        }
+        if self.gang_owns(l, scope) {
             return Some(());
         }
         // A reduction on an enclosing construct or loop applies to the

@@ -19,6 +19,9 @@ pub(super) struct DevFrame {
     pub(super) scope_base: usize,
     /// Reduction and private variables of this frame: may be written.
     pub(super) writable: Vec<LocalH>,
+    /// The frame's `private` and `firstprivate` scalars: on a region, each
+    /// gang's own.
+    pub(super) private: Vec<LocalH>,
     /// Scalars reduced by this frame, with their operator.
     pub(super) reductions: Vec<(LocalH, ast::ReductionOp)>,
     /// Reductions of an enclosing frame that this loop updates: it
