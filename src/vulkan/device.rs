@@ -623,7 +623,10 @@ impl DevState {
     /// Submit what `id` has recorded and block until it is done; then apply
     /// the completions it reached.
     pub fn wait_queue(&mut self, id: QueueId) -> Result<(), Fault> {
-        let v = self.flush(id)?;
+        // Waits registered by a join into `id` are part of its work even
+        // when nothing was recorded after them: `wait async(0); wait(0);`
+        // must see queue 1's copies land.
+        let v = self.submit_with(id, Queue::submit)?;
         self.submit_held()?;
         // Copy each finished block into its host array while the device
         // works on the next ones, rather than all of them at the end.
@@ -845,7 +848,8 @@ impl DevState {
             return Ok(None);
         }
         self.queue(into)?;
-        let v = self.flush(from)?;
+        // `from`'s own joins count as what it recorded (a chain of joins).
+        let v = self.submit_with(from, Queue::submit)?;
         if let Some((ci, cv)) = self.last_copy(from) {
             // What `from` copies to the host is part of what it recorded.
             let ii = self.queues.iter().position(|(id, _)| *id == into);
