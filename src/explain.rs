@@ -45,10 +45,13 @@ pub fn report(
                 out,
                 "{file}:{}: {kw}: {}",
                 line(c.span.start),
-                if c.clauses.auto {
-                    "parallel loop auto"
-                } else {
-                    "serial (one gang of one lane)"
+                match (c.kind, c.clauses.auto, c.clauses.independent) {
+                    (lang::hir::DirectiveKind::ParallelLoop, true, _) => "parallel loop auto",
+                    (lang::hir::DirectiveKind::ParallelLoop, _, true) => {
+                        "parallel loop independent"
+                    }
+                    (lang::hir::DirectiveKind::ParallelLoop, _, _) => "parallel loop",
+                    _ => "serial (one gang of one lane)",
                 }
             )
         } else {

@@ -78,9 +78,12 @@ fn an_unordered_write_still_races() {
          parallel loop for i in 0..n { s = a[i]; }",
         "accl::device::race",
     );
+    // In `kernels`, a scalar each iteration sets before reading it is the
+    // iteration's own; one read before it is set carries a value between
+    // iterations.
     same_failure(
         "let n = 8; let a = zeros(f32, n); let s = 0.0f32;
-         kernels { loop independent for i in 0..n { s = a[i]; } }",
+         kernels { loop independent for i in 0..n { a[i] = s; s = a[i] + 1.0f32; } }",
         "accl::device::race",
     );
     // A construct's own loop, even in order on one lane: name the variable
@@ -99,13 +102,14 @@ fn an_unordered_write_still_races() {
 
 #[test]
 fn scalars_in_data_clauses() {
-    // A scalar needs no device copy: `copy`/`copyout` say that what a
-    // kernel assigns to it comes back, the other data clauses change
-    // nothing (it stays firstprivate).
+    // On a compute construct, `copy`/`copyout` say that what a kernel
+    // assigns to a scalar comes back, and `copyin` leaves the host's as it
+    // was. A `data` region gives it a device copy that the kernels inside
+    // share, copied back at the end of the region.
     ok("let x = 1.0; let y = 2; let z = 3; let t = 0.0;
         serial copy(x) { x = 5.0; }
         assert(x == 5.0);
-        data copy(y) { serial { y = 7; } parallel num_gangs(3) { y = y + 2; } }
+        data copy(y) { serial { y = 7; } assert(y == 2); serial { y = y + 2; } }
         assert(y == 9);
         parallel copyin(z) { z = 11; }
         assert(z == 3);

@@ -193,6 +193,8 @@ pub(crate) struct Walk {
     pub reads: Vec<LocalH>,
     /// Locals assigned otherwise than by a reduction update.
     pub assigned: Vec<(LocalH, Span)>,
+    /// Inner `for` loops: (variable, lower bound, upper bound, `..=`).
+    pub ranges: Vec<(LocalH, ExprH, ExprH, bool)>,
     /// A `continue` of the walked loop itself.
     pub continues: bool,
     /// Why the loop cannot be parallel.
@@ -339,9 +341,11 @@ impl Cx<'_> {
                 .filter(|x| x.0 == a)
                 .map(|x| &x.1)
                 .collect();
-            let is_i = |e: ExprH| matches!(self.body.exprs[e], Expr::Local(l) if l == i);
             let rank = lists[0].len();
-            let separated = (0..rank).any(|d| lists.iter().all(|l| l.len() == rank && is_i(l[d])));
+            let separated = (0..rank).any(|d| {
+                lists.iter().all(|l| l.len() == rank)
+                    && self.apart(i, &w, lists.iter().map(|l| l[d]))
+            });
             if !separated {
                 return Err(format!(
                     "`{}` is written at elements another iteration may touch",
@@ -350,6 +354,114 @@ impl Cx<'_> {
             }
         }
         Ok((reductions, w))
+    }
+
+    /// Do distinct iterations of loop `i` index one axis at distinct
+    /// elements with `indices` (one per access)? Yes when every index is
+    /// `i` plus one same offset that does not change in the loop (`i`,
+    /// `i + k`: a shifted row), or `i` times one same invariant `K` plus a
+    /// part in `0..K` (`i * cols + j` with `for j in 0..cols`: the
+    /// flattened 2-D index C programs write, each `i` a block of its own).
+    fn apart(&self, i: LocalH, w: &Walk, indices: impl Iterator<Item = ExprH>) -> bool {
+        let invariant = |e: ExprH| {
+            let mut varying = w.declared.clone();
+            varying.extend(w.assigned.iter().map(|a| a.0));
+            varying.extend(w.updates.iter().map(|u| u.0));
+            !self.mentions(e, &varying)
+        };
+        let mut shape: Option<(bool, Option<ExprH>)> = None;
+        for e in indices {
+            let this = match self.split_index(i, e, w) {
+                Some(s) => s,
+                None => return false,
+            };
+            if let Some(k) = this.1 {
+                if !invariant(k) {
+                    return false;
+                }
+            }
+            match &shape {
+                None => shape = Some(this),
+                Some(prev) => {
+                    let same = prev.0 == this.0
+                        && match (prev.1, this.1) {
+                            (None, None) => true,
+                            (Some(a), Some(b)) => self.same(a, b),
+                            _ => false,
+                        };
+                    if !same {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// `e` as `i + offset` (`(false, offset)`, no offset for `i` alone) or
+    /// `i * K + r` with `r` in `0..K` (`(true, Some(K))`).
+    fn split_index(&self, i: LocalH, e: ExprH, w: &Walk) -> Option<(bool, Option<ExprH>)> {
+        let is_i = |e: ExprH| matches!(self.body.exprs[e], Expr::Local(l) if l == i);
+        if is_i(e) {
+            return Some((false, None));
+        }
+        let Expr::Binary(op, a, b) = self.body.exprs[e] else {
+            return None;
+        };
+        // `i * K`, `K * i`: K.
+        let times_i = |e: ExprH| match self.body.exprs[e] {
+            Expr::Binary(BinOp::Mul, x, k) if is_i(x) && !self.mentions(k, &[i]) => Some(k),
+            Expr::Binary(BinOp::Mul, k, x) if is_i(x) && !self.mentions(k, &[i]) => Some(k),
+            _ => None,
+        };
+        match op {
+            BinOp::Add => {
+                for (x, y) in [(a, b), (b, a)] {
+                    if is_i(x) && !self.mentions(y, &[i]) {
+                        return Some((false, Some(y)));
+                    }
+                    if let Some(k) = times_i(x) {
+                        if self.below(y, k, w) {
+                            return Some((true, Some(k)));
+                        }
+                    }
+                }
+                None
+            }
+            BinOp::Mul => times_i(e).map(|k| (true, Some(k))),
+            _ => None,
+        }
+    }
+
+    /// Is `r` always in `0..k`? An inner loop's variable over `0..k`, or a
+    /// constant below a constant `k`.
+    fn below(&self, r: ExprH, k: ExprH, w: &Walk) -> bool {
+        match (&self.body.exprs[r], &self.body.exprs[k]) {
+            (Expr::Const(c), Expr::Const(n)) => {
+                matches!((c.as_i128(), n.as_i128()), (Some(c), Some(n)) if 0 <= c && c < n)
+            }
+            (Expr::Local(j), _) => w.ranges.iter().any(|&(v, lo, hi, inclusive)| {
+                v == *j
+                    && !inclusive
+                    && matches!(&self.body.exprs[lo], Expr::Const(c) if c.as_i128() == Some(0))
+                    && self.same(hi, k)
+                    && !w.assigned.iter().any(|a| a.0 == *j)
+            }),
+            _ => false,
+        }
+    }
+
+    /// Are `a` and `b` the same expression (constants by value)?
+    fn same(&self, a: ExprH, b: ExprH) -> bool {
+        match (&self.body.exprs[a], &self.body.exprs[b]) {
+            (Expr::Const(x), Expr::Const(y)) => x.as_i128().is_some() && x.as_i128() == y.as_i128(),
+            (Expr::Local(x), Expr::Local(y)) | (Expr::Global(x), Expr::Global(y)) => x == y,
+            (Expr::Binary(o1, a1, b1), Expr::Binary(o2, a2, b2)) => {
+                o1 == o2 && self.same(*a1, *a2) && self.same(*b1, *b2)
+            }
+            (Expr::Cast(x, t1), Expr::Cast(y, t2)) => t1 == t2 && self.same(*x, *y),
+            _ => false,
+        }
     }
 
     /// Does `e` read one of `vars`?
@@ -465,6 +577,8 @@ impl Cx<'_> {
                     self.expr(f.header.lo, w);
                     self.expr(f.header.hi, w);
                     w.declared.push(f.header.var);
+                    w.ranges
+                        .push((f.header.var, f.header.lo, f.header.hi, f.header.inclusive));
                     self.block(&f.body, depth + 1, w);
                 }
                 StmtKind::Block(b) => self.block(b, depth, w),

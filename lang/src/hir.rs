@@ -109,6 +109,10 @@ pub struct Local {
     pub mutable: bool,
     /// An array constant (`const q = [..];`): nothing writes its elements.
     pub constant: bool,
+    /// A scalar of the program that is OpenACC data: `ty` is an array of
+    /// one element holding it (`check::data_scalars`), which the program's
+    /// users (the embedding API, the REPL) see as the scalar.
+    pub data_scalar: bool,
 }
 
 pub type Block = Vec<Stmt>;
@@ -349,8 +353,13 @@ pub struct Clauses {
     /// Scalars named in `copy`/`copyout` clauses of this construct: what
     /// the kernels inside assign with no other clause comes back.
     pub scalar_copies: Vec<LocalH>,
-    /// Some data clause named a scalar (which needs no device copy).
+    /// Some data clause named a scalar.
     pub scalar_data: bool,
+    /// The data clauses that name scalars, as the checker read them: the
+    /// data-scalar pass (`check::data_scalars`) gives each such scalar a
+    /// device copy of its own and moves them to `data`, or drops them
+    /// where the scalar stays a plain value.
+    pub scalar_clauses: Vec<DataClause>,
     pub num_gangs: Option<ExprH>,
     pub num_workers: Option<ExprH>,
     pub vector_length: Option<ExprH>,

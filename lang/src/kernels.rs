@@ -159,7 +159,9 @@ pub fn kernels(kind_span: Span, clauses: Vec<Clause>, block: Block) -> StmtKind 
             span,
         });
     };
-    for s in block.stmts {
+    let stmts = block.stmts;
+    let count = stmts.len();
+    for (at, s) in stmts.iter().cloned().enumerate() {
         // A `loop` of the region gets the analysis a bare `for` gets, its
         // clauses going to the part it becomes: `seq` keeps it in order on
         // one lane, `independent` runs it in parallel as told.
@@ -192,6 +194,21 @@ pub fn kernels(kind_span: Span, clauses: Vec<Clause>, block: Block) -> StmtKind 
                 _ => Vec::new(),
             })
             .collect();
+        // Scalars each iteration assigns before it reads them are the
+        // iteration's own (as NVHPC and GCC privatise them), unless the
+        // region reads them after the loop.
+        let later = names_in(&stmts[(at + 1).min(count)..]);
+        let privates: Vec<String> = if has("seq") {
+            Vec::new()
+        } else {
+            let mut seen = vec![f.var.name.clone()];
+            let mut out = Vec::new();
+            assigned_first(&f.body.stmts, &mut seen, &mut out);
+            out.retain(|n| !known.contains(n) && !later.contains(n));
+            out
+        };
+        let mut known = known;
+        known.extend(privates.iter().cloned());
         let analysed = if has("seq") {
             None
         } else {
@@ -211,6 +228,21 @@ pub fn kernels(kind_span: Span, clauses: Vec<Clause>, block: Block) -> StmtKind 
                 cl.push(flag(KERNELS_PART, kind_span));
                 if !has("independent") && !has("auto") {
                     cl.push(flag("auto", kind_span));
+                }
+                if !privates.is_empty() {
+                    cl.push(Clause {
+                        name: Ident {
+                            name: "private".into(),
+                            span: kind_span,
+                        },
+                        args: ClauseArgs::List(
+                            privates
+                                .iter()
+                                .map(|n| Expr::new(ExprKind::Var(n.clone()), kind_span))
+                                .collect(),
+                        ),
+                        span: kind_span,
+                    });
                 }
                 for (op, names) in reductions {
                     cl.push(Clause {
@@ -330,6 +362,40 @@ fn loop_reductions(f: &ForLoop, known: &[String]) -> Option<Vec<(ReductionOp, Ve
         return None;
     }
     Some(out)
+}
+
+/// The names whose first use in `stmts`, in order, assigns them with `n =
+/// e` (`e` not reading `n`), at the top level or first in a nested `for`
+/// body: each iteration sets them before reading them. `seen` holds the
+/// names used so far.
+fn assigned_first(stmts: &[Stmt], seen: &mut Vec<String>, out: &mut Vec<String>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign {
+                target,
+                op: None,
+                value,
+                ..
+            } => {
+                if let ExprKind::Var(n) = &target.kind {
+                    let reads = names_in(&[Stmt {
+                        kind: StmtKind::Expr(value.clone()),
+                        span: s.span,
+                    }]);
+                    if !seen.contains(n) && !reads.contains(n) {
+                        out.push(n.clone());
+                    }
+                }
+            }
+            StmtKind::For(f) => {
+                let mut inner = seen.clone();
+                inner.push(f.var.name.clone());
+                assigned_first(&f.body.stmts, &mut inner, out);
+            }
+            _ => {}
+        }
+        seen.extend(names_in(std::slice::from_ref(s)));
+    }
 }
 
 /// Every name statements `stmts` read, assign or declare.

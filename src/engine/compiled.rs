@@ -36,7 +36,7 @@ pub struct Program {
     /// The engine variables the text names: (slot, name, type).
     pub(super) globals: Vec<(usize, String, Type)>,
     /// Top-level `let`s and constant arrays: (slot, name, type, constant).
-    pub(super) lets: Vec<(usize, String, Type, bool)>,
+    pub(super) lets: Vec<(usize, String, Type, bool, bool)>,
     /// Its own `fn` and `const` declarations.
     pub(super) decls: Vec<OwnDecl>,
     /// Every identifier of the text (declarations included), and the

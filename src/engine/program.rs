@@ -60,8 +60,15 @@ impl Engine {
                 let loc = &p.prog.main.locals[local];
                 // The checker's hidden locals (`acc_on_device(t)#k`) are no
                 // variables of the program.
-                (!loc.name.contains('#'))
-                    .then(|| (local.index(), loc.name.clone(), loc.ty, loc.constant))
+                (!loc.name.contains('#')).then(|| {
+                    (
+                        local.index(),
+                        loc.name.clone(),
+                        loc.ty,
+                        loc.constant,
+                        loc.data_scalar,
+                    )
+                })
             })
             .collect();
         let host = idents
@@ -176,8 +183,8 @@ impl Engine {
                 .enumerate()
                 .map(|(i, v)| (v.name.clone(), i))
                 .collect();
-            for (slot, name, ty, constant) in &p.lets {
-                let var = Var {
+            for (slot, name, ty, constant, data_scalar) in &p.lets {
+                let mut var = Var {
                     name: name.clone(),
                     ty: *ty,
                     constant: *constant,
@@ -185,6 +192,15 @@ impl Engine {
                     array: fr.a[*slot].clone(),
                     text: fr.t[*slot].clone(),
                 };
+                // A scalar that was OpenACC data is the host's value of it
+                // for later inputs and the embedder.
+                if let (true, Some(a)) = (*data_scalar, &var.array) {
+                    if let Some(v) = a.try_data().and_then(|d| d.get(0)) {
+                        var.ty = lang::Type::Scalar(a.scalar());
+                        var.bits = crate::interp::scalar::value_to_bits(v, a.scalar());
+                        var.array = None;
+                    }
+                }
                 match var_at.get(name) {
                     Some(&i) => self.vars[i] = var,
                     None => {

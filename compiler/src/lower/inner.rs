@@ -285,7 +285,13 @@ impl Lowerer<'_> {
                     let name = fx.src.locals[v].name.clone();
                     let c = fx.local(&name, ty, span);
                     let cur = fx.out.add_expr(Expr::Local(g), ty, span);
-                    stmts.push(Fx::stmt(StmtKind::Store { local: c, value: cur }, span));
+                    stmts.push(Fx::stmt(
+                        StmtKind::Store {
+                            local: c,
+                            value: cur,
+                        },
+                        span,
+                    ));
                     fx.map.insert(v, Binding::Local(c));
                     lane_copies.push((v, g));
                 }

@@ -114,6 +114,12 @@ impl Lowerer<'_> {
     /// Does evaluating `e` write memory (an atomic, or a call of a function that does)?
     pub(super) fn has_effects(&self, f: &Function, e: ExprH) -> bool {
         match &f.exprs[e] {
+            // Every invocation may read: an atomic load changes nothing.
+            Expr::Atomic {
+                op: AtomicKind::Read,
+                index,
+                ..
+            } => index.iter().any(|&a| self.has_effects(f, a)),
             Expr::Atomic { .. } => true,
             Expr::Call(g, args) => {
                 self.fn_effects.get(g).copied().unwrap_or(true)

@@ -108,6 +108,21 @@ impl Checker<'_> {
                 }
                 continue;
             }
+            if i == 0 && b.name == "acc_is_present" {
+                if let Some(l) = self.scalar_in_data(a) {
+                    // The scalar's device copy is what is asked about: it
+                    // is given one (`data_scalars`), so it is an array of
+                    // one element from here on.
+                    if let Type::Scalar(s) = self.body.locals[l].ty {
+                        self.present_scalars.push((self.body.func, l, a.span));
+                        let (h, t) = self.push(hir::Expr::Local(l), Type::Array(s, 1), a.span);
+                        hs.push(h);
+                        tys.push(t);
+                        spans.push(a.span);
+                        continue;
+                    }
+                }
+            }
             if i == 0 && b.place_arg {
                 match &a.kind {
                     ast::ExprKind::Index(arr, ix) => {

@@ -601,6 +601,7 @@ impl Checker<'_> {
                                     if array {
                                         c.array_reductions.push(r);
                                     } else {
+                                        self.unboxed.push((self.body.func, l));
                                         c.reductions.push(r);
                                     }
                                 }
@@ -630,6 +631,7 @@ impl Checker<'_> {
                     for e in list {
                         match self.scalar_var(e, name) {
                             Some(l) => {
+                                self.unboxed.push((self.body.func, l));
                                 if name == "private" {
                                     c.private.push(l)
                                 } else {
@@ -659,23 +661,31 @@ impl Checker<'_> {
                         // `copy`/`copyout`, what they assign comes back.
                         if matches!(
                             d.kind,
-                            DK::Parallel | DK::ParallelLoop | DK::Data | DK::Declare | DK::Update
-                        ) && matches!(
-                            kind,
-                            DataKind::Copy
-                                | DataKind::CopyIn
-                                | DataKind::CopyOut
-                                | DataKind::Create
-                                | DataKind::Present
-                                | DataKind::NoCreate
-                                | DataKind::UpdateSelf
-                                | DataKind::UpdateDevice
+                            DK::Parallel
+                                | DK::ParallelLoop
+                                | DK::Data
+                                | DK::Declare
+                                | DK::Update
+                                | DK::EnterData
+                                | DK::ExitData
                         ) {
                             if let Some(l) = self.scalar_in_data(e) {
                                 c.scalar_data = true;
-                                if matches!(kind, DataKind::Copy | DataKind::CopyOut) {
+                                if matches!(kind, DataKind::Copy | DataKind::CopyOut)
+                                    && matches!(d.kind, DK::Parallel | DK::ParallelLoop | DK::Data)
+                                {
                                     c.scalar_copies.push(l);
                                 }
+                                // The scalar gets a device copy of its own
+                                // where the program can tell it apart
+                                // (`data_scalars`); else the clause is
+                                // dropped there.
+                                c.scalar_clauses.push(hir::DataClause {
+                                    kind,
+                                    var: l,
+                                    section: Vec::new(),
+                                    span: e.span,
+                                });
                                 continue;
                             }
                         }
@@ -890,7 +900,7 @@ impl Checker<'_> {
     }
 
     /// The scalar variable `e` names, if it names one.
-    fn scalar_in_data(&mut self, e: &ast::Expr) -> Option<LocalH> {
+    pub(super) fn scalar_in_data(&mut self, e: &ast::Expr) -> Option<LocalH> {
         let ast::ExprKind::Var(name) = &e.kind else {
             return None;
         };

@@ -113,6 +113,7 @@ impl Checker<'_> {
                 loop_base: self.loop_stack.len(),
                 break_base: self.loop_stack.len(),
                 if_: clauses.if_,
+                loop_reduced: Vec::new(),
                 one_gang: d.kind == DK::Parallel
                     && clauses.num_gangs.is_none_or(|e| {
                         matches!(&self.body.exprs[e], hir::Expr::Const(v) if v.as_i128() == Some(1))
@@ -145,6 +146,20 @@ impl Checker<'_> {
             let f = self.dev.pop().expect("pushed above");
             if d.kind == DK::Loop {
                 self.loop_reductions_reach_the_construct(&clauses);
+            }
+            // The region's code that assigns the variable outside those
+            // loops uses it as its own (firstprivate) scalar: then the
+            // loops' reductions are the backends' to refuse or run.
+            for (var, op) in f.loop_reduced {
+                let own = f.implicit.iter().any(|&(l, _)| l == var);
+                let twice = clauses.reductions.iter().any(|r| r.var == var);
+                if !own && !twice {
+                    clauses.reductions.push(hir::Reduction {
+                        op,
+                        var,
+                        span: d.kind_span,
+                    });
+                }
             }
             for (var, op) in f.implied {
                 if !clauses.reductions.iter().any(|r| r.var == var) {
@@ -377,11 +392,11 @@ impl Checker<'_> {
                 "`self(..)` or `device(..)`",
             ),
             DK::EnterData => (
-                has(&[DataKind::CopyIn, DataKind::Create]),
+                has(&[DataKind::CopyIn, DataKind::Create]) || !c.scalar_clauses.is_empty(),
                 "`copyin(..)` or `create(..)`",
             ),
             DK::ExitData => (
-                has(&[DataKind::CopyOut, DataKind::Delete]),
+                has(&[DataKind::CopyOut, DataKind::Delete]) || !c.scalar_clauses.is_empty(),
                 "`copyout(..)` or `delete(..)`",
             ),
             DK::Set => (
@@ -542,14 +557,20 @@ impl Checker<'_> {
                 let l = r.var;
                 !self.body.locals[l].ty.is_array()
                     && self.body.local_scope[l.index()] < base
-                    && !self.dev.iter().any(|g| g.reductions.iter().any(|x| x.0 == l))
+                    && !self
+                        .dev
+                        .iter()
+                        .any(|g| g.reductions.iter().any(|x| x.0 == l))
                     && !between.iter().any(|g| g.writable.contains(&l))
             })
             .map(|r| (r.var, r.op))
             .collect();
         let c = &mut self.dev[0];
-        c.reductions.extend(&promoted);
-        c.implied.extend(promoted);
+        for p in promoted {
+            if !c.loop_reduced.contains(&p) {
+                c.loop_reduced.push(p);
+            }
+        }
     }
 
     /// A `loop` directly in a function (not inside a construct there) uses

@@ -22,8 +22,8 @@ impl Checker<'_> {
         if region.kind != crate::ast::DirectiveKind::Parallel {
             return false;
         }
-        let declared_in_region = scope >= region.scope_base
-            && self.dev[1..].iter().all(|f| scope < f.scope_base);
+        let declared_in_region =
+            scope >= region.scope_base && self.dev[1..].iter().all(|f| scope < f.scope_base);
         if !(declared_in_region || region.private.contains(&l)) {
             return false;
         }

@@ -51,4 +51,8 @@ pub(super) struct DevFrame {
     /// `num_gangs` or `num_gangs(1)`): a `loop` of any level in it covers
     /// every iteration of the construct.
     pub(super) one_gang: bool,
+    /// Reductions of `loop`s inside that combine into a scalar of the
+    /// host this construct does not reduce: the construct reduces it
+    /// (OpenACC's implied `copy`), unless its own code assigns it.
+    pub(super) loop_reduced: Vec<(LocalH, ast::ReductionOp)>,
 }

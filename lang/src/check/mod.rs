@@ -17,6 +17,7 @@ mod call;
 mod clauses;
 pub use clauses::{clause_names, clauses_of};
 mod construct;
+mod data_scalars;
 mod declare;
 mod declare_data;
 mod defaults;
@@ -214,6 +215,12 @@ struct Checker<'b> {
     /// Scalars in `copy`/`copyout` clauses of the constructs being
     /// checked: assigned in a kernel, their value comes back.
     copy_back: Vec<LocalH>,
+    /// Scalars named in `reduction`, `private` or `firstprivate` clauses
+    /// (by body): they stay plain values (`data_scalars`).
+    unboxed: Vec<(Option<FnH>, LocalH)>,
+    /// Scalars that must be data (by body): `acc_is_present` arguments and
+    /// `atomic` targets, each with its span.
+    present_scalars: Vec<(Option<FnH>, LocalH, Span)>,
     /// The loop nest being checked is a `collapse(force: n)`'s.
     collapse_force: bool,
     /// The device construct (by its keyword's span) already told that
@@ -263,6 +270,8 @@ impl<'b> Checker<'b> {
             host_bounds: false,
             collapse_force: false,
             copy_back: Vec::new(),
+            unboxed: Vec::new(),
+            present_scalars: Vec::new(),
             string_in_device: None,
             same_scope_body: false,
             hoisted: Vec::new(),
@@ -348,6 +357,7 @@ impl<'b> Checker<'b> {
         self.judge_globals();
         self.judge_const_args();
         self.judge_device_calls();
+        self.give_data_scalars_device_copies();
     }
 
     fn fn_body(&mut self, f: &ast::FnDecl) {
@@ -418,6 +428,7 @@ impl<'b> Checker<'b> {
                 ty,
                 mutable,
                 constant: false,
+                data_scalar: false,
             },
             span,
         );

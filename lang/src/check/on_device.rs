@@ -115,6 +115,7 @@ impl Checker<'_> {
                 ty: Type::BOOL,
                 mutable: false,
                 constant: false,
+                data_scalar: false,
             },
             span,
         );

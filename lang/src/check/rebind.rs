@@ -1,7 +1,9 @@
 //! A `data` region whose body assigns a whole new array to a variable the
 //! region maps: the region's device copy (and its copy back at the end)
 //! belongs to the old array, so what kernels wrote there never reaches the
-//! new one. Refused at check time.
+//! new one. Refused at check time. Giving the variable another variable's
+//! array (swapping two buffers between sweeps) is fine: each array keeps
+//! its own device copy.
 
 use super::Checker;
 use crate::ast::{self, DirectiveKind as DK};
@@ -33,8 +35,16 @@ impl Checker<'_> {
                     StmtKind::Assign {
                         place: Place::Local(l),
                         op: None,
-                        ..
+                        value,
                     } => {
+                        // Another variable's array (the ping-pong swap
+                        // `let t = a; a = b; b = t;`) keeps its device
+                        // copy: kernels find it present, and the region
+                        // copies back the arrays it mapped at its start.
+                        let alias = matches!(self.body.exprs[*value], hir::Expr::Local(_));
+                        if alias {
+                            continue;
+                        }
                         if let Some(&(_, clause)) = mapped.iter().find(|(m, _)| m == l) {
                             found.push((*l, s.span, clause));
                         }

@@ -19,6 +19,21 @@ impl Checker<'_> {
         value: &ast::Expr,
         reduced: bool,
     ) -> Option<hir::Stmt> {
+        // `atomic x += v` on a scalar of the host: the scalar is data, and
+        // the update goes to its device copy (`data_scalars`).
+        if let Some((l, ty)) = self.atomic_scalar(target) {
+            self.present_scalars.push((self.body.func, l, target.span));
+            let (v, vt) = self.expr(value, Some(ty));
+            self.coerce(v, vt, ty, value.span);
+            return Some(hir::Stmt {
+                kind: hir::StmtKind::Atomic {
+                    place: hir::Place::Local(l),
+                    op,
+                    value: v,
+                },
+                span: s.span,
+            });
+        }
         let ast::ExprKind::Index(..) = &target.kind else {
             self.expr(target, None);
             self.err(
@@ -85,6 +100,20 @@ impl Checker<'_> {
 }
 
 impl Checker<'_> {
+    /// The target of `atomic` when it is a scalar declared outside every
+    /// device construct around it, of a type atomics take.
+    fn atomic_scalar(&mut self, target: &ast::Expr) -> Option<(LocalH, Type)> {
+        let first = self.dev.first()?.scope_base;
+        let l = self.scalar_in_data(target)?;
+        let ty = self.body.locals[l].ty;
+        let ok = self.body.local_scope[l.index()] < first
+            && matches!(
+                ty.scalar()?,
+                Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::F32 | Scalar::F64
+            );
+        ok.then_some((l, ty))
+    }
+
     /// The operator of array `l` when a device frame reduces it.
     pub(super) fn reduced_array(&self, l: LocalH) -> Option<ReductionOp> {
         self.dev
