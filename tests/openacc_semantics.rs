@@ -146,3 +146,198 @@ let all = acc_async_test_all();",
         ],
     );
 }
+
+#[test]
+fn a_scalar_in_a_data_clause_has_a_device_copy_of_its_own() {
+    // copyin/create: the device's assignments stay on the device; copy:
+    // they come back at the end of the region, not before; enter data /
+    // update / exit data move the value as for an array.
+    values_on_both(
+        "let i = 1;
+kernels copyin(i) { i = 2; }
+let after_kernels = i;
+parallel create(i) { i = 3; }
+let after_create = i;
+data copyin(i) { parallel present(i) { i = 4; } }
+let after_data = i;
+let j = 5;
+parallel copy(j) { j = 6; }
+let copied = j;
+let inside = 0;
+data copy(j) { parallel present(j) { j = 7; } inside = j; }
+let x = 10;
+enter data copyin(x);
+let present = acc_is_present(x);
+x = 11;
+serial present(x) { x = x + 5; }
+let host_x = x;
+update self(x);
+let updated = x;
+x = 100;
+update device(x);
+serial { x = x * 2; }
+exit data copyout(x);
+let gone = !acc_is_present(x);",
+        &[
+            ("after_kernels", "1"),
+            ("after_create", "1"),
+            ("after_data", "1"),
+            ("copied", "6"),
+            ("inside", "6"),
+            ("j", "7"),
+            ("present", "true"),
+            ("host_x", "11"),
+            ("updated", "15"),
+            ("x", "200"),
+            ("gone", "true"),
+        ],
+    );
+}
+
+#[test]
+fn atomic_updates_of_a_host_scalar_go_to_its_device_copy() {
+    // 64 iterations add 1, 2 .. 64 (2080); max of k * 7 % 100 over 0..64 is
+    // 99 (k = 57).
+    values_on_both(
+        "let c = 0;
+parallel loop copy(c) for k in 0..64 { atomic c += k + 1; }
+let m = 0.0;
+data copy(m) {
+    parallel loop present(m) for k in 0..64 { atomic m max= ((k * 7) % 100) as f64; }
+}",
+        &[("c", "2080"), ("m", "99.0")],
+    );
+}
+
+#[test]
+fn a_scalar_that_stays_a_value_has_no_device_copy_to_ask_about() {
+    let src = "let s = 0;
+parallel loop reduction(+: s) for i in 0..4 { s += i; }
+let p = acc_is_present(s);";
+    let r = common::run(src, false);
+    let e = r.result.as_ref().expect_err("refused");
+    assert_eq!(
+        e.code(),
+        "accl::device::scalar_not_data",
+        "{}",
+        e.render(100)
+    );
+}
+
+#[test]
+fn ping_pong_buffers_swap_inside_a_data_region() {
+    // Three sweeps b = a + 1 with a swap after each: the array mapped by
+    // `copy(a)` at the region's start (a0) last received sweep 2's
+    // values, i + 2 (it held i + 1 + 1); `create(b)`'s array is not
+    // copied back. As C's pointer swap under `copy(a[0:n])`.
+    values_on_both(
+        "const N = 64;
+let a = zeros(f64, N);
+let b = zeros(f64, N);
+for i in 0..N { a[i] = i as f64; }
+let a0 = a;
+let b0 = b;
+data copy(a) create(b) {
+    for step in 0..3 {
+        parallel loop present(a, b) for i in 0..N { b[i] = a[i] + 1.0; }
+        let t = a;
+        a = b;
+        b = t;
+    }
+}
+let x = a0[5];
+let y = b0[5];
+let even = zeros(f32, 8);
+let odd = zeros(f32, 8);
+data copy(even, odd) {
+    for step in 0..4 {
+        parallel loop for i in 0..8 { odd[i] = even[i] + 1.0; }
+        let t = even;
+        even = odd;
+        odd = t;
+    }
+}
+let e = even[3];",
+        &[("x", "7.0"), ("y", "0.0"), ("e", "4.0")],
+    );
+}
+
+#[test]
+fn kernels_runs_c_style_loops_in_parallel() {
+    // A scalar set before it is read in each iteration is the iteration's
+    // own; `a[i * C + j]` with `j` in 0..C gives each `i` its own block.
+    let src = "const R = 64;
+const C = 48;
+let a = zeros(f32, R * C);
+let b = zeros(f32, R * C);
+for i in 0..R * C { b[i] = i as f32; }
+let t = 0.5f32;
+let s = -1.0f32;
+kernels copyout(a) copyin(b) {
+    for i in 0..R {
+        for j in 0..C {
+            t = b[i * C + j] * 2.0f32;
+            a[i * C + j] = t;
+        }
+    }
+    for i in 0..R { s = b[i] + 1.0f32; a[i] = s; }
+}
+let last = a[R * C - 1];
+let first = a[5];";
+    values_on_both(
+        src,
+        &[
+            ("last", "6142.0"),
+            ("first", "6.0"),
+            ("t", "0.5"),
+            ("s", "-1.0"),
+        ],
+    );
+    let report = accl::cli::explain_text("t.accl", src, None).expect("checks");
+    assert!(!report.contains("serial"), "{report}");
+    assert_eq!(
+        report.matches("kernels: parallel loop auto").count(),
+        2,
+        "{report}"
+    );
+    assert!(
+        report.contains("gang, vector: loop `i` (line 9)"),
+        "{report}"
+    );
+    // A row shifted by one is not a block of its own: still in order.
+    let shifted = "let a = zeros(i32, 65);
+kernels { for i in 0..64 { a[i + 1] = a[i] + 1; } }";
+    let report = accl::cli::explain_text("t.accl", shifted, None).expect("checks");
+    assert!(report.contains("in order on one lane"), "{report}");
+    values_on_both(&format!("{shifted}\nlet e = a[64];"), &[("e", "64")]);
+    // `loop independent` in `kernels` is named for what it is.
+    let report = accl::cli::explain_text(
+        "t.accl",
+        "let a = zeros(i32, 64);\nkernels { loop independent for i in 0..64 { a[i] = 1; } }",
+        None,
+    )
+    .expect("checks");
+    assert!(
+        report.contains("kernels: parallel loop independent"),
+        "{report}"
+    );
+}
+
+#[test]
+fn atomic_read_and_write_in_a_regions_own_code() {
+    // The write is done once per gang (the same value); every invocation
+    // reads 5 back.
+    values_on_both(
+        "let a = zeros(i32, 4);
+let r = zeros(i32, 4);
+parallel num_gangs(3) copy(a, r) {
+    atomic write a[0] = 5;
+    let v = 0;
+    atomic read v = a[0];
+    atomic write r[0] = v + 1;
+}
+let a0 = a[0];
+let r0 = r[0];",
+        &[("a0", "5"), ("r0", "6")],
+    );
+}
