@@ -466,6 +466,10 @@ pub fn bench_host(n: usize, runs: usize) -> ExitCode {
             median(&mut cpu_rates) / 1e6
         );
     }
+    if let Err(e) = crate::bench::host::extras(runs.max(1)) {
+        errln!("{e}");
+        return ExitCode::FAILURE;
+    }
     ExitCode::SUCCESS
 }
 
