@@ -552,3 +552,32 @@ println(s, \" \", seed, \" \", calls, \" \", f);
     }
     assert_eq!(out.stdout.trim(), format!("{s} {seed} 2000 {f}"));
 }
+
+#[test]
+fn time_says_what_stays_interpreted_and_why() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("t.accl");
+    let src = "fn sq(x: f64) -> f64 { return x * x; }
+fn show(x: f64) { println(x); }
+let s = 0.0;
+for i in 0..10 { s += sq(i as f64); }
+for i in 0..2 { show(s + i as f64); }
+";
+    std::fs::write(&path, src).expect("write script");
+    let out = Command::new(env!("CARGO_BIN_EXE_accl"))
+        .args(["run", "--host", "--time"])
+        .arg(&path)
+        .output()
+        .expect("run accl");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // 0^2 + .. + 9^2 = 285.
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "285\n286\n");
+    for want in [
+        "host code: 1 function(s) and 1 loop(s) compiled to native code",
+        "interpreted: function `show` at line 2: it calls the builtin `println`",
+        "interpreted: loop at line 5: it calls `show`, which stays interpreted",
+    ] {
+        assert!(stderr.contains(want), "no `{want}` in\n{stderr}");
+    }
+}
