@@ -368,6 +368,7 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
             Ok(json) => {
                 if opts.time {
                     err!("{}", crate::timing::table(&json, wall));
+                    err!("{}", crate::timing::host_code(&text));
                 }
                 if let Some(out) = trace {
                     if let Err(e) = std::fs::write(out, json) {
@@ -383,6 +384,7 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
         }
     } else if opts.time {
         err!("{}", crate::timing::host_line(wall));
+        err!("{}", crate::timing::host_code(&text));
     }
     let messages = engine.take_validation_messages();
     for m in &messages {
@@ -465,6 +467,10 @@ pub fn bench_host(n: usize, runs: usize) -> ExitCode {
             "                  median {:.1} M iterations/s per CPU-second of this thread (one core, unaffected by other load)",
             median(&mut cpu_rates) / 1e6
         );
+    }
+    if let Err(e) = crate::bench::host::extras(runs.max(1)) {
+        errln!("{e}");
+        return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
 }

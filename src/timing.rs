@@ -2,7 +2,8 @@
 //! (the same events `--trace` writes): per kernel and per copy kind, the
 //! count, total, mean and share of the device's busy time (device
 //! timestamps), then the compile time, the host time spent launching and
-//! waiting, and the wall time.
+//! waiting, and the wall time; then what of the host code runs as native
+//! code and what stays interpreted, and why ([`host_code`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -91,6 +92,36 @@ pub fn table(json: &str, wall_s: f64) -> String {
         busy / 1e3,
         wall_s * 1e3
     );
+    out
+}
+
+/// What of the host code of program `text` runs as native code: the
+/// counts, then each function and outermost loop that stays interpreted
+/// (with its line and why), so a slow run says where the interpreter is.
+/// Empty when the program does not check (its errors say why).
+pub fn host_code(text: &str) -> String {
+    let builtins = stdlib::builtins();
+    let Ok(c) = lang::check_source(text, &builtins) else {
+        return String::new();
+    };
+    if !crate::interp::native::enabled() {
+        return "host code: all interpreted (ACCL_JIT=0)\n".into();
+    }
+    let j = match host_jit::compile(&c.program, &builtins) {
+        Ok(j) => j,
+        Err(e) => return format!("host code: all interpreted ({e})\n"),
+    };
+    let (f, l) = j.counts();
+    let mut out = format!("host code: {f} function(s) and {l} loop(s) compiled to native code\n");
+    for r in &j.refused {
+        let at = (r.why.span.start as usize).min(text.len());
+        let line = text[..at].matches('\n').count() + 1;
+        let _ = writeln!(
+            out,
+            "  interpreted: {} at line {line}: {}",
+            r.unit, r.why.what
+        );
+    }
     out
 }
 

@@ -431,3 +431,153 @@ for i in 0..3 { let (d, m) = divmod(10, 2 - i); z += d + m; }
         format!("{sr} {st} {q} {r} {a} {b} 5 6.25")
     );
 }
+
+#[test]
+fn tuples_of_3_6_and_12_elements_compile_through_memory() {
+    // More elements than the return registers hold: the caller passes the
+    // callee a place for them (each function here compiles on its own).
+    let src = "
+fn three(x: f64) -> (f64, f64, i32) { return (x, x * 2.0, x as i32 + 1); }
+fn six(a: i32) -> (i32, i64, f32, f64, bool, u8) {
+    return (a, a as i64 * 3, a as f32 * 0.5, a as f64 + 0.25, a > 2, (a * 100) as u8);
+}
+fn twelve(a: i64) -> (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) {
+    return (a, a + 1, a + 2, a + 3, a + 4, a + 5, a + 6, a + 7, a + 8, a + 9, a + 10, a * 1000);
+}
+fn sum12(a: i64) -> i64 {
+    let (x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11) = twelve(a);
+    return x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8 + x9 + x10 + x11;
+}
+let t = 0.0;
+let s: i64 = 0;
+for i in 0..10 {
+    let (a, b, c) = three(i as f64);
+    t += a + b + c as f64;
+    s += sum12(i as i64);
+}
+let (p, q, r, u, v, w) = six(5);
+let (y0, _, _, _, _, _, _, _, _, _, _, y11) = twelve(7);
+println(t, \" \", s, \" \", p, \" \", q, \" \", r, \" \", u, \" \", v, \" \", w, \" \", y0 + y11);
+";
+    let (out, counts) = both(src);
+    assert!(out.ok, "{}", out.stderr);
+    assert_eq!(counts, (4, 1), "all four functions compile: {}", out.stderr);
+    // three(i): i + 2i + (i + 1) = 4i + 1, summed over 0..10: 190.
+    // sum12(a) = 11a + (0 + .. + 10) + 1000a = 1011a + 55: 1011 * 45 + 550.
+    // six(5): 5, 15, 2.5, 5.25, true, 500 mod 256 = 244; twelve(7): 7 + 7000.
+    assert_eq!(
+        out.stdout.trim(),
+        format!("190 {} 5 15 2.5 5.25 true 244 7007", 1011 * 45 + 550)
+    );
+}
+
+#[test]
+fn a_function_that_stays_interpreted_leaves_the_others_compiled() {
+    let src = "
+fn show(x: f64) { println(\"x = \", x); }
+fn fact(n: i64) -> i64 { if n < 2 { return 1; } return n * fact(n - 1); }
+fn trio(x: f64) -> (f64, f64, f64) { return (x, x * x, x * x * x); }
+let s = 0.0;
+for i in 0..4 {
+    let (a, b, c) = trio(i as f64);
+    s += a + b + c;
+}
+show(s);
+println(fact(5));
+";
+    let (out, counts) = both(src);
+    assert!(out.ok, "{}", out.stderr);
+    // 0 + 3 + 14 + 39 (i + i^2 + i^3 for i = 0..4).
+    assert_eq!(out.stdout, "x = 56\n120\n");
+    assert_eq!(counts, (1, 1), "trio and the loop compile: {}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("jit: function `show` stays interpreted: it calls the builtin `println`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("jit: function `fact` stays interpreted: it is recursive"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// The C-style generator of the benchmark, in Rust.
+fn lcg(seed: &mut i64) -> i32 {
+    *seed = (*seed * 1103515245 + 12345) % 2147483648;
+    *seed as i32
+}
+
+#[test]
+fn functions_on_top_level_variables_compile_and_share_them_with_the_interpreter() {
+    // `rand_int` updates `seed` and `calls`; the top-level loop (compiled)
+    // also writes `seed` itself between calls, and the interpreter reads
+    // both after.
+    let src = "
+let seed: i64 = 1;
+let calls = 0;
+let scale = 0.5;
+fn rand_int() -> i32 {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    calls += 1;
+    return seed as i32;
+}
+fn noise(x: f64) -> f64 { return x * scale + (rand_int() % 100) as f64; }
+let s: i64 = 0;
+let f = 0.0;
+for i in 0..1000 {
+    s += rand_int() as i64;
+    if i % 100 == 0 { seed += 7; }
+    f += noise(i as f64);
+}
+println(s, \" \", seed, \" \", calls, \" \", f);
+";
+    let (out, counts) = both(src);
+    assert!(out.ok, "{}", out.stderr);
+    assert_eq!(
+        counts,
+        (2, 1),
+        "rand_int, noise and the loop: {}",
+        out.stderr
+    );
+    let (mut seed, mut s, mut f) = (1i64, 0i64, 0.0f64);
+    for i in 0..1000 {
+        s += lcg(&mut seed) as i64;
+        if i % 100 == 0 {
+            seed += 7;
+        }
+        f += i as f64 * 0.5 + (lcg(&mut seed) % 100) as f64;
+    }
+    assert_eq!(out.stdout.trim(), format!("{s} {seed} 2000 {f}"));
+}
+
+#[test]
+fn time_says_what_stays_interpreted_and_why() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("t.accl");
+    let src = "fn sq(x: f64) -> f64 { return x * x; }
+fn show(x: f64) { println(x); }
+let s = 0.0;
+for i in 0..10 { s += sq(i as f64); }
+for i in 0..2 { show(s + i as f64); }
+";
+    std::fs::write(&path, src).expect("write script");
+    let out = Command::new(env!("CARGO_BIN_EXE_accl"))
+        .args(["run", "--host", "--time"])
+        .arg(&path)
+        .output()
+        .expect("run accl");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // 0^2 + .. + 9^2 = 285.
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "285\n286\n");
+    for want in [
+        "host code: 1 function(s) and 1 loop(s) compiled to native code",
+        "interpreted: function `show` at line 2: it calls the builtin `println`",
+        "interpreted: loop at line 5: it calls `show`, which stays interpreted",
+    ] {
+        assert!(stderr.contains(want), "no `{want}` in\n{stderr}");
+    }
+}

@@ -97,11 +97,15 @@ impl Gen<'_, '_> {
                 let name = self.builtin_name(*id);
                 self.math(&name, t, &args)
             }
-            Expr::Global(_)
-            | Expr::Str(_)
-            | Expr::TypeArg(_)
-            | Expr::Array(..)
-            | Expr::Tuple(_) => {
+            Expr::Global(l) => {
+                let addr = self.global_addr(*l);
+                let bits = self
+                    .b
+                    .ins()
+                    .load(types::I64, crate::lower::flags(), addr, 0);
+                self.value_of(bits, t)
+            }
+            Expr::Str(_) | Expr::TypeArg(_) | Expr::Array(..) | Expr::Tuple(_) => {
                 unreachable!("planned out")
             }
         }

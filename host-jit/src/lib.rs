@@ -68,6 +68,15 @@ impl Rets {
             _ => Rets::default(),
         }
     }
+
+    /// Whether a compiled function returns these through memory: the
+    /// caller passes a pointer to one 8-byte slot per element (slot bits)
+    /// before the runtime block, and the function returns nothing
+    /// natively. Every ABI returns two scalars in registers; more may not
+    /// fit (x86-64 has two integer and two float return registers).
+    pub fn in_memory(&self) -> bool {
+        self.tuple && self.types.len() > 2
+    }
 }
 
 /// A compiled function.
@@ -75,6 +84,8 @@ pub struct FnUnit {
     pub entry: FnEntry,
     pub params: Vec<Scalar>,
     pub rets: Rets,
+    /// The top-level variables it uses, itself or through its calls.
+    pub globals: Vec<usize>,
 }
 
 /// A compiled loop statement.
@@ -87,6 +98,16 @@ pub struct LoopUnit {
     pub arrays: Vec<(usize, Scalar, u8)>,
     /// What a `return` inside it returns (the enclosing function's result).
     pub rets: Rets,
+    /// The top-level variables the functions it calls use.
+    pub globals: Vec<usize>,
+}
+
+/// A function or loop that stays with the interpreter, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// `` function `f` `` or `loop`.
+    pub unit: String,
+    pub why: plan::Why,
 }
 
 /// The machine code of one program.
@@ -95,6 +116,9 @@ pub struct JitProgram {
     fns: Vec<Option<FnUnit>>,
     loops: HashMap<usize, LoopUnit>,
     pub sites: Vec<Site>,
+    /// What stayed interpreted: each function not compiled and each
+    /// outermost loop not compiled, in program order.
+    pub refused: Vec<Refusal>,
 }
 
 impl Drop for JitProgram {
@@ -128,48 +152,122 @@ impl JitProgram {
     }
 }
 
-/// Compile what the JIT takes of `prog`. `Err` when this machine has no
-/// Cranelift back end or code generation failed (the interpreter then
-/// runs everything).
+/// A unit code generation refused (the next attempt leaves it out), or a
+/// failure of the whole module.
+enum Failed {
+    Function(usize, String),
+    Loop(usize, String),
+    Whole(String),
+}
+
+/// Compile what the JIT takes of `prog`. A function or loop that code
+/// generation refuses is left to the interpreter with its reason (and the
+/// functions that call it), and the rest compiled again without it: one
+/// unit never turns compilation off for the others. `Err` only when this
+/// machine has no Cranelift back end (the interpreter then runs
+/// everything).
 pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, String> {
-    let planner = Planner::new(prog, builtins);
-    let mut loops = Vec::new();
-    for (h, f) in prog.functions.iter() {
-        if !planner.function(h) {
-            find_loops(
-                &planner,
-                &f.body,
-                &f.body.block,
-                Rets::of(f.ret),
-                &mut loops,
-            );
+    let mut planner = Planner::new(prog, builtins);
+    let mut dropped: HashMap<usize, plan::Why> = HashMap::new();
+    loop {
+        let mut loops = Vec::new();
+        let mut refused = Vec::new();
+        for (h, f) in prog.functions.iter() {
+            if let Some(why) = &planner.why[h.index()] {
+                refused.push(Refusal {
+                    unit: format!("function `{}`", f.name),
+                    why: why.clone(),
+                });
+            }
+        }
+        for (h, f) in prog.functions.iter() {
+            if !planner.function(h) {
+                let ret = Rets::of(f.ret);
+                let mut found = Found {
+                    planner: &planner,
+                    dropped: &dropped,
+                    body: &f.body,
+                    ret,
+                    loops: &mut loops,
+                    refused: &mut refused,
+                };
+                found.scan(&f.body.block);
+            }
+        }
+        Found {
+            planner: &planner,
+            dropped: &dropped,
+            body: &prog.main,
+            ret: Rets::default(),
+            loops: &mut loops,
+            refused: &mut refused,
+        }
+        .scan(&prog.main.block);
+        let out = match attempt(prog, builtins, &planner, &loops) {
+            Ok(mut j) => {
+                j.refused = refused;
+                return Ok(j);
+            }
+            Err(f) => f,
+        };
+        match out {
+            Failed::Function(i, e) => {
+                let f = prog.functions.iter().find(|(h, _)| h.index() == i);
+                let span = f.map(|(_, f)| f.span).unwrap_or_default();
+                planner.refuse(
+                    i,
+                    plan::Why {
+                        span,
+                        what: format!("code generation failed ({e})"),
+                    },
+                );
+            }
+            Failed::Loop(at, e) => {
+                let span = loops
+                    .iter()
+                    .find(|(_, s, _)| *s as *const Stmt as usize == at)
+                    .map(|(_, s, _)| s.span)
+                    .unwrap_or_default();
+                dropped.insert(
+                    at,
+                    plan::Why {
+                        span,
+                        what: format!("code generation failed ({e})"),
+                    },
+                );
+            }
+            Failed::Whole(e) => return Err(e),
         }
     }
-    find_loops(
-        &planner,
-        &prog.main,
-        &prog.main.block,
-        Rets::default(),
-        &mut loops,
-    );
+}
+
+/// One try at compiling the planned functions and `loops` into a module.
+#[allow(clippy::type_complexity)]
+fn attempt(
+    prog: &hir::Program,
+    builtins: &Builtins,
+    planner: &Planner,
+    loops: &[(&Body, &Stmt, Rets)],
+) -> Result<JitProgram, Failed> {
     if loops.is_empty() && !planner.fns.iter().any(|&c| c) {
         return Ok(JitProgram {
             module: None,
             fns: Vec::new(),
             loops: HashMap::new(),
             sites: Vec::new(),
+            refused: Vec::new(),
         });
     }
-
+    let whole = |e: String| Failed::Whole(e);
     let mut flags = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| e.to_string());
-    set(&mut flags, "opt_level", "speed")?;
-    set(&mut flags, "use_colocated_libcalls", "false")?;
-    set(&mut flags, "is_pic", "false")?;
+    set(&mut flags, "opt_level", "speed").map_err(whole)?;
+    set(&mut flags, "use_colocated_libcalls", "false").map_err(whole)?;
+    set(&mut flags, "is_pic", "false").map_err(whole)?;
     let isa = cranelift_native::builder()
-        .map_err(|e| e.to_string())?
+        .map_err(|e| whole(e.to_string()))?
         .finish(settings::Flags::new(flags))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| whole(e.to_string()))?;
     let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
     let mut routines: Vec<(String, &'static str, *const u8, usize)> = Vec::new();
     for (arity, list) in [
@@ -199,7 +297,7 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, S
         sig.returns.push(AbiParam::new(t));
         let id = module
             .declare_function(sym, Linkage::Import, &sig)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| whole(e.to_string()))?;
         math.insert(key.clone(), id);
     }
 
@@ -220,16 +318,25 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, S
         for &p in &params {
             sig.params.push(AbiParam::new(cl(p)));
         }
-        sig.params.push(AbiParam::new(PTR));
-        for &r in &ret.types {
-            sig.returns.push(AbiParam::new(cl(r)));
+        if ret.in_memory() {
+            sig.params.push(AbiParam::new(PTR));
+        } else {
+            for &r in &ret.types {
+                sig.returns.push(AbiParam::new(cl(r)));
+            }
         }
+        sig.params.push(AbiParam::new(PTR));
         let id = module
             .declare_function(&format!("fn{}", h.index()), Linkage::Local, &sig)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Failed::Function(h.index(), e.to_string()))?;
         fn_ids[h.index()] = Some(id);
         fn_sigs[h.index()] = Some((params, ret));
     }
+    let fn_globals: Vec<Vec<usize>> = prog
+        .functions
+        .iter()
+        .map(|(_, f)| f.globals.iter().map(|g| g.index()).collect())
+        .collect();
 
     let mut b = Builder {
         module,
@@ -238,20 +345,19 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, S
         math,
         fn_ids,
         fn_sigs,
+        fn_globals: &fn_globals,
+        main: &prog.main,
         next_name: 0,
     };
-    let mut entries = Vec::new();
-    for (h, f) in prog.functions.iter() {
-        if let Some(id) = b.fn_ids[h.index()] {
-            b.function(f, id)?;
-            entries.push((h.index(), b.fn_entry(h.index(), id)?));
+    let r = b.units(prog, loops);
+    let (entries, loop_ids) = match r {
+        Ok(v) => v,
+        Err(e) => {
+            // SAFETY: nothing of this module was handed out.
+            unsafe { b.module.free_memory() };
+            return Err(e);
         }
-    }
-    let mut loop_ids = Vec::new();
-    for (body, s, ret) in &loops {
-        loop_ids.push(b.loop_unit(body, s, ret.clone())?);
-    }
-    b.module.finalize_definitions().map_err(|e| e.to_string())?;
+    };
 
     let mut fns: Vec<Option<FnUnit>> = (0..prog.functions.len()).map(|_| None).collect();
     for (i, id) in entries {
@@ -262,11 +368,20 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, S
             entry: unsafe { std::mem::transmute::<*const u8, FnEntry>(code) },
             params,
             rets,
+            globals: fn_globals[i].clone(),
         });
     }
     let mut units = HashMap::new();
-    for ((_, s, rets), (id, scalars, arrays)) in loops.iter().zip(loop_ids) {
+    for ((body, s, rets), (id, scalars, arrays)) in loops.iter().zip(loop_ids) {
         let code = b.module.get_finalized_function(id);
+        let mut called = Vec::new();
+        walk::callees(body, std::slice::from_ref(*s), &mut called);
+        let mut globals: Vec<usize> = called
+            .iter()
+            .flat_map(|&f| fn_globals[f].iter().copied())
+            .collect();
+        globals.sort_unstable();
+        globals.dedup();
         units.insert(
             *s as *const Stmt as usize,
             LoopUnit {
@@ -275,6 +390,7 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, S
                 scalars,
                 arrays,
                 rets: rets.clone(),
+                globals,
             },
         );
     }
@@ -283,29 +399,63 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, S
         fns,
         loops: units,
         sites: b.sites,
+        refused: Vec::new(),
     })
 }
 
-/// The outermost loops of `b` that compile on their own.
-fn find_loops<'p>(
-    planner: &Planner,
+/// The outermost loops of a body that compile on their own, and the
+/// outermost ones that do not, with why.
+struct Found<'p, 'q> {
+    planner: &'q Planner<'q>,
+    dropped: &'q HashMap<usize, plan::Why>,
     body: &'p Body,
-    b: &'p [Stmt],
     ret: Rets,
-    out: &mut Vec<(&'p Body, &'p Stmt, Rets)>,
-) {
-    for s in b {
+    loops: &'q mut Vec<(&'p Body, &'p Stmt, Rets)>,
+    refused: &'q mut Vec<Refusal>,
+}
+
+impl<'p> Found<'p, '_> {
+    fn scan(&mut self, b: &'p [Stmt]) {
+        for s in b {
+            match &s.kind {
+                StmtKind::For(_) | StmtKind::While { .. } => {
+                    let why = match self.dropped.get(&(s as *const Stmt as usize)) {
+                        Some(w) => Err(w.clone()),
+                        None => self.planner.loop_why(self.body, s),
+                    };
+                    match why {
+                        Ok(()) => self.loops.push((self.body, s, self.ret.clone())),
+                        Err(why) => {
+                            let mark = self.refused.len();
+                            self.inner(s);
+                            // Only the outermost loop that stays interpreted
+                            // is listed (with the loops inside it that
+                            // compile).
+                            self.refused.truncate(mark);
+                            self.refused.insert(
+                                mark,
+                                Refusal {
+                                    unit: "loop".into(),
+                                    why,
+                                },
+                            );
+                        }
+                    }
+                }
+                _ => self.inner(s),
+            }
+        }
+    }
+
+    fn inner(&mut self, s: &'p Stmt) {
         match &s.kind {
-            StmtKind::For(_) | StmtKind::While { .. } if planner.loop_ok(body, s) => {
-                out.push((body, s, ret.clone()))
-            }
-            StmtKind::For(fl) => find_loops(planner, body, &fl.body, ret.clone(), out),
-            StmtKind::While { body: w, .. } => find_loops(planner, body, w, ret.clone(), out),
+            StmtKind::For(fl) => self.scan(&fl.body),
+            StmtKind::While { body: w, .. } => self.scan(w),
             StmtKind::If { then, els, .. } => {
-                find_loops(planner, body, then, ret.clone(), out);
-                find_loops(planner, body, els, ret.clone(), out);
+                self.scan(then);
+                self.scan(els);
             }
-            StmtKind::Block(inner) => find_loops(planner, body, inner, ret.clone(), out),
+            StmtKind::Block(inner) => self.scan(inner),
             _ => {}
         }
     }
@@ -318,10 +468,50 @@ struct Builder<'a> {
     math: HashMap<String, FuncId>,
     fn_ids: Vec<Option<FuncId>>,
     fn_sigs: Vec<Option<(Vec<Scalar>, Rets)>>,
+    /// Each function's top-level variables, by handle index.
+    fn_globals: &'a [Vec<usize>],
+    /// The top-level body (whose locals are the top-level variables).
+    main: &'a Body,
     next_name: usize,
 }
 
 impl Builder<'_> {
+    /// Every planned function and `loops`, defined and finalized: the
+    /// functions' entries and the loops' ids with their scalars and arrays.
+    #[allow(clippy::type_complexity)]
+    fn units(
+        &mut self,
+        prog: &hir::Program,
+        loops: &[(&Body, &Stmt, Rets)],
+    ) -> Result<
+        (
+            Vec<(usize, FuncId)>,
+            Vec<(FuncId, Vec<usize>, Vec<(usize, Scalar, u8)>)>,
+        ),
+        Failed,
+    > {
+        let mut entries = Vec::new();
+        for (h, f) in prog.functions.iter() {
+            if let Some(id) = self.fn_ids[h.index()] {
+                let fail = |e| Failed::Function(h.index(), e);
+                self.function(f, id).map_err(fail)?;
+                entries.push((h.index(), self.fn_entry(h.index(), id).map_err(fail)?));
+            }
+        }
+        let mut loop_ids = Vec::new();
+        for (body, s, ret) in loops {
+            let at = *s as *const Stmt as usize;
+            loop_ids.push(
+                self.loop_unit(body, s, ret.clone())
+                    .map_err(|e| Failed::Loop(at, e))?,
+            );
+        }
+        self.module
+            .finalize_definitions()
+            .map_err(|e| Failed::Whole(e.to_string()))?;
+        Ok((entries, loop_ids))
+    }
+
     fn name(&mut self, what: &str) -> String {
         self.next_name += 1;
         format!("{what}{}", self.next_name)
@@ -360,6 +550,7 @@ impl Builder<'_> {
             let mut fb = FunctionBuilder::new(&mut ctx.func, &mut fbc);
             let params = open(&mut fb);
             let rt = *params.last().expect("the runtime block");
+            let out = ret.in_memory().then(|| params[params.len() - 2]);
             let (ops, next, trap_exit, ret_exit) = exits(&mut fb);
             for &r in &ret.types {
                 fb.append_block_param(ret_exit, cl(r));
@@ -374,6 +565,7 @@ impl Builder<'_> {
                 ret_exit,
                 Exit::Function,
             );
+            g.load_globals();
             g.sync_in();
             // Every local starts at zero, as a fresh frame's slots do.
             for (l, local) in f.body.locals.iter() {
@@ -401,10 +593,24 @@ impl Builder<'_> {
                     .take(ret.types.len())
                     .collect();
             g.sync_out();
-            g.b.ins().return_(&rv);
+            match out {
+                Some(out) => {
+                    for (k, (&v, &t)) in rv.iter().zip(&ret.types).enumerate() {
+                        let bits = g.slot_bits(v, t);
+                        g.b.ins().store(lower::flags(), bits, out, 8 * k as i32);
+                    }
+                    g.b.ins().return_(&[]);
+                }
+                None => {
+                    g.b.ins().return_(&rv);
+                }
+            }
             g.b.switch_to_block(trap_exit);
             g.sync_out();
-            let zs: Vec<_> = ret.types.iter().map(|&r| zero(&mut g, r)).collect();
+            let zs: Vec<_> = match out {
+                Some(_) => Vec::new(),
+                None => ret.types.iter().map(|&r| zero(&mut g, r)).collect(),
+            };
             g.b.ins().return_(&zs);
             g.b.seal_all_blocks();
             g.b.finalize(fc);
@@ -440,8 +646,12 @@ impl Builder<'_> {
             module: &mut self.module,
             callees: Callees {
                 fns: &self.fn_ids,
+                sigs: &self.fn_sigs,
+                globals: self.fn_globals,
                 math: &self.math,
             },
+            globals: None,
+            spills: Vec::new(),
             builtins: self.builtins,
             refs: HashMap::new(),
             checked: HashMap::new(),
@@ -495,6 +705,11 @@ impl Builder<'_> {
                         .load(types::I64, lower::flags(), args, (k * 8) as i32);
                 vals.push(g.value_of(bits, t));
             }
+            if ret.in_memory() {
+                // The callee writes the elements straight into `Rt::rets`.
+                let rets = g.b.ins().iadd_imm_s(rt, OFF_RETS as i64);
+                vals.push(rets);
+            }
             vals.push(rt);
             let fref = g.func_ref(id);
             let call = g.b.ins().call(fref, &vals);
@@ -503,7 +718,9 @@ impl Builder<'_> {
             let ok = g.b.create_block();
             g.b.ins().brif(k, trap_exit, &[], ok, &[]);
             g.b.switch_to_block(ok);
-            g.store_rets(&r, &ret);
+            if !ret.in_memory() {
+                g.store_rets(&r, &ret);
+            }
             let s = g.b.ins().iconst(types::I32, NEXT as i64);
             g.b.ins().return_(&[s]);
             g.b.switch_to_block(trap_exit);
@@ -538,6 +755,7 @@ impl Builder<'_> {
         }
         let fc = self.module.isa().frontend_config();
         let (id, mut ctx) = self.declare_entry("loop", 3)?;
+        let top = std::ptr::eq(body, self.main);
         {
             let mut fbc = FunctionBuilderContext::new();
             let mut fb = FunctionBuilder::new(&mut ctx.func, &mut fbc);
@@ -554,6 +772,14 @@ impl Builder<'_> {
                 ret_exit,
                 Exit::Loop { ret },
             );
+            g.load_globals();
+            if top {
+                // The top level's own loop: its variables are the globals
+                // that the functions it calls use, held in its variables
+                // meanwhile, so they are written before and read after
+                // each such call.
+                g.spills = scalars.clone();
+            }
             g.sync_in();
             for &l in &scalars {
                 let t = scalar(body.locals[hir::LocalH::new(l)].ty).unwrap_or(Scalar::I64);

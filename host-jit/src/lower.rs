@@ -7,7 +7,9 @@ use crate::plan::scalar;
 use crate::runtime::*;
 use crate::Site;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, Block, InstBuilder, Type as ClType, Value};
+use cranelift_codegen::ir::{
+    types, Block, InstBuilder, StackSlotData, StackSlotKind, Type as ClType, Value,
+};
 use cranelift_frontend::{FunctionBuilder, Variable};
 use cranelift_module::FuncId;
 use lang::hir::{Body, ExprH, LocalH, Place, Stmt, StmtKind};
@@ -53,6 +55,10 @@ pub struct ArrVars {
 /// module, resolved into the function being built on first use.
 pub struct Callees<'a> {
     pub fns: &'a [Option<FuncId>],
+    /// Each compiled function's parameters and results.
+    pub sigs: &'a [Option<(Vec<Scalar>, crate::Rets)>],
+    /// Each function's top-level variables.
+    pub globals: &'a [Vec<usize>],
     pub math: &'a HashMap<String, FuncId>,
 }
 
@@ -83,6 +89,12 @@ pub struct Gen<'a, 'b> {
     /// range was checked to lie within that axis, an index that is the
     /// loop variable needs no check of its own.
     pub in_bounds: Vec<(usize, usize, usize)>,
+    /// The top-level frame's scalar slots ([`Rt::globals`]), loaded once
+    /// at the unit's start.
+    pub globals: Option<Value>,
+    /// In a loop of the top level: its scalar locals, which are top-level
+    /// variables a called function may read or write in the frame.
+    pub spills: Vec<usize>,
 }
 
 impl Gen<'_, '_> {
@@ -114,6 +126,17 @@ impl Gen<'_, '_> {
     pub fn dead(&mut self) {
         let blk = self.b.create_block();
         self.b.switch_to_block(blk);
+    }
+
+    /// Load the top-level slots' address (in the unit's entry block).
+    pub fn load_globals(&mut self) {
+        self.globals = Some(self.load_rt(PTR, OFF_GLOBALS));
+    }
+
+    /// The address of top-level variable `l`'s slot.
+    pub fn global_addr(&mut self, l: LocalH) -> Value {
+        let base = self.globals.expect("loaded at the unit's start");
+        self.b.ins().iadd_imm_s(base, 8 * l.index() as i64)
     }
 
     pub fn load_rt(&mut self, t: ClType, off: i32) -> Value {
@@ -240,7 +263,23 @@ impl Gen<'_, '_> {
                 Place::Element { array, indices } => {
                     self.store_elem(*array, indices, *op, *value, s.span)
                 }
-                Place::Global(_) => unreachable!("planned out"),
+                Place::Global(g) => {
+                    // The value's type is the variable's (the interpreter
+                    // stores the value's slot bits).
+                    let t = self.ty(*value);
+                    let addr = self.global_addr(*g);
+                    let v = match op {
+                        None => self.expr(*value),
+                        Some(op) => {
+                            let bits = self.b.ins().load(types::I64, flags(), addr, 0);
+                            let x = self.value_of(bits, t);
+                            let y = self.expr(*value);
+                            self.arith(*op, t, x, y, s.span)
+                        }
+                    };
+                    let bits = self.slot_bits(v, t);
+                    self.b.ins().store(flags(), bits, addr, 0);
+                }
             },
             StmtKind::Expr(e) => {
                 if let lang::hir::Expr::Call(f, args) = &self.body.exprs[*e] {
@@ -609,11 +648,57 @@ impl Gen<'_, '_> {
         self.tick(span, true);
         self.sync_out();
         let id = self.callees.fns[f.index()].expect("planned: a compiled callee");
+        let rets = self.callees.sigs[f.index()]
+            .as_ref()
+            .map(|s| s.1.clone())
+            .unwrap_or_default();
         let fref = self.func_ref(id);
         let mut argv = vals;
+        let out = rets.in_memory().then(|| {
+            let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                8 * rets.types.len() as u32,
+                3,
+            ));
+            argv.push(self.b.ins().stack_addr(PTR, slot, 0));
+            slot
+        });
         argv.push(self.rt);
+        let shared: Vec<usize> = self
+            .spills
+            .iter()
+            .copied()
+            .filter(|l| self.callees.globals[f.index()].contains(l))
+            .collect();
+        for &l in &shared {
+            let var = self.var(l);
+            let v = self.b.use_var(var);
+            let t = self.local_ty(LocalH::new(l));
+            let bits = self.slot_bits(v, t);
+            let addr = self.global_addr(LocalH::new(l));
+            self.b.ins().store(flags(), bits, addr, 0);
+        }
         let call = self.b.ins().call(fref, &argv);
-        let r = self.b.inst_results(call).to_vec();
+        let mut r = self.b.inst_results(call).to_vec();
+        if let Some(slot) = out {
+            r = rets
+                .types
+                .iter()
+                .enumerate()
+                .map(|(k, &t)| {
+                    let bits = self.b.ins().stack_load(PTR, types::I64, slot, 8 * k as i32);
+                    self.value_of(bits, t)
+                })
+                .collect();
+        }
+        for &l in &shared {
+            let addr = self.global_addr(LocalH::new(l));
+            let bits = self.b.ins().load(types::I64, flags(), addr, 0);
+            let t = self.local_ty(LocalH::new(l));
+            let v = self.value_of(bits, t);
+            let var = self.var(l);
+            self.b.def_var(var, v);
+        }
         self.sync_in();
         let depth = self.load_rt(types::I64, OFF_DEPTH);
         let d0 = self.b.ins().iadd_imm_s(depth, -1);

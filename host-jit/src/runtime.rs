@@ -55,7 +55,11 @@ pub struct Rt {
     /// The interpreter's own state for `check`.
     pub hook: *mut c_void,
     /// The slot bits of a returned tuple's elements.
-    pub rets: [u64; 8],
+    pub rets: [u64; lang::Tuple::MAX],
+    /// The top-level frame's scalar slots, which compiled code reads and
+    /// writes a top-level variable in (the interpreter's own storage, so
+    /// its view stays the same); null when the unit uses none.
+    pub globals: *mut u64,
 }
 
 pub const OFF_OPS: i32 = 0;
@@ -70,6 +74,7 @@ pub const OFF_TRAP_INDEX: i32 = 56;
 pub const OFF_TRAP_EXTENT: i32 = 64;
 pub const OFF_CHECK: i32 = 72;
 pub const OFF_RETS: i32 = 88;
+pub const OFF_GLOBALS: i32 = OFF_RETS + 8 * lang::Tuple::MAX as i32;
 
 /// One array of a compiled loop: its elements and its extents (unused
 /// axes 1).
@@ -83,7 +88,8 @@ pub struct ArrDesc {
 pub const DESC_SIZE: i32 = 32;
 
 /// A compiled function's entry: arguments as slot bits; the result goes to
-/// [`Rt::ret`]. Returns [`NEXT`] or [`TRAP`].
+/// [`Rt::ret`] (a tuple's elements to [`Rt::rets`]). Returns [`NEXT`] or
+/// [`TRAP`].
 pub type FnEntry = unsafe extern "C" fn(args: *const u64, rt: *mut Rt) -> u32;
 
 /// A compiled loop's entry: the frame's scalar slots (read at the start,
@@ -216,6 +222,7 @@ mod tests {
         );
         assert_eq!(offset_of!(Rt, check), OFF_CHECK as usize);
         assert_eq!(offset_of!(Rt, rets), OFF_RETS as usize);
+        assert_eq!(offset_of!(Rt, globals), OFF_GLOBALS as usize);
         assert_eq!(std::mem::size_of::<ArrDesc>(), DESC_SIZE as usize);
     }
 }

@@ -214,3 +214,34 @@ fn exprs_of(b: &[Stmt], out: &mut Vec<ExprH>) {
         }
     }
 }
+
+/// Push the index of every function that statements `b` call directly.
+pub fn callees(body: &Body, b: &[Stmt], out: &mut Vec<usize>) {
+    let mut es = Vec::new();
+    exprs_of(b, &mut es);
+    for e in es {
+        calls_in(body, e, out);
+    }
+}
+
+fn calls_in(body: &Body, e: ExprH, out: &mut Vec<usize>) {
+    match &body.exprs[e] {
+        Expr::Call(f, args) => {
+            out.push(f.index());
+            args.iter().for_each(|&a| calls_in(body, a, out));
+        }
+        Expr::Unary(_, a) | Expr::Cast(a, _) => calls_in(body, *a, out),
+        Expr::Binary(_, a, b) => {
+            calls_in(body, *a, out);
+            calls_in(body, *b, out);
+        }
+        Expr::Index(a, ix) => {
+            calls_in(body, *a, out);
+            ix.iter().for_each(|&i| calls_in(body, i, out));
+        }
+        Expr::Builtin(_, args) | Expr::Array(_, args) | Expr::Tuple(args) => {
+            args.iter().for_each(|&a| calls_in(body, a, out));
+        }
+        _ => {}
+    }
+}

@@ -111,7 +111,7 @@ pub struct Tuple {
 
 impl Tuple {
     /// The most elements a tuple may have.
-    pub const MAX: usize = 8;
+    pub const MAX: usize = 16;
 
     /// A tuple of these element types (None: fewer than 2 or more than
     /// [`Tuple::MAX`]).

@@ -4,6 +4,7 @@
 //! `runs` runs. Sizes are [`Sizes::GPU`], or the smaller [`Sizes::CPU`] on a
 //! CPU device (lavapipe), where the full sizes take minutes.
 
+pub mod host;
 mod latency;
 pub use latency::bench_latency;
 

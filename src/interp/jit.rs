@@ -4,6 +4,7 @@
 //! access) and its arrays set, of the planned element type and rank;
 //! otherwise the interpreter's own closure runs it.
 
+use super::deferred::{deferred_access, Touch};
 use super::machine::{CExpr, Ctx, St};
 use super::native::{describe, enter};
 use super::scalar::Sc;
@@ -25,9 +26,13 @@ impl Compiler<'_> {
         let Some(u) = jit.loop_unit(s) else {
             return interp;
         };
-        // Reductions into a variable it uses may be pending: their checks
-        // happen per access.
-        if u.scalars.iter().any(|l| self.watched.contains(l)) {
+        // Reductions into a variable it uses (or a function it calls uses)
+        // may be pending: their checks happen per access.
+        if u.scalars
+            .iter()
+            .chain(&u.globals)
+            .any(|l| self.watched.contains(l))
+        {
             return interp;
         }
         let jit = jit.clone();
@@ -49,7 +54,8 @@ impl Compiler<'_> {
                 return interp(fr, cx);
             };
             let slots = fr.s.as_mut_ptr();
-            let (status, ret, rets) = enter(cx, &jit.sites, |rt| {
+            let globals = top_slots(cx, slots);
+            let (status, ret, rets) = enter(cx, &jit.sites, globals, |rt| {
                 // SAFETY: the entry was compiled for this loop: it reads and
                 // writes only the slots of locals it names (all within the
                 // frame of this body) and elements of the arrays described,
@@ -78,7 +84,8 @@ impl Compiler<'_> {
         let jit = jit.clone();
         let args: Vec<CExpr> = args.iter().map(|&a| self.expr(a)).collect();
         let n_rets = u.rets.types.len();
-        let run = move |fr: &mut Frame, cx: &mut Ctx| -> R<(u64, [u64; 8])> {
+        let globals: Vec<usize> = u.globals.clone();
+        let run = move |fr: &mut Frame, cx: &mut Ctx| -> R<(u64, [u64; lang::Tuple::MAX])> {
             let mut bits = [0u64; 8];
             let mut more = Vec::new();
             let argv: &mut [u64] = if args.len() <= bits.len() {
@@ -90,9 +97,18 @@ impl Compiler<'_> {
             for (b, a) in argv.iter_mut().zip(&args) {
                 *b = a.eval_bits(fr, cx)?;
             }
+            // As the interpreter's call: a function using top-level
+            // variables called from the top level first lands the
+            // reductions pending into them.
+            if !globals.is_empty() && cx.globals.is_none() && !cx.deferred.is_empty() {
+                for &g in &globals {
+                    deferred_access(fr, cx, g, Touch::Read, span)?;
+                }
+            }
             cx.enter_call(span)?;
             let p = argv.as_ptr();
-            let r = enter(cx, &jit.sites, |rt| {
+            let top = top_slots(cx, fr.s.as_mut_ptr());
+            let r = enter(cx, &jit.sites, top, |rt| {
                 // SAFETY: the entry reads one slot per parameter from `p`.
                 unsafe { entry(p, rt) }
             });
@@ -111,5 +127,15 @@ impl Compiler<'_> {
             }
             _ => CExpr::Unit(Box::new(move |fr, cx| run(fr, cx).map(|_| ()))),
         })
+    }
+}
+
+/// The top-level frame's scalar slots: lent to the context while a function
+/// that uses them runs, else the frame running now (only the top level
+/// runs with them not lent, as the interpreter's call assumes).
+fn top_slots(cx: &mut Ctx, here: *mut u64) -> *mut u64 {
+    match cx.globals.as_mut() {
+        Some(g) => g.s.as_mut_ptr(),
+        None => here,
     }
 }

@@ -39,6 +39,9 @@ pub fn compile(prog: &lang::hir::Program, builtins: &lang::Builtins) -> Option<R
     if tracing() {
         let (f, l) = j.counts();
         errln!("jit: {f} function(s) and {l} loop(s) compiled");
+        for r in &j.refused {
+            errln!("jit: {} stays interpreted: {}", r.unit, r.why.what);
+        }
     }
     (!j.is_empty()).then(|| Rc::new(j))
 }
@@ -125,13 +128,18 @@ unsafe extern "C" fn check(rt: *mut Rt, site: u32) -> u32 {
     }
 }
 
+/// A compiled run's status, scalar result and tuple elements.
+pub type Ran = (u32, u64, [u64; lang::Tuple::MAX]);
+
 /// Run compiled code `f` with the context's count, depth and limits, and
-/// put them back after; a trap becomes the interpreter's error.
+/// put them back after; a trap becomes the interpreter's error. `globals`
+/// is the top-level frame's scalar slots (null when the code uses none).
 pub fn enter(
     cx: &mut Ctx,
     sites: &[Site],
+    globals: *mut u64,
     f: impl FnOnce(*mut Rt) -> u32,
-) -> R<(u32, u64, [u64; 8])> {
+) -> R<Ran> {
     let mut hook = Hook {
         cx: cx as *mut Ctx,
         sites,
@@ -146,7 +154,8 @@ pub fn enter(
         trap: Trap::default(),
         check,
         hook: &mut hook as *mut Hook as *mut c_void,
-        rets: [0; 8],
+        rets: [0; lang::Tuple::MAX],
+        globals,
     };
     let status = f(&mut rt);
     cx.ops = rt.ops;

@@ -139,7 +139,10 @@ struct Pending {
 /// The pending accesses of every device of a backend.
 #[derive(Default)]
 pub struct Tracker {
-    ops: Vec<Pending>,
+    /// By array id: a program that launches async kernels on fresh arrays
+    /// (private-array copies) and never waits keeps one entry per launch,
+    /// and every host access looks at its own array's entries only.
+    ops: FxHashMap<u64, Vec<Pending>>,
     /// Per (device, queue): the value of each other queue of the device
     /// it is known to have waited for on the device.
     joins: FxHashMap<(usize, QueueId), FxHashMap<QueueId, u64>>,
@@ -161,7 +164,8 @@ impl Tracker {
     pub fn queues(&self, dev: usize) -> Vec<QueueId> {
         let mut v: Vec<QueueId> = self
             .ops
-            .iter()
+            .values()
+            .flatten()
             .filter(|p| p.dev == dev)
             .map(|p| p.queue)
             .collect();
@@ -179,8 +183,12 @@ impl Tracker {
         if let Some(m) = self.joins.get(&(dev, queue)) {
             upto.extend(m.iter().map(|(&q, &v)| (q, v)));
         }
-        self.ops
-            .retain(|p| !(p.dev == dev && upto.iter().any(|&(q, v)| p.queue == q && p.value <= v)));
+        self.ops.retain(|_, ps| {
+            ps.retain(|p| {
+                !(p.dev == dev && upto.iter().any(|&(q, v)| p.queue == q && p.value <= v))
+            });
+            !ps.is_empty()
+        });
     }
 
     /// Queue `into` of `dev` waits on the device for `from` to reach `value`.
@@ -222,7 +230,7 @@ impl Tracker {
         span: Span,
         what: &str,
     ) -> Result<(), Box<Diag>> {
-        for p in &self.ops {
+        for p in self.ops.get(&acc.array).into_iter().flatten() {
             // Disjoint rows, or none (a kernel that touches nothing of it).
             if p.acc.array != acc.array
                 || p.acc.hi <= acc.lo
@@ -321,7 +329,8 @@ impl Tracker {
         span: Span,
         what: &'static str,
     ) {
-        if let Some(p) = self.ops.iter_mut().find(|p| {
+        let ps = self.ops.entry(acc.array).or_default();
+        if let Some(p) = ps.iter_mut().find(|p| {
             p.dev == dev
                 && p.queue == queue
                 && p.acc.array == acc.array
@@ -335,7 +344,7 @@ impl Tracker {
             p.what = what;
             return;
         }
-        self.ops.push(Pending {
+        ps.push(Pending {
             dev,
             queue,
             value,
@@ -355,7 +364,7 @@ impl Tracker {
         span: Span,
     ) -> Result<(), Box<Diag>> {
         let host = if write { Mode::Write } else { Mode::Read };
-        for p in &self.ops {
+        for p in self.ops.get(&array).into_iter().flatten() {
             if p.acc.array != array
                 || p.acc.hi <= lo
                 || hi <= p.acc.lo

@@ -41,9 +41,9 @@ cases! {
     tuple_of_one: "accl::type::tuple_arity" =>
         "fn f() -> (f64) {\n    return 1.0;\n}";
     tuple_of_too_many: "accl::type::tuple_arity" =>
-        "fn f() -> (i32, i32, i32, i32, i32, i32, i32, i32, i32) {\n    return (1, 2, 3, 4, 5, 6, 7, 8, 9);\n}";
+        "fn f() -> (i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32) {\n    return (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17);\n}";
     tuple_literal_of_too_many: "accl::type::tuple_arity" =>
-        "let (a, b, c, d, e, f, g, h, i) = (1, 2, 3, 4, 5, 6, 7, 8, 9);";
+        "let (a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q) = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17);";
     tuple_binding_a_name_twice: "accl::name::duplicate_binding" =>
         &format!("{TWO}let (a, a) = two(1.0);");
     tuple_literal_holding_an_array: "accl::type::tuple_element" =>
