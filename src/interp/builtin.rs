@@ -224,6 +224,22 @@ fn ty_arg(v: &RtVal) -> Scalar {
 
 /// The devices of type `t` (`"any"`: every one), by device number.
 fn devices_of_type(cx: &Ctx, t: &str, span: Span) -> R<Vec<usize>> {
+    let b = cx.backend.clone();
+    // `acc_device_default` is the type of the default device (device 0),
+    // as NVHPC and GCC take it; `acc_device_not_host` every device that
+    // is not the host.
+    if t == "default" || t == "not_host" {
+        let first = b.device_props(0).map(|p| p.kind);
+        return Ok((0..b.num_devices())
+            .filter(|&d| {
+                let kind = b.device_props(d).map(|p| p.kind);
+                match t {
+                    "default" => kind == first,
+                    _ => kind.is_some_and(|k| k != "host"),
+                }
+            })
+            .collect());
+    }
     if !matches!(t, "gpu" | "cpu" | "host" | "other" | "any") {
         return Err(Box::new(
             lang::Diag::error(
@@ -232,10 +248,9 @@ fn devices_of_type(cx: &Ctx, t: &str, span: Span) -> R<Vec<usize>> {
                 span,
                 "the device types are \"gpu\", \"cpu\", \"host\", \"other\" and \"any\"",
             )
-            .with_help("acc_get_device_type() gives the current device's type"),
+            .with_help("acc_get_device_type() gives the current device's type; acc_device_default the default device's"),
         ));
     }
-    let b = cx.backend.clone();
     Ok((0..b.num_devices())
         .filter(|&d| t == "any" || b.device_props(d).is_some_and(|p| p.kind == t))
         .collect())

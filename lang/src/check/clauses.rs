@@ -224,6 +224,7 @@ fn repeatable(name: &str) -> bool {
     matches!(
         name,
         "reduction"
+            | "wait"
             | "private"
             | "firstprivate"
             | "use_device"
@@ -505,7 +506,19 @@ impl Checker<'_> {
                         Some(e) => AsyncQueue::Queue(self.int_arg(e)),
                     })
                 }
-                ("wait", _) => c.wait = Some(self.int_args(list)),
+                // Several `wait` clauses wait for every queue they name
+                // (a bare `wait`, for every queue).
+                ("wait", _) => {
+                    let more = self.int_args(list);
+                    c.wait = Some(match c.wait.take() {
+                        Some(prev) if prev.is_empty() || more.is_empty() => Vec::new(),
+                        Some(mut prev) => {
+                            prev.extend(more);
+                            prev
+                        }
+                        None => more,
+                    });
+                }
                 ("if", _) => c.if_ = Some(self.cond(&list[0])),
                 ("num_gangs", _) => c.num_gangs = Some(self.gang_count(list)),
                 (ast::GANG_DIM, _) => match self.const_int(&list[0]) {

@@ -64,6 +64,7 @@ impl Checker<'_> {
         let mut ok = clauses_ok && self.required_clauses(d, &clauses).is_some();
         if d.kind == DK::Loop {
             ok &= self.loop_in_routine(d, &clauses);
+            ok &= self.loop_nesting(d, &clauses);
         }
         let kernel = matches!(d.kind, DK::ParallelLoop | DK::Parallel);
         let id = if kernel {
@@ -524,6 +525,47 @@ fn loop_level(c: &hir::Clauses) -> Option<hir::Level> {
 }
 
 impl Checker<'_> {
+    /// OpenACC 3.3 (2.9.3-2.9.5): a `loop worker` or `loop vector` holds
+    /// no loop of its own level or above (a `vector` loop in a `vector`
+    /// loop, a `worker` or `gang` loop in a `worker` loop); only `loop seq`
+    /// or a loop with no level.
+    fn loop_nesting(&mut self, d: &ast::Directive, c: &hir::Clauses) -> bool {
+        use hir::Level as L;
+        let Some(mine) = loop_level(c) else {
+            return true;
+        };
+        let outer = self
+            .dev
+            .iter()
+            .rev()
+            .filter(|f| f.kind == DK::Loop)
+            .find_map(|f| f.level.filter(|&l| l <= L::Worker).map(|l| (l, f.kind_span)));
+        let Some((level, at)) = outer else {
+            return true;
+        };
+        if mine < level {
+            return true;
+        }
+        let more = if level == L::Vector {
+            ", or make the outer loop `worker` (or `gang`)"
+        } else {
+            ""
+        };
+        self.err(
+            Diag::error(
+                "accl::device::loop_nesting",
+                format!("a `loop {}` cannot be inside a `loop {}`", mine.name(), level.name()),
+                d.kind_span,
+                "nested here",
+            )
+            .with_label(at, format!("this `{}` loop", level.name()))
+            .with_help(format!(
+                "OpenACC nests gang, then worker, then vector: give the inner loop a lower level, or `seq`{more}"
+            )),
+        );
+        false
+    }
+
     /// A `loop` reduction into a scalar of the host that the compute
     /// construct does not reduce: OpenACC 3.3 (2.6.2, 2.9.11) makes it
     /// `copy` on the construct and combines it over every gang, so its

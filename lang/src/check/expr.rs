@@ -393,6 +393,9 @@ impl Checker<'_> {
                     }
                     self.push(hir::Expr::Local(l), ty, span)
                 }
+                Some(Binding::Global(l)) if !self.dev.is_empty() => {
+                    self.global_in_construct(l, name, span)
+                }
                 Some(Binding::Global(l)) => match self.global_use(l, name, span) {
                     Some(ty) => self.push(hir::Expr::Global(l), ty, span),
                     None => self.error_expr(span),
@@ -753,6 +756,14 @@ impl Checker<'_> {
                         self.note_read(l, a.span);
                     }
                     self.push(hir::Expr::Local(l), ty, a.span)
+                }
+                Some(Binding::Global(_)) if write && !self.dev.is_empty() => {
+                    // Through the construct's hidden local, written.
+                    let (h, ty) = self.expr(a, None);
+                    if let (&hir::Expr::Local(l), Type::Array(..)) = (&self.body.exprs[h], ty) {
+                        self.note_array(l, a.span, true);
+                    }
+                    (h, ty)
                 }
                 _ => self.expr(a, None),
             },

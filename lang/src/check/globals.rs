@@ -45,6 +45,59 @@ impl Checker<'_> {
         Some(ty)
     }
 
+    /// A read of top-level variable `l` in a compute construct inside a
+    /// function: the function reads it just before the construct into a
+    /// hidden local (once per construct), which the construct captures as
+    /// it captures any local (firstprivate for a scalar; the same array
+    /// for an array), as NVHPC and GCC give a kernel a global's value.
+    pub(super) fn global_in_construct(
+        &mut self,
+        l: LocalH,
+        name: &str,
+        span: Span,
+    ) -> (crate::hir::ExprH, Type) {
+        let Some(frame) = self.dev.first() else {
+            return self.error_expr(span);
+        };
+        let (base, construct) = (frame.scope_base, frame.kind_span);
+        let ty = self.out.main.locals[l].ty;
+        if ty == Type::Str {
+            self.host_string(span);
+        }
+        if let Some(f) = self.body.func {
+            let uses = &mut self.fn_facts[f.index()].globals;
+            if !uses.iter().any(|&(g, _)| g == l) {
+                uses.push((l, span));
+            }
+        }
+        let hidden = format!("{name}#global@{}", construct.start);
+        if self.lookup(&hidden).is_none() {
+            let (init, _) = self.push(crate::hir::Expr::Global(l), ty, span);
+            let local = self.body.locals.append(
+                crate::hir::Local {
+                    name: hidden.clone(),
+                    ty,
+                    mutable: false,
+                    constant: false,
+                    data_scalar: false,
+                },
+                span,
+            );
+            self.body.local_scope.push(base - 1);
+            if let Some(s) = self.scopes.get_mut(base - 1) {
+                s.names.insert(hidden.clone(), (super::Binding::Local(local), span));
+            }
+            self.hoisted.push(crate::hir::Stmt {
+                kind: crate::hir::StmtKind::Let { local, init },
+                span,
+            });
+        }
+        self.expr(
+            &crate::ast::Expr::new(crate::ast::ExprKind::Var(hidden), span),
+            None,
+        )
+    }
+
     /// After every body: which functions reach top-level variables (through
     /// calls too), and top-level calls that would run before a `let` they
     /// need.
