@@ -392,13 +392,15 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
         Ok(_) if messages.is_empty() => ExitCode::SUCCESS,
         Ok(_) => ExitCode::FAILURE,
         Err(e) => {
-            // `exit(code)` ends the run with its status, quietly.
+            // `exit(code)` ends the run with its status, quietly. The shell
+            // sees the low byte, as C's `exit` gives it: `exit(-1)` is 255
+            // (a failure), `exit(300)` is 44.
             if let Some(code) = e.diags.first().and_then(crate::interp::error::exit_code) {
-                let code = code.clamp(0, 255);
-                if code != 0 && crate::mpi::launched() {
-                    crate::mpi::abort(code);
+                let status = (code & 255) as u8;
+                if status != 0 && crate::mpi::launched() {
+                    crate::mpi::abort(i32::from(status));
                 }
-                return ExitCode::from(code as u8);
+                return ExitCode::from(status);
             }
             print_diags(&e.source, &e.diags);
             ExitCode::FAILURE

@@ -153,6 +153,19 @@ fn run_reads_stdin_skips_a_shebang_and_exits_with_a_code() {
 }
 
 #[test]
+fn exit_gives_the_shell_the_low_byte_as_c_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("e.accl");
+    // n & 255 worked by hand: -1 -> 255, -2 -> 254, 300 -> 44, 256 -> 0.
+    for (n, status) in [(-1, 255), (-2, 254), (300, 44), (256, 0), (3, 3)] {
+        std::fs::write(&f, format!("exit({n});\n")).unwrap();
+        let out = accl().args(["run", "--host"]).arg(&f).output().unwrap();
+        assert_eq!(out.status.code(), Some(status), "exit({n})");
+        assert!(out.stderr.is_empty(), "exit({n}) is quiet");
+    }
+}
+
+#[test]
 fn run_passes_parameters_after_the_file_or_after_two_dashes() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("p.accl");
