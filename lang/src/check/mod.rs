@@ -112,9 +112,34 @@ pub fn check_source(src: &str, builtins: &Builtins) -> Result<Checked, Vec<Diag>
 fn check_source_here(src: &str, builtins: &Builtins) -> Result<Checked, Vec<Diag>> {
     let (ast, diags) = crate::parse(src);
     if !diags.is_empty() {
-        return Err(diags);
+        return Err(after_parse_errors(&ast, src, builtins, &[], diags));
     }
     check(&ast, src, builtins, &[])
+}
+
+/// The syntax errors `parse` found, then the type errors in what did parse,
+/// so one syntax error does not hide every error after it. What a missing
+/// statement may have caused is left out: an error at or inside a syntax
+/// error, and an unknown name (its `let` or `fn` may be what failed).
+pub fn after_parse_errors(
+    prog: &ast::Program,
+    src: &str,
+    builtins: &Builtins,
+    globals: &[Global],
+    mut diags: Vec<Diag>,
+) -> Vec<Diag> {
+    let Err(found) = check(prog, src, builtins, globals) else {
+        return diags;
+    };
+    let syntax: Vec<Span> = diags.iter().map(Diag::span).collect();
+    let caused = |d: &Diag| {
+        let s = d.span();
+        d.code.starts_with("accl::name::")
+            || syntax.iter().any(|e| s.start <= e.end && e.start <= s.end)
+    };
+    diags.extend(found.into_iter().filter(|d| d.is_error() && !caused(d)));
+    diags.sort_by_key(|d| (d.span().start, d.span().end));
+    diags
 }
 
 #[derive(Debug, Clone, Copy)]
