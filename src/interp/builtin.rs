@@ -518,12 +518,16 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                 Err(bytes) => return Err(error::out_of_memory(span, "string", bytes)),
             }
         }
-        "print" | "println" => {
+        "print" | "println" | "eprint" | "eprintln" => {
             let mut s: String = args.iter().map(show).collect();
-            if name == "println" {
+            if name.ends_with("ln") {
                 s.push('\n');
             }
-            (cx.out)(&s);
+            if name.starts_with('e') {
+                (cx.err)(&s);
+            } else {
+                (cx.out)(&s);
+            }
             RtVal::Unit
         }
         "assert" => {
@@ -561,7 +565,11 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             let t = ty_arg(&args[0]);
             let limit = cx.memory_limit();
             match stdlib::csvio::load_within(&path, t, limit / t.size().max(1)) {
-                Ok(r) => RtVal::Array(r.map_err(|e| error::io(sp(1), &path, e))?),
+                Ok(r) => RtVal::Array(r.map_err(|e| match e {
+                    stdlib::csvio::CsvError::Parse { .. }
+                    | stdlib::csvio::CsvError::Ragged { .. } => error::bad_table(sp(1), &path, e),
+                    e => error::io(sp(1), &path, e),
+                })?),
                 Err(n) => {
                     let bytes = n.saturating_mul(t.size());
                     return Err(error::memory_limit(span, "table", bytes, limit));

@@ -257,6 +257,8 @@ pub struct Ctx {
     /// When the running input must stop (from `time_limit`).
     pub deadline: Option<Instant>,
     pub out: Sink,
+    /// Where `eprint`/`eprintln` go.
+    pub err: Sink,
     /// File-system access: the directory relative paths resolve against, or
     /// None when access is off.
     pub fs: Option<PathBuf>,
@@ -337,6 +339,7 @@ impl Default for Ctx {
             time_limit: None,
             deadline: None,
             out: Box::new(write_stdout),
+            err: Box::new(write_stderr),
             fs: None,
             host_fns: HashMap::new(),
             host_val_fns: HashMap::new(),

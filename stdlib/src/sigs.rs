@@ -758,6 +758,20 @@ pub fn builtins() -> Builtins {
     add(&mut b, "println", "println(values..)", Io, print_rule);
     add(
         &mut b,
+        "eprint",
+        "eprint(values..): print to stderr",
+        Io,
+        print_rule,
+    );
+    add(
+        &mut b,
+        "eprintln",
+        "eprintln(values..): println to stderr",
+        Io,
+        print_rule,
+    );
+    add(
+        &mut b,
         "assert",
         "assert(condition, \"message\")",
         Host,
