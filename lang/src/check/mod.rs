@@ -37,7 +37,7 @@ mod routine_clauses;
 mod routines;
 mod sections;
 mod sizes;
-pub use sizes::size_error;
+pub use sizes::{size_error, MAX_LANES};
 mod tuples;
 mod update;
 
