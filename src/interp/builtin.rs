@@ -448,7 +448,7 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             let k = int(&args[0]);
             let given = usize::try_from(k).ok().and_then(|k| cx.args.get(k));
             let text = match (given, args.get(1)) {
-                (Some(t), _) if name == "arg" => return Ok(RtVal::Str(t.clone())),
+                (Some(t), _) if name == "arg" => return Ok(RtVal::Str(Rc::new(t.to_string()))),
                 (Some(t), _) => t.clone(),
                 (None, Some(default)) => return Ok(default.clone()),
                 (None, None) => return Err(error::missing_arg(sp(0), k, cx.args.len())),
@@ -472,7 +472,7 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             match (var, args.get(1)) {
                 (Some(v), _) => RtVal::Str(v.into()),
                 (None, Some(default)) => default.clone(),
-                (None, None) => RtVal::Str("".into()),
+                (None, None) => RtVal::Str(Rc::default()),
             }
         }
         "join" => {
@@ -725,7 +725,7 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                     .device_props(cx.device)
                     .map_or("other", |p| p.kind),
             };
-            RtVal::Str(kind.into())
+            RtVal::Str(Rc::new(kind.to_string()))
         }
         "acc_get_property" | "acc_get_property_string" => {
             let mut d = int(&args[0]);

@@ -12,7 +12,7 @@ use super::device::{host_memory, DeviceProps};
 use super::error;
 use super::present::{Env, EnvRef, PresentRow, PresentTable};
 use super::queue::QueueId;
-use super::value::{Flow, Frame, RtVal, R};
+use super::value::{Flow, Frame, RtVal, Text, R};
 use super::wait::{Progress, WaitLimits};
 use lang::hir::{self, DataKind, DirectiveKind as DK};
 use lang::{ast::ReductionOp, Scalar, Span, Value};
@@ -50,7 +50,7 @@ pub enum CExpr {
     F64(Ex<f64>),
     Arr(Ex<Array>),
     Unit(Ex<()>),
-    Str(Ex<Rc<str>>),
+    Str(Ex<Text>),
     Type(Scalar),
     /// The bits of a tuple's elements (see tuple.rs).
     Tuple(Ex<Vec<u64>>),
