@@ -153,8 +153,8 @@ pub(crate) fn habit(toks: &[(usize, Tok<'_>, usize)], k: usize, src: &str) -> Op
             .or(close);
         return Some(Habit {
             label: "C's `for (init; cond; step)`".into(),
-            help: "accl's counted loop is `for i in lo..hi { .. }` (`lo..=hi` to include hi); \
-                   any other loop, counting down too, is `while cond { .. }`"
+            help: "accl's counted loop is `for i in lo..hi { .. }` (`lo..=hi` to include hi, \
+                   `rev(lo..hi)` to count down); any other loop is `while cond { .. }`"
                 .into(),
             reach: body_end.map(|e| Span::new(toks[k].0, toks[e].2)),
         });

@@ -88,6 +88,18 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
             }
         }
     }
+    // `rev` is a keyword only in `for x in rev(..)`.
+    for i in 3..toks.len().saturating_sub(1) {
+        if let (Tok::For, Tok::Ident(_), Tok::In, Tok::Ident("rev"), Tok::LParen) = (
+            toks[i - 3].1,
+            toks[i - 2].1,
+            toks[i - 1].1,
+            toks[i].1,
+            toks[i + 1].1,
+        ) {
+            toks[i].1 = Tok::Rev;
+        }
+    }
     data_modifiers(&mut toks);
     loop_modifiers(&mut toks);
     named_routines(&mut toks);

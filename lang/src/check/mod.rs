@@ -20,6 +20,7 @@ mod construct;
 mod declare;
 mod declare_data;
 mod defaults;
+mod descending;
 mod device;
 mod expr;
 mod foreach;
@@ -642,6 +643,7 @@ impl<'b> Checker<'b> {
                 self.loop_stack.pop();
                 hir::StmtKind::While { cond: c, body }
             }
+            K::For(f) if f.rev => self.descending(f),
             K::For(f) => hir::StmtKind::For(self.for_loop(f)),
             K::ForEach(f) => self.for_each(f),
             K::Break | K::Continue => {
@@ -887,6 +889,11 @@ impl<'b> Checker<'b> {
     /// Check a loop's bounds and declare its variable in a new scope (left
     /// open for the body; the caller pops it).
     fn loop_header(&mut self, f: &ast::ForLoop) -> hir::LoopHeader {
+        // A plain `for` statement counts down in `descending`; here are a
+        // construct's own loops.
+        if f.rev {
+            self.err(descending::descending_construct_loop(f));
+        }
         let (lo, lt) = self.expr(&f.lo, None);
         let (hi, ht) = self.expr(&f.hi, None);
         let ty = match self.unify(lo, lt, hi, ht, f.lo.span.to(f.hi.span), None) {
