@@ -74,7 +74,9 @@ fn strings_live_across_evals_and_through_the_api() {
         matches!(&v, Some(Val::Str(s)) if &**s == "accl: abab"),
         "{v:?}"
     );
-    let r = e.call_fn("twice", &[Val::Str(std::rc::Rc::new("xy".into()))]).unwrap();
+    let r = e
+        .call_fn("twice", &[Val::Str(std::rc::Rc::new("xy".into()))])
+        .unwrap();
     assert!(matches!(&r, Some(Val::Str(s)) if &**s == "xyxy"), "{r:?}");
     // A number is not a string.
     assert_eq!(e.get_str("nothing"), None);
