@@ -107,6 +107,9 @@ pub fn load_within(
     read_table(file, t, max_values)
 }
 
+/// One line's fields and its line number (from 1).
+type Record = Result<(u64, Vec<String>), CsvError>;
+
 /// Whether the first line that is not blank has a comma in it (else the
 /// columns are separated by white space). Looks only into the buffer: a
 /// first line longer than it is read as comma-separated if the buffer
@@ -138,7 +141,7 @@ pub fn read_table(
     }
     let mut file = std::io::BufReader::with_capacity(1 << 16, file);
     let commas = tri!(comma_separated(&mut file).map_err(CsvError::Io));
-    let records: Box<dyn Iterator<Item = Result<(u64, Vec<String>), CsvError>>> = if commas {
+    let records: Box<dyn Iterator<Item = Record>> = if commas {
         let rd = csv::ReaderBuilder::new()
             .has_headers(false)
             .flexible(true)

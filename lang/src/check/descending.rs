@@ -5,7 +5,7 @@
 //! range, and the variable is `hi - 1 - (k - lo)` (integers wrap, so this is
 //! exact even where `k - lo` overflows). A construct's own loop is
 //! partitioned, not counted, so a descending one there is an error
-//! ([`descending_construct_loop`]).
+//! (`refuse_descending`).
 
 use super::Checker;
 use crate::ast::{self, BinOp};
@@ -85,8 +85,14 @@ impl Checker<'_> {
     }
 }
 
-/// A construct's own loop (or one it collapses or tiles) written `rev(..)`.
-pub(super) fn descending_construct_loop(f: &ast::ForLoop) -> Diag {
+impl Checker<'_> {
+    /// A construct's own loop (or one it collapses or tiles) written `rev(..)`.
+    pub(super) fn refuse_descending(&mut self, f: &ast::ForLoop) {
+        self.err(descending_construct_loop(f));
+    }
+}
+
+fn descending_construct_loop(f: &ast::ForLoop) -> Diag {
     Diag::error(
         "accl::device::descending_loop",
         "a loop that a construct partitions cannot count down",

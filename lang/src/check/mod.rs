@@ -892,7 +892,7 @@ impl<'b> Checker<'b> {
         // A plain `for` statement counts down in `descending`; here are a
         // construct's own loops.
         if f.rev {
-            self.err(descending::descending_construct_loop(f));
+            self.refuse_descending(f);
         }
         let (lo, lt) = self.expr(&f.lo, None);
         let (hi, ht) = self.expr(&f.hi, None);
