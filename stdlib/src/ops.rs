@@ -6,7 +6,7 @@
 //! `sum`, `dot` and `mean` add pairwise as NumPy does (blocks of 128 added
 //! in eight lanes, halves added recursively): adding one element at a time
 //! lets the error grow with the length (10^7 copies of 0.1f32 came to
-//! 1,087,937, 8.8% off), pairwise keeps it near the rounding of one add. The
+//! 1,087,937, 8.8% off); pairwise, with its logarithm. The
 //! reduction of an empty array is the operator's identity: `sum` 0, `maxval`
 //! the type's lowest value (`-inf` for floats), `minval` its highest.
 
