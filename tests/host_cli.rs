@@ -182,14 +182,14 @@ fn eprintln_writes_to_stderr_and_println_to_stdout() {
 
 #[test]
 fn doubling_a_string_under_ulimit_v_is_a_diagnostic_not_an_abort() {
-    // The default limit takes a quarter of the address space (8 GB here),
-    // so the doubling stops at the limit's diagnostic (exit status 1), not
-    // in the allocator's abort (134).
+    // The default limit takes a quarter of the address space (a quarter of
+    // 1 GB here: 256,000,000 bytes), so the doubling stops at the limit's
+    // diagnostic (exit status 1), not in the allocator's abort (134).
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("d.accl");
     std::fs::write(&f, "let s = \"ab\";\nfor i in 0..60 { s += s; }\n").unwrap();
     let cmd = format!(
-        "ulimit -v 8000000 && exec '{}' run --host '{}'",
+        "ulimit -v 1000000 && exec '{}' run --host '{}'",
         env!("CARGO_BIN_EXE_accl"),
         f.display()
     );
@@ -197,6 +197,7 @@ fn doubling_a_string_under_ulimit_v_is_a_diagnostic_not_an_abort() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("accl::run::memory_limit"), "{err}");
+    assert!(err.contains("more than the limit of 256000000"), "{err}");
 }
 
 #[test]

@@ -93,12 +93,19 @@ pub(crate) fn method_calls(diags: &mut [Diag], src: &str) {
         }
         let recv = if recv.is_empty() { "x" } else { recv };
         let rest = &after[method.len()..];
+        // NumPy's names where accl's differ.
+        let func = match method {
+            "max" => "maxval",
+            "min" => "minval",
+            "copy" => "clone",
+            m => m,
+        };
         let call = if rest.starts_with("()") {
-            format!("`{method}({recv})`")
+            format!("`{func}({recv})`")
         } else if rest.starts_with('(') {
-            format!("`{method}({recv}, ..)`")
+            format!("`{func}({recv}, ..)`")
         } else {
-            format!("a function of `{recv}` (`len({recv})`, `shape({recv})`)")
+            format!("a function of `{recv}` (`len({recv})`, `shape({recv}, axis)`)")
         };
         d.labels[0].1 = "accl has no methods or fields".into();
         d.help = Some(format!("call the function: {call}"));

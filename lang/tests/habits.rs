@@ -22,7 +22,12 @@ fn each_habit_names_the_accl_spelling() {
         ("let y = 2.5;\nlet x = (int) y;\n", "x as i32"),
         ("let y = 2;\nlet x = (f64) y;\n", "x as f64"),
         ("let a = [1, 2];\nlet s = a.sum();\n", "`sum(a)`"),
-        ("let a = [1, 2];\nlet s = a.max(0);\n", "`max(a, ..)`"),
+        ("let a = [1, 2];\nlet s = a.max();\n", "`maxval(a)`"),
+        (
+            "let a = [1, 2];\nlet s = a.reshape(2, 1);\n",
+            "`reshape(a, ..)`",
+        ),
+        ("let a = [1, 2];\nlet s = a.size;\n", "`len(a)`"),
         (
             "let n = 3;\nfor (let i = 0; i < n; i = i + 1) { println(i); }\nprintln(n);\n",
             "for i in lo..hi",
