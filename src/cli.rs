@@ -168,19 +168,88 @@ pub fn new_engine(backend: BackendChoice) -> Result<crate::Engine, String> {
 /// on a stack that grows on demand (docs/reliability.md).
 pub const DEFAULT_CALL_DEPTH: usize = 10_000;
 
-/// The command line's memory limit: half the machine's RAM (`MemTotal` of
-/// `/proc/meminfo`), so one value cannot take the machine down (no limit
-/// but the host's 16 GiB guard where the RAM is unknown).
+/// The command line's memory limit, so one value cannot take the machine
+/// (or the job) down: the least of half the machine's RAM (`MemTotal` of
+/// `/proc/meminfo`), half the cgroup's `memory.max` (batch systems set it
+/// per job) and a quarter of the address-space limit (`ulimit -v`, which
+/// counts every mapping: a value being built is held next to the one it
+/// came from, and a string once more as it is shared). No limit but the
+/// host's 16 GiB guard where none of them is known.
 pub fn default_memory_limit() -> usize {
-    let total = std::fs::read_to_string("/proc/meminfo")
+    let read = |p: &str| std::fs::read_to_string(p).ok();
+    let ram = read("/proc/meminfo").and_then(|t| {
+        let line = t.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb.saturating_mul(1024))
+    });
+    let cgroup = read("/proc/self/cgroup").and_then(|c| cgroup_memory_max(&c, read));
+    let address = read("/proc/self/limits").and_then(|l| address_space_limit(&l));
+    let limit = [
+        ram.map(|r| r / 2),
+        cgroup.map(|c| c / 2),
+        address.map(|a| a / 4),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+    .unwrap_or(0);
+    usize::try_from(limit).unwrap_or(usize::MAX)
+}
+
+/// The soft address-space limit (`Max address space`) of a
+/// `/proc/self/limits` text, in bytes; None when unlimited.
+pub fn address_space_limit(limits: &str) -> Option<u64> {
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    line["Max address space".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
         .ok()
-        .and_then(|t| {
-            let line = t.lines().find(|l| l.starts_with("MemTotal:"))?;
-            let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-            Some(kb.saturating_mul(1024))
-        })
-        .unwrap_or(0);
-    usize::try_from(total / 2).unwrap_or(usize::MAX)
+}
+
+/// The least `memory.max` (cgroup v2) or `memory.limit_in_bytes` (v1) of
+/// this process's cgroup and the ones above it, given the text of
+/// `/proc/self/cgroup` and a reader of files; None when none is set.
+pub fn cgroup_memory_max(cgroup: &str, read: impl Fn(&str) -> Option<String>) -> Option<u64> {
+    let mut least: Option<u64> = None;
+    for line in cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let (root, file) = match controllers {
+            "" => ("/sys/fs/cgroup", "memory.max"),
+            c if c.split(',').any(|c| c == "memory") => {
+                ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")
+            }
+            _ => continue,
+        };
+        let mut dir = path.trim_end_matches('/').to_string();
+        loop {
+            let v = read(&format!("{root}{dir}/{file}"))
+                .and_then(|t| t.trim().parse::<u64>().ok())
+                // cgroup v1 writes "no limit" as a huge page-aligned number.
+                .filter(|&v| v < 1 << 60);
+            if let Some(v) = v {
+                least = Some(least.map_or(v, |l| l.min(v)));
+            }
+            match dir.rfind('/') {
+                Some(i) => dir.truncate(i),
+                None => break,
+            }
+            if dir.is_empty() {
+                // The root's own file (v1 has one; v2 does not).
+                if let Some(v) = read(&format!("{root}/{file}"))
+                    .and_then(|t| t.trim().parse::<u64>().ok())
+                    .filter(|&v| v < 1 << 60)
+                {
+                    least = Some(least.map_or(v, |l| l.min(v)));
+                }
+                break;
+            }
+        }
+    }
+    least
 }
 
 /// `--max-memory`: bytes, with an optional `K`, `M`, `G` or `T` suffix
@@ -394,13 +463,15 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
         Ok(_) if messages.is_empty() => ExitCode::SUCCESS,
         Ok(_) => ExitCode::FAILURE,
         Err(e) => {
-            // `exit(code)` ends the run with its status, quietly.
+            // `exit(code)` ends the run with its status, quietly. The shell
+            // sees the low byte, as C's `exit` gives it: `exit(-1)` is 255
+            // (a failure), `exit(300)` is 44.
             if let Some(code) = e.diags.first().and_then(crate::interp::error::exit_code) {
-                let code = code.clamp(0, 255);
-                if code != 0 && crate::mpi::launched() {
-                    crate::mpi::abort(code);
+                let status = (code & 255) as u8;
+                if status != 0 && crate::mpi::launched() {
+                    crate::mpi::abort(i32::from(status));
                 }
-                return ExitCode::from(code as u8);
+                return ExitCode::from(status);
             }
             print_diags(&e.source, &e.diags);
             ExitCode::FAILURE
@@ -655,5 +726,49 @@ pub fn list_devices() -> ExitCode {
             errln!("error: {m}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_address_space_limit_reads_from_proc_limits() {
+        let head = "Limit                     Soft Limit           Hard Limit           Units\n";
+        let set = format!(
+            "{head}Max address space         8192000000           unlimited            bytes\n"
+        );
+        assert_eq!(address_space_limit(&set), Some(8_192_000_000));
+        let unset = format!(
+            "{head}Max address space         unlimited            unlimited            bytes\n"
+        );
+        assert_eq!(address_space_limit(&unset), None);
+    }
+
+    #[test]
+    fn the_least_cgroup_memory_max_up_the_tree() {
+        let files = |p: &str| -> Option<String> {
+            match p {
+                "/sys/fs/cgroup/slurm/job_1/step_0/memory.max" => Some("max\n".into()),
+                "/sys/fs/cgroup/slurm/job_1/memory.max" => Some("4294967296\n".into()),
+                "/sys/fs/cgroup/slurm/memory.max" => Some("8589934592\n".into()),
+                "/sys/fs/cgroup/memory/job/memory.limit_in_bytes" => {
+                    Some("9223372036854771712\n".into())
+                }
+                "/sys/fs/cgroup/memory/memory.limit_in_bytes" => Some("1073741824\n".into()),
+                _ => None,
+            }
+        };
+        assert_eq!(
+            cgroup_memory_max("0::/slurm/job_1/step_0\n", files),
+            Some(4_294_967_296)
+        );
+        // cgroup v1: the job's "no limit", the root's 1 GiB.
+        assert_eq!(
+            cgroup_memory_max("4:memory:/job\n3:cpu,cpuacct:/job\n", files),
+            Some(1_073_741_824)
+        );
+        assert_eq!(cgroup_memory_max("0::/\n", files), None);
     }
 }

@@ -167,7 +167,7 @@ fn call_fn_follows_redeclarations_and_argument_types() {
     let err = e.call_fn("f", &[Val::Scalar(Value::I32(1))]).unwrap_err();
     assert!(err.code().starts_with("accl::type::"), "{err:?}");
     e.eval("fn f(s: str) -> str { return s + s; }").unwrap();
-    let s = [Val::Str("ab".into())];
+    let s = [Val::Str(std::rc::Rc::new("ab".into()))];
     assert_eq!(e.call_fn("f", &s).unwrap().unwrap().to_string(), "abab");
     // A registered function it calls, registered again with another
     // signature: the call is compiled again (and refused here).

@@ -182,11 +182,23 @@ fn files_round_trip() {
         (vec![0, 1, 2, 3], vec![4, 1])
     );
     let err = e.eval("let x = load_csv(u8, \"t.csv\");").unwrap_err();
-    assert_eq!(err.code(), "accl::run::io");
+    assert_eq!(err.code(), "accl::run::bad_table");
     assert!(
         err.to_string()
             .contains("line 2, field 1: `0.5` is not a `u8`"),
         "{err}"
+    );
+    assert!(!err.to_string().contains("cannot access"), "{err}");
+    // Columns separated by white space (a Rodinia-style data file).
+    std::fs::write(dir.path().join("w.txt"), "3 4\n1\t2.5  -1\n").unwrap();
+    let err = e.eval("let w = load_csv(f64, \"w.txt\");").unwrap_err();
+    assert_eq!(err.code(), "accl::run::bad_table");
+    assert!(err.to_string().contains("line 2 has 3 fields"), "{err}");
+    std::fs::write(dir.path().join("w.txt"), "3 4\n1\t2.5\n").unwrap();
+    e.eval("let w = load_csv(f64, \"w.txt\");").unwrap();
+    assert_eq!(
+        e.get_array::<f64>("w").unwrap(),
+        (vec![3.0, 4.0, 1.0, 2.5], vec![2, 2])
     );
     // Wrong element type or rank: a diagnostic, not a conversion.
     assert_eq!(

@@ -153,6 +153,54 @@ fn run_reads_stdin_skips_a_shebang_and_exits_with_a_code() {
 }
 
 #[test]
+fn exit_gives_the_shell_the_low_byte_as_c_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("e.accl");
+    // n & 255 worked by hand: -1 -> 255, -2 -> 254, 300 -> 44, 256 -> 0.
+    for (n, status) in [(-1, 255), (-2, 254), (300, 44), (256, 0), (3, 3)] {
+        std::fs::write(&f, format!("exit({n});\n")).unwrap();
+        let out = accl().args(["run", "--host"]).arg(&f).output().unwrap();
+        assert_eq!(out.status.code(), Some(status), "exit({n})");
+        assert!(out.stderr.is_empty(), "exit({n}) is quiet");
+    }
+}
+
+#[test]
+fn eprintln_writes_to_stderr_and_println_to_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("e.accl");
+    std::fs::write(
+        &f,
+        "eprint(\"warn \", 1 + 1);\neprintln(\"!\");\nprintln(\"out\");\n",
+    )
+    .unwrap();
+    let out = accl().args(["run", "--host"]).arg(&f).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "out\n");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "warn 2!\n");
+}
+
+#[test]
+fn doubling_a_string_under_ulimit_v_is_a_diagnostic_not_an_abort() {
+    // The default limit takes a quarter of the address space (a quarter of
+    // 1 GB here: 256,000,000 bytes), so the doubling stops at the limit's
+    // diagnostic (exit status 1), not in the allocator's abort (134).
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("d.accl");
+    std::fs::write(&f, "let s = \"ab\";\nfor i in 0..60 { s += s; }\n").unwrap();
+    let cmd = format!(
+        "ulimit -v 1000000 && exec '{}' run --host '{}'",
+        env!("CARGO_BIN_EXE_accl"),
+        f.display()
+    );
+    let out = Command::new("sh").args(["-c", &cmd]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("accl::run::memory_limit"), "{err}");
+    assert!(err.contains("more than the limit of 256000000"), "{err}");
+}
+
+#[test]
 fn run_passes_parameters_after_the_file_or_after_two_dashes() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("p.accl");

@@ -85,3 +85,55 @@ fn collapsed_indices_split_exactly_at_every_size() {
             assert(k3[a, b, d] == (a * 101 + b) * 13 + d, \"three levels\");
         } } }");
 }
+
+#[test]
+fn rev_counts_a_range_down_on_the_host_and_inside_device_code() {
+    // Known answers by hand: the order of the visits is the digits read
+    // back, 4 3 2 1 0 -> 43210; `rev(1..=3)` visits 3 2 1 -> 321.
+    ok("let order = 0;
+        for i in rev(0..5) { order = order * 10 + i; }
+        assert(order == 43210, \"rev(0..5)\");
+        let incl = 0;
+        for i in rev(1..=3) { incl = incl * 10 + i; }
+        assert(incl == 321, \"rev(1..=3)\");
+        let none = 0;
+        for i in rev(5..5) { none += 1; }
+        for i in rev(7..3) { none += 1; }
+        assert(none == 0, \"empty ranges\");
+        // u32 down to 0, i64 bounds, break and continue.
+        let last = 99u32;
+        for i in rev(0u32..4u32) { last = i; }
+        assert(last == 0u32, \"u32 reaches 0\");
+        let big = 0i64;
+        let top = 5000000000i64;
+        for i in rev(top - 3..top) { if i == top - 2 { continue; } big += i - top; }
+        assert(big == -4i64, \"i64, continue\");
+        let stop = -1;
+        for i in rev(0..10) { if i == 6 { stop = i; break; } }
+        assert(stop == 6, \"break\");
+        // Inside a construct: a prefix product from the right per row,
+        // each row's loop in order on its lane.
+        let n = 6;
+        let a = zeros(i32, 4, n);
+        parallel loop copy(a) for r in 0..4 {
+            let acc = 1;
+            for j in rev(0..n) { acc = acc * 2; a[r, j] = acc + r; }
+        }
+        assert(a[0, 5] == 2 && a[0, 0] == 64 && a[3, 0] == 67, \"device rows\");");
+}
+
+#[test]
+fn a_construct_loop_cannot_count_down() {
+    let src = "let a = zeros(f32, 4); parallel loop for i in rev(0..4) { a[i] = 1.0; }";
+    let Err(e) = accl::Engine::new().compile(src) else {
+        panic!("a descending construct loop was accepted");
+    };
+    assert_eq!(e.code(), "accl::device::descending_loop");
+    // In `kernels` the loop keeps its order (a serial part): each element
+    // is the next one's plus 1, so a = [4, 3, 2, 1, 0]; counted up, it
+    // would be [1, 1, 1, 1, 0].
+    let kernels = "let a = zeros(i32, 5);
+        kernels { for i in rev(0..4) { a[i] = a[i + 1] + 1; } }
+        assert(a[0] == 4 && a[1] == 3 && a[3] == 1, \"kernels keeps the order\");";
+    ok(kernels);
+}

@@ -74,7 +74,9 @@ fn strings_live_across_evals_and_through_the_api() {
         matches!(&v, Some(Val::Str(s)) if &**s == "accl: abab"),
         "{v:?}"
     );
-    let r = e.call_fn("twice", &[Val::Str("xy".into())]).unwrap();
+    let r = e
+        .call_fn("twice", &[Val::Str(std::rc::Rc::new("xy".into()))])
+        .unwrap();
     assert!(matches!(&r, Some(Val::Str(s)) if &**s == "xyxy"), "{r:?}");
     // A number is not a string.
     assert_eq!(e.get_str("nothing"), None);
@@ -315,4 +317,39 @@ fn split_fails_with_located_errors() {
         let (span, _) = &err.diags[0].labels[0];
         assert_eq!(&src[span.start as usize..span.end as usize], label, "{src}");
     }
+}
+
+#[test]
+fn appends_grow_in_place_and_never_change_a_copy() {
+    // 100,000 appends of one character (linear now; each copied the whole
+    // string before). Known answers by hand: lengths, and copies taken
+    // along the way keep the text they had.
+    let r = run(
+        r#"
+        let s = "";
+        let early = "";
+        for i in 0..100000 {
+            s += "x";
+            if i == 2 { early = s; }
+        }
+        assert(len(s) == 100000, "length");
+        assert(early == "xxx", "a copy keeps its text");
+        let t = s;
+        s += "y";
+        assert(len(t) == 100000 && len(s) == 100001, "copy before an append");
+        let d = "ab";
+        d += d;
+        d += d;
+        assert(d == "abababab", "appending itself");
+        fn tail(n: i32) -> str { let g = ""; for k in 0..n { g += str(k % 10); } return g; }
+        assert(tail(12) == "012345678901", "in a function");
+        let glob = "";
+        fn add_z() { glob += "z"; }
+        add_z();
+        add_z();
+        assert(glob == "zz", "a top-level string from a function");
+        "#,
+        false,
+    );
+    ok(&r);
 }

@@ -128,6 +128,8 @@ pub struct ForLoop {
     pub hi: Expr,
     /// `a..=b`
     pub inclusive: bool,
+    /// `rev(a..b)`: counted down, from the top.
+    pub rev: bool,
     pub body: Block,
     pub span: Span,
 }

@@ -166,7 +166,8 @@ pub fn kernels(kind_span: Span, clauses: Vec<Clause>, block: Block) -> StmtKind 
         // clauses going to the part it becomes: `seq` keeps it in order on
         // one lane, `independent` runs it in parallel as told.
         let (f, explicit) = match &s.kind {
-            StmtKind::For(f) => (f, Vec::new()),
+            // A loop counted down keeps its order: it stays in a serial part.
+            StmtKind::For(f) if !f.rev => (f, Vec::new()),
             StmtKind::Directive(Directive {
                 kind: DirectiveKind::Loop,
                 clauses,

@@ -19,9 +19,10 @@ pub mod token;
 pub mod types;
 pub mod value;
 
+mod habits;
 mod kernels;
 pub use builtins::{Builtin, BuiltinId, Builtins, Effect, Param, Sig, Typing};
-pub use check::{check, check_source, Checked, Global};
+pub use check::{after_parse_errors, check, check_source, Checked, Global};
 pub use diag::{Diag, Source};
 pub use lexer::MAX_NESTING;
 pub use parse::{parse, MAX_EXPR_DEPTH, MAX_EXPR_NESTING};

@@ -3,6 +3,7 @@
 
 use crate::ast::*;
 use crate::diag::Diag;
+use crate::habits;
 use crate::lexer::{self, NumLit};
 use crate::span::Span;
 use crate::token::Tok;
@@ -41,6 +42,8 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
     }
     let mut errors = Vec::new();
     let mut toks = lexed.tokens;
+    habits::pragmas(&mut toks, src, &mut diags);
+    habits::method_calls(&mut diags, src);
     // `kernels`/`serial`/`host_data`/`init`/`shutdown`/`declare` are keywords only
     // where they start a construct.
     for i in 0..toks.len().saturating_sub(1) {
@@ -85,6 +88,18 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
             }
         }
     }
+    // `rev` is a keyword only in `for x in rev(..)`.
+    for i in 3..toks.len().saturating_sub(1) {
+        if let (Tok::For, Tok::Ident(_), Tok::In, Tok::Ident("rev"), Tok::LParen) = (
+            toks[i - 3].1,
+            toks[i - 2].1,
+            toks[i - 1].1,
+            toks[i].1,
+            toks[i + 1].1,
+        ) {
+            toks[i].1 = Tok::Rev;
+        }
+    }
     data_modifiers(&mut toks);
     loop_modifiers(&mut toks);
     named_routines(&mut toks);
@@ -98,9 +113,15 @@ pub fn parse(src: &str) -> (Program, Vec<Diag>) {
         }
     };
     let unmatched = unmatched(&toks);
+    let mut reaches = Vec::new();
     for d in &mut errors {
-        improve(d, &toks, &unmatched, src);
+        reaches.extend(improve(d, &toks, &unmatched, src));
     }
+    // Errors inside a habit's reach are the parser's confusion about it.
+    errors.retain(|d| {
+        let at = d.span().start;
+        !reaches.iter().any(|r: &Span| r.start < at && at <= r.end)
+    });
     // A reserved word used as a name is reported once: not again where
     // the name is used.
     let named: Vec<String> = errors
@@ -227,9 +248,16 @@ fn loop_modifiers(toks: &mut Vec<(usize, Tok<'_>, usize)>) {
 
 /// Sharpen a syntax error with what the parser's state does not know: the
 /// tokens around it (a missing `;` at a line's end, `elif`, an unclosed or
-/// unmatched bracket). `unmatched` is [`unmatched`]`(toks)`, computed once:
-/// a search of the whole token list per error made many errors quadratic.
-fn improve(d: &mut Diag, toks: &[(usize, Tok<'_>, usize)], unmatched: &[usize], src: &str) {
+/// unmatched bracket, a habit from C or NumPy). `unmatched` is
+/// [`unmatched`]`(toks)`, computed once: a search of the whole token list
+/// per error made many errors quadratic. Returns how far a habit's
+/// confusion reaches (see [`habits::Habit`]).
+fn improve(
+    d: &mut Diag,
+    toks: &[(usize, Tok<'_>, usize)],
+    unmatched: &[usize],
+    src: &str,
+) -> Option<Span> {
     let at = d.span().start as usize;
     let k = toks.partition_point(|t| t.0 < at);
     if k == toks.len() {
@@ -239,10 +267,10 @@ fn improve(d: &mut Diag, toks: &[(usize, Tok<'_>, usize)], unmatched: &[usize], 
                     .push((Span::new(l, r), format!("this {tok} is never closed")));
             }
         }
-        return;
+        return None;
     }
     if d.code != "accl::parse::unexpected_token" || toks[k].0 != at {
-        return;
+        return None;
     }
     let prev = k.checked_sub(1).map(|i| toks[i]);
     let before = k.checked_sub(2).map(|i| toks[i].1);
@@ -264,7 +292,13 @@ fn improve(d: &mut Diag, toks: &[(usize, Tok<'_>, usize)], unmatched: &[usize], 
             "`else if` in accl",
         )
         .with_help("write `else if`");
-        return;
+        return None;
+    }
+    if let Some(h) = habits::habit(toks, k, src) {
+        d.labels.truncate(1);
+        d.labels[0].1 = h.label;
+        d.help = Some(h.help);
+        return h.reach;
     }
     if d.help.as_deref() == Some(STATEMENT_END) {
         if let Some((pl, ptok, pr)) = prev {
@@ -285,6 +319,7 @@ fn improve(d: &mut Diag, toks: &[(usize, Tok<'_>, usize)], unmatched: &[usize], 
         d.labels[0].1 = format!("this {} has no opening bracket", toks[k].1);
         d.help = Some("remove it, or add the missing opening bracket before it".into());
     }
+    None
 }
 
 /// The innermost bracket left open at the end of the input.

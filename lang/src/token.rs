@@ -117,6 +117,8 @@ pub enum Tok<'s> {
     /// `kernels` starting a statement, before `{`, `loop` or a clause: a
     /// keyword only there, made by the parser from an identifier.
     Kernels,
+    /// `rev` in `for i in rev(..)`, made by the parser from an identifier.
+    Rev,
     /// `serial` starting a statement, before `{` or a clause.
     Serial,
     /// `host_data` where it starts a construct.
@@ -300,6 +302,7 @@ impl fmt::Display for Tok<'_> {
             AtomicWrite => "`write`",
             AtomicCapture => "`capture`",
             Kernels => "`kernels`",
+            Rev => "`rev`",
             Serial => "`serial`",
             HostData => "`host_data`",
             Cache => "`cache`",

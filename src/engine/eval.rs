@@ -177,9 +177,6 @@ impl Engine {
             }),
         );
         let (ast, diags) = lang::parse(&map.text);
-        if !diags.is_empty() {
-            return Err(map.error(diags));
-        }
         let globals: Vec<Global> = self
             .vars
             .iter()
@@ -189,6 +186,10 @@ impl Engine {
                 constant: v.constant,
             })
             .collect();
+        if !diags.is_empty() {
+            let all = lang::after_parse_errors(&ast, &map.text, &self.builtins, &globals, diags);
+            return Err(map.error(all));
+        }
         let prog = match lang::check(&ast, &map.text, &self.builtins, &globals) {
             Ok(c) => c.program,
             Err(d) => return Err(map.error(d)),

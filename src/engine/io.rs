@@ -21,6 +21,22 @@ impl Engine {
         self
     }
 
+    /// Send `eprint`/`eprintln` output to `sink` instead of stderr.
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc};
+    /// let got = Rc::new(RefCell::new(String::new()));
+    /// let g = got.clone();
+    /// let mut e = accl::Engine::new();
+    /// e.set_eprint(move |s| g.borrow_mut().push_str(s));
+    /// e.eval("eprintln(\"warning: \", 2); print(1);").unwrap();
+    /// assert_eq!(*got.borrow(), "warning: 2\n");
+    /// ```
+    pub fn set_eprint(&mut self, sink: impl FnMut(&str) + 'static) -> &mut Self {
+        self.cx.err = Box::new(sink);
+        self
+    }
+
     /// Allow `write_png`, `load_npy*` and `save_npy`, resolving relative
     /// paths against `base` (None turns access off again, the default).
     ///

@@ -53,7 +53,7 @@ pub(crate) struct Var {
     pub constant: bool,
     pub bits: u64,
     pub array: Option<stdlib::Array>,
-    pub text: Option<std::rc::Rc<str>>,
+    pub text: Option<crate::interp::value::Text>,
 }
 
 /// An accl interpreter with persistent state.

@@ -175,6 +175,12 @@ impl SendEngine {
         self
     }
 
+    /// [`Engine::set_eprint`].
+    pub fn set_eprint(&mut self, sink: impl FnMut(&str) + Send + 'static) -> &mut Self {
+        self.inner.set_eprint(sink);
+        self
+    }
+
     /// [`Engine::set_time_limit`].
     pub fn set_time_limit(&mut self, limit: Option<std::time::Duration>) -> &mut Self {
         self.inner.set_time_limit(limit);

@@ -77,7 +77,7 @@ impl Engine {
             ty: Type::Str,
             bits: 0,
             array: None,
-            text: Some(text.into()),
+            text: Some(std::rc::Rc::new(text.to_string())),
         });
     }
 

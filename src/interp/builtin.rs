@@ -463,7 +463,7 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             let k = int(&args[0]);
             let given = usize::try_from(k).ok().and_then(|k| cx.args.get(k));
             let text = match (given, args.get(1)) {
-                (Some(t), _) if name == "arg" => return Ok(RtVal::Str(t.clone())),
+                (Some(t), _) if name == "arg" => return Ok(RtVal::Str(Rc::new(t.to_string()))),
                 (Some(t), _) => t.clone(),
                 (None, Some(default)) => return Ok(default.clone()),
                 (None, None) => return Err(error::missing_arg(sp(0), k, cx.args.len())),
@@ -487,7 +487,7 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             match (var, args.get(1)) {
                 (Some(v), _) => RtVal::Str(v.into()),
                 (None, Some(default)) => default.clone(),
-                (None, None) => RtVal::Str("".into()),
+                (None, None) => RtVal::Str(Rc::default()),
             }
         }
         "join" => {
@@ -533,12 +533,16 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                 Err(bytes) => return Err(error::out_of_memory(span, "string", bytes)),
             }
         }
-        "print" | "println" => {
+        "print" | "println" | "eprint" | "eprintln" => {
             let mut s: String = args.iter().map(show).collect();
-            if name == "println" {
+            if name.ends_with("ln") {
                 s.push('\n');
             }
-            (cx.out)(&s);
+            if name.starts_with('e') {
+                (cx.err)(&s);
+            } else {
+                (cx.out)(&s);
+            }
             RtVal::Unit
         }
         "assert" => {
@@ -576,7 +580,11 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             let t = ty_arg(&args[0]);
             let limit = cx.memory_limit();
             match stdlib::csvio::load_within(&path, t, limit / t.size().max(1)) {
-                Ok(r) => RtVal::Array(r.map_err(|e| error::io(sp(1), &path, e))?),
+                Ok(r) => RtVal::Array(r.map_err(|e| match e {
+                    stdlib::csvio::CsvError::Parse { .. }
+                    | stdlib::csvio::CsvError::Ragged { .. } => error::bad_table(sp(1), &path, e),
+                    e => error::io(sp(1), &path, e),
+                })?),
                 Err(n) => {
                     let bytes = n.saturating_mul(t.size());
                     return Err(error::memory_limit(span, "table", bytes, limit));
@@ -732,7 +740,7 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
                     .device_props(cx.device)
                     .map_or("other", |p| p.kind),
             };
-            RtVal::Str(kind.into())
+            RtVal::Str(Rc::new(kind.to_string()))
         }
         "acc_get_property" | "acc_get_property_string" => {
             let mut d = int(&args[0]);

@@ -154,6 +154,22 @@ pub fn io(span: Span, path: &std::path::Path, err: impl std::fmt::Display) -> Bo
     ))
 }
 
+/// A table file that was read but does not hold a table of that type.
+pub fn bad_table(span: Span, path: &std::path::Path, err: impl std::fmt::Display) -> Box<Diag> {
+    Box::new(
+        Diag::error(
+            "accl::run::bad_table",
+            format!("`{}` is not a table of numbers: {err}", path.display()),
+            span,
+            "read from this file",
+        )
+        .with_help(
+            "columns are separated by commas, or by spaces and tabs when the first line has no \
+             comma; every row has as many fields as the first; a first line with no number is a header",
+        ),
+    )
+}
+
 pub fn fs_disabled(span: Span, name: &str) -> Box<Diag> {
     Box::new(
         Diag::error(

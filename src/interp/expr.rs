@@ -14,7 +14,7 @@ use super::deferred::{deferred_access, Touch};
 use super::error;
 use super::machine::{run_block, CExpr, Ctx, Ex, Ix};
 use super::scalar::{value_to_bits, Sc};
-use super::value::{Frame, RtVal, R};
+use super::value::{Frame, RtVal, Text, R};
 use super::Compiler;
 use crate::per_scalar;
 use lang::ast::{BinOp, UnOp};
@@ -311,7 +311,7 @@ impl Compiler<'_> {
             Expr::Call(f, args) => self.call(*f, args, span, ty),
             Expr::Builtin(id, args) => self.builtin(*id, args, span, ty),
             Expr::Str(s) => {
-                let s: Rc<str> = s.as_str().into();
+                let s: Text = Rc::new(s.clone());
                 CExpr::Str(Box::new(move |_, _| Ok(s.clone())))
             }
             Expr::TypeArg(t) => CExpr::Type(*t),
@@ -342,7 +342,7 @@ impl Compiler<'_> {
     }
 
     /// A string expression.
-    pub fn text(&self, e: ExprH) -> Ex<Rc<str>> {
+    pub fn text(&self, e: ExprH) -> Ex<Text> {
         let span = self.span(e);
         match self.expr(e) {
             CExpr::Str(f) => f,
@@ -622,15 +622,43 @@ pub fn op_fn<T: Sc>(op: BinOp) -> fn(T, T) -> Option<T> {
 }
 
 /// `x + y` on strings: one allocation for the joined text.
-pub fn concat(x: Ex<Rc<str>>, y: Ex<Rc<str>>, span: Span) -> Ex<Rc<str>> {
+pub fn concat(x: Ex<Text>, y: Ex<Text>, span: Span) -> Ex<Text> {
     Box::new(move |fr, cx| {
         let p = x(fr, cx)?;
         let q = y(fr, cx)?;
         let mut s = cx.new_string(p.len().saturating_add(q.len()), span)?;
         s.push_str(&p);
         s.push_str(&q);
-        Ok(s.into())
+        Ok(Rc::new(s))
     })
+}
+
+/// `s += q` on a string variable: appended in place while the variable
+/// holds the only reference, with room to grow (doubling, up to `limit`),
+/// so a loop of appends is linear (100,000 appends took 10.9 s when each
+/// copied all of `s`); else a copy, as `s + q`. Over the memory limit, or
+/// refused by the system, it is an error and `s` is unchanged.
+pub fn append(s: &mut Text, q: &str, limit: usize, span: Span) -> R<()> {
+    let bytes = s.len().saturating_add(q.len());
+    if bytes > limit {
+        return Err(error::memory_limit(span, "string", bytes, limit));
+    }
+    if let Some(buf) = Rc::get_mut(s) {
+        if buf.capacity() < bytes {
+            let want = bytes.max(buf.capacity().saturating_mul(2)).min(limit);
+            buf.try_reserve_exact(want - buf.len())
+                .map_err(|_| error::out_of_memory(span, "string", want))?;
+        }
+        buf.push_str(q);
+        return Ok(());
+    }
+    let mut n = String::new();
+    n.try_reserve_exact(bytes)
+        .map_err(|_| error::out_of_memory(span, "string", bytes))?;
+    n.push_str(s);
+    n.push_str(q);
+    *s = Rc::new(n);
+    Ok(())
 }
 
 /// The top level's locals, moved into the context for a call of a function

@@ -12,7 +12,7 @@ use super::device::{host_memory, DeviceProps};
 use super::error;
 use super::present::{Env, EnvRef, PresentRow, PresentTable};
 use super::queue::QueueId;
-use super::value::{Flow, Frame, RtVal, R};
+use super::value::{Flow, Frame, RtVal, Text, R};
 use super::wait::{Progress, WaitLimits};
 use lang::hir::{self, DataKind, DirectiveKind as DK};
 use lang::{ast::ReductionOp, Scalar, Span, Value};
@@ -50,7 +50,7 @@ pub enum CExpr {
     F64(Ex<f64>),
     Arr(Ex<Array>),
     Unit(Ex<()>),
-    Str(Ex<Rc<str>>),
+    Str(Ex<Text>),
     Type(Scalar),
     /// The bits of a tuple's elements (see tuple.rs).
     Tuple(Ex<Vec<u64>>),
@@ -257,6 +257,8 @@ pub struct Ctx {
     /// When the running input must stop (from `time_limit`).
     pub deadline: Option<Instant>,
     pub out: Sink,
+    /// Where `eprint`/`eprintln` go.
+    pub err: Sink,
     /// File-system access: the directory relative paths resolve against, or
     /// None when access is off.
     pub fs: Option<PathBuf>,
@@ -337,6 +339,7 @@ impl Default for Ctx {
             time_limit: None,
             deadline: None,
             out: Box::new(write_stdout),
+            err: Box::new(write_stderr),
             fs: None,
             host_fns: HashMap::new(),
             host_val_fns: HashMap::new(),

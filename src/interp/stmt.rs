@@ -4,7 +4,7 @@
 
 use super::deferred::{deferred_access, Touch};
 use super::error;
-use super::expr::{arith, concat, globals, op_fn, Opnd};
+use super::expr::{append, arith, globals, op_fn, Opnd};
 use super::machine::{run_block, CExpr, Ctx, Ix, St};
 use super::scalar::{bits_to_value, value_to_bits, Sc};
 use super::value::{Flow, Frame, RtVal, R};
@@ -90,15 +90,12 @@ impl Compiler<'_> {
                         let op = *op;
                         if self.body.ty(*value) == Type::Str {
                             // `s += text` (the checker allows only `+`).
-                            let f = concat(
-                                Box::new(move |fr: &mut Frame, _: &mut Ctx| {
-                                    fr.t[slot].clone().ok_or_else(error::uninit)
-                                }),
-                                self.text(*value),
-                                span,
-                            );
+                            let y = self.text(*value);
                             return Box::new(move |fr, cx| {
-                                fr.t[slot] = Some(f(fr, cx)?);
+                                let q = y(fr, cx)?;
+                                let limit = cx.memory_limit();
+                                let s = fr.t[slot].as_mut().ok_or_else(error::uninit)?;
+                                append(s, &q, limit, span)?;
                                 Ok(Flow::Next)
                             });
                         }
@@ -361,16 +358,14 @@ impl Compiler<'_> {
             };
         };
         if self.body.ty(value) == Type::Str {
-            let f = concat(
-                Box::new(move |_: &mut Frame, cx: &mut Ctx| {
-                    globals(cx, span)?.t[slot].clone().ok_or_else(error::uninit)
-                }),
-                self.text(value),
-                span,
-            );
+            let y = self.text(value);
             return Box::new(move |fr, cx| {
-                let v = f(fr, cx)?;
-                globals(cx, span)?.t[slot] = Some(v);
+                let q = y(fr, cx)?;
+                let limit = cx.memory_limit();
+                let s = globals(cx, span)?.t[slot]
+                    .as_mut()
+                    .ok_or_else(error::uninit)?;
+                append(s, &q, limit, span)?;
                 Ok(Flow::Next)
             });
         }

@@ -7,6 +7,7 @@
 use super::machine::Ctx;
 use super::value::{RtVal, R};
 use lang::{Diag, Span, Value};
+use std::rc::Rc;
 
 fn text(v: &RtVal) -> &str {
     match v {
@@ -48,7 +49,7 @@ pub fn call(
         }
         "starts_with" => scalar(Value::Bool(text(&args[0]).starts_with(text(&args[1])))),
         "ends_with" => scalar(Value::Bool(text(&args[0]).ends_with(text(&args[1])))),
-        "trim" => Some(Ok(RtVal::Str(text(&args[0]).trim().into()))),
+        "trim" => Some(Ok(RtVal::Str(Rc::new(text(&args[0]).trim().to_string())))),
         "replace" => Some(replace(
             text(&args[0]),
             text(&args[1]),
@@ -114,7 +115,7 @@ pub fn call(
             let i = int(&args[2]);
             let part = usize::try_from(i).ok().and_then(|i| s.split(sep).nth(i));
             Some(match part {
-                Some(p) => Ok(RtVal::Str(p.into())),
+                Some(p) => Ok(RtVal::Str(Rc::new(p.to_string()))),
                 None => Err(Box::new(
                     Diag::error(
                         "accl::run::index_out_of_bounds",
@@ -135,7 +136,7 @@ pub fn call(
 
 fn replace(s: &str, from: &str, to: &str, span: Span, cx: &mut Ctx) -> R<RtVal> {
     if from.is_empty() {
-        return Ok(RtVal::Str(s.into()));
+        return Ok(RtVal::Str(Rc::new(s.to_string())));
     }
     // The result's size first: it counts against the memory limit.
     let n = s.matches(from).count();

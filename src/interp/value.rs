@@ -27,10 +27,10 @@ pub struct Frame {
     pub s: Vec<u64>,
     pub a: Vec<Option<Array>>,
     /// String locals (shared, immutable text: a copy is a reference count).
-    pub t: Vec<Option<Rc<str>>>,
+    pub t: Vec<Option<Text>>,
     pub ret_s: u64,
     pub ret_a: Option<Array>,
-    pub ret_t: Option<Rc<str>>,
+    pub ret_t: Option<Text>,
     /// The elements of a returned tuple, as bits.
     pub ret_tuple: Vec<u64>,
 }
@@ -49,12 +49,17 @@ impl Frame {
     }
 }
 
+/// A string value: shared, so a copy is a reference count, and growable in
+/// place while only one variable holds it, so `s += t` in a loop appends
+/// (amortised) instead of copying all of `s` each time.
+pub type Text = Rc<String>;
+
 /// A value of any type, for builtins, registered functions and the REPL.
 #[derive(Debug, Clone)]
 pub enum RtVal {
     Scalar(Value),
     Array(Array),
     Unit,
-    Str(Rc<str>),
+    Str(Text),
     Type(Scalar),
 }

@@ -39,15 +39,6 @@ fn launch_error(span: Span, msg: impl Into<String>) -> Box<Diag> {
     )
 }
 
-/// A size clause's run-time value out of range: the checker's words for a
-/// constant one, as a failed launch.
-fn size_error(d: Diag) -> Box<Diag> {
-    let help = d.help.unwrap_or_default();
-    let mut e = launch_error(d.labels[0].0, d.message);
-    e.help = Some(help);
-    e
-}
-
 /// An array a kernel uses that is not present (`no_create` of absent data):
 /// it is copied in for the launch and back after, as if the kernel used the
 /// host memory.
@@ -98,21 +89,23 @@ pub fn launch(
     let mut num_gangs = None;
     if let Some(e) = kernel.num_gangs_expr {
         if let Some((_, x)) = code.host_exprs.iter().find(|(h, _)| *h == e) {
+            // A run-time value below 1 is the default, as NVHPC and GCC
+            // take it (the host reference runs the program too); a
+            // constant one is refused by the checker on every backend.
             let n = x.eval_int(fr, cx)?;
-            if let Some(d) = lang::check::size_error("num_gangs", n, c.span) {
-                return Err(size_error(d));
-            }
-            num_gangs = Some(n.min(u64::MAX as i128) as u64);
+            num_gangs = (n >= 1).then(|| n.min(u64::MAX as i128) as u64);
         }
     }
     let mut vector_length = kernel.vector_length;
     if let Some(e) = kernel.vector_length_expr {
         if let Some((_, x)) = code.host_exprs.iter().find(|(h, _)| *h == e) {
+            // A hint (OpenACC lets the implementation choose another): a
+            // run-time value past the workgroup limit runs with the limit,
+            // one below 1 with the default, as on the host reference.
             let n = x.eval_int(fr, cx)?;
-            if let Some(d) = lang::check::size_error("vector_length", n, c.span) {
-                return Err(size_error(d));
+            if n >= 1 {
+                vector_length = Some(n.min(lang::check::MAX_LANES) as u32);
             }
-            vector_length = Some(n as u32);
         }
     }
 

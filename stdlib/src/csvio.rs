@@ -1,6 +1,8 @@
 //! `load_csv` / `save_csv`: numeric tables as comma-separated text. The
 //! `csv` crate splits and writes the records (quoting, CRLF, spaces around
 //! fields); this module turns fields into elements of the type asked for.
+//! A file whose first line has no comma has columns separated by spaces or
+//! tabs (the data files of many benchmarks), split here by white space.
 //!
 //! A file is read as a 2-D array (rows x columns; one column gives N x 1).
 //! A first line with no number in it is a header and skipped.
@@ -105,7 +107,24 @@ pub fn load_within(
     read_table(file, t, max_values)
 }
 
-/// The table `file` holds (see [`load_within`]).
+/// One line's fields and its line number (from 1).
+type Record = Result<(u64, Vec<String>), CsvError>;
+
+/// Whether the first line that is not blank has a comma in it (else the
+/// columns are separated by white space). Looks only into the buffer: a
+/// first line longer than it is read as comma-separated if the buffer
+/// holds a comma.
+fn comma_separated(file: &mut impl std::io::BufRead) -> std::io::Result<bool> {
+    let buf = file.fill_buf()?;
+    let first = buf
+        .split(|&b| b == b'\n')
+        .find(|l| l.iter().any(|b| !b.is_ascii_whitespace()))
+        .unwrap_or(&[]);
+    Ok(first.contains(&b','))
+}
+
+/// The table `file` holds (see [`load_within`]): comma-separated, or
+/// separated by white space when the first line has no comma.
 #[allow(clippy::result_large_err)]
 pub fn read_table(
     file: impl std::io::Read,
@@ -120,17 +139,35 @@ pub fn read_table(
             }
         };
     }
-    let mut rd = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .trim(csv::Trim::All)
-        .from_reader(file);
+    let mut file = std::io::BufReader::with_capacity(1 << 16, file);
+    let commas = tri!(comma_separated(&mut file).map_err(CsvError::Io));
+    let records: Box<dyn Iterator<Item = Record>> = if commas {
+        let rd = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .trim(csv::Trim::All)
+            .from_reader(file);
+        Box::new(rd.into_records().enumerate().map(|(k, rec)| {
+            let rec = rec.map_err(CsvError::Csv)?;
+            let line = rec.position().map_or(k as u64 + 1, |p| p.line());
+            Ok((line, rec.iter().map(str::to_string).collect()))
+        }))
+    } else {
+        // Columns separated by spaces or tabs (any number of them), as
+        // NumPy's `loadtxt` reads them by default.
+        Box::new(std::io::BufRead::lines(file).enumerate().map(|(k, l)| {
+            let l = l.map_err(CsvError::Io)?;
+            Ok((
+                k as u64 + 1,
+                l.split_whitespace().map(str::to_string).collect(),
+            ))
+        }))
+    };
     let mut values: Vec<Value> = Vec::new();
     let (mut rows, mut cols) = (0usize, None::<usize>);
-    for (k, rec) in rd.records().enumerate() {
-        let rec = tri!(rec.map_err(CsvError::Csv));
-        let line = rec.position().map_or(k as u64 + 1, |p| p.line());
-        if rec.len() == 1 && rec[0].is_empty() {
+    for (k, rec) in records.enumerate() {
+        let (line, rec) = tri!(rec);
+        if rec.iter().all(String::is_empty) {
             continue; // a blank line
         }
         let parsed: Result<Vec<Value>, CsvError> = rec
@@ -230,6 +267,25 @@ mod tests {
         std::fs::write(&p, "1,2\n3\n").unwrap();
         let e = load(&p, Scalar::I32).unwrap_err().to_string();
         assert_eq!(e, "line 2 has 1 fields, but the first row has 2");
+        std::fs::write(&p, "1\n300\n").unwrap();
+        let e = load(&p, Scalar::U8).unwrap_err().to_string();
+        assert_eq!(e, "line 2, field 1: `300` is not a `u8`");
+    }
+
+    #[test]
+    fn columns_separated_by_white_space() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.txt");
+        std::fs::write(&p, "# x y\n\n 1  2.5\t-3\n4 5e-3   6\n").unwrap();
+        let a = load(&p, Scalar::F64).unwrap();
+        assert_eq!(a.shape(), &[2, 3]);
+        let want = [1.0, 2.5, -3.0, 4.0, 0.005, 6.0];
+        for (i, w) in want.into_iter().enumerate() {
+            assert_eq!(a.data().get(i), Some(Value::F64(w)));
+        }
+        std::fs::write(&p, "1 2\n3 x\n").unwrap();
+        let e = load(&p, Scalar::I32).unwrap_err().to_string();
+        assert_eq!(e, "line 2, field 2: `x` is not a `i32`");
         std::fs::write(&p, "1\n300\n").unwrap();
         let e = load(&p, Scalar::U8).unwrap_err().to_string();
         assert_eq!(e, "line 2, field 1: `300` is not a `u8`");

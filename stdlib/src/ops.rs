@@ -1,8 +1,12 @@
 //! Host implementations of the array builtins: constructors, whole-array
 //! reductions.
 //!
-//! Whole-array reductions run left to right over the row-major elements, so
-//! the host result is one well-defined number (integer sums wrap). The
+//! Whole-array reductions run over the row-major elements in a fixed order,
+//! so the host result is one well-defined number (integer sums wrap). Float
+//! `sum`, `dot` and `mean` add pairwise as NumPy does (blocks of 128 added
+//! in eight lanes, halves added recursively): adding one element at a time
+//! lets the error grow with the length (10^7 copies of 0.1f32 came to
+//! 1,087,937, 8.8% off); pairwise, with its logarithm. The
 //! reduction of an empty array is the operator's identity: `sum` 0, `maxval`
 //! the type's lowest value (`-inf` for floats), `minval` its highest.
 
@@ -71,6 +75,41 @@ pub fn linspace(t: Scalar, start: f64, end: f64, n: i128) -> Result<Array, Shape
     Ok(a)
 }
 
+/// NumPy's pairwise sum (`pairwise_sum` in its `loops_utils.h`) of
+/// `x(lo) .. x(hi - 1)`: below 8 terms one at a time; up to 128 in eight
+/// partial sums combined as a tree; above, the two halves (the first a
+/// multiple of 8 long) summed recursively, so the depth is log2(n / 128).
+pub fn pairwise<T>(lo: usize, hi: usize, x: &impl Fn(usize) -> T) -> T
+where
+    T: Copy + Default + std::ops::Add<Output = T>,
+{
+    let n = hi - lo;
+    if n < 8 {
+        (lo..hi).fold(T::default(), |s, i| s + x(i))
+    } else if n <= 128 {
+        let mut r = [T::default(); 8];
+        for (k, r) in r.iter_mut().enumerate() {
+            *r = x(lo + k);
+        }
+        let mut i = lo + 8;
+        while i + 8 <= hi {
+            for (k, r) in r.iter_mut().enumerate() {
+                *r = *r + x(i + k);
+            }
+            i += 8;
+        }
+        let mut s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for j in i..hi {
+            s = s + x(j);
+        }
+        s
+    } else {
+        let half = n / 2;
+        let half = half - half % 8;
+        pairwise(lo, lo + half, x) + pairwise(lo + half, hi, x)
+    }
+}
+
 /// `sum(a)`.
 pub fn sum(a: &Array) -> Value {
     fn go<T: Elem>(v: &[T], add: impl Fn(T, T) -> T) -> Value {
@@ -82,8 +121,8 @@ pub fn sum(a: &Array) -> Value {
         Data::I64(v) => go(v, i64::wrapping_add),
         Data::U32(v) => go(v, u32::wrapping_add),
         Data::U8(v) => go(v, u8::wrapping_add),
-        Data::F32(v) => go(v, |a, b| a + b),
-        Data::F64(v) => go(v, |a, b| a + b),
+        Data::F32(v) => Value::F32(pairwise(0, v.len(), &|i| v[i])),
+        Data::F64(v) => Value::F64(pairwise(0, v.len(), &|i| v[i])),
     }
 }
 
@@ -179,19 +218,27 @@ fn uniform(seed: u64, i: usize) -> f64 {
 pub fn mean(a: &Array) -> f64 {
     let d = a.data();
     let n = a.len();
-    let s: f64 = (0..n)
-        .map(|i| d.get(i).and_then(|v| v.as_f64()).unwrap_or(0.0))
-        .sum();
+    let s: f64 = pairwise(0, n, &|i| d.get(i).and_then(|v| v.as_f64()).unwrap_or(0.0));
     s / n as f64
 }
 
-/// `dot(a, b)`: the sum of the products of the elements, in order, in the
-/// element type (integers wrap); `None` when the lengths differ.
+/// `dot(a, b)`: the sum of the products of the elements in the element
+/// type (integers wrap; floats add pairwise, see [`pairwise`]); `None` when
+/// the lengths differ.
 pub fn dot(a: &Array, b: &Array) -> Option<Value> {
     if a.len() != b.len() {
         return None;
     }
     let (da, db) = (a.data(), b.data());
+    match (&*da, &*db) {
+        (Data::F32(x), Data::F32(y)) => {
+            return Some(Value::F32(pairwise(0, x.len(), &|i| x[i] * y[i])))
+        }
+        (Data::F64(x), Data::F64(y)) => {
+            return Some(Value::F64(pairwise(0, x.len(), &|i| x[i] * y[i])))
+        }
+        _ => {}
+    }
     let t = a.scalar();
     let mut acc = Value::zero(t);
     for i in 0..a.len() {
@@ -314,5 +361,33 @@ mod tests {
             extremum(&zeros(Scalar::F32, &[0]).unwrap(), true),
             Value::F32(f32::NEG_INFINITY)
         );
+    }
+
+    #[test]
+    fn float_sums_are_pairwise_and_near_the_exact_sum() {
+        // 10^7 copies of 0.1f32 (0.100000001490116..): the exact sum is
+        // 1,000,000.0149; one element at a time gave 1,087,937.
+        let n = 10_000_000;
+        let a = full(Scalar::F32, Value::F32(0.1), &[n]).unwrap();
+        let Value::F32(s) = sum(&a) else { panic!() };
+        assert!((f64::from(s) - 1e6).abs() / 1e6 < 1e-6, "{s}");
+        let ones = full(Scalar::F32, Value::F32(1.0), &[n]).unwrap();
+        let Some(Value::F32(d)) = dot(&a, &ones) else {
+            panic!()
+        };
+        assert!((f64::from(d) - 1e6).abs() / 1e6 < 1e-6, "{d}");
+        let m = mean(&a);
+        assert!((m - 0.1).abs() < 1e-7, "{m}");
+        // 2^24 + 1 ones in f32: one at a time sticks at 2^24 = 16,777,216
+        // (2^24 + 1 is not an f32); pairwise adds each half exactly, and
+        // the halves to 2^24 + 1 rounded to even, 16,777,216, the nearest.
+        let k = (1 << 24) + 1;
+        let o = full(Scalar::F32, Value::F32(1.0), &[k]).unwrap();
+        assert_eq!(sum(&o), Value::F32(16_777_216.0));
+        let o = full(Scalar::F32, Value::F32(1.0), &[k + 2]).unwrap();
+        assert_eq!(sum(&o), Value::F32(16_777_220.0));
+        // Short arrays add in order: 1e8 + 1 - 1e8 in f64 is 1.
+        let f = Array::from_vec(vec![1e8f64, 1.0, -1e8], vec![3]).unwrap();
+        assert_eq!(sum(&f), Value::F64(1.0));
     }
 }

@@ -756,6 +756,8 @@ pub fn builtins() -> Builtins {
     // I/O (host).
     add(&mut b, "print", "print(values..)", Io, print_rule);
     add(&mut b, "println", "println(values..)", Io, print_rule);
+    add(&mut b, "eprint", "eprint(values..)", Io, print_rule);
+    add(&mut b, "eprintln", "eprintln(values..)", Io, print_rule);
     add(
         &mut b,
         "assert",

@@ -21,6 +21,7 @@ mod data_scalars;
 mod declare;
 mod declare_data;
 mod defaults;
+mod descending;
 mod device;
 mod expr;
 mod foreach;
@@ -38,7 +39,7 @@ mod routine_clauses;
 mod routines;
 mod sections;
 mod sizes;
-pub use sizes::size_error;
+pub use sizes::{size_error, MAX_LANES};
 mod tuples;
 mod update;
 
@@ -113,9 +114,34 @@ pub fn check_source(src: &str, builtins: &Builtins) -> Result<Checked, Vec<Diag>
 fn check_source_here(src: &str, builtins: &Builtins) -> Result<Checked, Vec<Diag>> {
     let (ast, diags) = crate::parse(src);
     if !diags.is_empty() {
-        return Err(diags);
+        return Err(after_parse_errors(&ast, src, builtins, &[], diags));
     }
     check(&ast, src, builtins, &[])
+}
+
+/// The syntax errors `parse` found, then the type errors in what did parse,
+/// so one syntax error does not hide every error after it. What a missing
+/// statement may have caused is left out: an error at or inside a syntax
+/// error, and an unknown name (its `let` or `fn` may be what failed).
+pub fn after_parse_errors(
+    prog: &ast::Program,
+    src: &str,
+    builtins: &Builtins,
+    globals: &[Global],
+    mut diags: Vec<Diag>,
+) -> Vec<Diag> {
+    let Err(found) = check(prog, src, builtins, globals) else {
+        return diags;
+    };
+    let syntax: Vec<Span> = diags.iter().map(Diag::span).collect();
+    let caused = |d: &Diag| {
+        let s = d.span();
+        d.code.starts_with("accl::name::")
+            || syntax.iter().any(|e| s.start <= e.end && e.start <= s.end)
+    };
+    diags.extend(found.into_iter().filter(|d| d.is_error() && !caused(d)));
+    diags.sort_by_key(|d| (d.span().start, d.span().end));
+    diags
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -628,6 +654,7 @@ impl<'b> Checker<'b> {
                 self.loop_stack.pop();
                 hir::StmtKind::While { cond: c, body }
             }
+            K::For(f) if f.rev => self.descending(f),
             K::For(f) => hir::StmtKind::For(self.for_loop(f)),
             K::ForEach(f) => self.for_each(f),
             K::Break | K::Continue => {
@@ -873,6 +900,11 @@ impl<'b> Checker<'b> {
     /// Check a loop's bounds and declare its variable in a new scope (left
     /// open for the body; the caller pops it).
     fn loop_header(&mut self, f: &ast::ForLoop) -> hir::LoopHeader {
+        // A plain `for` statement counts down in `descending`; here are a
+        // construct's own loops.
+        if f.rev {
+            self.refuse_descending(f);
+        }
         let (lo, lt) = self.expr(&f.lo, None);
         let (hi, ht) = self.expr(&f.hi, None);
         let ty = match self.unify(lo, lt, hi, ht, f.lo.span.to(f.hi.span), None) {

@@ -565,6 +565,7 @@ fn for_stmt(v: &str, lo: Expr, hi: Expr, body: Vec<Stmt>, span: Span) -> Stmt {
             lo,
             hi,
             inclusive: false,
+            rev: false,
             body: Block { stmts: body, span },
             span,
         }),

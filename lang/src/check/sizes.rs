@@ -12,7 +12,7 @@ use crate::span::Span;
 /// The most lanes of a gang: its vector, or its workers, are one Vulkan
 /// workgroup, and no device runs more than 1024 invocations in one
 /// (OpenACC 3.3 leaves the limit to the implementation).
-const MAX_LANES: i128 = 1024;
+pub const MAX_LANES: i128 = 1024;
 
 /// Why `clause(n)` cannot run, if it cannot: a diagnostic at `span`, the
 /// argument. `None` for a value in range or a clause without a range.
