@@ -341,3 +341,71 @@ let r0 = r[0];",
         &[("a0", "5"), ("r0", "6")],
     );
 }
+
+#[test]
+fn clauses_and_routines_as_other_suites_write_them() {
+    // gang(static: n) / gang(static: *) are gang loops; several `wait`
+    // clauses wait for every queue named; acc_device_default is the
+    // default device's type (one device here); acc_is_present of a
+    // section asks about that section.
+    values_on_both(
+        "let a = zeros(i32, 100);
+parallel num_gangs(4) copy(a) { loop gang(static: 2) for i in 0..100 { a[i] = i; } }
+let s1 = a[99];
+parallel num_gangs(4) copy(a) { loop gang(static: *) vector for i in 0..100 { a[i] = 2 * i; } }
+let s2 = a[99];
+parallel loop async(1) copy(a) for i in 0..100 { a[i] = 1; }
+parallel loop async(2) copy(a) wait(1) wait(2) for i in 0..100 { a[i] += 1; }
+wait;
+let w = a[50];
+acc_init(acc_device_default);
+let n = acc_get_num_devices(acc_device_default);
+let e = zeros(f32, 100);
+enter data copyin(e[10:20]);
+let inside = acc_is_present(e[10:20]);
+let part = acc_is_present(e[15:5]);
+let across = acc_is_present(e[0:15]);
+let whole = acc_is_present(e);
+exit data delete(e[10:20]);",
+        &[
+            ("s1", "99"),
+            ("s2", "198"),
+            ("w", "2"),
+            ("n", "1"),
+            ("inside", "true"),
+            ("part", "true"),
+            ("across", "false"),
+            ("whole", "false"),
+        ],
+    );
+}
+
+#[test]
+fn a_construct_in_a_function_reads_top_level_variables() {
+    // The function reads `g` and `arr` just before the construct: the
+    // kernel sees g's value then (7, then 8) and writes arr itself.
+    values_on_both(
+        "let g = 7;
+let arr = zeros(i32, 10);
+let out = zeros(i32, 10);
+fn f(o: i32[]) { parallel loop copy(o) for i in 0..10 { o[i] = g + arr[i]; arr[i] = 1; } }
+f(out);
+let first = out[3];
+g = 8;
+f(out);
+let second = out[3];
+let written = arr[9];",
+        &[("first", "7"), ("second", "9"), ("written", "1")],
+    );
+}
+
+#[test]
+fn a_vector_loop_inside_a_vector_loop_is_refused_by_the_checker() {
+    let src = "let a = zeros(i32, 64);
+parallel copy(a) { loop vector for i in 0..8 { loop vector for j in 0..8 { a[i * 8 + j] = 1; } } }";
+    for device in [false, true] {
+        let r = common::run(src, device);
+        let e = r.result.as_ref().expect_err("refused");
+        assert_eq!(e.code(), "accl::device::loop_nesting", "{}", e.render(100));
+    }
+}

@@ -265,6 +265,10 @@ pub struct Clause {
 /// `gang(dim: k)` (see parse.rs).
 pub const COLLAPSE_FORCE: &str = "collapse(force:)";
 pub const GANG_DIM: &str = "gang(dim:)";
+/// `gang(static: n)` / `gang(static: *)`: the chunk size OpenACC lets a
+/// program suggest for handing out gang iterations (accl chooses its own
+/// schedule; the loop is a `gang` loop).
+pub const GANG_STATIC: &str = "gang(static:)";
 /// The clauses the private-array rewrite (check/private_arrays) puts on
 /// the construct or loop whose iterations own the copies of a hidden
 /// array: names no program can write.

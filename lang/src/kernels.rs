@@ -61,6 +61,7 @@ const LOOP_CLAUSES: &[&str] = &[
     "private",
     COLLAPSE_FORCE,
     GANG_DIM,
+    GANG_STATIC,
 ];
 const PER_PART: &[&str] = &["async", "wait", "if"];
 const LOOP_ONLY: &[&str] = &["num_gangs", "num_workers", "vector_length", "collapse"];

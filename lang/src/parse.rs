@@ -234,6 +234,9 @@ fn loop_modifiers(toks: &mut Vec<(usize, Tok<'_>, usize)>) {
             (Tok::Ident("gang"), Tok::LParen, Tok::Ident("dim"), Tok::Colon) => {
                 crate::ast::GANG_DIM
             }
+            (Tok::Ident("gang"), Tok::LParen, Tok::Ident("static"), Tok::Colon) => {
+                crate::ast::GANG_STATIC
+            }
             _ => continue,
         };
         toks[i].1 = Tok::Ident(name);

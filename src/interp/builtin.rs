@@ -810,9 +810,19 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             RtVal::Scalar(Value::Bool(on))
         }
         "acc_is_present" => {
-            let a = array(&args[0], span)?;
+            let sec = super::section_arg::section(&args, spans, &mut 0, cx)?;
             let (b, dev) = (cx.backend.clone(), cx.device);
-            let present = b.env(cx).is_present(dev, a);
+            let env = b.env(cx);
+            // The whole array may be present as several sections together;
+            // a section must lie inside one present section.
+            let present = if sec.region.len(sec.array.shape()) == sec.array.len() {
+                env.is_present(dev, &sec.array)
+            } else {
+                matches!(
+                    env.find(dev, &sec.array, &sec.region),
+                    super::present::Find::Inside(_)
+                )
+            };
             RtVal::Scalar(Value::Bool(present))
         }
         _ => {

@@ -474,9 +474,12 @@ load_npy_fn!(load_npy2, 2);
 load_npy_fn!(load_npy3, 3);
 
 fn is_present_rule(args: &[Type]) -> Result<Sig, String> {
-    any_array(args, 1)?;
+    let mut i = 0;
+    if lang::builtins::section_arg(args, &mut i).is_none() || i != args.len() {
+        return Err("needs an array or a section".into());
+    }
     Ok(Sig {
-        params: vec![args[0]],
+        params: args.to_vec(),
         ret: Type::BOOL,
     })
 }
@@ -887,13 +890,14 @@ pub fn builtins() -> Builtins {
         Host,
         device::set_device_num,
     );
-    add(
-        &mut b,
-        "acc_is_present",
-        "acc_is_present(a) -> bool",
-        Host,
-        is_present_rule,
-    );
+    b.add(Builtin {
+        name: "acc_is_present".to_string(),
+        typing: Typing::Rule(is_present_rule),
+        effect: Host,
+        synopsis: "acc_is_present(a) -> bool: is all of array or section a (or the device copy of a scalar) present on the current device?".to_string(),
+        place_arg: false,
+        sections: true,
+    });
     add(
         &mut b,
         "acc_async_test",

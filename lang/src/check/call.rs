@@ -100,14 +100,6 @@ impl Checker<'_> {
         let mut tys = Vec::with_capacity(args.len());
         let mut spans = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
-            if b.sections {
-                for (h, t, s) in self.section_call_arg(a) {
-                    hs.push(h);
-                    tys.push(t);
-                    spans.push(s);
-                }
-                continue;
-            }
             if i == 0 && b.name == "acc_is_present" {
                 if let Some(l) = self.scalar_in_data(a) {
                     // The scalar's device copy is what is asked about: it
@@ -116,12 +108,24 @@ impl Checker<'_> {
                     if let Type::Scalar(s) = self.body.locals[l].ty {
                         self.present_scalars.push((self.body.func, l, a.span));
                         let (h, t) = self.push(hir::Expr::Local(l), Type::Array(s, 1), a.span);
-                        hs.push(h);
-                        tys.push(t);
-                        spans.push(a.span);
+                        let mut whole = vec![(h, t, a.span)];
+                        self.whole_axis(a.span, &mut whole);
+                        for (h, t, s) in whole {
+                            hs.push(h);
+                            tys.push(t);
+                            spans.push(s);
+                        }
                         continue;
                     }
                 }
+            }
+            if b.sections {
+                for (h, t, s) in self.section_call_arg(a) {
+                    hs.push(h);
+                    tys.push(t);
+                    spans.push(s);
+                }
+                continue;
             }
             if i == 0 && b.place_arg {
                 match &a.kind {

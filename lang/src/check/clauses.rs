@@ -52,6 +52,7 @@ const CLAUSES: &[(&str, Shape)] = &[
     ("collapse", Shape::ConstInt),
     (ast::COLLAPSE_FORCE, Shape::ConstInt),
     (ast::GANG_DIM, Shape::ConstInt),
+    (ast::GANG_STATIC, Shape::Int),
     ("tile", Shape::ConstInts),
     ("reduction", Shape::Reduction),
     ("private", Shape::Vars),
@@ -185,6 +186,7 @@ fn allowed(kind: DK) -> Vec<&'static str> {
         v.push(ast::COLLAPSE_FORCE);
     }
     if v.contains(&"gang") {
+        v.push(ast::GANG_STATIC);
         v.push(ast::GANG_DIM);
     }
     if v.contains(&"private") {
@@ -364,7 +366,7 @@ impl Checker<'_> {
                 (ClauseArgs::List(v), _) => !v.is_empty(),
             };
             // `*` is a size of `tile` only.
-            if name != "tile" {
+            if name != "tile" && name != ast::GANG_STATIC {
                 if let Some(e) = list.iter().find(|e| is_star(e)) {
                     self.err(
                         Diag::error(
@@ -521,6 +523,12 @@ impl Checker<'_> {
                 }
                 ("if", _) => c.if_ = Some(self.cond(&list[0])),
                 ("num_gangs", _) => c.num_gangs = Some(self.gang_count(list)),
+                (ast::GANG_STATIC, _) => {
+                    if !is_star(&list[0]) {
+                        self.int_arg(&list[0]);
+                    }
+                    c.gang = true;
+                }
                 (ast::GANG_DIM, _) => match self.const_int(&list[0]) {
                     Some(1..=3) => c.gang = true,
                     Some(_) => {

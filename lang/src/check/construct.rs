@@ -176,6 +176,9 @@ impl Checker<'_> {
                     clauses.copy_scalars.push(l);
                 } else {
                     clauses.firstprivate.push(l);
+                    if !clauses.scalar_data {
+                        self.firstprivate_assigned(l, d);
+                    }
                 }
             }
         }
@@ -525,6 +528,31 @@ fn loop_level(c: &hir::Clauses) -> Option<hir::Level> {
 }
 
 impl Checker<'_> {
+    /// A scalar of the host that a `parallel`/`serial` construct assigns
+    /// with no clause is firstprivate there (OpenACC 3.3, 2.6.2): the
+    /// device's assignments never reach the host's variable, which a C
+    /// programmer used to `kernels` (where it is `copy`) may not expect.
+    fn firstprivate_assigned(&mut self, l: LocalH, d: &ast::Directive) {
+        let name = self.body.locals[l].name.clone();
+        if name.contains('#') {
+            return;
+        }
+        let decl = self.body.locals.span(l);
+        self.err(
+            Diag::error(
+                "accl::device::firstprivate_assigned",
+                format!("`{name}` is firstprivate here: what this construct assigns to it stays on the device"),
+                d.kind_span,
+                format!("assigns `{name}`"),
+            )
+            .with_label(decl, "declared here, outside the construct")
+            .with_help(format!(
+                "add `copy({name})` to bring the value back, `reduction(..: {name})` to combine one, or `firstprivate({name})` to say a copy is meant"
+            ))
+            .warning(),
+        );
+    }
+
     /// OpenACC 3.3 (2.9.3-2.9.5): a `loop worker` or `loop vector` holds
     /// no loop of its own level or above (a `vector` loop in a `vector`
     /// loop, a `worker` or `gang` loop in a `worker` loop); only `loop seq`

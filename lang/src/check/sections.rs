@@ -179,7 +179,7 @@ impl Checker<'_> {
     }
 
     /// The bounds of a whole axis of a section argument.
-    fn whole_axis(&mut self, span: Span, out: &mut Vec<(ExprH, Type, Span)>) {
+    pub(super) fn whole_axis(&mut self, span: Span, out: &mut Vec<(ExprH, Type, Span)>) {
         for v in [crate::builtins::WHOLE_AXIS; 2] {
             let (h, t) = self.constant(Value::I64(v), span);
             out.push((h, t, span));
