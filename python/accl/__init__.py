@@ -47,6 +47,15 @@ __all__ = [
 ]
 
 
+def _render_traceback_(self: Error) -> list:
+    # IPython shows this instead of a Python traceback: the diagnostic as
+    # the command line prints it.
+    return self.report.rstrip("\n").split("\n")
+
+
+Error._render_traceback_ = _render_traceback_
+
+
 def _shape(shape: Union[int, Sequence[int]]) -> list:
     return [int(shape)] if np.ndim(shape) == 0 else [int(n) for n in shape]
 

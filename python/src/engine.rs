@@ -49,6 +49,8 @@ pub struct Engine {
     pub inner: accl::Engine,
     /// The exception (KeyboardInterrupt) that stopped the running input.
     interrupt: Rc<RefCell<Option<PyErr>>>,
+    /// Where `print` goes: a callable of one str, or `sys.stdout`.
+    printer: Rc<RefCell<Option<Py<PyAny>>>>,
 }
 
 /// A Python exception for the result of an engine call: the pending
@@ -72,13 +74,22 @@ impl Engine {
     /// Print to Python's `sys.stdout` (a notebook's cell output), files
     /// relative to the working directory, the environment readable, and
     /// Ctrl-C stopping a run.
-    fn configure(e: &mut accl::Engine, interrupt: &Rc<RefCell<Option<PyErr>>>) {
-        e.set_print(|s| {
+    fn configure(
+        e: &mut accl::Engine,
+        interrupt: &Rc<RefCell<Option<PyErr>>>,
+        printer: &Rc<RefCell<Option<Py<PyAny>>>>,
+    ) {
+        let printer = printer.clone();
+        e.set_print(move |s| {
             Python::attach(|py| {
-                let _ = py
-                    .import("sys")
-                    .and_then(|sys| sys.getattr("stdout"))
-                    .and_then(|out| out.call_method1("write", (s,)));
+                let _ = match &*printer.borrow() {
+                    Some(f) => f.call1(py, (s,)).map(drop),
+                    None => py
+                        .import("sys")
+                        .and_then(|sys| sys.getattr("stdout"))
+                        .and_then(|out| out.call_method1("write", (s,)))
+                        .map(drop),
+                };
             })
         });
         e.set_fs_access(std::env::current_dir().ok());
@@ -142,8 +153,13 @@ impl Engine {
     fn new(py: Python<'_>, device: Option<&Bound<'_, PyAny>>) -> PyResult<Engine> {
         let mut inner = Engine::open(py, device)?;
         let interrupt = Rc::new(RefCell::new(None));
-        Engine::configure(&mut inner, &interrupt);
-        Ok(Engine { inner, interrupt })
+        let printer = Rc::new(RefCell::new(None));
+        Engine::configure(&mut inner, &interrupt, &printer);
+        Ok(Engine {
+            inner,
+            interrupt,
+            printer,
+        })
     }
 
     /// `"host"` or `"vulkan"`.
@@ -155,6 +171,12 @@ impl Engine {
     /// One line per device of this engine's backend.
     fn devices(&self) -> Vec<String> {
         self.inner.devices()
+    }
+
+    /// Where `print` output goes: a callable taking one str, or None for
+    /// `sys.stdout` (the default).
+    fn set_print(&mut self, f: Option<Py<PyAny>>) {
+        *self.printer.borrow_mut() = f;
     }
 
     /// Messages of the Vulkan validation layer since the last call (with
@@ -290,7 +312,7 @@ impl Engine {
             matches!(s.meta(&line), accl::repl::Flow::Quit)
         });
         self.inner = s.engine;
-        Engine::configure(&mut self.inner, &self.interrupt);
+        Engine::configure(&mut self.inner, &self.interrupt, &self.printer);
         let mut out = String::from_utf8_lossy(&buf.borrow()).into_owned();
         if flow {
             out.push_str("(the kernel stays: restart it from the notebook instead)\n");
