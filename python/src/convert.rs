@@ -237,6 +237,14 @@ pub fn copy_back(arg: &ArrayIn<'_>) -> PyResult<()> {
         let mut w = t.try_readwrite().map_err(|e| errors::argument(a.py(), e.to_string()))?;
         let d = arg.array.data();
         let src = <T as accl::stdlib::Elem>::slice(&d).unwrap_or_default();
+        // Row-major memory takes one copy; any other layout, element by
+        // element in logical order.
+        if a.is_c_contiguous() {
+            if let Ok(dst) = w.as_slice_mut().map_err(drop).and_then(|d| if d.len() == src.len() { Ok(d) } else { Err(()) }) {
+                dst.copy_from_slice(src);
+                return Ok(());
+            }
+        }
         w.as_array_mut().iter_mut().zip(src).for_each(|(d, s)| *d = *s);
     });
     Ok(())
