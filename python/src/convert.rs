@@ -11,6 +11,7 @@
 //! after a call the function's writes are copied back into it.
 
 use crate::errors;
+use crate::owned::Owned;
 use accl::lang::{Scalar, Value};
 use accl::{Array, Val};
 use numpy::ndarray::{ArrayViewD, IxDyn};
@@ -20,19 +21,16 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
 
 /// Keeps an accl array alive under the NumPy arrays that view it (their
 /// `base`).
-#[pyclass(unsendable, module = "accl._accl", name = "Buffer")]
+#[pyclass(module = "accl._accl", name = "Buffer")]
 pub struct Buffer {
-    pub array: Array,
+    pub array: Owned<Array>,
 }
 
 #[pymethods]
 impl Buffer {
-    fn __repr__(&self) -> String {
-        format!(
-            "<accl buffer {}{:?}>",
-            self.array.scalar(),
-            self.array.shape()
-        )
+    fn __repr__(&self) -> PyResult<String> {
+        let a = self.array.get()?;
+        Ok(format!("<accl buffer {}{:?}>", a.scalar(), a.shape()))
     }
 }
 
@@ -89,7 +87,13 @@ macro_rules! with_elem {
 /// A NumPy array viewing the elements of `a` (no copy), writable: writes
 /// from either side are seen by the other.
 pub fn view<'py>(py: Python<'py>, a: &Array) -> PyResult<Bound<'py, PyAny>> {
-    let holder = Bound::new(py, Buffer { array: a.clone() })?.into_any();
+    let holder = Bound::new(
+        py,
+        Buffer {
+            array: Owned::new(a.clone()),
+        },
+    )?
+    .into_any();
     let shape = IxDyn(a.shape());
     with_elem!(a.scalar(), T => {
         let ptr = {
@@ -137,7 +141,7 @@ fn shared(a: &Bound<'_, PyUntypedArray>) -> Option<Array> {
     let base = unsafe { Bound::from_borrowed_ptr(a.py(), base) };
     let buf = base.cast::<Buffer>().ok()?;
     let buf = buf.try_borrow().ok()?;
-    let arr = &buf.array;
+    let arr = buf.array.get().ok()?;
     let data = unsafe { (*a.as_array_ptr()).fields.data } as *const u8;
     let start = arr.try_data()?.bytes().as_ptr();
     (data == start && a.shape() == arr.shape() && a.is_c_contiguous()).then(|| arr.clone())

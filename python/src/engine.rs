@@ -4,6 +4,7 @@
 
 use crate::convert::{self, ArrayIn};
 use crate::errors;
+use crate::owned::Owned;
 use accl::lang::ast::StmtKind;
 use accl::Val;
 use pyo3::prelude::*;
@@ -20,8 +21,8 @@ const SIGNAL_EVERY: u64 = 1 << 14;
 ///
 /// The closure runs on this same thread, before `detach` returns, so the
 /// engine and its reference-counted values never leave the thread; other
-/// Python threads cannot reach them meanwhile (`Engine` and `Buffer` are
-/// `unsendable` classes: pyo3 refuses them on another thread).
+/// Python threads cannot reach them meanwhile (an engine's state and an
+/// array's handle are `Owned`: refused on any other thread).
 struct OnThisThread<T>(T);
 // SAFETY: see above: the value is used only on the thread that made it.
 unsafe impl<T> Send for OnThisThread<T> {}
@@ -43,9 +44,14 @@ fn unlocked<E, R>(py: Python<'_>, e: &mut E, f: impl FnOnce(&mut E) -> R) -> R {
 }
 
 /// An accl engine: variables, declarations and device data kept between
-/// calls.
-#[pyclass(unsendable, subclass, module = "accl._accl", name = "Engine")]
+/// calls. Its state belongs to the thread that made it.
+#[pyclass(subclass, module = "accl._accl", name = "Engine")]
 pub struct Engine {
+    state: Owned<State>,
+}
+
+/// What an engine holds.
+pub struct State {
     pub inner: accl::Engine,
     /// The exception (KeyboardInterrupt) that stopped the running input.
     interrupt: Rc<RefCell<Option<PyErr>>>,
@@ -70,7 +76,7 @@ fn result<T>(
     }
 }
 
-impl Engine {
+impl State {
     /// Print to Python's `sys.stdout` (a notebook's cell output), files
     /// relative to the working directory, the environment readable, and
     /// Ctrl-C stopping a run.
@@ -151,38 +157,45 @@ impl Engine {
     #[new]
     #[pyo3(signature = (device = None))]
     fn new(py: Python<'_>, device: Option<&Bound<'_, PyAny>>) -> PyResult<Engine> {
-        let mut inner = Engine::open(py, device)?;
+        let mut inner = State::open(py, device)?;
         let interrupt = Rc::new(RefCell::new(None));
         let printer = Rc::new(RefCell::new(None));
-        Engine::configure(&mut inner, &interrupt, &printer);
+        State::configure(&mut inner, &interrupt, &printer);
         Ok(Engine {
-            inner,
-            interrupt,
-            printer,
+            state: Owned::new(State {
+                inner,
+                interrupt,
+                printer,
+            }),
         })
     }
 
     /// `"host"` or `"vulkan"`.
     #[getter]
-    fn backend(&self) -> &'static str {
-        self.inner.backend_name()
+    fn backend(&self) -> PyResult<&'static str> {
+        let st = self.state.get()?;
+        Ok(st.inner.backend_name())
     }
 
     /// One line per device of this engine's backend.
-    fn devices(&self) -> Vec<String> {
-        self.inner.devices()
+    fn devices(&self) -> PyResult<Vec<String>> {
+        let st = self.state.get()?;
+        Ok(st.inner.devices())
     }
 
     /// Where `print` output goes: a callable taking one str, or None for
     /// `sys.stdout` (the default).
-    fn set_print(&mut self, f: Option<Py<PyAny>>) {
-        *self.printer.borrow_mut() = f;
+    fn set_print(&mut self, f: Option<Py<PyAny>>) -> PyResult<()> {
+        let st = self.state.get_mut()?;
+        *st.printer.borrow_mut() = f;
+        Ok(())
     }
 
     /// Messages of the Vulkan validation layer since the last call (with
     /// `ACCL_VALIDATION=1`; always empty on the host backend).
-    fn validation_messages(&self) -> Vec<String> {
-        self.inner.take_validation_messages()
+    fn validation_messages(&self) -> PyResult<Vec<String>> {
+        let st = self.state.get()?;
+        Ok(st.inner.take_validation_messages())
     }
 
     /// Run accl source (or the file at `path`) in the engine; its value.
@@ -194,12 +207,13 @@ impl Engine {
         path: Option<std::path::PathBuf>,
         args: Option<Vec<String>>,
     ) -> PyResult<Py<PyAny>> {
+        let st = self.state.get_mut()?;
         if let Some(a) = args {
-            self.inner.set_args(a);
+            st.inner.set_args(a);
         }
         match (source, path) {
-            (_, Some(p)) => self.call(py, move |e| e.run_file(&p)),
-            (Some(s), None) => self.call(py, move |e| e.eval_source("<run>", &s)),
+            (_, Some(p)) => st.call(py, move |e| e.run_file(&p)),
+            (Some(s), None) => st.call(py, move |e| e.eval_source("<run>", &s)),
             (None, None) => Err(errors::argument(py, "run() needs source or a path")),
         }
     }
@@ -208,14 +222,18 @@ impl Engine {
     /// first); `name` names the source in diagnostics.
     #[pyo3(signature = (source, name = "<eval>"))]
     fn eval(&mut self, py: Python<'_>, source: &str, name: &str) -> PyResult<Py<PyAny>> {
-        self.call(py, |e| e.eval_source(name, source))
+        let st = self.state.get_mut()?;
+        st.call(py, |e| e.eval_source(name, source))
     }
 
     /// Run `source` and return its functions as a module.
     #[pyo3(signature = (source, name = "<module>"))]
     fn compile(slf: Bound<'_, Self>, source: &str, name: &str) -> PyResult<Module> {
         let py = slf.py();
-        slf.borrow_mut().call(py, |e| e.eval_source(name, source))?;
+        slf.borrow_mut()
+            .state
+            .get_mut()?
+            .call(py, |e| e.eval_source(name, source))?;
         let (prog, _) = accl::lang::parse(source);
         let mut functions = HashMap::new();
         for s in &prog.stmts {
@@ -249,13 +267,14 @@ impl Engine {
     }
 
     fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        if let Some(a) = self.inner.array(name) {
+        let st = self.state.get()?;
+        if let Some(a) = st.inner.array(name) {
             return Ok(convert::view(py, &a)?.unbind());
         }
-        if let Some(v) = self.inner.get_value(name) {
+        if let Some(v) = st.inner.get_value(name) {
             return convert::scalar_out(py, v);
         }
-        if let Some(s) = self.inner.get_str(name) {
+        if let Some(s) = st.inner.get_str(name) {
             return Ok(PyString::new(py, &s).into_any().unbind());
         }
         Err(pyo3::exceptions::PyKeyError::new_err(name.to_string()))
@@ -264,32 +283,36 @@ impl Engine {
     /// Bind a variable: a NumPy array (shared when it views an accl array,
     /// else copied), a scalar or a str.
     fn __setitem__(&mut self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let st = self.state.get_mut()?;
         let (v, _) = convert::value_in(value, &|| format!("the value of `{name}`"))?;
         match v {
-            Val::Array(a) => self.inner.set_array_handle(name, a),
-            Val::Str(s) => self.inner.set_str(name, &s),
-            Val::Scalar(x) => set_scalar(&mut self.inner, name, x),
+            Val::Array(a) => st.inner.set_array_handle(name, a),
+            Val::Str(s) => st.inner.set_str(name, &s),
+            Val::Scalar(x) => set_scalar(&mut st.inner, name, x),
             _ => {}
         }
         Ok(())
     }
 
     fn __delitem__(&mut self, name: &str) -> PyResult<()> {
-        if self.inner.remove(name) {
+        let st = self.state.get_mut()?;
+        if st.inner.remove(name) {
             Ok(())
         } else {
             Err(pyo3::exceptions::PyKeyError::new_err(name.to_string()))
         }
     }
 
-    fn __contains__(&self, name: &str) -> bool {
-        self.inner.variables().iter().any(|(n, _)| n == name)
+    fn __contains__(&self, name: &str) -> PyResult<bool> {
+        let st = self.state.get()?;
+        Ok(st.inner.variables().iter().any(|(n, _)| n == name))
     }
 
     /// Every variable and its accl type, as `{name: "f32[]"}`.
     fn variables<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let st = self.state.get()?;
         let d = PyDict::new(py);
-        for (n, t) in self.inner.variables() {
+        for (n, t) in st.inner.variables() {
             d.set_item(n, t.to_string())?;
         }
         Ok(d)
@@ -298,9 +321,10 @@ impl Engine {
     /// Run a REPL meta command (`:vars`, `:type x`, `:help`, ...); what it
     /// printed.
     fn meta(&mut self, py: Python<'_>, line: &str) -> PyResult<String> {
+        let st = self.state.get_mut()?;
         let buf: Rc<RefCell<Vec<u8>>> = Rc::new(RefCell::new(Vec::new()));
         let sink: accl::repl::Sink = buf.clone();
-        let engine = std::mem::take(&mut self.inner);
+        let engine = std::mem::take(&mut st.inner);
         let mut s = accl::repl::Session::new(
             engine,
             accl::repl::Style { color: false },
@@ -311,8 +335,8 @@ impl Engine {
         let flow = unlocked(py, &mut s, |s| {
             matches!(s.meta(&line), accl::repl::Flow::Quit)
         });
-        self.inner = s.engine;
-        Engine::configure(&mut self.inner, &self.interrupt, &self.printer);
+        st.inner = s.engine;
+        State::configure(&mut st.inner, &st.interrupt, &st.printer);
         let mut out = String::from_utf8_lossy(&buf.borrow()).into_owned();
         if flow {
             out.push_str("(the kernel stays: restart it from the notebook instead)\n");
@@ -350,7 +374,7 @@ struct Param {
 }
 
 /// The functions one `Engine.compile` declared, as attributes.
-#[pyclass(unsendable, module = "accl._accl", name = "Module")]
+#[pyclass(module = "accl._accl", name = "Module")]
 pub struct Module {
     functions: HashMap<String, Py<Function>>,
 }
@@ -376,7 +400,7 @@ impl Module {
 }
 
 /// An accl function of a module: calling it runs it in its engine.
-#[pyclass(unsendable, module = "accl._accl", name = "Function")]
+#[pyclass(module = "accl._accl", name = "Function")]
 pub struct Function {
     engine: Py<Engine>,
     name: String,
@@ -423,7 +447,7 @@ impl Function {
             errors::api(py, "accl::api::busy", "the engine is running another call")
         })?;
         let name = self.name.as_str();
-        let out = engine.call(py, |e| e.call_fn(name, &vals));
+        let out = engine.state.get_mut()?.call(py, |e| e.call_fn(name, &vals));
         for c in &copied {
             convert::copy_back(c)?;
         }

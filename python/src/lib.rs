@@ -6,6 +6,7 @@
 mod convert;
 mod engine;
 mod errors;
+mod owned;
 
 use pyo3::prelude::*;
 

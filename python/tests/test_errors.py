@@ -85,3 +85,26 @@ def test_gil_is_released_while_accl_runs(engine):
         t.join()
     assert during > 0
     assert engine["s"] == 3000000.0
+
+
+def test_an_engine_belongs_to_its_thread():
+    e = accl.Engine(device="host")
+    a = e.eval("let a = zeros(f32, 3); a")
+    seen = []
+
+    def other():
+        for f in (lambda: e.eval("1"), lambda: e["a"], lambda: e.compile("fn g() { }")):
+            try:
+                f()
+            except RuntimeError as err:
+                seen.append(str(err))
+        # An array in accl memory is an ordinary NumPy array elsewhere, but
+        # it is not passed without a copy from there.
+        seen.append(accl.is_shared(a))
+
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    assert len(seen) == 4 and all("belong to the thread that made them" in m for m in seen[:3])
+    assert seen[3] is False
+    assert e.eval("len(a)") == 3 and accl.is_shared(a)
