@@ -1,3 +1,6 @@
+import subprocess
+import sys
+
 import accl
 import pytest
 
@@ -14,3 +17,14 @@ def engine(request):
     yield e
     # The validation layer watched every Vulkan call the test made.
     assert e.validation_messages() == []
+
+
+@pytest.fixture(scope="session")
+def kernel_path(tmp_path_factory):
+    """A Jupyter data dir with the accl kernel spec installed in it."""
+    prefix = tmp_path_factory.mktemp("jupyter")
+    subprocess.run(
+        [sys.executable, "-m", "accl.kernel", "install", "--prefix", str(prefix)],
+        check=True,
+    )
+    return str(prefix / "share" / "jupyter")

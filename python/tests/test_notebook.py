@@ -3,23 +3,10 @@ the accl kernel, and the %%accl magic in an IPython notebook."""
 
 import base64
 import struct
-import subprocess
-import sys
 
 import nbformat
-import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
-
-
-@pytest.fixture(scope="module")
-def kernel_path(tmp_path_factory):
-    prefix = tmp_path_factory.mktemp("jupyter")
-    subprocess.run(
-        [sys.executable, "-m", "accl.kernel", "install", "--prefix", str(prefix)],
-        check=True,
-    )
-    return str(prefix / "share" / "jupyter")
 
 
 def run(nb, kernel, tmp_path, monkeypatch, jupyter_path=None):
