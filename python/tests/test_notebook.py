@@ -75,6 +75,7 @@ def test_accl_magic_shares_arrays_with_numpy(tmp_path, monkeypatch):
             new_code_cell("%%accl\nparallel loop for i in 0..len(a) { a[i] = a[i] * k; }\nlet total = sum(a);"),
             new_code_cell("print(a.tolist(), total)\na[0] = 100.0"),
             new_code_cell("%%accl\na[0] + 1.0"),
+            new_code_cell("%%accl\nlet q = 1;\nlet r = a[99];"),
         ]
     )
     run(nb, "python3", tmp_path, monkeypatch)
@@ -83,3 +84,9 @@ def test_accl_magic_shares_arrays_with_numpy(tmp_path, monkeypatch):
     assert texts(c[2]) == "[0.0, 3.0, 6.0, 9.0] 18.0\n"
     # After the first cell, `a` is the engine's array: NumPy's write is seen.
     assert texts(c[3]) == "101.0"
+    # A diagnostic, not a Python traceback: the cell's line 2.
+    err = c[4].outputs[0]
+    assert err.output_type == "error" and err.ename == "RunError"
+    assert any("[%%accl:2:" in line for line in err.traceback)
+    assert any("index 99 is out of bounds" in line for line in err.traceback)
+    assert not any("Traceback" in line for line in err.traceback)
