@@ -19,6 +19,9 @@ SAXPY = """
 fn saxpy(a: f32, x: f32[], y: f32[]) {
     parallel loop for i in 0..len(x) { y[i] = a * x[i] + y[i]; }
 }
+fn saxpy_loop(a: f32, x: f32[], y: f32[]) {
+    for i in 0..len(x) { y[i] = a * x[i] + y[i]; }
+}
 fn saxpy_present(a: f32, x: f32[], y: f32[]) {
     parallel loop present(x, y) for i in 0..len(x) { y[i] = a * x[i] + y[i]; }
 }
@@ -59,6 +62,9 @@ def bench_engine(device, n, runs):
     name = e.backend if device == "host" else "vulkan " + e.devices()[0].split(": ", 1)[-1].split(" (")[0]
     work = inside_us(e, "saxpy(2.0f32, x, y)", runs)
     row(f"{name}: saxpy, accl arrays", median_us(lambda: mod.saxpy(2.0, x, y), runs), work)
+    if e.backend == "host":
+        work = inside_us(e, "saxpy_loop(2.0f32, x, y)", runs)
+        row(f"{name}: saxpy as a host loop", median_us(lambda: mod.saxpy_loop(2.0, x, y), runs), work)
     tw = inside_us(e, "saxpy(2.0f32, t, t)", runs)
     row(f"{name}: saxpy, 1 element", median_us(lambda: mod.saxpy(2.0, tiny, tiny), runs), tw)
     xn = np.ones(n, dtype=np.float32)
