@@ -90,3 +90,28 @@ def test_accl_magic_shares_arrays_with_numpy(tmp_path, monkeypatch):
     assert any("[%%accl:2:" in line for line in err.traceback)
     assert any("index 99 is out of bounds" in line for line in err.traceback)
     assert not any("Traceback" in line for line in err.traceback)
+
+
+def test_kernel_interrupt_stops_a_running_cell(kernel_path, monkeypatch):
+    import time
+
+    from jupyter_client.manager import start_new_kernel
+
+    monkeypatch.setenv("JUPYTER_PATH", kernel_path)
+    km, kc = start_new_kernel(kernel_name="accl")
+    try:
+        kc.execute_interactive("let n = 41;", timeout=60)
+        kc.execute("let spins = 0; while true { spins += 1; }")
+        time.sleep(1.0)
+        km.interrupt_kernel()
+        reply = kc.get_shell_msg(timeout=60)
+        assert reply["content"]["status"] == "error"
+        assert reply["content"]["ename"] == "KeyboardInterrupt"
+        # The engine goes on, with the state from before the cell.
+        outputs = []
+        kc.execute_interactive("n + 1", timeout=60, output_hook=outputs.append)
+        results = [m["content"]["data"]["text/plain"] for m in outputs if m["msg_type"] == "execute_result"]
+        assert results == ["42"]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
