@@ -19,6 +19,7 @@ SAXPY = """
 fn saxpy(a: f32, x: f32[], y: f32[]) {
     parallel loop for i in 0..len(x) { y[i] = a * x[i] + y[i]; }
 }
+fn nop(a: f32, x: f32[], y: f32[]) { }
 fn saxpy_loop(a: f32, x: f32[], y: f32[]) {
     for i in 0..len(x) { y[i] = a * x[i] + y[i]; }
 }
@@ -38,12 +39,17 @@ def median_us(f, runs):
     return statistics.median(times) * 1e6
 
 
-def inside_us(e, call, runs):
-    """One call made by accl itself (no Python in between), in us."""
+def inside_us(e, call, runs, batch=10):
+    """One call made by accl itself (no Python in between), in us: the
+    median over batches of `batch` calls in one input."""
     e.run(f"{call};")
-    t = time.perf_counter()
-    e.run(f"for r in 0..{runs} {{ {call}; }}")
-    return (time.perf_counter() - t) / runs * 1e6
+    loop = f"for r in 0..{batch} {{ {call}; }}"
+    times = []
+    for _ in range(max(1, runs // batch)):
+        t = time.perf_counter()
+        e.run(loop)
+        times.append((time.perf_counter() - t) / batch)
+    return statistics.median(times) * 1e6
 
 
 def row(label, py, work):
@@ -60,11 +66,13 @@ def bench_engine(device, n, runs):
     tiny = accl.zeros(1)
     e["t"] = tiny
     name = e.backend if device == "host" else "vulkan " + e.devices()[0].split(": ", 1)[-1].split(" (")[0]
+    nw = inside_us(e, "nop(2.0f32, x, y)", runs * 10)
+    row(f"{name}: the call alone (an empty fn)", median_us(lambda: mod.nop(2.0, x, y), runs * 10), nw)
     work = inside_us(e, "saxpy(2.0f32, x, y)", runs)
     row(f"{name}: saxpy, accl arrays", median_us(lambda: mod.saxpy(2.0, x, y), runs), work)
     if e.backend == "host":
-        work = inside_us(e, "saxpy_loop(2.0f32, x, y)", runs)
-        row(f"{name}: saxpy as a host loop", median_us(lambda: mod.saxpy_loop(2.0, x, y), runs), work)
+        lw = inside_us(e, "saxpy_loop(2.0f32, x, y)", runs)
+        row(f"{name}: saxpy as a host loop", median_us(lambda: mod.saxpy_loop(2.0, x, y), runs), lw)
     tw = inside_us(e, "saxpy(2.0f32, t, t)", runs)
     row(f"{name}: saxpy, 1 element", median_us(lambda: mod.saxpy(2.0, tiny, tiny), runs), tw)
     xn = np.ones(n, dtype=np.float32)
