@@ -1,0 +1,109 @@
+"""accl from Python: an engine that runs accl source, with NumPy arrays in
+and out (docs/python.md).
+
+    import accl, numpy as np
+    e = accl.Engine(device="auto")
+    mod = e.compile("fn saxpy(a: f32, x: f32[], y: f32[]) { parallel loop for i in 0..len(x) { y[i] = a * x[i] + y[i]; } }")
+    x = accl.zeros(1 << 20, np.float32)   # accl memory: passed without a copy
+    mod.saxpy(2.0, x, y)                  # y is written in place
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence, Union
+
+import numpy as np
+
+from . import _accl
+from ._accl import (
+    ApiError,
+    CheckError,
+    DeviceError,
+    Engine as _Engine,
+    Error,
+    Function,
+    Module,
+    ParseError,
+    RunError,
+    devices,
+)
+
+__all__ = [
+    "Engine",
+    "Module",
+    "Function",
+    "Error",
+    "ParseError",
+    "CheckError",
+    "DeviceError",
+    "RunError",
+    "ApiError",
+    "devices",
+    "zeros",
+    "empty",
+    "asarray",
+    "is_shared",
+]
+
+
+def _render_traceback_(self: Error) -> list:
+    # IPython shows this instead of a Python traceback: the diagnostic as
+    # the command line prints it.
+    return self.report.rstrip("\n").split("\n")
+
+
+Error._render_traceback_ = _render_traceback_
+
+
+def _shape(shape: Union[int, Sequence[int]]) -> list:
+    return [int(shape)] if np.ndim(shape) == 0 else [int(n) for n in shape]
+
+
+def zeros(shape: Union[int, Sequence[int]], dtype: Any = np.float32) -> np.ndarray:
+    """A new array of zeros in accl's memory: engines take it without a copy."""
+    return _accl.zeros(_shape(shape), np.dtype(dtype).name)
+
+
+def empty(shape: Union[int, Sequence[int]], dtype: Any = np.float32) -> np.ndarray:
+    """As `zeros` (accl's arrays always start zeroed)."""
+    return zeros(shape, dtype)
+
+
+def is_shared(a: Any) -> bool:
+    """Whether `a` views a whole accl array (passed to accl without a copy)."""
+    return _accl.is_shared(a)
+
+
+def asarray(a: Any, dtype: Any = None) -> np.ndarray:
+    """`a` in accl's memory: `a` itself when it is already there, else a copy
+    (row-major, of `dtype` when given)."""
+    src = np.asarray(a, dtype=dtype)
+    if is_shared(src):
+        return src
+    out = zeros(src.shape, src.dtype)
+    out[...] = src
+    return out
+
+
+class Engine(_Engine):
+    """An accl engine: variables, declarations and device data persist
+    between calls (as in a script or the REPL).
+
+    `device` is "auto" (Vulkan device 0, else the host backend), "host", a
+    device number, or a device list as ACCL_DEVICES takes it ("0,1", "gpu",
+    "cpu").
+    """
+
+    def run(self, source_or_path: Union[str, "os.PathLike[str]"], args: Sequence[str] = ()) -> Any:
+        """Run accl source, or the script file it names; the script's
+        parameters (`arg(i)`) are `args`. Returns the value of a final
+        expression, else None."""
+        args = [str(a) for a in args]
+        if isinstance(source_or_path, os.PathLike) or (
+            "\n" not in source_or_path
+            and source_or_path.endswith(".accl")
+            and os.path.isfile(source_or_path)
+        ):
+            return super().run(None, path=os.fspath(source_or_path), args=args)
+        return super().run(source_or_path, args=args)
