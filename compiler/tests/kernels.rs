@@ -635,11 +635,8 @@ fn nested_vector_loops_are_refused_by_the_checker() {
         Ok(_) => panic!("accepted"),
         Err(d) => d,
     };
-    let text = lang::diag::render_plain(
-        &lang::Source::new("t.accl", SRC_NESTED_VECTOR),
-        &diags,
-        80,
-    );
+    let text =
+        lang::diag::render_plain(&lang::Source::new("t.accl", SRC_NESTED_VECTOR), &diags, 80);
     assert!(text.contains("accl::device::loop_nesting"), "{text}");
     assert!(text.contains("this `vector` loop"), "{text}");
 }

@@ -810,7 +810,7 @@ fn call_builtin(name: &str, args: &[RtVal], spans: &[Span], span: Span, cx: &mut
             RtVal::Scalar(Value::Bool(on))
         }
         "acc_is_present" => {
-            let sec = super::section_arg::section(&args, spans, &mut 0, cx)?;
+            let sec = super::section_arg::section(args, spans, &mut 0, cx)?;
             let (b, dev) = (cx.backend.clone(), cx.device);
             let env = b.env(cx);
             // The whole array may be present as several sections together;

@@ -567,7 +567,11 @@ impl Checker<'_> {
             .iter()
             .rev()
             .filter(|f| f.kind == DK::Loop)
-            .find_map(|f| f.level.filter(|&l| l <= L::Worker).map(|l| (l, f.kind_span)));
+            .find_map(|f| {
+                f.level
+                    .filter(|&l| l <= L::Worker)
+                    .map(|l| (l, f.kind_span))
+            });
         let Some((level, at)) = outer else {
             return true;
         };

@@ -85,7 +85,8 @@ impl Checker<'_> {
             );
             self.body.local_scope.push(base - 1);
             if let Some(s) = self.scopes.get_mut(base - 1) {
-                s.names.insert(hidden.clone(), (super::Binding::Local(local), span));
+                s.names
+                    .insert(hidden.clone(), (super::Binding::Local(local), span));
             }
             self.hoisted.push(crate::hir::Stmt {
                 kind: crate::hir::StmtKind::Let { local, init },
