@@ -409,3 +409,25 @@ parallel copy(a) { loop vector for i in 0..8 { loop vector for j in 0..8 { a[i *
         assert_eq!(e.code(), "accl::device::loop_nesting", "{}", e.render(100));
     }
 }
+
+#[test]
+fn atomic_capture_into_an_element_in_a_regions_own_code() {
+    // Captured old values stored into elements: once per gang, by the
+    // lane that stores (a[1] = 3 with old 0, a[2] = 7 with old 0; the
+    // capture after the update reads the new 2).
+    values_on_both(
+        "let a = zeros(i32, 4);
+let r = zeros(i32, 4);
+parallel num_gangs(1) copy(a, r) {
+    atomic capture { r[2] = a[2]; a[2] += 7; }
+    r[1] = atomic_add(a[1], 3);
+    atomic capture { a[3] += 2; r[3] = a[3]; }
+}
+let a1 = a[1];
+let r1 = r[1];
+let a2 = a[2];
+let r2 = r[2];
+let r3 = r[3];",
+        &[("a1", "3"), ("r1", "0"), ("a2", "7"), ("r2", "0"), ("r3", "2")],
+    );
+}

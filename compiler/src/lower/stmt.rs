@@ -42,10 +42,10 @@ impl Lowerer<'_> {
         // inlined routines' statements were made so already).
         for st in mine {
             let effect = match &st.kind {
-                StmtKind::StoreElem { index, value, .. } => {
-                    self.refuse_effects(fx, index.iter().chain([value]), st.span)?;
-                    true
-                }
+                // Made vector-single whole: an atomic capture in its value
+                // (`r[k] = atomic_add(a[k], v)`, `atomic capture { r[k] =
+                // a[k]; a[k] += v; }`) runs once, on the lane that stores.
+                StmtKind::StoreElem { .. } => true,
                 StmtKind::Eval(e) => self.has_effects(&fx.out, *e),
                 // Its results are every lane's: it cannot be one lane's.
                 StmtKind::CallTuple { func, args, .. } => {
