@@ -36,18 +36,29 @@ pub struct Plan {
     pub cached: Vec<usize>,
     /// The argument block and the bindings.
     pub layout: ArgLayout,
+    /// Invocations stop before the driver's loop cap and resume in the
+    /// next dispatch ([`crate::resume`]); the resume buffer is bound after
+    /// the fault buffer.
+    pub resume: bool,
 }
 
 impl Plan {
     /// The plan of `k` on a device described by `spec`.
     pub fn of(k: &Kernel, spec: &Spec) -> Plan {
+        let teams = teams(k, spec);
+        let coarsening = coarsening(k, spec);
         Plan {
             spec: *spec,
-            teams: teams(k, spec),
-            coarsening: coarsening(k, spec),
+            teams,
+            coarsening,
             private: candidates(k, spec.checks),
             cached: honoured(k),
             layout: ArgLayout::of(k, spec),
+            resume: spec.loop_cap
+                && spec.uses_fault_buffer()
+                && coarsening == 1
+                && may_reach_loop_cap(k)
+                && crate::resume::resumable(k),
         }
     }
 

@@ -447,7 +447,9 @@ fn dispatch(
                         binding_kinds(
                             kernel,
                             &spec,
-                            layout.num_bindings(kernel) + u32::from(spec.uses_fault_buffer()),
+                            layout.num_bindings(kernel)
+                                + u32::from(spec.uses_fault_buffer())
+                                + u32::from(plan.resume),
                         )
                     },
                     layout.push_constant_bytes(),
@@ -486,6 +488,8 @@ fn dispatch(
     // kernel's, or a flat kernel's grid-stride turns per invocation.
     let invocations = launch.groups[0] as u64 * wg as u64;
     let chunk = match layout.location {
+        // A kernel that resumes goes past the cap in one dispatch's state.
+        _ if plan.resume => None,
         ArgLocation::PushConstants if layout.member(compiler::abi::FieldKind::First).is_some() => {
             compiler::plan::one_lane_chunk(kernel, total, invocations)
                 .or_else(|| compiler::plan::flat_chunk(kernel, total, invocations))
@@ -522,6 +526,15 @@ fn dispatch(
     } else {
         None
     };
+    // Each invocation's slot, zero (not run yet) to start with.
+    let resume_buf = if plan.resume {
+        let bytes = compiler::resume::buffer_bytes(kernel, invocations);
+        let b = Buffer::new_mapped(&d.device, bytes, "accl resume").map_err(fail)?;
+        b.write_mapped(&vec![0u8; bytes as usize]);
+        Some(b)
+    } else {
+        None
+    };
     // On the stack for the usual few (a launch allocates little).
     let bindings_of = |part: usize| {
         let mut bindings: SmallVec<[BufferBinding; 8]> = bound
@@ -551,6 +564,9 @@ fn dispatch(
         if let Some(b) = &fault_buf {
             bindings.push(BufferBinding::whole(b));
         }
+        if let Some(b) = &resume_buf {
+            bindings.push(BufferBinding::whole(b));
+        }
         bindings
     };
     let push: &[u8] = match layout.location {
@@ -576,6 +592,27 @@ fn dispatch(
     for (i, part) in parts.iter().enumerate() {
         q.dispatch(&pipeline, &bindings_of(i), part, launch.groups)
             .map_err(fail)?;
+    }
+    // Invocations that stopped before the loop cap set word 0: dispatch
+    // again (each waits for the last, to read the word) until none did.
+    if let Some(b) = &resume_buf {
+        loop {
+            d.wait_queue(queue).map_err(|f| launch_fault(c.span, f))?;
+            let mut stopped = [0u8; 4];
+            b.read_mapped_at(0, &mut stopped);
+            if stopped == [0; 4] {
+                break;
+            }
+            b.write_mapped(&[0; 4]);
+            // Each wait ends quickly, so the embedder's limits (time,
+            // progress callback) are checked here.
+            d.limits
+                .check()
+                .map_err(|f| launch_fault(c.span, Fault::Stopped(f)))?;
+            let q = d.queue(queue).map_err(|f| launch_fault(c.span, f))?;
+            q.dispatch(&pipeline, &bindings_of(0), push, launch.groups)
+                .map_err(fail)?;
+        }
     }
     // An async kernel returns at once (its reductions land when the host
     // waits for the queue), unless check mode must report its faults at

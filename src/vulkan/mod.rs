@@ -248,8 +248,10 @@ impl Backend for VulkanBackend {
                 if d.has_module(key, kernel, &spec) {
                     return None;
                 }
-                let layout = compiler::Plan::of(kernel, &spec).layout;
-                let n = layout.num_bindings(kernel) + u32::from(spec.uses_fault_buffer());
+                let plan = compiler::Plan::of(kernel, &spec);
+                let n = plan.layout.num_bindings(kernel)
+                    + u32::from(spec.uses_fault_buffer())
+                    + u32::from(plan.resume);
                 Some(device::PrefetchJob {
                     key,
                     kernel: kernel.clone(),
@@ -261,7 +263,7 @@ impl Backend for VulkanBackend {
                         code.total_hint.unwrap_or(u64::MAX),
                     ),
                     bindings: launch::binding_kinds(kernel, &spec, n),
-                    push_bytes: layout.push_constant_bytes(),
+                    push_bytes: plan.layout.push_constant_bytes(),
                 })
             })
             .collect();

@@ -14,6 +14,9 @@ impl Writer<'_> {
     // ---- statements ----------------------------------------------------------
 
     pub(super) fn block(&mut self, f: &Function, b: &Block) -> Result<(), Diag> {
+        if self.resumes_in_block(f) {
+            return self.resuming_block(f, b);
+        }
         for (i, s) in b.iter().enumerate() {
             if self.terminated {
                 break; // dead code after break/continue/return
@@ -93,7 +96,10 @@ impl Writer<'_> {
             StmtKind::PrivateInit(array) => self.copy_init(*array)?,
             StmtKind::VectorLoop(v) => self.vector_loop(f, v)?,
             StmtKind::If { cond, then, els } => {
-                let c = self.expr(f, *cond)?;
+                let mut c = self.expr(f, *cond)?;
+                if self.resumes_in_block(f) && crate::resume::points_in(s) > 0 {
+                    c = self.resume_cond(c, then);
+                }
                 let then_l = self.m.b.id();
                 let merge = self.m.b.id();
                 let else_l = if els.is_empty() { merge } else { self.m.b.id() };
@@ -139,6 +145,7 @@ impl Writer<'_> {
                 spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
                 spv(self.m.b.branch(body_l));
                 self.label(body_l);
+                self.resume_loop_top(f);
                 self.loops.push((merge, cont, exited));
                 self.block(f, body)?;
                 self.loops.pop();
@@ -146,7 +153,10 @@ impl Writer<'_> {
                     spv(self.m.b.branch(cont));
                 }
                 self.label(cont);
+                // Never resumed into: no statement of it is skipped.
+                let was = std::mem::replace(&mut self.in_continuing, true);
                 self.block(f, continuing)?;
+                self.in_continuing = was;
                 let again = if counted { self.loop_back_edge() } else { None };
                 match again {
                     Some(again) => spv(self.m.b.branch_conditional(again, header, merge, [])),
