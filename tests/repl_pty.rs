@@ -320,11 +320,11 @@ fn ctrl_c_during_a_kernel_waits_for_it_and_the_next_input_is_clean() {
     // Nothing came back: the kernel never finished.
     p.send_line("c[0] + 40").unwrap();
     expect(&mut p, "40 : i32");
-    // A reduction of 2^31 - 1 iterations, recorded as one batch of
+    // A reduction of 2^29 iterations, recorded as one batch of
     // dispatches: the input waits for them after Ctrl-C, and `s` keeps
     // its value.
     p.send_line(
-        "println(\"spin\", 2 + 1); parallel loop reduction(+: s) for i in 0..(1 as i64 << 31) - 1 { s += i % 3; }",
+        "println(\"spin\", 2 + 1); parallel loop reduction(+: s) for i in 0..(1 as i64 << 29) { s += i % 3; }",
     )
     .unwrap();
     expect(&mut p, "spin3");
@@ -335,6 +335,21 @@ fn ctrl_c_during_a_kernel_waits_for_it_and_the_next_input_is_clean() {
     p.send_line("1 + 1").unwrap();
     let before = expect(&mut p, "2 : i32");
     assert!(!before.contains("error"), "{before}");
+    // In check mode, a kernel that writes out of bounds near its end: its
+    // fault is reported by the interrupted input, under its line, and the
+    // next input runs clean.
+    p.send_line(":check on").unwrap();
+    p.send_line(
+        "println(\"spin\", 3 + 1); parallel loop reduction(+: s) for i in 0..(1 as i64 << 29) { if i == 500000000 { c[i % 5 + 3] = 1; } s += i % 3; }",
+    )
+    .unwrap();
+    expect(&mut p, "spin4");
+    p.send_control('c').unwrap();
+    expect(&mut p, "the device work it started failed");
+    expect(&mut p, "out of bounds");
+    p.send_line("s + 1").unwrap();
+    let before = expect(&mut p, "8 : i64");
+    assert!(!before.contains("out of bounds"), "{before}");
     p.send_control('d').unwrap();
     p.exp_eof().expect("accl exits on Ctrl-D");
 }

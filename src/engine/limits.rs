@@ -151,8 +151,8 @@ impl Engine {
 impl Engine {
     /// Wait for device work that is still running after an input stopped
     /// midway (by the progress callback, the time limit or Ctrl-C in the
-    /// REPL): the kernels and copies it started and nobody waited for,
-    /// on the current device, and the synchronous kernels of every device.
+    /// REPL): the kernels and copies it started and nobody waited for, on
+    /// every device and queue.
     /// A fault of that work is returned here, with the spans of the input
     /// that started it, so that it is not reported by the next, unrelated
     /// input (which would otherwise also wait for it first). The limits
@@ -160,8 +160,7 @@ impl Engine {
     /// stops it (`accl::run::aborted`), leaving the work running.
     pub fn finish_device_work(&mut self) -> Result<(), crate::Error> {
         let b = self.cx.backend.clone();
-        let span = lang::Span::default();
-        b.wait(&mut self.cx, None, None, span)
+        b.finish_all(&mut self.cx)
             .and_then(|_| b.complete_sync(&mut self.cx, None, None))
             .map_err(|d| match &self.cx.source {
                 Some(m) => m.error(vec![*d]),

@@ -518,6 +518,25 @@ impl Backend for VulkanBackend {
         }
         Ok(())
     }
+    fn finish_all(&self, cx: &mut Ctx) -> R<()> {
+        let mut t = self.table.borrow_mut();
+        let store = &mut t.store;
+        let span = store.lazy_span;
+        store.set_limits(cx.wait_limits());
+        for d in store.devs.iter_mut().flatten() {
+            d.wait_all().map_err(|f| {
+                crate::interp::error::fault(span, "the device work", &f, |m| {
+                    Box::new(Diag::error(
+                        "accl::device::wait",
+                        m,
+                        span,
+                        "the device work started by this input",
+                    ))
+                })
+            })?;
+        }
+        Ok(())
+    }
     fn async_test(&self, cx: &mut Ctx, queues: Option<&[i64]>, span: Span) -> R<bool> {
         let done = {
             let mut t = self.table.borrow_mut();
