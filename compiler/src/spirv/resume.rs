@@ -5,25 +5,12 @@
 //! stopped at.
 
 use super::types::Ty;
+use super::writer::Resume;
 use super::{spv, Writer};
 use crate::kir::{Block, Function, StmtKind};
 use crate::resume::{local_words, points_in, DONE, HEAD_WORDS, TURNS};
 use lang::{Diag, Scalar};
 use rspirv::spirv::{StorageClass, Word};
-
-/// The writer's resume state: the buffer, this invocation's point to
-/// resume at (0: none; private), its turns at points in this dispatch, its
-/// slot's first word, and the next point to number as loops are written.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Resume {
-    buf: Word,
-    point: Word,
-    turns: Word,
-    slot: Word,
-    /// The kernel loop's counter (a function variable of the entry).
-    it: Word,
-    pub(super) next: u32,
-}
 
 impl Writer<'_> {
     /// Module scope: the resume buffer (after the fault buffer) and the

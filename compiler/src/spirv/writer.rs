@@ -105,7 +105,7 @@ pub(super) struct Writer<'k> {
     // Per function being written.
     /// Stopping before the driver's loop cap and resuming
     /// ([`super::resume`]), for a plan that resumes.
-    pub(super) resume: Option<super::resume::Resume>,
+    pub(super) resume: Option<Resume>,
     /// Writing a loop's `continuing` block (no resume point skips it).
     pub(super) in_continuing: bool,
     pub(super) locals: Vec<Word>,
@@ -182,6 +182,21 @@ impl<'k> Writer<'k> {
             terminated: false,
         }
     }
+}
+
+/// The writer's resume state ([`super::resume`]): the buffer, this
+/// invocation's point to resume at (0: none; private), its turns at points
+/// in this dispatch, its slot's first word, and the next point to number as
+/// loops are written.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Resume {
+    pub buf: Word,
+    pub point: Word,
+    pub turns: Word,
+    pub slot: Word,
+    /// The kernel loop's counter (a function variable of the entry).
+    pub it: Word,
+    pub next: u32,
 }
 
 /// A section in workgroup memory for the current gang iteration.
