@@ -135,7 +135,7 @@ impl Writer<'_> {
                 let hi = spv(self.m.b.load(u32t, None, hi_p, None, []));
                 self.join_words(lo, hi, t)
             } else {
-                self.from_word(lo, l.ty)
+                self.value_of_word(lo, l.ty)
             };
             spv(self.m.b.store(self.locals[i], v, None, []));
             at += local_words(l.ty);
@@ -170,7 +170,7 @@ impl Writer<'_> {
                 let p = self.slot_ptr(at + 1);
                 spv(self.m.b.store(p, hi, None, []));
             } else {
-                let w = self.to_word(v, l.ty);
+                let w = self.word_of(v, l.ty);
                 let p = self.slot_ptr(at);
                 spv(self.m.b.store(p, w, None, []));
             }
@@ -187,7 +187,7 @@ impl Writer<'_> {
     }
 
     /// A one-word local as its word.
-    fn to_word(&mut self, v: Word, s: Scalar) -> Word {
+    fn word_of(&mut self, v: Word, s: Scalar) -> Word {
         let u32t = self.m.ty(Ty::U32);
         match s {
             Scalar::Bool => {
@@ -200,7 +200,7 @@ impl Writer<'_> {
         }
     }
 
-    fn from_word(&mut self, w: Word, s: Scalar) -> Word {
+    fn value_of_word(&mut self, w: Word, s: Scalar) -> Word {
         match s {
             Scalar::Bool => {
                 let bool_t = self.m.ty(Ty::Bool);
