@@ -7,12 +7,15 @@
 //! it differently does not either (the cap counts every loop of the
 //! invocation): only resuming does.
 //!
-//! Where: at the top of every loop body of the entry function and of the
-//! kernel's own loop, each a *resume point* numbered in pre-order (the
-//! kernel's loop is 1, the entry's loops from 2), so the points inside one
-//! statement are a contiguous range. An invocation counts the turns it
-//! makes at those points; at [`TURNS`] it stores its state in its slot of
-//! the resume buffer (binding after the fault buffer) and returns.
+//! Where: every loop of the entry function and the kernel's own loop is a
+//! *resume point*, numbered in pre-order (the kernel's loop is 1, the
+//! entry's loops from 2), so the points inside one statement are a
+//! contiguous range. An invocation counts the turns of those loops; at
+//! [`TURNS`] a loop's back-edge leaves it (the test joins the loop's own,
+//! with no branch), and after it the invocation stores its state in its
+//! slot of the resume buffer (binding after the fault buffer) and returns;
+//! it resumes at the loop's top (the kernel's loop tests at the top of its
+//! body instead).
 //!
 //! The resume buffer: word 0 is set when some invocation stopped (the
 //! runtime clears it before each dispatch); then one slot per invocation

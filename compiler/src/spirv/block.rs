@@ -14,7 +14,7 @@ impl Writer<'_> {
     // ---- statements ----------------------------------------------------------
 
     pub(super) fn block(&mut self, f: &Function, b: &Block) -> Result<(), Diag> {
-        if self.resumes_in_block(f) {
+        if self.skips_in_block(f, b) {
             return self.resuming_block(f, b);
         }
         for (i, s) in b.iter().enumerate() {
@@ -140,12 +140,12 @@ impl Writer<'_> {
                     spv(self.m.b.store(v, fls, None, []));
                     v
                 });
+                let point = self.resume_enter_loop(f);
                 spv(self.m.b.branch(header));
                 self.label(header);
                 spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
                 spv(self.m.b.branch(body_l));
                 self.label(body_l);
-                self.resume_loop_top(f);
                 self.loops.push((merge, cont, exited));
                 self.block(f, body)?;
                 self.loops.pop();
@@ -158,11 +158,20 @@ impl Writer<'_> {
                 self.block(f, continuing)?;
                 self.in_continuing = was;
                 let again = if counted { self.loop_back_edge() } else { None };
+                // Past the turns of a dispatch, the loop is left too (no
+                // branch in the loop), and the invocation stops after it.
+                let again = match point {
+                    Some(_) => Some(self.resume_back_edge(again)),
+                    None => again,
+                };
                 match again {
                     Some(again) => spv(self.m.b.branch_conditional(again, header, merge, [])),
                     None => spv(self.m.b.branch(header)),
                 }
                 self.label(merge);
+                if let Some(p) = point {
+                    self.resume_stop_after(p);
+                }
                 if let Some(e) = exited {
                     self.loop_exit_check(e, s.span);
                 }

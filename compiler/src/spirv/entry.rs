@@ -128,7 +128,7 @@ impl Writer<'_> {
         self.header_branch(more, body, merge, exited);
 
         self.label(body);
-        self.resume_point(1);
+        self.resume_count(1);
         // Split `it` over the levels, innermost fastest.
         let rest = spv(self.m.b.load(idx_w, None, it, None, []));
         if gangs {

@@ -92,7 +92,10 @@ impl Writer<'_> {
         let m = self.begin_if(finished);
         spv(self.m.b.ret());
         self.label(m);
+        // Stopped at the kernel loop's own point: it goes on from the
+        // loop's top, skipping nothing.
         spv(self.m.b.store(r.point, w0, None, []));
+        self.clear_point_if(r.point, 1);
         let zero = self.m.u32c(0);
         let stopped = spv(self.m.b.i_not_equal(bool_t, None, w0, zero));
         let m = self.begin_if(stopped);
@@ -254,32 +257,16 @@ impl Writer<'_> {
         }
     }
 
-    /// At the top of a loop body, resume point `point`: where the
-    /// invocation resumes at this point it goes on from here; else the turn
+    /// At the top of the kernel loop's body (resume point 1): the turn
     /// counts, and at [`TURNS`] turns the invocation saves its state and
-    /// returns.
-    pub(super) fn resume_point(&mut self, point: u32) {
+    /// returns. (Resuming at this point clears it before the loop, so the
+    /// body runs as usual.)
+    pub(super) fn resume_count(&mut self, point: u32) {
         let Some(r) = self.resume else {
             return;
         };
         let u32t = self.m.ty(Ty::U32);
         let bool_t = self.m.ty(Ty::Bool);
-        let p = spv(self.m.b.load(u32t, None, r.point, None, []));
-        let pw = self.m.u32c(point);
-        let here = spv(self.m.b.i_equal(bool_t, None, p, pw));
-        let then_l = self.m.b.id();
-        let else_l = self.m.b.id();
-        let merge = self.m.b.id();
-        spv(self
-            .m
-            .b
-            .selection_merge(merge, rspirv::spirv::SelectionControl::NONE));
-        spv(self.m.b.branch_conditional(here, then_l, else_l, []));
-        self.label(then_l);
-        let zero = self.m.u32c(0);
-        spv(self.m.b.store(r.point, zero, None, []));
-        spv(self.m.b.branch(merge));
-        self.label(else_l);
         let n = spv(self.m.b.load(u32t, None, r.turns, None, []));
         let one = self.m.u32c(1);
         let n1 = spv(self.m.b.i_add(u32t, None, n, one));
@@ -289,19 +276,67 @@ impl Writer<'_> {
         let m = self.begin_if(over);
         self.save_and_stop(point);
         self.label(m);
-        spv(self.m.b.branch(merge));
-        self.label(merge);
     }
 
-    /// At the top of a loop body of the entry: the next resume point.
-    pub(super) fn resume_loop_top(&mut self, f: &Function) {
+    /// The back-edge of a loop of the entry: the turn counts, and the
+    /// loop goes round again only below [`TURNS`] (and where `again`, the
+    /// watchdog's test, holds). No branch: on llvmpipe even a rarely taken
+    /// branch in a loop costs about as much as a small body.
+    pub(super) fn resume_back_edge(&mut self, again: Option<Word>) -> Word {
+        let r = self.resume.expect("resume declared");
+        let u32t = self.m.ty(Ty::U32);
+        let bool_t = self.m.ty(Ty::Bool);
+        let n = spv(self.m.b.load(u32t, None, r.turns, None, []));
+        let one = self.m.u32c(1);
+        let n1 = spv(self.m.b.i_add(u32t, None, n, one));
+        spv(self.m.b.store(r.turns, n1, None, []));
+        let limit = self.m.u32c(TURNS);
+        let go = spv(self.m.b.u_less_than(bool_t, None, n1, limit));
+        match again {
+            Some(a) => spv(self.m.b.logical_and(bool_t, None, a, go)),
+            None => go,
+        }
+    }
+
+    /// After a loop left by [`Self::resume_back_edge`] at [`TURNS`]: save
+    /// the state (as at the loop's top) and return.
+    pub(super) fn resume_stop_after(&mut self, point: u32) {
+        let r = self.resume.expect("resume declared");
+        let u32t = self.m.ty(Ty::U32);
+        let bool_t = self.m.ty(Ty::Bool);
+        let n = spv(self.m.b.load(u32t, None, r.turns, None, []));
+        let limit = self.m.u32c(TURNS);
+        let over = spv(self.m.b.u_greater_than_equal(bool_t, None, n, limit));
+        let m = self.begin_if(over);
+        self.save_and_stop(point);
+        self.label(m);
+    }
+
+    /// Before a loop of the entry is entered: its resume point (the next
+    /// number), cleared where the invocation resumes at it, so that it
+    /// goes on from the loop's top as usual.
+    pub(super) fn resume_enter_loop(&mut self, f: &Function) -> Option<u32> {
         if !self.resumes_in_block(f) {
-            return;
+            return None;
         }
         let r = self.resume.as_mut().expect("resume declared");
         let point = r.next;
         r.next += 1;
-        self.resume_point(point);
+        let var = r.point;
+        self.clear_point_if(var, point);
+        Some(point)
+    }
+
+    /// `point = point == at ? 0 : point` (no branch).
+    fn clear_point_if(&mut self, var: Word, at: u32) {
+        let u32t = self.m.ty(Ty::U32);
+        let bool_t = self.m.ty(Ty::Bool);
+        let p = spv(self.m.b.load(u32t, None, var, None, []));
+        let aw = self.m.u32c(at);
+        let here = spv(self.m.b.i_equal(bool_t, None, p, aw));
+        let zero = self.m.u32c(0);
+        let np = spv(self.m.b.select(u32t, None, here, zero, p));
+        spv(self.m.b.store(var, np, None, []));
     }
 
     /// Whether this statement runs: the invocation is not resuming, or
@@ -350,6 +385,15 @@ impl Writer<'_> {
     /// Is `f` the entry, whose blocks skip down to a resume point?
     pub(super) fn resumes_in_block(&self, f: &Function) -> bool {
         self.resume.is_some() && !self.in_continuing && std::ptr::eq(f, &self.k.entry)
+    }
+
+    /// Does block `b` of `f` skip down to a resume point when resuming? A
+    /// block without one never runs while the invocation resumes (the
+    /// statement around it runs only when it is not, or resumes inside
+    /// the branch or loop that holds the point): an innermost loop's body
+    /// is written as it would be without resuming.
+    pub(super) fn skips_in_block(&self, f: &Function, b: &Block) -> bool {
+        self.resumes_in_block(f) && crate::resume::has_loop(b)
     }
 
     /// An entry block of a kernel that resumes: each run of statements
