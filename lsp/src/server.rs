@@ -69,10 +69,15 @@ pub fn run() -> Result<(), Error> {
         receiver: from_client,
     };
     let served = serve(&conn);
+    // The reader has ended (after `exit`, at the end of the input or on a
+    // stream it cannot follow) when its channel is closed; after another
+    // error it may still wait on stdin, and the process ends without it.
+    let reader_done = matches!(
+        conn.receiver.try_recv(),
+        Err(crossbeam_channel::TryRecvError::Disconnected)
+    ) || served.is_ok();
     drop(conn);
-    // After `exit` the reader has stopped; after an error it may still wait
-    // on stdin (then the process ends without it).
-    if served.is_err() && !reader.is_finished() {
+    if !reader_done {
         return served;
     }
     let read = reader.join().map_err(|_| "the reader thread panicked")?;
