@@ -58,6 +58,7 @@ impl Plan {
                 && spec.uses_fault_buffer()
                 && coarsening == 1
                 && may_reach_loop_cap(k)
+                && !runs_in_parts(k)
                 && crate::resume::resumable(k),
         }
     }
@@ -259,6 +260,17 @@ pub fn one_lane_chunk(k: &Kernel, total: u64, invocations: u64) -> Option<u64> {
     let per = back_edges(&k.entry, &k.entry.body)?.checked_add(1)?;
     let chunk = (PER_DISPATCH / per).max(1) as u64;
     (chunk < total).then_some(chunk)
+}
+
+/// Whether a `seq` kernel runs in parts when long ([`one_lane_chunk`]):
+/// its loops all have constant bounds. Then it need not resume: its parts
+/// are recorded at once, with no wait between them.
+fn runs_in_parts(k: &Kernel) -> bool {
+    k.shape == Shape::Seq
+        && k.functions
+            .iter()
+            .all(|(_, f)| back_edges(f, &f.body) == Some(0))
+        && back_edges(&k.entry, &k.entry.body).is_some()
 }
 
 /// Iterations per dispatch of a flat kernel (`invocations` of them, each
