@@ -160,3 +160,37 @@ fn a_kernel_that_never_ends_resumes_until_the_watchdog_stops_it() {
     assert_eq!(err.diags[0].code, "accl::device::loop_budget");
     assert_eq!(e.get_array::<i32>("a").unwrap().0, vec![0]);
 }
+
+/// A kernel that cannot stop midway (a construct reduction folds across
+/// the workgroup at its end) and goes past the cap: with the watchdog off,
+/// the cut is still reported on llvmpipe (it used to be a wrong answer
+/// with no error); elsewhere the answer is right.
+#[test]
+fn with_the_watchdog_off_a_cut_that_cannot_resume_is_reported() {
+    let mut e = dev();
+    e.set_loop_budget(0);
+    let llvmpipe = e.devices().first().is_some_and(|d| d.contains("llvmpipe"));
+    run(&mut e, "let n = 1000000; let s = 0;").unwrap();
+    match run(
+        &mut e,
+        "parallel loop reduction(+: s) for i in 0..64 {
+             let k = 0;
+             while k < n { k += 1; }
+             s += k / 1000;
+         }",
+    ) {
+        Ok(()) => {
+            assert!(!llvmpipe, "llvmpipe cannot have run it whole");
+            assert_eq!(e.get::<i32>("s").unwrap(), 64_000);
+        }
+        Err(err) => {
+            assert_eq!(
+                err.diags[0].code,
+                "accl::device::loop_cut",
+                "{}",
+                err.render(100)
+            );
+            assert_eq!(e.get::<i32>("s").unwrap(), 0);
+        }
+    }
+}
