@@ -2,7 +2,7 @@
 # Fill the working corpora fuzz/corpus/<target>/ (ignored by git) from the
 # example programs and the committed seeds in fuzz/seeds/ (docs/fuzzing.md).
 #
-#   fuzz/seeds/common/     both targets
+#   fuzz/seeds/common/     front_end and pipeline
 #   fuzz/seeds/<target>/   one target
 #
 # The pipeline target also gets each example with its large integer
@@ -54,6 +54,11 @@ for f in "$fuzz"/seeds/surfaces/*; do
     add surfaces "$f"
 done
 
-for t in front_end pipeline surfaces; do
+# lsp: framing and edit sessions (the first byte picks which).
+for f in "$fuzz"/seeds/lsp/*; do
+    add lsp "$f"
+done
+
+for t in front_end pipeline surfaces lsp; do
     echo "$t: $(ls "$fuzz/corpus/$t" | wc -l) files in fuzz/corpus/$t"
 done

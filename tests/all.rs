@@ -91,6 +91,8 @@ mod kernels_loop;
 mod lazy_sync;
 #[path = "limits.rs"]
 mod limits;
+#[path = "loop_cap.rs"]
+mod loop_cap;
 #[path = "loop_forms.rs"]
 mod loop_forms;
 #[path = "loop_levels.rs"]

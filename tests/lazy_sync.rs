@@ -188,8 +188,11 @@ fn a_watchdog_fault_of_a_lazy_kernel_is_reported_at_its_loop() {
     let text = err.render(100);
     assert!(text.contains("while k >= 0"), "{text}");
     // The host went on past the construct; the fault is found by the wait
-    // at the end of the input.
-    assert_eq!(out.borrow().trim(), "1");
+    // at the end of the input. On llvmpipe this kernel may stop and resume
+    // over several dispatches (docs/reliability.md), each waited for: the
+    // fault is found at the construct.
+    let llvmpipe = e.devices().first().is_some_and(|d| d.contains("llvmpipe"));
+    assert_eq!(out.borrow().trim(), if llvmpipe { "" } else { "1" });
     assert!(e.take_validation_messages().is_empty());
 }
 

@@ -451,3 +451,102 @@ fn exit_without_shutdown_is_status_1() {
     c.notify("exit", Value::Null);
     assert_eq!(c.child.wait().unwrap().code(), Some(1));
 }
+
+/// A file opened with an error in one statement: hover and definitions
+/// work in all the others (that statement is set aside), and an untyped
+/// constant's hover says what it is.
+#[test]
+fn a_file_opened_broken_is_analysed_around_the_error() {
+    let mut c = Client::start();
+    c.request(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}}),
+    );
+    c.notify("initialized", json!({}));
+    let uri = "file:///tmp/opened_broken.accl";
+    let text = "const N = 4;\nlet a = zeros(f32, N);\nlet oops = a[0] + ;\nlet b: i64 = N;\n";
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "accl", "version": 1, "text": text}}),
+    );
+    assert!(!c.diagnostics(uri).is_empty());
+    // `a` on line 1: its type.
+    let h = c.request("textDocument/hover", pos(uri, 1, 4));
+    let hover = h["contents"]["value"].as_str().unwrap_or_default();
+    assert!(hover.contains("a: f32[]"), "{h}");
+    // `N` on line 3: an untyped integer constant, not `i64`.
+    let h = c.request("textDocument/hover", pos(uri, 3, 13));
+    let hover = h["contents"]["value"].as_str().unwrap_or_default();
+    assert!(
+        hover.contains("const N = 4") && hover.contains("untyped integer"),
+        "{h}"
+    );
+    // Its definition is line 0.
+    let def = c.request("textDocument/definition", pos(uri, 3, 13));
+    assert_eq!(def["range"]["start"], json!({"line": 0, "character": 6}));
+    // The broken statement itself answers nothing.
+    assert_eq!(c.request("textDocument/hover", pos(uri, 2, 5)), Value::Null);
+    c.request("shutdown", Value::Null);
+    c.notify("exit", Value::Null);
+    assert_eq!(c.child.wait().unwrap().code(), Some(0));
+}
+
+/// Framing: a huge `Content-Length` is skipped, not an abort; a body that
+/// is not JSON-RPC is answered; a header with no usable length ends the
+/// session with status 1 and says why on stderr.
+#[test]
+fn bad_framing_is_answered_or_ends_the_session_saying_why() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_accl"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start accl lsp");
+    let mut stdin = child.stdin.take().unwrap();
+    let frame = |body: &str| format!("Content-Length: {}\r\n\r\n{body}", body.len());
+    let mut input = String::new();
+    input +=
+        &frame(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#);
+    input += &frame(r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#);
+    // 2^62 bytes announced: the server skips them and reads to the end.
+    input += "Content-Length: 4611686018427387904\r\n\r\n";
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The initialize answer came; the process ended by itself, not by an
+    // abort (no signal), with a line on stderr about the input ending.
+    assert!(stdout.contains("\"capabilities\""), "{stdout}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("accl lsp"), "{stderr}");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_accl"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start accl lsp");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut input = String::new();
+    input +=
+        &frame(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#);
+    input += &frame(r#"{"jsonrpc":"2.0","id":2,"method":7}"#);
+    input += "Content-Length: twelve\r\n\r\n{}";
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("\"id\":2") && stdout.contains("-32700"),
+        "{stdout}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("Content-Length: twelve") && stderr.contains("not a whole number"),
+        "{stderr}"
+    );
+}

@@ -295,3 +295,61 @@ fn piped_input_is_plain() {
     assert_eq!(out.status.code(), Some(1));
     assert!(!dir.path().join("unused").exists());
 }
+
+/// Ctrl-C during device work, on the Vulkan backend (lavapipe in CI): the
+/// input ends only once the work it started is done or stopped, says so in
+/// one line, and the next inputs neither wait for it nor see its results
+/// or faults.
+#[test]
+fn ctrl_c_during_a_kernel_waits_for_it_and_the_next_input_is_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = spawn_on(&[], &dir.path().join("history"), true);
+    expect(&mut p, "`:help` lists the commands");
+    p.send_line("let c = zeros(i32, 1); let s = 7 as i64; let n = 2000000000;")
+        .unwrap();
+    // A serial count to 2 x 10^9: on lavapipe thousands of dispatches,
+    // each resuming where the last stopped; Ctrl-C stops between them.
+    p.send_line(
+        "println(\"spin\", 1 + 1); serial { let k = 0; for i in 0..n { k += 1; } c[0] = k; }",
+    )
+    .unwrap();
+    expect(&mut p, "spin2");
+    p.send_control('c').unwrap();
+    expect(&mut p, "interrupted (Ctrl-C)");
+    expect(&mut p, "variables are as before this input");
+    // Nothing came back: the kernel never finished.
+    p.send_line("c[0] + 40").unwrap();
+    expect(&mut p, "40 : i32");
+    // A reduction of 2^29 iterations, recorded as one batch of
+    // dispatches: the input waits for them after Ctrl-C, and `s` keeps
+    // its value.
+    p.send_line(
+        "println(\"spin\", 2 + 1); parallel loop reduction(+: s) for i in 0..(1 as i64 << 29) { s += i % 3; }",
+    )
+    .unwrap();
+    expect(&mut p, "spin3");
+    p.send_control('c').unwrap();
+    expect(&mut p, "interrupted (Ctrl-C)");
+    p.send_line("s * 6").unwrap();
+    expect(&mut p, "42 : i64");
+    p.send_line("1 + 1").unwrap();
+    let before = expect(&mut p, "2 : i32");
+    assert!(!before.contains("error"), "{before}");
+    // In check mode, a kernel that writes out of bounds near its end: its
+    // fault is reported by the interrupted input, under its line, and the
+    // next input runs clean.
+    p.send_line(":check on").unwrap();
+    p.send_line(
+        "println(\"spin\", 3 + 1); parallel loop reduction(+: s) for i in 0..(1 as i64 << 29) { if i == 500000000 { c[i % 5 + 3] = 1; } s += i % 3; }",
+    )
+    .unwrap();
+    expect(&mut p, "spin4");
+    p.send_control('c').unwrap();
+    expect(&mut p, "the device work it started failed");
+    expect(&mut p, "out of bounds");
+    p.send_line("s + 1").unwrap();
+    let before = expect(&mut p, "8 : i64");
+    assert!(!before.contains("out of bounds"), "{before}");
+    p.send_control('d').unwrap();
+    p.exp_eof().expect("accl exits on Ctrl-D");
+}

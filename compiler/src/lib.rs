@@ -58,6 +58,7 @@ pub mod lower;
 pub mod plan;
 pub mod private_copies;
 pub mod privatise;
+pub mod resume;
 pub mod spec;
 pub mod spirv;
 #[doc(hidden)]

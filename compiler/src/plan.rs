@@ -36,18 +36,30 @@ pub struct Plan {
     pub cached: Vec<usize>,
     /// The argument block and the bindings.
     pub layout: ArgLayout,
+    /// Invocations stop before the driver's loop cap and resume in the
+    /// next dispatch ([`crate::resume`]); the resume buffer is bound after
+    /// the fault buffer.
+    pub resume: bool,
 }
 
 impl Plan {
     /// The plan of `k` on a device described by `spec`.
     pub fn of(k: &Kernel, spec: &Spec) -> Plan {
+        let teams = teams(k, spec);
+        let coarsening = coarsening(k, spec);
         Plan {
             spec: *spec,
-            teams: teams(k, spec),
-            coarsening: coarsening(k, spec),
+            teams,
+            coarsening,
             private: candidates(k, spec.checks),
             cached: honoured(k),
             layout: ArgLayout::of(k, spec),
+            resume: spec.loop_cap
+                && spec.uses_fault_buffer()
+                && coarsening == 1
+                && may_reach_loop_cap(k)
+                && !runs_in_parts(k)
+                && crate::resume::resumable(k),
         }
     }
 
@@ -194,9 +206,9 @@ pub fn privatises_atomics(k: &Kernel, spec: &Spec) -> bool {
 }
 
 /// Whether one invocation of `k` may take 65,535 loop back-edges, the
-/// hidden cap of llvmpipe ([`Spec::loop_cap`]). A flat kernel launched as
-/// wide as its iterations gives each invocation a handful of them (one up
-/// to 16.7M iterations), so it cannot get there when its loops have small
+/// hidden cap of llvmpipe ([`Spec::loop_cap`]). A flat kernel is launched
+/// in parts that give each invocation a bounded number of turns
+/// ([`flat_chunk`]), so it cannot get there when its loops have small
 /// constant trip bounds ([`crate::bounded`]: Mandelbrot's escape loop) and
 /// it calls no function that loops. Everything else may: a gang kernel, one
 /// whose gangs or lanes its clauses count (`serial` is one of each, walking
@@ -223,20 +235,21 @@ pub fn may_reach_loop_cap(k: &Kernel) -> bool {
     }
 }
 
+/// Back-edges one dispatch of an invocation may take on a driver with
+/// llvmpipe's loop cap: the cap (65,535) less a margin.
+const PER_DISPATCH: i128 = 60_000;
+
 /// Iterations per dispatch of a kernel one invocation runs (`serial loop`,
 /// a `kernels` loop kept in order) on a driver with llvmpipe's loop cap,
 /// when one dispatch of all `total` of them could reach it and every loop
 /// in the body has a constant trip bound: the runtime then runs the
-/// iterations in turn over several dispatches, each far below the cap.
+/// iterations in turn over several dispatches, each far below the cap
+/// (construct reductions write one set of partials per dispatch).
 /// `invocations`: how many the dispatch has. `None`: one dispatch (short
-/// enough, run by several invocations, a bound not known, or construct
-/// reductions, whose partials one dispatch writes).
+/// enough, run by several invocations, or a bound not known).
 pub fn one_lane_chunk(k: &Kernel, total: u64, invocations: u64) -> Option<u64> {
-    /// Back-edges one dispatch may take: the cap (65,535) less a margin.
-    const PER_DISPATCH: i128 = 60_000;
     let one_lane = k.shape == Shape::Seq || (k.shape == Shape::Flat && invocations == 1);
     if !one_lane
-        || !k.reductions.is_empty()
         || k.functions
             .iter()
             .any(|(_, f)| back_edges(f, &f.body) != Some(0))
@@ -246,6 +259,38 @@ pub fn one_lane_chunk(k: &Kernel, total: u64, invocations: u64) -> Option<u64> {
     // Each iteration's own loops, and the turn of the kernel's loop.
     let per = back_edges(&k.entry, &k.entry.body)?.checked_add(1)?;
     let chunk = (PER_DISPATCH / per).max(1) as u64;
+    (chunk < total).then_some(chunk)
+}
+
+/// Whether a `seq` kernel runs in parts when long ([`one_lane_chunk`]):
+/// its loops all have constant bounds. Then it need not resume: its parts
+/// are recorded at once, with no wait between them.
+fn runs_in_parts(k: &Kernel) -> bool {
+    k.shape == Shape::Seq
+        && k.functions
+            .iter()
+            .all(|(_, f)| back_edges(f, &f.body) == Some(0))
+        && back_edges(&k.entry, &k.entry.body).is_some()
+}
+
+/// Iterations per dispatch of a flat kernel (`invocations` of them, each
+/// taking every `invocations`-th iteration) on a driver with llvmpipe's
+/// loop cap, when one dispatch of all `total` could give an invocation
+/// enough turns of its grid-stride loop to reach the cap: with 65,536
+/// invocations (lavapipe's), 2^32 iterations and more did, and the driver
+/// silently skipped the last turns. Each part gives an invocation at most
+/// [`PER_DISPATCH`] back-edges counting the body's bounded loops; loops
+/// without a bound count for nothing here (the cut guard watches them,
+/// [`may_reach_loop_cap`]). `None`: one dispatch.
+pub fn flat_chunk(k: &Kernel, total: u64, invocations: u64) -> Option<u64> {
+    if k.shape != Shape::Flat || k.tile.is_some() || invocations == 0 {
+        return None;
+    }
+    let per = back_edges(&k.entry, &k.entry.body)
+        .unwrap_or(0)
+        .saturating_add(1);
+    let turns = (PER_DISPATCH / per).max(1) as u64;
+    let chunk = invocations.saturating_mul(turns);
     (chunk < total).then_some(chunk)
 }
 

@@ -81,8 +81,9 @@ pub struct Spec {
     pub checks: bool,
     /// The watchdog: loop back-edges one invocation may take before it
     /// records [`crate::abi::fault::LOOP_BUDGET`] and leaves every loop; 0 turns it
-    /// off. With the fault buffer bound (checks or a budget), a loop left
-    /// other than by its own exit (a driver's iteration cap) is recorded too.
+    /// off. With the fault buffer bound (checks, a budget or a loop cap), a
+    /// loop left other than by its own exit (a driver's iteration cap) is
+    /// recorded too.
     pub loop_budget: u32,
     /// The driver leaves every loop of an invocation once they have taken
     /// 65,535 back-edges between them, without telling anyone (llvmpipe).
@@ -202,9 +203,12 @@ impl Spec {
     }
 
     /// Does the module bind the fault buffer (binding
-    /// [`crate::ArgLayout::num_bindings`], after everything else)?
+    /// [`crate::ArgLayout::num_bindings`], after everything else)? On a
+    /// driver with a loop cap always, watchdog or not: a loop the driver
+    /// cuts short must be reported even with `--loop-budget 0`, or it is a
+    /// wrong result with no error.
     pub fn uses_fault_buffer(&self) -> bool {
-        self.checks || self.loop_budget != 0
+        self.checks || self.loop_budget != 0 || self.loop_cap
     }
 }
 

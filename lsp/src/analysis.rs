@@ -383,6 +383,40 @@ fn ast_consts(stmts: &[ast::Stmt], out: &mut Vec<(String, Span)>) {
     }
 }
 
+/// The constant declared at `name` (its name's span): whether it has a
+/// type written (`const N: i64 = 4;`), and its initialiser; `None`: no
+/// constant is declared there.
+pub fn const_decl(stmts: &[ast::Stmt], name: Span) -> Option<(bool, &ast::Expr)> {
+    stmts.iter().find_map(|s| match &s.kind {
+        ast::StmtKind::Const { name: n, ty, init } if n.span == name => Some((ty.is_some(), init)),
+        _ => blocks_of(s)
+            .into_iter()
+            .find_map(|b| const_decl(&b.stmts, name)),
+    })
+}
+
+/// Whether an untyped constant's initialiser made of literals is a float
+/// (`Some(true)`) or an integer (`Some(false)`), as the checker folds it: a
+/// float anywhere makes it a float; `None` where names, casts or calls
+/// decide (not worked out here).
+pub fn literal_is_float(e: &ast::Expr) -> Option<bool> {
+    use ast::{BinOp as B, ExprKind as E};
+    match &e.kind {
+        E::Int(_, None) => Some(false),
+        E::Float(_, None) => Some(true),
+        E::Unary(_, a) => literal_is_float(a),
+        E::Binary(op, a, b)
+            if !matches!(
+                op,
+                B::Or | B::And | B::Eq | B::Ne | B::Lt | B::Le | B::Gt | B::Ge
+            ) =>
+        {
+            Some(literal_is_float(a)? || literal_is_float(b)?)
+        }
+        _ => None,
+    }
+}
+
 /// The blocks directly inside a statement.
 pub fn blocks_of(s: &ast::Stmt) -> Vec<&ast::Block> {
     match &s.kind {

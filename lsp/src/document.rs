@@ -80,8 +80,9 @@ pub struct Document {
     pub version: i32,
     pub index: LineIndex,
     pub analysis: Analysis,
-    /// While the text does not check: the last one that did, and the
-    /// edits from it to this one.
+    /// While the text does not check: the text less its broken statements
+    /// where that checks (no edits), else the last text that did check and
+    /// the edits from it to this one.
     checked: Option<(Box<Snapshot>, Vec<Edit>)>,
 }
 
@@ -94,10 +95,15 @@ impl Document {
         // The document replaced is dropped on a large stack, as its trees
         // were built on one.
         let checked = lang::stack::large(|| {
-            let p = previous?;
             if analysis.program.is_some() {
                 return None;
             }
+            // The text less its broken statements, where that checks: it
+            // is the current text everywhere else (offsets and all).
+            if let Some((text, analysis)) = crate::repair::repaired(&text) {
+                return Some((Box::new(Snapshot { text, analysis }), Vec::new()));
+            }
+            let p = previous?;
             let edit = Edit::between(&p.text, &text);
             match p.checked {
                 Some((snapshot, mut edits)) => {

@@ -103,11 +103,25 @@ pub fn target_text(text: &str, a: &Analysis, t: &Target) -> Option<String> {
             }
             s
         }
-        Target::Const(name, _) => {
-            let value = const_value(a, text, name);
-            match value {
-                Some((v, ty)) => code(&format!("const {name}: {ty} = {v}")),
-                None => code(&format!("const {name}")),
+        Target::Const(name, decl) => {
+            let decl = crate::analysis::const_decl(&a.ast.stmts, *decl);
+            match (const_value(a, text, name), decl) {
+                (Some((v, _)), Some((false, init))) => {
+                    // A use's type is the one its place gave the value,
+                    // not the constant's: say what the constant is.
+                    let kind = match crate::analysis::literal_is_float(init) {
+                        Some(true) => " float (`f64` where nothing decides)",
+                        Some(false) => " integer (`i32` where nothing decides)",
+                        None => "",
+                    };
+                    format!(
+                        "{}\n\nAn untyped{kind} constant: each use takes the type its \
+                         place needs, as the literal `{v}` would.",
+                        code(&format!("const {name} = {v}")),
+                    )
+                }
+                (Some((v, ty)), _) => code(&format!("const {name}: {ty} = {v}")),
+                (None, _) => code(&format!("const {name}")),
             }
         }
         Target::Builtin(name) => builtin_text(name)?,
@@ -262,4 +276,33 @@ pub fn construct_summary(a: &Analysis, body: &hir::Body, c: &Construct) -> Strin
         s.push_str("- async\n");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hover text of the last occurrence of `name` in `src` (a use).
+    fn hover_of(src: &str, name: &str) -> String {
+        let a = Analysis::new(src);
+        let o = a.occurrence_at(src.rfind(name).unwrap()).unwrap();
+        target_text(src, &a, &o.target).unwrap()
+    }
+
+    #[test]
+    fn an_untyped_constant_is_not_given_its_use_s_type() {
+        let h = hover_of("const N = 4;\nlet x: i64 = N;\n", "N");
+        assert!(
+            h.contains("const N = 4") && h.contains("untyped integer") && !h.contains("i64"),
+            "{h}"
+        );
+        // 1.0 / 2 folds to a float, whatever the use makes of it.
+        let h = hover_of("const H = 1.0 / 2;\nlet y: f32 = H;\n", "H");
+        assert!(h.contains("= 0.5") && h.contains("untyped float"), "{h}");
+        let h = hover_of("const M: i64 = 4;\nlet z = M;\n", "M");
+        assert!(
+            h.contains("const M: i64 = 4") && !h.contains("untyped"),
+            "{h}"
+        );
+    }
 }

@@ -11,10 +11,14 @@ mod completion;
 mod definition;
 mod diagnostics;
 mod document;
+#[doc(hidden)]
+pub mod fuzzing;
 mod hover;
+mod repair;
 mod semantic_tokens;
 mod server;
 mod symbols;
+mod transport;
 mod view;
 
 pub use server::{run, serve};

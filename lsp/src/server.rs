@@ -6,6 +6,7 @@
 //! must not take the editor's server down.
 
 use crate::document::{Document, State};
+use crate::transport::{read_frame, Broken, Frame};
 use crate::{completion, definition, diagnostics, hover, semantic_tokens, symbols};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
@@ -26,13 +27,64 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
-/// Serve the protocol on stdin/stdout until the client says `exit`.
+/// Serve the protocol on stdin/stdout until the client says `exit`, with
+/// the framing of [`crate::transport`]: a message it cannot use is logged
+/// on stderr (and answered, where it has an id) and the session goes on; a
+/// stream it cannot follow ends it with the reason.
 pub fn run() -> Result<(), Error> {
-    let (conn, io) = Connection::stdio();
-    serve(&conn)?;
+    let (to_client, outgoing) = crossbeam_channel::bounded::<Message>(0);
+    let (incoming, from_client) = crossbeam_channel::bounded::<Message>(0);
+    let answers = to_client.clone();
+    let reader = std::thread::spawn(move || -> Result<(), Broken> {
+        let stdin = std::io::stdin();
+        let mut input = stdin.lock();
+        while let Some(frame) = read_frame(&mut input)? {
+            match frame {
+                Frame::Message(m) => {
+                    let exit = matches!(&m, Message::Notification(n) if n.method == "exit");
+                    if incoming.send(m).is_err() || exit {
+                        break;
+                    }
+                }
+                Frame::Skipped(why, answer) => {
+                    eprintln!("accl lsp: {why}");
+                    if let Some(a) = answer {
+                        let _ = answers.send(a.into());
+                    }
+                }
+            }
+        }
+        Ok(())
+    });
+    let writer = std::thread::spawn(move || -> std::io::Result<()> {
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        for m in outgoing {
+            m.write(&mut out)?;
+        }
+        Ok(())
+    });
+    let conn = Connection {
+        sender: to_client,
+        receiver: from_client,
+    };
+    let served = serve(&conn);
+    // The reader has ended (after `exit`, at the end of the input or on a
+    // stream it cannot follow) when its channel is closed; after another
+    // error it may still wait on stdin, and the process ends without it.
+    let reader_done = matches!(
+        conn.receiver.try_recv(),
+        Err(crossbeam_channel::TryRecvError::Disconnected)
+    ) || served.is_ok();
     drop(conn);
-    io.join()?;
-    Ok(())
+    if !reader_done {
+        return served;
+    }
+    let read = reader.join().map_err(|_| "the reader thread panicked")?;
+    writer.join().map_err(|_| "the writer thread panicked")??;
+    // A stream that could not be followed is the reason the session ended.
+    read?;
+    served
 }
 
 pub fn capabilities() -> ServerCapabilities {
@@ -93,7 +145,7 @@ pub fn serve(conn: &Connection) -> Result<(), Error> {
     Err("the client ended the session without `shutdown`".into())
 }
 
-fn handle_request(state: &State, req: Request) -> Response {
+pub(crate) fn handle_request(state: &State, req: Request) -> Response {
     use lsp_types::request::Request as R;
     let id = req.id.clone();
     match req.method.as_str() {
@@ -140,7 +192,7 @@ fn answer<R: lsp_types::request::Request>(
 }
 
 /// Apply a notification; returns what to send back (diagnostics).
-fn handle_notification(state: &mut State, n: Notification) -> Vec<Notification> {
+pub(crate) fn handle_notification(state: &mut State, n: Notification) -> Vec<Notification> {
     match n.method.as_str() {
         DidOpenTextDocument::METHOD => {
             let Ok(p) =

@@ -1,7 +1,9 @@
 //! The checked text a request answers from.
 //!
 //! Names and types come from the checked program, and a text being typed
-//! rarely checks. So a document keeps the last text of it that checked,
+//! rarely checks. So a document keeps its text less the broken statements
+//! where that checks (`repair.rs`: the same offsets, no edits to map),
+//! else the last text of it that checked,
 //! and while the current one does not, hover, definitions, references and
 //! semantic tokens answer from that one wherever the edits since have not
 //! touched: each change is compared with the text before it, and an

@@ -147,3 +147,24 @@ impl Engine {
         self.cx.ops
     }
 }
+
+impl Engine {
+    /// Wait for device work that is still running after an input stopped
+    /// midway (by the progress callback, the time limit or Ctrl-C in the
+    /// REPL): the kernels and copies it started and nobody waited for, on
+    /// every device and queue.
+    /// A fault of that work is returned here, with the spans of the input
+    /// that started it, so that it is not reported by the next, unrelated
+    /// input (which would otherwise also wait for it first). The limits
+    /// bound this wait as any other: a callback that returns `false` again
+    /// stops it (`accl::run::aborted`), leaving the work running.
+    pub fn finish_device_work(&mut self) -> Result<(), crate::Error> {
+        let b = self.cx.backend.clone();
+        b.finish_all(&mut self.cx)
+            .and_then(|_| b.complete_sync(&mut self.cx, None, None))
+            .map_err(|d| match &self.cx.source {
+                Some(m) => m.error(vec![*d]),
+                None => crate::Error::api(d.code, d.message),
+            })
+    }
+}

@@ -649,6 +649,13 @@ pub trait Backend {
         let _ = (cx, dev, span);
         Ok(())
     }
+    /// Wait for every queue of every device: the work an input stopped by
+    /// a limit left running ([`crate::Engine::finish_device_work`]). A
+    /// fault of that work is the error.
+    fn finish_all(&self, cx: &mut Ctx) -> R<()> {
+        let _ = cx;
+        Ok(())
+    }
     /// The host is about to read (or write) rows `lo..hi` of `a` at `span`:
     /// an error if pending async work races with it. `Ok(false)` when no
     /// async work is pending any more (the interpreter stops asking).

@@ -192,6 +192,45 @@ impl Session {
         self.run(|e| e.eval(&src));
     }
 
+    /// After Ctrl-C stopped an input: wait for the device work it started
+    /// (a kernel stops no sooner than its dispatch ends), so that none of
+    /// it runs on under the next input, and report its fault as this
+    /// input's. A second Ctrl-C stops the wait.
+    fn interrupted(&mut self, e: &crate::Error) {
+        let t = Instant::now();
+        let finished = self.engine.finish_device_work();
+        let again = self.interrupt.swap(false, Ordering::Relaxed);
+        let waited = t.elapsed();
+        let after = if waited.as_millis() >= 1 {
+            format!(
+                " (after {} ms waiting for its device work)",
+                waited.as_millis()
+            )
+        } else {
+            String::new()
+        };
+        match finished {
+            Ok(()) => self.error(&format!(
+                "interrupted (Ctrl-C){after}; variables are as before this input"
+            )),
+            Err(_) if again => self.error(
+                "interrupted (Ctrl-C) twice: the device work this input started may still be \
+                 running, and the next input waits for it first",
+            ),
+            Err(f) => {
+                self.error(&format!(
+                    "interrupted (Ctrl-C){after}; variables are as before this input, and the \
+                     device work it started failed:"
+                ));
+                self.diagnostic(&f);
+            }
+        }
+        // Stopped by something else first (an error of its own).
+        if e.code() != "accl::run::aborted" {
+            self.diagnostic(e);
+        }
+    }
+
     /// `:load FILE`
     fn load(&mut self, path: &str) {
         let path = path.to_string();
@@ -230,9 +269,7 @@ impl Session {
                 self.say(&text);
             }
             Ok(None) => {}
-            Err(e) if interrupted && e.code() == "accl::run::aborted" => {
-                self.error("interrupted (Ctrl-C); variables are as before this input");
-            }
+            Err(e) if interrupted => self.interrupted(&e),
             Err(e) => self.diagnostic(&e),
         }
         // Vulkan validation-layer messages (with ACCL_VALIDATION=1).

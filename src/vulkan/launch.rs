@@ -440,7 +440,9 @@ fn dispatch(
                         binding_kinds(
                             kernel,
                             &spec,
-                            layout.num_bindings(kernel) + u32::from(spec.uses_fault_buffer()),
+                            layout.num_bindings(kernel)
+                                + u32::from(spec.uses_fault_buffer())
+                                + u32::from(plan.resume),
                         )
                     },
                     layout.push_constant_bytes(),
@@ -474,16 +476,35 @@ fn dispatch(
             Some(buf)
         }
     };
-    // One partial per work group and reduction, each in its own aligned
-    // range of a pooled host-visible buffer, read in place once the queue
-    // is waited for (no allocation and no copy on the launch path).
+    // On llvmpipe a kernel too long for its loop cap runs its iterations
+    // in turn over several dispatches, each well below it: a one-lane
+    // kernel's, or a flat kernel's grid-stride turns per invocation.
+    let invocations = launch.groups[0] as u64 * wg as u64;
+    let chunk = match layout.location {
+        // A kernel that resumes goes past the cap in one dispatch's state.
+        _ if plan.resume => None,
+        ArgLocation::PushConstants if layout.member(compiler::abi::FieldKind::First).is_some() => {
+            compiler::plan::one_lane_chunk(kernel, total, invocations)
+                .or_else(|| compiler::plan::flat_chunk(kernel, total, invocations))
+        }
+        _ => None,
+    };
+    let num_parts = chunk.map_or(1, |c| total.div_ceil(c));
+    // One partial per work group, reduction and part, each reduction's in
+    // its own aligned range of a pooled host-visible buffer (a part's
+    // groups after the previous part's), read in place once the queue is
+    // waited for (no allocation and no copy on the launch path).
     let align = limits.min_storage_buffer_offset_alignment.max(4);
     let mut ranges = Vec::with_capacity(kernel.reductions.len());
     let mut end = 0u64;
     for r in &kernel.reductions {
         let size = launch.groups[0] as u64 * compiler::abi::partial_size(r.ty) as u64;
-        ranges.push((end, size.max(4)));
-        end = (end + size.max(4)).div_ceil(align) * align;
+        let mut part_ranges = Vec::with_capacity(num_parts as usize);
+        for _ in 0..num_parts {
+            part_ranges.push((end, size.max(4)));
+            end = (end + size.max(4)).div_ceil(align) * align;
+        }
+        ranges.push(part_ranges);
     }
     let partials = if ranges.is_empty() {
         None
@@ -498,46 +519,52 @@ fn dispatch(
     } else {
         None
     };
+    // Each invocation's slot, zero (not run yet) to start with.
+    let resume_buf = if plan.resume {
+        let bytes = compiler::resume::buffer_bytes(kernel, invocations);
+        let b = Buffer::new_mapped(&d.device, bytes, "accl resume").map_err(fail)?;
+        b.write_mapped(&vec![0u8; bytes as usize]);
+        Some(b)
+    } else {
+        None
+    };
     // On the stack for the usual few (a launch allocates little).
-    let mut bindings: SmallVec<[BufferBinding; 8]> = bound
-        .iter()
-        .enumerate()
-        .map(|(i, b)| BufferBinding {
-            buffer: &b.0,
-            offset: 0,
-            // A texel view shows whole 32-bit texels.
-            range: if spec.texel(i) {
-                b.0.size() / 4 * 4
-            } else {
-                b.0.size().min(limits.max_storage_buffer_range)
-            },
-        })
-        .collect();
-    if let Some(p) = &partials {
-        bindings.extend(ranges.iter().map(|&(offset, range)| BufferBinding {
-            buffer: p,
-            offset,
-            range,
-        }));
-    }
-    if let Some(b) = &arg_buffer {
-        bindings.push(BufferBinding::whole(b));
-    }
-    if let Some(b) = &fault_buf {
-        bindings.push(BufferBinding::whole(b));
-    }
+    let bindings_of = |part: usize| {
+        let mut bindings: SmallVec<[BufferBinding; 8]> = bound
+            .iter()
+            .enumerate()
+            .map(|(i, b)| BufferBinding {
+                buffer: &b.0,
+                offset: 0,
+                // A texel view shows whole 32-bit texels.
+                range: if spec.texel(i) {
+                    b.0.size() / 4 * 4
+                } else {
+                    b.0.size().min(limits.max_storage_buffer_range)
+                },
+            })
+            .collect();
+        if let Some(p) = &partials {
+            bindings.extend(ranges.iter().map(|r| BufferBinding {
+                buffer: p,
+                offset: r[part].0,
+                range: r[part].1,
+            }));
+        }
+        if let Some(b) = &arg_buffer {
+            bindings.push(BufferBinding::whole(b));
+        }
+        if let Some(b) = &fault_buf {
+            bindings.push(BufferBinding::whole(b));
+        }
+        if let Some(b) = &resume_buf {
+            bindings.push(BufferBinding::whole(b));
+        }
+        bindings
+    };
     let push: &[u8] = match layout.location {
         ArgLocation::PushConstants => &launch.bytes,
         ArgLocation::Buffer { .. } => &[],
-    };
-    // On llvmpipe a one-lane kernel too long for its loop cap runs its
-    // iterations in turn over several dispatches, each well below it.
-    let invocations = launch.groups[0] as u64 * wg as u64;
-    let chunk = match layout.location {
-        ArgLocation::PushConstants if layout.member(compiler::abi::FieldKind::First).is_some() => {
-            compiler::plan::one_lane_chunk(kernel, total, invocations)
-        }
-        _ => None,
     };
     let mut parts = Vec::new();
     if let Some(chunk) = chunk {
@@ -552,15 +579,34 @@ fn dispatch(
     let q = d.queue(queue).map_err(|f| launch_fault(c.span, f))?;
     q.set_label(label);
     if parts.is_empty() {
-        q.dispatch(&pipeline, &bindings, push, launch.groups)
+        q.dispatch(&pipeline, &bindings_of(0), push, launch.groups)
             .map_err(fail)?;
     }
-    for part in &parts {
-        q.dispatch(&pipeline, &bindings, part, launch.groups)
+    for (i, part) in parts.iter().enumerate() {
+        q.dispatch(&pipeline, &bindings_of(i), part, launch.groups)
             .map_err(fail)?;
     }
-    // It borrows `partials`, which the reductions below take.
-    drop(bindings);
+    // Invocations that stopped before the loop cap set word 0: dispatch
+    // again (each waits for the last, to read the word) until none did.
+    if let Some(b) = &resume_buf {
+        loop {
+            d.wait_queue(queue).map_err(|f| launch_fault(c.span, f))?;
+            let mut stopped = [0u8; 4];
+            b.read_mapped_at(0, &mut stopped);
+            if stopped == [0; 4] {
+                break;
+            }
+            b.write_mapped(&[0; 4]);
+            // Each wait ends quickly, so the embedder's limits (time,
+            // progress callback) are checked here.
+            d.limits
+                .check()
+                .map_err(|f| launch_fault(c.span, Fault::Stopped(f)))?;
+            let q = d.queue(queue).map_err(|f| launch_fault(c.span, f))?;
+            q.dispatch(&pipeline, &bindings_of(0), push, launch.groups)
+                .map_err(fail)?;
+        }
+    }
     // An async kernel returns at once (its reductions land when the host
     // waits for the queue), unless check mode must report its faults at
     // the construct. So does a synchronous one (it completes lazily:
@@ -589,12 +635,17 @@ fn dispatch(
     let readers = kernel
         .reductions
         .iter()
-        .zip(&ranges)
-        .map(|(r, &(offset, _))| {
+        .zip(ranges)
+        .map(|(r, parts)| {
             let (op, ty, slot) = (r.op, r.ty, slot.clone());
             Box::new(move || {
-                let mut bytes = vec![0u8; groups * compiler::abi::partial_size(ty)];
-                slot.buf.read_mapped_at(offset, &mut bytes);
+                // Every part's partials, part after part, in group order.
+                let size = groups * compiler::abi::partial_size(ty);
+                let mut bytes = vec![0u8; size * parts.len()];
+                for (i, &(offset, _)) in parts.iter().enumerate() {
+                    slot.buf
+                        .read_mapped_at(offset, &mut bytes[i * size..(i + 1) * size]);
+                }
                 slot.read.set(true);
                 compiler::reduce_partials(op, ty, &bytes)
             }) as Box<dyn FnOnce() -> Value>

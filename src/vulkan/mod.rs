@@ -248,8 +248,10 @@ impl Backend for VulkanBackend {
                 if d.has_module(key, kernel, &spec) {
                     return None;
                 }
-                let layout = compiler::Plan::of(kernel, &spec).layout;
-                let n = layout.num_bindings(kernel) + u32::from(spec.uses_fault_buffer());
+                let plan = compiler::Plan::of(kernel, &spec);
+                let n = plan.layout.num_bindings(kernel)
+                    + u32::from(spec.uses_fault_buffer())
+                    + u32::from(plan.resume);
                 Some(device::PrefetchJob {
                     key,
                     kernel: kernel.clone(),
@@ -261,7 +263,7 @@ impl Backend for VulkanBackend {
                         code.total_hint.unwrap_or(u64::MAX),
                     ),
                     bindings: launch::binding_kinds(kernel, &spec, n),
-                    push_bytes: layout.push_constant_bytes(),
+                    push_bytes: plan.layout.push_constant_bytes(),
                 })
             })
             .collect();
@@ -513,6 +515,25 @@ impl Backend for VulkanBackend {
                 "wait",
                 t0,
             );
+        }
+        Ok(())
+    }
+    fn finish_all(&self, cx: &mut Ctx) -> R<()> {
+        let mut t = self.table.borrow_mut();
+        let store = &mut t.store;
+        let span = store.lazy_span;
+        store.set_limits(cx.wait_limits());
+        for d in store.devs.iter_mut().flatten() {
+            d.wait_all().map_err(|f| {
+                crate::interp::error::fault(span, "the device work", &f, |m| {
+                    Box::new(Diag::error(
+                        "accl::device::wait",
+                        m,
+                        span,
+                        "the device work started by this input",
+                    ))
+                })
+            })?;
         }
         Ok(())
     }

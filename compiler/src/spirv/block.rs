@@ -14,6 +14,9 @@ impl Writer<'_> {
     // ---- statements ----------------------------------------------------------
 
     pub(super) fn block(&mut self, f: &Function, b: &Block) -> Result<(), Diag> {
+        if self.skips_in_block(f, b) {
+            return self.resuming_block(f, b);
+        }
         for (i, s) in b.iter().enumerate() {
             if self.terminated {
                 break; // dead code after break/continue/return
@@ -93,7 +96,10 @@ impl Writer<'_> {
             StmtKind::PrivateInit(array) => self.copy_init(*array)?,
             StmtKind::VectorLoop(v) => self.vector_loop(f, v)?,
             StmtKind::If { cond, then, els } => {
-                let c = self.expr(f, *cond)?;
+                let mut c = self.expr(f, *cond)?;
+                if self.resumes_in_block(f) && crate::resume::points_in(s) > 0 {
+                    c = self.resume_cond(c, then);
+                }
                 let then_l = self.m.b.id();
                 let merge = self.m.b.id();
                 let else_l = if els.is_empty() { merge } else { self.m.b.id() };
@@ -134,6 +140,7 @@ impl Writer<'_> {
                     spv(self.m.b.store(v, fls, None, []));
                     v
                 });
+                let point = self.resume_enter_loop(f);
                 spv(self.m.b.branch(header));
                 self.label(header);
                 spv(self.m.b.loop_merge(merge, cont, LoopControl::NONE, []));
@@ -146,13 +153,25 @@ impl Writer<'_> {
                     spv(self.m.b.branch(cont));
                 }
                 self.label(cont);
+                // Never resumed into: no statement of it is skipped.
+                let was = std::mem::replace(&mut self.in_continuing, true);
                 self.block(f, continuing)?;
+                self.in_continuing = was;
                 let again = if counted { self.loop_back_edge() } else { None };
+                // Past the turns of a dispatch, the loop is left too (no
+                // branch in the loop), and the invocation stops after it.
+                let again = match point {
+                    Some(_) => Some(self.resume_back_edge(again)),
+                    None => again,
+                };
                 match again {
                     Some(again) => spv(self.m.b.branch_conditional(again, header, merge, [])),
                     None => spv(self.m.b.branch(header)),
                 }
                 self.label(merge);
+                if let Some(p) = point {
+                    self.resume_stop_after(p);
+                }
                 if let Some(e) = exited {
                     self.loop_exit_check(e, s.span);
                 }

@@ -45,7 +45,12 @@ impl Writer<'_> {
         let s = private(self, "accl_cut_start");
         let e = private(self, "accl_cut_end");
         self.cut_vars = Some((s, e));
-        if !(self.spec.loop_cap && crate::plan::may_reach_loop_cap(self.k)) {
+        // A flat kernel without the first-iteration field cannot be run
+        // in parts ([`crate::plan::flat_chunk`]): its grid-stride loop may
+        // reach the cap too.
+        let whole = self.k.shape == crate::kir::Shape::Flat
+            && self.layout.member(FieldKind::First).is_none();
+        if !(self.spec.loop_cap && (whole || crate::plan::may_reach_loop_cap(self.k))) {
             return;
         }
         self.cut_guard = true;

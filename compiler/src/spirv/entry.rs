@@ -96,6 +96,7 @@ impl Writer<'_> {
         if k.shape != Shape::Flat {
             spv(self.m.b.store(it, start, None, []));
         }
+        self.resume_begin(it);
         self.private_begin();
         self.copies_begin()?;
 
@@ -127,6 +128,7 @@ impl Writer<'_> {
         self.header_branch(more, body, merge, exited);
 
         self.label(body);
+        self.resume_count(1);
         // Split `it` over the levels, innermost fastest.
         let rest = spv(self.m.b.load(idx_w, None, it, None, []));
         if gangs {
@@ -225,6 +227,7 @@ impl Writer<'_> {
             spv(self.m.b.store(ptr, v, None, []));
             self.end_if(m);
         }
+        self.resume_end();
         self.report_cut_loops();
         spv(self.m.b.ret());
         spv(self.m.b.end_function());

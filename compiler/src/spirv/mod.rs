@@ -95,6 +95,7 @@ mod frem;
 mod jam;
 mod private;
 mod reduce;
+mod resume;
 mod scalar;
 mod teams;
 mod texels;
@@ -253,6 +254,7 @@ impl Writer<'_> {
             self.partials.push(v);
         }
         self.declare_fault_buffer();
+        self.declare_resume();
 
         // The argument block.
         let member_tys: Vec<Word> = self

@@ -103,6 +103,11 @@ pub(super) struct Writer<'k> {
     /// The exact f32 division and root functions called ([`exact32`]).
     pub(super) exact32: exact32::Fns,
     // Per function being written.
+    /// Stopping before the driver's loop cap and resuming
+    /// ([`super::resume`]), for a plan that resumes.
+    pub(super) resume: Option<Resume>,
+    /// Writing a loop's `continuing` block (no resume point skips it).
+    pub(super) in_continuing: bool,
     pub(super) locals: Vec<Word>,
     pub(super) loops: Vec<LoopTargets>,
     pub(super) cur_label: Word,
@@ -169,12 +174,29 @@ impl<'k> Writer<'k> {
             f64fns: f64math::Fns::default(),
             rem_fns: frem::Fns::default(),
             exact32: exact32::Fns::default(),
+            resume: None,
+            in_continuing: false,
             locals: Vec::new(),
             loops: Vec::new(),
             cur_label: 0,
             terminated: false,
         }
     }
+}
+
+/// The writer's resume state ([`super::resume`]): the buffer, this
+/// invocation's point to resume at (0: none; private), its turns at points
+/// in this dispatch, its slot's first word, and the next point to number as
+/// loops are written.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Resume {
+    pub buf: Word,
+    pub point: Word,
+    pub turns: Word,
+    pub slot: Word,
+    /// The kernel loop's counter (a function variable of the entry).
+    pub it: Word,
+    pub next: u32,
 }
 
 /// A section in workgroup memory for the current gang iteration.
