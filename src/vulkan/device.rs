@@ -623,9 +623,8 @@ impl DevState {
     /// Submit what `id` has recorded and block until it is done; then apply
     /// the completions it reached.
     pub fn wait_queue(&mut self, id: QueueId) -> Result<(), Fault> {
-        // Waits registered by a join into `id` are part of its work even
-        // when nothing was recorded after them: `wait async(0); wait(0);`
-        // must see queue 1's copies land.
+        // A join's waits are `id`'s work even with nothing recorded after
+        // them (`wait async(0); wait(0);` lands queue 1's copies).
         let v = self.submit_with(id, Queue::submit)?;
         self.submit_held()?;
         // Copy each finished block into its host array while the device
