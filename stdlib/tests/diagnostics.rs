@@ -165,8 +165,8 @@ cases! {
         "let n = 2;\nlet a = zeros(f32, 8, 8);\nparallel loop collapse(n) for j in 0..8 {\n    for i in 0..8 {\n        a[j, i] = 1.0;\n    }\n}\n";
     clause_default_shared: "accl::device::bad_default" =>
         "let a = zeros(f32, 8);\nparallel loop default(shared) for i in 0..8 {\n    a[i] = 0.0;\n}\n";
-    clause_scalar_in_data_clause: "accl::device::data_not_array" =>
-        "let s = 1.0;\nenter data copyin(s);\n";
+    clause_expression_in_data_clause: "accl::device::data_not_array" =>
+        "let s = 1.0;\nenter data copyin(s + 1.0);\n";
     clause_async_float: "accl::type::queue_not_integer" =>
         "let a = zeros(f32, 8);\nparallel loop async(1.5) for i in 0..8 {\n    a[i] = 0.0;\n}\n";
     clause_wait_float: "accl::type::queue_not_integer" =>
@@ -187,7 +187,7 @@ cases! {
     global_before_let: "accl::name::global_before_let" =>
         "fn twice() -> i32 {\n    return n * 2;\n}\nlet m = twice();\nlet n = 4;\n";
     global_in_construct_in_fn: "accl::device::global_in_construct" =>
-        "let scale = 2.0f32;\nfn grow(a: f32[]) {\n    parallel loop for i in 0..len(a) {\n        a[i] *= scale;\n    }\n}\n";
+        "let scale = 2.0f32;\nfn grow(a: f32[]) {\n    parallel loop for i in 0..len(a) {\n        scale = a[i];\n    }\n}\n";
     global_in_device_function: "accl::device::illegal_fn" =>
         "let scale = 2.0f32;\nfn times(x: f32) -> f32 {\n    return x * scale;\n}\nlet a = zeros(f32, 8);\nparallel loop for i in 0..8 {\n    a[i] = times(a[i]);\n}\n";
     global_in_clause_in_fn: "accl::name::unknown" =>
@@ -245,7 +245,7 @@ cases! {
     reduction_array_other_operator: "accl::device::reduction_array_update" =>
         "let h = zeros(f32, 8);\nparallel loop reduction(max: h) for i in 0..8 {\n    h[i % 4] += 1.0;\n}\n";
     atomic_on_scalar: "accl::device::atomic_target" =>
-        "let n = 0;\nparallel loop for i in 0..8 {\n    atomic n += 1;\n}\n";
+        "let a = zeros(i32, 8);\nparallel loop for i in 0..8 {\n    let n = 0;\n    atomic n += 1;\n    a[i] = n;\n}\n";
     atomic_on_u8_array: "accl::device::atomic_type" =>
         "let h = zeros(u8, 8);\nparallel loop for i in 0..8 {\n    atomic h[i] += 1;\n}\n";
     atomic_bitand_on_float: "accl::device::atomic_type" =>
@@ -302,7 +302,7 @@ cases! {
     firstprivate_default_assigned_in_parallel_loop: "accl::device::race" =>
         "let a = zeros(f32, 8);\nlet last = 0.0f32;\nparallel {\n    loop gang for i in 0..8 {\n        last = a[i];\n    }\n}\n";
     kernels_scalar_assigned_in_independent_loop: "accl::device::race" =>
-        "let a = zeros(f32, 8);\nlet last = 0.0f32;\nkernels loop independent for i in 0..8 {\n    last = a[i];\n}\n";
+        "let a = zeros(f32, 8);\nlet last = 0.0f32;\nkernels loop independent for i in 0..8 {\n    a[i] = last;\n    last = a[i];\n}\n";
     tile_star_outside_tile: "accl::device::clause_arguments" =>
         "let a = zeros(f32, 8);\nparallel loop collapse(*) for i in 0..8 {\n    a[i] = 0.0;\n}\n";
     gang_dim_out_of_range: "accl::device::gang_dim" =>
