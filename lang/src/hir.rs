@@ -402,3 +402,37 @@ pub struct ArrayUse {
     /// First use, for diagnostics.
     pub span: Span,
 }
+
+/// Every local that `b` assigns (or updates atomically, or that a
+/// construct in it reduces into or makes private), at any depth.
+pub fn assigned_in(b: &Block, out: &mut Vec<LocalH>) {
+    for s in b {
+        match &s.kind {
+            StmtKind::Assign {
+                place: Place::Local(l),
+                ..
+            }
+            | StmtKind::Atomic {
+                place: Place::Local(l),
+                ..
+            } => out.push(*l),
+            StmtKind::If { then, els, .. } => {
+                assigned_in(then, out);
+                assigned_in(els, out);
+            }
+            StmtKind::While { body, .. } | StmtKind::Block(body) => assigned_in(body, out),
+            StmtKind::For(f) => assigned_in(&f.body, out),
+            StmtKind::Construct(c) => {
+                out.extend(c.clauses.reductions.iter().map(|r| r.var));
+                out.extend(c.clauses.private.iter().copied());
+                match &c.body {
+                    ConstructBody::Loops { body, .. } | ConstructBody::Block(body) => {
+                        assigned_in(body, out)
+                    }
+                    ConstructBody::None => {}
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -15,7 +15,7 @@
 //! (the launch evaluates them), so they may not mention the region's own
 //! variables.
 
-use lang::hir::{self, DirectiveKind, Expr, ExprH, LocalH, Place, StmtKind};
+use lang::hir::{self, DirectiveKind, Expr, ExprH, LocalH, StmtKind};
 use lang::{Builtins, Effect, Span};
 
 /// The `parallel loop` that `c` (a region) is equivalent to, with what
@@ -237,35 +237,4 @@ fn declared_in(b: &hir::Block, out: &mut Vec<LocalH>) {
     }
 }
 
-/// Every local that `b` assigns (or reduces into, or makes private).
-pub(super) fn assigned_in(b: &hir::Block, out: &mut Vec<LocalH>) {
-    for s in b {
-        match &s.kind {
-            StmtKind::Assign {
-                place: Place::Local(l),
-                ..
-            }
-            | StmtKind::Atomic {
-                place: Place::Local(l),
-                ..
-            } => out.push(*l),
-            StmtKind::If { then, els, .. } => {
-                assigned_in(then, out);
-                assigned_in(els, out);
-            }
-            StmtKind::While { body, .. } | StmtKind::Block(body) => assigned_in(body, out),
-            StmtKind::For(f) => assigned_in(&f.body, out),
-            StmtKind::Construct(c) => {
-                out.extend(c.clauses.reductions.iter().map(|r| r.var));
-                out.extend(c.clauses.private.iter().copied());
-                match &c.body {
-                    hir::ConstructBody::Loops { body, .. } | hir::ConstructBody::Block(body) => {
-                        assigned_in(body, out)
-                    }
-                    hir::ConstructBody::None => {}
-                }
-            }
-            _ => {}
-        }
-    }
-}
+pub(super) use lang::hir::assigned_in;

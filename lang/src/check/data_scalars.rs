@@ -26,8 +26,8 @@
 use super::Checker;
 use crate::diag::Diag;
 use crate::hir::{
-    self, ArrayUse, Block, Body, Construct, ConstructBody, DataClause, DataKind, DirectiveKind,
-    Expr, ExprH, LocalH, Place, StmtKind,
+    self, assigned_in, ArrayUse, Block, Body, Construct, ConstructBody, DataClause, DataKind,
+    DirectiveKind, Expr, ExprH, LocalH, Place, StmtKind,
 };
 use crate::span::Span;
 use crate::types::{Scalar, Type};
@@ -336,35 +336,6 @@ fn wanted_in(b: &Block, out: &mut HashSet<LocalH>) {
                     }
                 }
             }
-            _ => {}
-        }
-    }
-}
-
-/// Every local that `b` assigns (or updates atomically), at any depth.
-fn assigned_in(b: &Block, out: &mut Vec<LocalH>) {
-    for s in b {
-        match &s.kind {
-            StmtKind::Assign {
-                place: Place::Local(l),
-                ..
-            }
-            | StmtKind::Atomic {
-                place: Place::Local(l),
-                ..
-            } => out.push(*l),
-            StmtKind::If { then, els, .. } => {
-                assigned_in(then, out);
-                assigned_in(els, out);
-            }
-            StmtKind::While { body, .. } | StmtKind::Block(body) => assigned_in(body, out),
-            StmtKind::For(f) => assigned_in(&f.body, out),
-            StmtKind::Construct(c) => match &c.body {
-                ConstructBody::Loops { body, .. } | ConstructBody::Block(body) => {
-                    assigned_in(body, out)
-                }
-                ConstructBody::None => {}
-            },
             _ => {}
         }
     }

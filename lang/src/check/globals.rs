@@ -73,25 +73,7 @@ impl Checker<'_> {
         let hidden = format!("{name}#global@{}", construct.start);
         if self.lookup(&hidden).is_none() {
             let (init, _) = self.push(crate::hir::Expr::Global(l), ty, span);
-            let local = self.body.locals.append(
-                crate::hir::Local {
-                    name: hidden.clone(),
-                    ty,
-                    mutable: false,
-                    constant: false,
-                    data_scalar: false,
-                },
-                span,
-            );
-            self.body.local_scope.push(base - 1);
-            if let Some(s) = self.scopes.get_mut(base - 1) {
-                s.names
-                    .insert(hidden.clone(), (super::Binding::Local(local), span));
-            }
-            self.hoisted.push(crate::hir::Stmt {
-                kind: crate::hir::StmtKind::Let { local, init },
-                span,
-            });
+            self.hoist(&hidden, ty, init, base, span);
         }
         self.expr(
             &crate::ast::Expr::new(crate::ast::ExprKind::Var(hidden), span),

@@ -109,10 +109,19 @@ impl Checker<'_> {
             self.src.get(span.range()).unwrap_or("acc_on_device(..)"),
             self.body.locals.len()
         );
+        self.hoist(&name, Type::BOOL, init, base, span);
+        // Read inside like any scalar from before the construct.
+        self.expr(&ast::Expr::new(ast::ExprKind::Var(name), span), None)
+    }
+
+    /// A hidden local `name` (a `#` in it, so no program names it) that
+    /// the code just before the construct whose scopes start at `base`
+    /// sets to `init`; the construct captures it as any local.
+    pub(super) fn hoist(&mut self, name: &str, ty: Type, init: ExprH, base: usize, span: Span) {
         let local = self.body.locals.append(
             hir::Local {
-                name: name.clone(),
-                ty: Type::BOOL,
+                name: name.to_string(),
+                ty,
                 mutable: false,
                 constant: false,
                 data_scalar: false,
@@ -121,13 +130,12 @@ impl Checker<'_> {
         );
         self.body.local_scope.push(base - 1);
         if let Some(s) = self.scopes.get_mut(base - 1) {
-            s.names.insert(name.clone(), (Binding::Local(local), span));
+            s.names
+                .insert(name.to_string(), (Binding::Local(local), span));
         }
         self.hoisted.push(hir::Stmt {
             kind: hir::StmtKind::Let { local, init },
             span,
         });
-        // Read inside like any scalar from before the construct.
-        self.expr(&ast::Expr::new(ast::ExprKind::Var(name), span), None)
     }
 }
