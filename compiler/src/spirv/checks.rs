@@ -30,20 +30,11 @@ impl Writer<'_> {
         // Per invocation: the loop counter (with a budget), and the span of
         // the first loop left other than through its exits (start, end + 1;
         // 0 while none).
-        let zero = self.m.u32c(0);
-        let private = |w: &mut Self, name: &str| {
-            let u32t = w.m.ty(Ty::U32);
-            let p = w.m.ptr(StorageClass::Private, u32t);
-            let c = w.m.b.variable(p, None, StorageClass::Private, Some(zero));
-            w.m.b.name(c, name);
-            w.late_globals.push((c, StorageClass::Private));
-            c
-        };
         if self.spec.loop_budget != 0 {
-            self.count_var = Some(private(self, "accl_loop_count"));
+            self.count_var = Some(self.private_u32("accl_loop_count"));
         }
-        let s = private(self, "accl_cut_start");
-        let e = private(self, "accl_cut_end");
+        let s = self.private_u32("accl_cut_start");
+        let e = self.private_u32("accl_cut_end");
         self.cut_vars = Some((s, e));
         // A flat kernel without the first-iteration field cannot be run
         // in parts ([`crate::plan::flat_chunk`]): its grid-stride loop may

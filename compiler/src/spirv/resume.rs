@@ -25,18 +25,9 @@ impl Writer<'_> {
             .m
             .bound_variable(StorageClass::StorageBuffer, st, binding, "accl_resume");
         self.late_globals.push((buf, StorageClass::StorageBuffer));
-        let zero = self.m.u32c(0);
-        let private = |w: &mut Self, name: &str| {
-            let u32t = w.m.ty(Ty::U32);
-            let p = w.m.ptr(StorageClass::Private, u32t);
-            let c = w.m.b.variable(p, None, StorageClass::Private, Some(zero));
-            w.m.b.name(c, name);
-            w.late_globals.push((c, StorageClass::Private));
-            c
-        };
-        let point = private(self, "accl_resume_point");
-        let turns = private(self, "accl_turns");
-        let slot = private(self, "accl_slot");
+        let point = self.private_u32("accl_resume_point");
+        let turns = self.private_u32("accl_turns");
+        let slot = self.private_u32("accl_slot");
         self.resume = Some(Resume {
             buf,
             point,
@@ -265,12 +256,8 @@ impl Writer<'_> {
         let Some(r) = self.resume else {
             return;
         };
-        let u32t = self.m.ty(Ty::U32);
         let bool_t = self.m.ty(Ty::Bool);
-        let n = spv(self.m.b.load(u32t, None, r.turns, None, []));
-        let one = self.m.u32c(1);
-        let n1 = spv(self.m.b.i_add(u32t, None, n, one));
-        spv(self.m.b.store(r.turns, n1, None, []));
+        let n1 = self.count_turn(r.turns);
         let limit = self.m.u32c(TURNS);
         let over = spv(self.m.b.u_greater_than_equal(bool_t, None, n1, limit));
         let m = self.begin_if(over);
@@ -284,12 +271,8 @@ impl Writer<'_> {
     /// branch in a loop costs about as much as a small body.
     pub(super) fn resume_back_edge(&mut self, again: Option<Word>) -> Word {
         let r = self.resume.expect("resume declared");
-        let u32t = self.m.ty(Ty::U32);
         let bool_t = self.m.ty(Ty::Bool);
-        let n = spv(self.m.b.load(u32t, None, r.turns, None, []));
-        let one = self.m.u32c(1);
-        let n1 = spv(self.m.b.i_add(u32t, None, n, one));
-        spv(self.m.b.store(r.turns, n1, None, []));
+        let n1 = self.count_turn(r.turns);
         let limit = self.m.u32c(TURNS);
         let go = spv(self.m.b.u_less_than(bool_t, None, n1, limit));
         match again {
@@ -438,5 +421,30 @@ impl Writer<'_> {
             i = end;
         }
         Ok(())
+    }
+
+    /// One more turn in the invocation's count `turns`: the new count.
+    fn count_turn(&mut self, turns: Word) -> Word {
+        let u32t = self.m.ty(Ty::U32);
+        let n = spv(self.m.b.load(u32t, None, turns, None, []));
+        let one = self.m.u32c(1);
+        let n1 = spv(self.m.b.i_add(u32t, None, n, one));
+        spv(self.m.b.store(turns, n1, None, []));
+        n1
+    }
+
+    /// A per-invocation `u32` variable starting at zero, declared with the
+    /// entry's other late globals (the watchdog's and resume's counters).
+    pub(super) fn private_u32(&mut self, name: &str) -> Word {
+        let zero = self.m.u32c(0);
+        let u32t = self.m.ty(Ty::U32);
+        let p = self.m.ptr(StorageClass::Private, u32t);
+        let c = self
+            .m
+            .b
+            .variable(p, None, StorageClass::Private, Some(zero));
+        self.m.b.name(c, name);
+        self.late_globals.push((c, StorageClass::Private));
+        c
     }
 }
