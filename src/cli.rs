@@ -23,11 +23,29 @@ pub fn print_diags(src: &Source, diags: &[Diag]) {
     }
 }
 
-/// Check every file; returns the diagnostics count per file.
+/// `text` of the file `name` with the files it imports in front (relative
+/// paths start at `name`'s folder): one joined source, and where the file
+/// itself starts in it; or the import's error, in the source it is in.
+pub fn with_imports(name: &str, text: &str) -> Result<(Source, usize), (Source, Vec<Diag>)> {
+    let main = Source::new(name, text);
+    let dir = Path::new(name).parent().unwrap_or(Path::new(""));
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    lang::imports::with_imports(&main, dir).map_err(|e| (e.source, e.diags))
+}
+
+/// Check a file (with what it imports): the source its diagnostics point
+/// into, and the diagnostics.
 pub fn check_source_text(name: &str, text: &str) -> (Source, Vec<Diag>) {
-    let src = Source::new(name, text);
+    let (src, _) = match with_imports(name, text) {
+        Ok(s) => s,
+        Err(e) => return e,
+    };
     let builtins = stdlib::builtins();
-    let diags = match lang::check_source(text, &builtins) {
+    let diags = match lang::check_source(&src.text, &builtins) {
         Ok(c) => c.warnings,
         Err(d) => d,
     };
@@ -37,10 +55,11 @@ pub fn check_source_text(name: &str, text: &str) -> (Source, Vec<Diag>) {
 /// The mapping report of `text` (`crate::explain`), for a device's
 /// kernel specialisation when given; `None` when the script has errors.
 pub fn explain_text(name: &str, text: &str, spec: Option<&compiler::Spec>) -> Option<String> {
+    let (src, at) = with_imports(name, text).ok()?;
     let builtins = stdlib::builtins();
-    let prog = lang::check_source(text, &builtins).ok()?.program;
+    let prog = lang::check_source(&src.text, &builtins).ok()?.program;
     Some(crate::explain::report(
-        name, text, 0, &prog, &builtins, spec,
+        name, &src.text, at, &prog, &builtins, spec,
     ))
 }
 
@@ -564,9 +583,15 @@ pub fn spirv_file(file: &Path, device: Option<usize>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let src = Source::new(file.display().to_string(), text.clone());
+    let (src, _) = match with_imports(&file.display().to_string(), &text) {
+        Ok(s) => s,
+        Err((src, d)) => {
+            print_diags(&src, &d);
+            return ExitCode::FAILURE;
+        }
+    };
     let builtins = stdlib::builtins();
-    let prog = match lang::check_source(&text, &builtins) {
+    let prog = match lang::check_source(&src.text, &builtins) {
         Ok(c) => c.program,
         Err(d) => {
             print_diags(&src, &d);
@@ -585,10 +610,12 @@ pub fn spirv_file(file: &Path, device: Option<usize>) -> ExitCode {
     };
     let mut failed = false;
     for (body, c) in crate::explain::kernel_constructs(&prog) {
-        let line = text[..(c.span.start as usize).min(text.len())]
-            .matches('\n')
-            .count()
-            + 1;
+        let (part, line, _) = src.locate(c.span.start as usize);
+        let line = if part == &*src.name {
+            format!("{line}")
+        } else {
+            format!("{line} of {part}")
+        };
         let r = compiler::lower(&prog, body, c, &builtins).and_then(|k| {
             let words = compiler::compile(&k, &spec)?;
             Ok((k.name.clone(), words))

@@ -85,6 +85,8 @@ mod host_fuzz;
 mod host_present;
 #[path = "host_races.rs"]
 mod host_races;
+#[path = "imports.rs"]
+mod imports;
 #[path = "kernels_loop.rs"]
 mod kernels_loop;
 #[path = "lazy_sync.rs"]

@@ -247,3 +247,39 @@ fn language_reference_blocks_run() {
         crate::common::same_as_host(&src, crate::common::Floats::Exact);
     }
 }
+
+/// The import example of language.md: its library block saved as
+/// `lib/rng.accl`, its script beside it, run on both backends; the
+/// script's ten values are C's `rand() % 10` for seed 1.
+#[test]
+fn language_import_example_runs() {
+    let md = doc("docs/language.md");
+    let blocks: Vec<String> = fenced_blocks(&md)
+        .into_iter()
+        .filter(|(info, _)| info == "accl")
+        .map(|(_, body)| body)
+        .collect();
+    let lib = blocks
+        .iter()
+        .find(|b| b.starts_with("// lib/rng.accl"))
+        .expect("the library block");
+    let main = blocks
+        .iter()
+        .find(|b| b.starts_with("import \"lib/rng.accl\";"))
+        .expect("the importing block");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("lib")).unwrap();
+    std::fs::write(dir.path().join("lib/rng.accl"), lib).unwrap();
+    let script = dir.path().join("main.accl");
+    std::fs::write(&script, main).unwrap();
+    // seed1 = 1103527590, seed2 = 377401575: 0 and 5.
+    for device in [false, true] {
+        let mut e = crate::common::engine(device);
+        let out = e.run_file(&script);
+        assert!(out.is_ok(), "{:?}", out.err().map(|e| e.render(100)));
+        assert_eq!(
+            e.eval("a[0] * 10 + a[1]").unwrap().unwrap().to_string(),
+            "5"
+        );
+    }
+}

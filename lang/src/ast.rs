@@ -53,6 +53,12 @@ pub enum StmtKind {
         ty: Option<TypeExpr>,
         init: Expr,
     },
+    /// `import "file.accl";`: the file was read and checked in front of
+    /// this one before parsing; `path` is the literal as written.
+    Import {
+        path: String,
+        path_span: Span,
+    },
     /// `let (a, _, c: f32) = init;`: destructure a tuple.
     LetTuple {
         pats: Vec<TuplePat>,

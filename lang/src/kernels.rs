@@ -502,7 +502,7 @@ impl Walk {
                 self.expr(value);
             }
             StmtKind::AtomicForm { stmts, .. } => stmts.iter().for_each(|s| self.stmt(s)),
-            StmtKind::Directive(_) | StmtKind::Fn(_) => self.bad = true,
+            StmtKind::Directive(_) | StmtKind::Fn(_) | StmtKind::Import { .. } => self.bad = true,
             StmtKind::Cache(v) => v.iter().for_each(|e| self.expr(e)),
             StmtKind::Break | StmtKind::Continue | StmtKind::Return(None) | StmtKind::Error => {}
         }

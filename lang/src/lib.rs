@@ -11,6 +11,7 @@ pub mod builtins;
 pub mod check;
 pub mod diag;
 pub mod hir;
+pub mod imports;
 pub mod lexer;
 pub mod parse;
 pub mod span;

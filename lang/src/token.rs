@@ -69,6 +69,8 @@ pub enum Tok<'s> {
     Const,
     #[token("fn")]
     Fn,
+    #[token("import")]
+    Import,
     #[token("if")]
     If,
     #[token("else")]
@@ -265,9 +267,9 @@ pub enum Tok<'s> {
 impl Tok<'_> {
     /// Every reserved word, for the REPL's completion and for diagnostics.
     pub const KEYWORDS: &'static [&'static str] = &[
-        "let", "const", "fn", "if", "else", "while", "for", "in", "break", "continue", "return",
-        "true", "false", "as", "parallel", "loop", "data", "enter", "exit", "update", "wait",
-        "atomic", "set", "bool", "i32", "i64", "u32", "u8", "f32", "f64",
+        "let", "const", "fn", "import", "if", "else", "while", "for", "in", "break", "continue",
+        "return", "true", "false", "as", "parallel", "loop", "data", "enter", "exit", "update",
+        "wait", "atomic", "set", "bool", "i32", "i64", "u32", "u8", "f32", "f64",
     ];
 }
 
@@ -278,6 +280,7 @@ impl fmt::Display for Tok<'_> {
             BlockComment => "comment",
             Let => "`let`",
             Const => "`const`",
+            Import => "`import`",
             Fn => "`fn`",
             If => "`if`",
             Else => "`else`",

@@ -8,6 +8,7 @@
 //! (an assigned variable, `private(..)` lists) are found in the text of
 //! the statement or construct header that holds them.
 
+use crate::imports::Prelude;
 use crate::Target;
 use lang::hir::{self, Body, Construct, FnH, Place, StmtKind};
 use lang::token::Tok;
@@ -24,17 +25,31 @@ pub struct Occurrence {
 }
 
 pub struct Analysis {
+    /// In document offsets.
     pub diags: Vec<Diag>,
+    /// The syntax tree of the analysed text (the prelude, then the document).
     pub ast: ast::Program,
     /// `None` when the text has errors.
     pub program: Option<hir::Program>,
     /// Sorted by span start.
     pub occurrences: Vec<Occurrence>,
+    /// Where the document starts in the analysed text (after the files it
+    /// imports): spans of `ast`, `program` and `occurrences` count from
+    /// the analysed text's start.
+    pub base: usize,
+    /// The analysed text when it is not the document's (`base` > 0).
+    joined: Option<String>,
 }
 
 impl Analysis {
+    #[cfg(test)]
     pub fn new(text: &str) -> Analysis {
-        std::panic::catch_unwind(|| Analysis::analyse(text)).unwrap_or_else(|_| Analysis {
+        Analysis::with(text, &Prelude::default())
+    }
+
+    /// The analysis of `text` with the files it imports (`prelude`) in front.
+    pub fn with(text: &str, prelude: &Prelude) -> Analysis {
+        std::panic::catch_unwind(|| Analysis::analyse(text, prelude)).unwrap_or_else(|_| Analysis {
             diags: vec![Diag::error(
                 "accl::internal",
                 "the accl front end failed on this text (a bug in accl)",
@@ -45,17 +60,29 @@ impl Analysis {
             ast: ast::Program::default(),
             program: None,
             occurrences: Vec::new(),
+            base: 0,
+            joined: None,
         })
     }
 
-    fn analyse(text: &str) -> Analysis {
+    fn analyse(doc: &str, prelude: &Prelude) -> Analysis {
         let builtins = crate::builtins();
+        let joined;
+        let text = if prelude.text.is_empty() {
+            doc
+        } else {
+            joined = format!("{}{doc}", prelude.text);
+            &joined
+        };
         // Recursive passes (and the drop of a deep tree) want a large stack.
         lang::stack::large(|| {
             let (diags, program) = match lang::check_source(text, builtins) {
                 Ok(c) => (c.warnings, Some(c.program)),
                 Err(d) => (d, None),
             };
+            let mut diags: Vec<Diag> = diags.into_iter().map(|d| prelude.to_doc(d)).collect();
+            diags.extend(prelude.error.clone());
+            let program = program.filter(|_| prelude.error.is_none());
             let ast = lang::parse(text).0;
             let mut occurrences = Vec::new();
             if let Some(p) = &program {
@@ -75,8 +102,16 @@ impl Analysis {
                 ast,
                 program,
                 occurrences,
+                base: prelude.text.len(),
+                joined: (!prelude.text.is_empty()).then(|| text.to_string()),
             }
         })
+    }
+
+    /// The text the spans of this analysis count in: `doc` (the text it
+    /// analysed), or that with the imported files in front.
+    pub fn text_of<'a>(&'a self, doc: &'a str) -> &'a str {
+        self.joined.as_deref().unwrap_or(doc)
     }
 
     /// The occurrence under byte `offset` (touching its end counts, so a

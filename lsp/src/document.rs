@@ -89,9 +89,17 @@ pub struct Document {
 impl Document {
     /// A document with this text; `previous`, the document it replaces,
     /// gives the last text that checked.
-    pub fn new(text: String, version: i32, previous: Option<Document>) -> Document {
+    ///
+    /// `dir` is the document's folder, where its imports are read from.
+    pub fn new(
+        text: String,
+        version: i32,
+        previous: Option<Document>,
+        dir: Option<&std::path::Path>,
+    ) -> Document {
         let index = LineIndex::new(&text);
-        let analysis = Analysis::new(&text);
+        let prelude = crate::imports::Prelude::of(&text, dir);
+        let analysis = Analysis::with(&text, &prelude);
         // The document replaced is dropped on a large stack, as its trees
         // were built on one.
         let checked = lang::stack::large(|| {
@@ -100,7 +108,7 @@ impl Document {
             }
             // The text less its broken statements, where that checks: it
             // is the current text everywhere else (offsets and all).
-            if let Some((text, analysis)) = crate::repair::repaired(&text) {
+            if let Some((text, analysis)) = crate::repair::repaired(&text, &prelude) {
                 return Some((Box::new(Snapshot { text, analysis }), Vec::new()));
             }
             let p = previous?;
@@ -134,12 +142,12 @@ impl Document {
     pub fn view(&self) -> View<'_> {
         match &self.checked {
             Some((s, edits)) => View {
-                text: &s.text,
+                text: s.analysis.text_of(&s.text),
                 analysis: &s.analysis,
                 edits,
             },
             None => View {
-                text: &self.text,
+                text: self.analysis.text_of(&self.text),
                 analysis: &self.analysis,
                 edits: &[],
             },

@@ -14,6 +14,7 @@ mod document;
 #[doc(hidden)]
 pub mod fuzzing;
 mod hover;
+mod imports;
 mod repair;
 mod semantic_tokens;
 mod server;

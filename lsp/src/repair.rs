@@ -8,6 +8,7 @@
 //! Diagnostics stay those of the real text.
 
 use crate::analysis::{blocks_of, Analysis};
+use crate::imports::Prelude;
 use lang::{ast, Span};
 
 /// Rounds of blanking before giving up: each blanks at least one more
@@ -17,18 +18,27 @@ const ROUNDS: usize = 8;
 
 /// The text with its broken statements blanked, and its analysis; `None`
 /// when no blanking made it check.
-pub fn repaired(text: &str) -> Option<(String, Analysis)> {
+/// `prelude`: the files the text imports, checked in front of it (an
+/// error in them is not the text's to blank).
+pub fn repaired(text: &str, prelude: &Prelude) -> Option<(String, Analysis)> {
+    if prelude.error.is_some() {
+        return None;
+    }
+    let base = prelude.text.len() as u32;
     let mut t = text.to_string();
     for _ in 0..ROUNDS {
-        let errors: Vec<Span> = match lang::check_source(&t, crate::builtins()) {
+        let full = format!("{}{t}", prelude.text);
+        let errors: Vec<Span> = match lang::check_source(&full, crate::builtins()) {
             Ok(_) => {
-                let a = Analysis::new(&t);
+                let a = Analysis::with(&t, prelude);
                 return a.program.is_some().then_some((t, a));
             }
             Err(d) => d
                 .iter()
                 .filter(|d| d.is_error())
                 .map(|d| d.span())
+                .filter(|s| s.start >= base)
+                .map(|s| Span::new((s.start - base) as usize, (s.end - base) as usize))
                 .collect(),
         };
         let ast = lang::parse(&t).0;
@@ -90,7 +100,7 @@ mod tests {
     #[test]
     fn the_broken_statement_goes_and_the_rest_is_analysed() {
         let text = "let n = 8;\nlet bad = ;\nlet m = n + 1;\nprintln(m);\n";
-        let (t, a) = repaired(text).expect("repaired");
+        let (t, a) = repaired(text, &Prelude::default()).expect("repaired");
         assert_eq!(t.len(), text.len());
         assert!(t.contains("let m = n + 1;") && !t.contains("bad"), "{t}");
         let use_of_n = text.find("n + 1").unwrap();
@@ -101,7 +111,7 @@ mod tests {
     fn an_error_inside_a_function_blanks_the_statement_not_the_function() {
         let text =
             "fn f(x: f32) -> f32 {\n    let y = x * true;\n    return x;\n}\nlet z = f(2.0);\n";
-        let (t, a) = repaired(text).expect("repaired");
+        let (t, a) = repaired(text, &Prelude::default()).expect("repaired");
         assert!(t.contains("fn f(x: f32)") && t.contains("return x;"), "{t}");
         assert!(!t.contains("true"), "{t}");
         // The call finds the function.
@@ -111,7 +121,7 @@ mod tests {
     #[test]
     fn a_name_s_later_uses_go_with_its_broken_declaration() {
         let text = "let a = 1;\nlet b = a + \"x\";\nlet c = b * 2;\nlet d = a * 3;\n";
-        let (t, a) = repaired(text).expect("repaired");
+        let (t, a) = repaired(text, &Prelude::default()).expect("repaired");
         assert!(t.contains("let d = a * 3;") && !t.contains("let c"), "{t}");
         assert!(a.occurrence_at(text.find("a * 3").unwrap()).is_some());
     }
@@ -123,7 +133,7 @@ mod tests {
             "}}}{{{",
             "let x = ;\n}}}",
         ] {
-            if let Some((t, a)) = repaired(text) {
+            if let Some((t, a)) = repaired(text, &Prelude::default()) {
                 assert_eq!(t.len(), text.len());
                 assert!(a.program.is_some());
             }

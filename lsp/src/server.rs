@@ -202,7 +202,13 @@ pub(crate) fn handle_notification(state: &mut State, n: Notification) -> Vec<Not
             };
             let key = p.text_document.uri.as_str().to_string();
             let previous = state.docs.remove(&key);
-            let doc = Document::new(p.text_document.text, p.text_document.version, previous);
+            let dir = crate::imports::dir_of(p.text_document.uri.as_str());
+            let doc = Document::new(
+                p.text_document.text,
+                p.text_document.version,
+                previous,
+                dir.as_deref(),
+            );
             let out = publish(&p.text_document.uri, &doc);
             state.docs.insert(key, doc);
             vec![out]
@@ -232,7 +238,8 @@ pub(crate) fn handle_notification(state: &mut State, n: Notification) -> Vec<Not
                     None => text = change.text,
                 }
             }
-            let doc = Document::new(text, p.text_document.version, previous);
+            let dir = crate::imports::dir_of(p.text_document.uri.as_str());
+            let doc = Document::new(text, p.text_document.version, previous, dir.as_deref());
             let out = publish(&p.text_document.uri, &doc);
             state.docs.insert(key, doc);
             vec![out]

@@ -9,7 +9,9 @@ pub fn document_symbols(state: &State, p: DocumentSymbolParams) -> Option<Docume
     let doc = state.doc(&p.text_document.uri)?;
     let a = &doc.analysis;
     let mut out = Vec::new();
-    for s in &a.ast.stmts {
+    // The document's own statements (after the files it imports).
+    let base = a.base as u32;
+    for s in a.ast.stmts.iter().filter(|s| s.span.start >= base) {
         if let StmtKind::LetTuple { pats, .. } = &s.kind {
             for p in pats.iter().filter(|p| !p.is_wildcard()) {
                 out.push(symbol(doc, s, &p.name, SymbolKind::VARIABLE, None));
@@ -49,8 +51,17 @@ fn symbol(
         kind,
         tags: None,
         deprecated: None,
-        range: doc.range(s.span.to(name.span)),
-        selection_range: doc.range(name.span),
+        range: doc.range(own(doc, s.span.to(name.span))),
+        selection_range: doc.range(own(doc, name.span)),
         children: None,
     }
+}
+
+/// A span of the analysed text as one of the document.
+fn own(doc: &crate::document::Document, s: lang::Span) -> lang::Span {
+    let b = doc.analysis.base as u32;
+    lang::Span::new(
+        s.start.saturating_sub(b) as usize,
+        s.end.saturating_sub(b) as usize,
+    )
 }

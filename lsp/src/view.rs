@@ -104,12 +104,23 @@ pub struct View<'a> {
 impl View<'_> {
     /// A current offset as an offset of the view's text.
     pub fn to_view(&self, offset: usize) -> Option<usize> {
-        self.edits.iter().rev().try_fold(offset, |o, e| e.to_old(o))
+        let o = self
+            .edits
+            .iter()
+            .rev()
+            .try_fold(offset, |o, e| e.to_old(o))?;
+        Some(o + self.analysis.base)
     }
 
-    /// A span of the view's text as a span of the current text.
+    /// A span of the view's text as a span of the current text (`None` in
+    /// an imported file).
     pub fn to_doc(&self, span: Span) -> Option<Span> {
-        self.edits.iter().try_fold(span, |s, e| e.to_new(s))
+        let base = self.analysis.base as u32;
+        if span.start < base {
+            return None;
+        }
+        let own = Span::new((span.start - base) as usize, (span.end - base) as usize);
+        self.edits.iter().try_fold(own, |s, e| e.to_new(s))
     }
 }
 

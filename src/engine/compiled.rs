@@ -37,8 +37,11 @@ pub struct Program {
     pub(super) globals: Vec<(usize, String, Type)>,
     /// Top-level `let`s and constant arrays: (slot, name, type, constant).
     pub(super) lets: Vec<(usize, String, Type, bool, bool)>,
-    /// Its own `fn` and `const` declarations.
+    /// Its own `fn` and `const` declarations, and those of the files it
+    /// imports.
     pub(super) decls: Vec<OwnDecl>,
+    /// The files it imports (run with it; not again by later inputs).
+    pub(super) imported: Vec<std::path::PathBuf>,
     /// Every identifier of the text (declarations included), and the
     /// signature of those that were registered Rust functions.
     pub(super) idents: Vec<String>,
@@ -58,15 +61,20 @@ impl std::fmt::Debug for Program {
 pub(super) struct Prepared {
     pub map: SourceMap,
     pub prog: lang::hir::Program,
-    /// The input's own `fn` and `const` declarations.
+    /// The input's own `fn` and `const` declarations, and those of the
+    /// files it imports.
     pub decls: Vec<OwnDecl>,
+    /// The files the input imports that this engine had not run.
+    pub imported: Vec<std::path::PathBuf>,
 }
 
 /// A `fn` or `const` an input declares: its name, its text (ending in `;`
-/// or `}`) and where it starts in the input.
+/// or `}`) and where it starts in the input, or in the imported file
+/// `from`.
 #[derive(Clone)]
 pub(super) struct OwnDecl {
     pub name: String,
     pub text: String,
     pub at: usize,
+    pub from: Option<lang::Source>,
 }

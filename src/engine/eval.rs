@@ -73,39 +73,71 @@ impl Engine {
     /// them all at every input. An input that fails is checked again with
     /// every declaration, for the diagnostics a full check gives (did you
     /// mean, ...).
+    ///
+    /// The files the input imports (relative paths start at the folder of
+    /// `name` when it is a path, else the current folder) are checked in
+    /// front of it, after the earlier declarations, unless an earlier
+    /// input of this engine imported them.
     pub(super) fn front_end(&self, name: &str, src: &str) -> Result<Prepared, Error> {
-        let (own, _) = lang::parse(src);
-        let own_decls: Vec<OwnDecl> = own
-            .stmts
+        let files = self.imports_of(name, src)?;
+        let mut own_decls: Vec<OwnDecl> = Vec::new();
+        for f in &files {
+            own_decls.extend(decls_of(&f.source.text, Some(&f.source)));
+        }
+        own_decls.extend(decls_of(src, None));
+        let imported: Vec<Decl> = files
             .iter()
-            .filter_map(|s| {
-                let n = decl_name(s)?;
-                let mut text = src.get(s.span.range())?.to_string();
-                if !text.trim_end().ends_with(';') && !text.trim_end().ends_with('}') {
-                    text.push(';');
-                }
-                Some(OwnDecl {
-                    name: n.to_string(),
-                    text,
-                    at: s.span.start as usize,
-                })
+            .map(|f| Decl {
+                name: String::new(),
+                text: f.source.text.to_string(),
+                input: f.source.clone(),
+                at: 0,
             })
             .collect();
         let redeclared: HashSet<&str> = own_decls.iter().map(|d| d.name.as_str()).collect();
-        let needed = self.needed_decls(src, &redeclared);
-        match self.front_end_with(name, src, &redeclared, Some(&needed)) {
+        let mut reach = String::new();
+        for f in &files {
+            reach.push_str(&f.source.text);
+            reach.push('\n');
+        }
+        reach.push_str(src);
+        let needed = self.needed_decls(&reach, &redeclared);
+        let paths = || files.iter().map(|f| f.path.clone()).collect();
+        match self.front_end_with(name, src, &imported, &redeclared, Some(&needed)) {
             Ok(mut p) => {
                 p.decls = own_decls;
+                p.imported = paths();
                 Ok(p)
             }
             Err(e) if needed.len() < self.decls.len() => {
-                match self.front_end_with(name, src, &redeclared, None) {
+                match self.front_end_with(name, src, &imported, &redeclared, None) {
                     Err(full) => Err(full),
                     Ok(_) => Err(e),
                 }
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// The files `src` (named `name`) imports that this engine has not run.
+    fn imports_of(&self, name: &str, src: &str) -> Result<Vec<lang::imports::Imported>, Error> {
+        if !src.contains("import") {
+            return Ok(Vec::new());
+        }
+        let dir = Path::new(name)
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        lang::imports::gather(
+            &Source::new(name, src),
+            dir,
+            &self.imported,
+            &mut lang::imports::read_file,
+        )
+        .map_err(|e| Error {
+            diags: e.diags,
+            source: e.source,
+        })
     }
 
     /// Which earlier declarations the input can reach (by index).
@@ -165,17 +197,15 @@ impl Engine {
         &self,
         name: &str,
         src: &str,
+        imported: &[Decl],
         redeclared: &HashSet<&str>,
         needed: Option<&HashSet<usize>>,
     ) -> Result<Prepared, Error> {
-        let map = SourceMap::new(
-            name,
-            src,
-            self.decls.iter().enumerate().filter_map(|(i, d)| {
-                (!redeclared.contains(d.name.as_str()) && needed.is_none_or(|s| s.contains(&i)))
-                    .then_some(d)
-            }),
-        );
+        let earlier = self.decls.iter().enumerate().filter_map(|(i, d)| {
+            (!redeclared.contains(d.name.as_str()) && needed.is_none_or(|s| s.contains(&i)))
+                .then_some(d)
+        });
+        let map = SourceMap::new(name, src, earlier.chain(imported));
         let (ast, diags) = lang::parse(&map.text);
         let globals: Vec<Global> = self
             .vars
@@ -198,6 +228,7 @@ impl Engine {
             map,
             prog,
             decls: Vec::new(),
+            imported: Vec::new(),
         })
     }
 
@@ -280,7 +311,7 @@ impl Engine {
             let decl = Decl {
                 name: d.name.clone(),
                 text: d.text.clone(),
-                input: input.clone(),
+                input: d.from.clone().unwrap_or_else(|| input.clone()),
                 at: d.at,
             };
             match at.get(&d.name) {
@@ -296,6 +327,28 @@ impl Engine {
             }
         }
     }
+}
+
+/// The top-level `fn` and `const` declarations of `src` (the text of the
+/// imported file `from`, or of the input).
+fn decls_of(src: &str, from: Option<&Source>) -> Vec<OwnDecl> {
+    let (own, _) = lang::parse(src);
+    own.stmts
+        .iter()
+        .filter_map(|s| {
+            let n = decl_name(s)?;
+            let mut text = src.get(s.span.range())?.to_string();
+            if !text.trim_end().ends_with(';') && !text.trim_end().ends_with('}') {
+                text.push(';');
+            }
+            Some(OwnDecl {
+                name: n.to_string(),
+                text,
+                at: s.span.start as usize,
+                from: from.cloned(),
+            })
+        })
+        .collect()
 }
 
 /// The name a top-level `fn` or `const` declares.

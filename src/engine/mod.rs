@@ -73,6 +73,8 @@ pub struct Engine {
     pub(crate) decls: Vec<sources::Decl>,
     /// The identifiers of each declaration's text, by index in `decls`.
     pub(crate) decl_idents: Vec<Vec<String>>,
+    /// The files an input imported (their canonical paths): run once.
+    pub(crate) imported: std::collections::HashSet<std::path::PathBuf>,
     pub(crate) name_counter: usize,
     /// Unique per engine (a [`Program`] knows the engine it was compiled by).
     pub(crate) id: u64,
@@ -124,6 +126,7 @@ impl Engine {
             vars: Vec::new(),
             decls: Vec::new(),
             decl_idents: Vec::new(),
+            imported: Default::default(),
             name_counter: 0,
             id: NEXT_ENGINE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             host_sigs: Default::default(),

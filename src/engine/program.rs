@@ -85,6 +85,7 @@ impl Engine {
             globals,
             lets,
             decls: p.decls,
+            imported: p.imported,
             idents,
             host,
         }
@@ -211,6 +212,7 @@ impl Engine {
             }
         }
         self.keep_decls(&p.decls, &p.map.input);
+        self.imported.extend(p.imported.iter().cloned());
         Ok(out.filter(|v| !matches!(v, Val::Unit)))
     }
 

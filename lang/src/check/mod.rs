@@ -806,7 +806,7 @@ impl<'b> Checker<'b> {
             } => return self.atomic(s, target, *op, *op_span, value, false),
             K::AtomicForm { capture, stmts } => return self.atomic_form(s, *capture, stmts),
             K::Cache(sections) => return self.cache(s, sections),
-            K::Error => return None,
+            K::Error | K::Import { .. } => return None,
         };
         Some(hir::Stmt { kind, span: s.span })
     }
