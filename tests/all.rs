@@ -19,6 +19,8 @@ mod async_reductions;
 mod atomic_openacc;
 #[path = "auto_mapping.rs"]
 mod auto_mapping;
+#[path = "bench_apps.rs"]
+mod bench_apps;
 #[path = "check_diagnostics.rs"]
 mod check_diagnostics;
 #[path = "clause_order.rs"]
