@@ -59,6 +59,11 @@ for f in "$fuzz"/seeds/lsp/*; do
     add lsp "$f"
 done
 
-for t in front_end pipeline surfaces lsp; do
+# imports: up to five files split at NUL bytes (main.accl first).
+for f in "$fuzz"/seeds/imports/*; do
+    add imports "$f"
+done
+
+for t in front_end pipeline surfaces lsp imports; do
     echo "$t: $(ls "$fuzz/corpus/$t" | wc -l) files in fuzz/corpus/$t"
 done

@@ -229,12 +229,28 @@ fn shown(p: &Path) -> String {
     s.strip_prefix("./").map(str::to_string).unwrap_or(s)
 }
 
+/// The largest file an import reads: a script, not a data file.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+
 /// The loader of the file system: the file at `path`, keyed by its
-/// canonical path.
+/// canonical path. Only a regular file of at most [`MAX_FILE_BYTES`] is
+/// read (not a folder, a device such as `/dev/zero`, or a pipe that would
+/// block the front end).
 pub fn read_file(path: &Path) -> Result<(PathBuf, String), String> {
     let key = std::fs::canonicalize(path).map_err(|e| e.to_string())?;
-    if key.is_dir() {
+    let meta = std::fs::metadata(&key).map_err(|e| e.to_string())?;
+    if meta.is_dir() {
         return Err("it is a folder".into());
+    }
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!(
+            "it holds {} bytes, more than a script may ({} MiB)",
+            meta.len(),
+            MAX_FILE_BYTES >> 20
+        ));
     }
     let text = std::fs::read_to_string(&key).map_err(|e| e.to_string())?;
     Ok((key, text))
@@ -330,6 +346,15 @@ mod tests {
         let e = run("let x = 1;\nimport \"a.accl\";", &fs).unwrap_err();
         assert_eq!(e.diags[0].code, "accl::import::placement");
         assert_eq!(e.diags[0].span(), Span::new(11, 27));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_are_read() {
+        // /dev/zero would never end.
+        let e = read_file(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        assert!(read_file(Path::new("/")).unwrap_err().contains("folder"));
     }
 
     #[test]

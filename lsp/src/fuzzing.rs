@@ -28,7 +28,12 @@ pub fn frames(bytes: &[u8]) -> Result<usize, String> {
 /// internal errors (a handler panicked) and `accl::internal` diagnostics
 /// (the front end panicked).
 pub fn edits(texts: &[String], positions: &[(u32, u32)]) -> Vec<String> {
-    let uri = "file:///fuzz.accl";
+    edits_at("untitled:fuzz.accl", texts, positions)
+}
+
+/// [`edits`] on a document at `uri` (a `file:` URI reads the document's
+/// imports from its folder).
+pub fn edits_at(uri: &str, texts: &[String], positions: &[(u32, u32)]) -> Vec<String> {
     let mut state = State::default();
     let mut failures = Vec::new();
     let mut id = 0;
