@@ -42,6 +42,31 @@ pub fn compile(prog: &lang::hir::Program, builtins: &lang::Builtins) -> Option<R
         for r in &j.refused {
             errln!("jit: {} stays interpreted: {}", r.unit, r.why.what);
         }
+        let (gangs, refused) = j.gangs();
+        for g in gangs {
+            match &g.threads {
+                Ok(()) => errln!(
+                    "jit: construct at bytes {}..{} compiled, on up to {} thread(s)",
+                    g.span.start,
+                    g.span.end,
+                    super::gang::threads()
+                ),
+                Err(w) => errln!(
+                    "jit: construct at bytes {}..{} compiled, on one thread: {}",
+                    g.span.start,
+                    g.span.end,
+                    w.what
+                ),
+            }
+        }
+        for w in refused {
+            errln!(
+                "jit: construct loop nest stays interpreted: {} (bytes {}..{})",
+                w.what,
+                w.span.start,
+                w.span.end
+            );
+        }
     }
     (!j.is_empty()).then(|| Rc::new(j))
 }
@@ -164,13 +189,21 @@ pub fn enter(
     if status != runtime::TRAP {
         return Ok((status, rt.ret, rt.rets));
     }
-    let t = rt.trap;
-    let max_depth = cx.max_depth;
-    Err(match (t.kind, sites.get(t.site as usize)) {
-        (runtime::TRAP_LIMIT, _) => hook
-            .err
-            .take()
-            .unwrap_or_else(|| error::internal(Span::default(), "a limit stopped compiled code")),
+    Err(trap_error(rt.trap, sites, cx.max_depth, hook.err.take()))
+}
+
+/// The interpreter's error for trap `t` of compiled code (`err`: what the
+/// limit check raised, for a limit trap).
+pub fn trap_error(
+    t: Trap,
+    sites: &[Site],
+    max_depth: usize,
+    err: Option<Box<Diag>>,
+) -> Box<Diag> {
+    match (t.kind, sites.get(t.site as usize)) {
+        (runtime::TRAP_LIMIT, _) => {
+            err.unwrap_or_else(|| error::internal(Span::default(), "a limit stopped compiled code"))
+        }
         (runtime::TRAP_BOUNDS, Some(Site::Index { ix, span })) => error::out_of_bounds(
             ix.get(t.axis as usize).copied().unwrap_or(*span),
             *span,
@@ -184,5 +217,5 @@ pub fn enter(
             Span::default(),
             "compiled code stopped with an unknown trap",
         ),
-    })
+    }
 }
