@@ -88,7 +88,13 @@ println(n, \" \", h, \" \", y[123]);
     assert!(out.ok, "{}", out.stderr);
     assert!(out.stdout.starts_with("2666466670000 "), "{}", out.stdout);
     // Harmonic number H(20000) = ln(20000) + 0.5772156649 + 1/40000 - ...
-    let h: f64 = out.stdout.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let h: f64 = out
+        .stdout
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!((h - 10.480_728_217_229_2).abs() < 1e-9, "{h}");
     assert_eq!(
         trace
@@ -172,11 +178,15 @@ println(a[0], \" \", a[1], \" \", a[2]);
     // a[r] = sum of i < 9000 with i % 3 == r: 3k + r for k < 3000.
     assert_eq!(out.stdout.trim(), "13495500 13498500 13501500");
     assert!(
-        trace.iter().any(|l| l.contains("on one thread: it writes `a`")),
+        trace
+            .iter()
+            .any(|l| l.contains("on one thread: it writes `a`")),
         "{trace:?}"
     );
     assert!(
-        trace.iter().any(|l| l.contains("on one thread: it assigns `t`")),
+        trace
+            .iter()
+            .any(|l| l.contains("on one thread: it assigns `t`")),
         "{trace:?}"
     );
 }

@@ -88,7 +88,9 @@ pub fn compile_why(p: &Planner, body: &Body, c: &Construct) -> Result<(), Why> {
     for h in loops {
         if !matches!(
             body.locals[h.var].ty,
-            Type::Scalar(lang::Scalar::I32 | lang::Scalar::I64 | lang::Scalar::U32 | lang::Scalar::U8)
+            Type::Scalar(
+                lang::Scalar::I32 | lang::Scalar::I64 | lang::Scalar::U32 | lang::Scalar::U8
+            )
         ) {
             return no(h.span, "its counter is not an integer");
         }
@@ -346,10 +348,9 @@ impl crate::Builder<'_> {
             let mut range = Vec::with_capacity(loops.len());
             for k in 0..loops.len() as i32 {
                 let lo = g.b.ins().load(types::I64, lower::flags(), bounds, 16 * k);
-                let end = g
-                    .b
-                    .ins()
-                    .load(types::I64, lower::flags(), bounds, 16 * k + 8);
+                let end =
+                    g.b.ins()
+                        .load(types::I64, lower::flags(), bounds, 16 * k + 8);
                 range.push((lo, end));
             }
             let innermost = ForLoop {

@@ -171,7 +171,8 @@ impl JitProgram {
     /// Why construct `c`'s loop nest stays interpreted (None when it
     /// compiled or is not a loop construct).
     pub fn gang_refused(&self, c: &hir::Construct) -> Option<&plan::Why> {
-        self.gang_refused.get(&(c as *const hir::Construct as usize))
+        self.gang_refused
+            .get(&(c as *const hir::Construct as usize))
     }
 
     /// The compiled loop nests, and why each construct's that did not

@@ -418,10 +418,10 @@ impl Gen<'_, '_> {
             // quick version also needs the whole range inside them.
             let axes = self.indexed_by(h.var.index(), &fl.body);
             if !axes.is_empty() {
-                let nonneg =
-                    self.b
-                        .ins()
-                        .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, lo, 0);
+                let nonneg = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, lo, 0);
                 fast = self.b.ins().band(fast, nonneg);
                 for &(slot, axis) in &axes {
                     let d = self.arrays[&slot].dims[axis];

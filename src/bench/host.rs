@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
 }
 "#;
 
-fn median(mut v: Vec<f64>) -> f64 {
+pub(super) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }
@@ -154,5 +154,5 @@ pub fn extras(runs: usize) -> Result<(), String> {
     outln!(
         "async launches with a private array, never waited for ({launches}): {first:.3} ms a launch over the first {window}, {last:.3} ms over the last {window}"
     );
-    Ok(())
+    super::stencil::figures(runs)
 }

@@ -194,12 +194,7 @@ pub fn enter(
 
 /// The interpreter's error for trap `t` of compiled code (`err`: what the
 /// limit check raised, for a limit trap).
-pub fn trap_error(
-    t: Trap,
-    sites: &[Site],
-    max_depth: usize,
-    err: Option<Box<Diag>>,
-) -> Box<Diag> {
+pub fn trap_error(t: Trap, sites: &[Site], max_depth: usize, err: Option<Box<Diag>>) -> Box<Diag> {
     match (t.kind, sites.get(t.site as usize)) {
         (runtime::TRAP_LIMIT, _) => {
             err.unwrap_or_else(|| error::internal(Span::default(), "a limit stopped compiled code"))
