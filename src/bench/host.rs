@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
 }
 "#;
 
-pub(super) fn median(mut v: Vec<f64>) -> f64 {
+fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }

@@ -4,7 +4,6 @@
 //! with `cc -O2` (one thread); and a `private` array against the same
 //! loop with the array's elements as scalars declared in the body.
 
-use super::host::median;
 use crate::Engine;
 use std::process::Command;
 
@@ -68,19 +67,19 @@ int main(int argc, char **argv) {
 /// Seconds of the accl sweeps (median of `runs`) on `threads` threads, and
 /// the checksum of the last run.
 fn stencil_accl(threads: usize, runs: usize) -> Result<(f64, f32), String> {
-    crate::interp::gang::set_threads(threads);
+    crate::interp::native::set_threads(threads);
     let src = stencil_src();
     let mut t = Vec::new();
     let mut sum = 0.0;
     for _ in 0..runs {
         let mut e = Engine::new();
         let r = e.eval(&src).map_err(|e| e.render(100));
-        crate::interp::gang::set_threads(threads);
+        crate::interp::native::set_threads(threads);
         r?;
         t.push(e.get::<f64>("secs").ok_or("no `secs`")?);
         sum = e.get::<f32>("sum").ok_or("no `sum`")?;
     }
-    crate::interp::gang::set_threads(0);
+    crate::interp::native::set_threads(0);
     Ok((median(t), sum))
 }
 
@@ -128,7 +127,7 @@ let secs = clock() - t0;
 
 /// Print the stencil and private-array figures.
 pub fn figures(runs: usize) -> Result<(), String> {
-    let all = crate::interp::gang::threads();
+    let all = crate::interp::native::threads();
     let (one, sum1) = stencil_accl(1, runs)?;
     let (many, sum_n) = stencil_accl(all, runs)?;
     if sum1.to_bits() != sum_n.to_bits() {
@@ -211,4 +210,9 @@ fn c_program(name: &str, src: &str, args: &[String], runs: usize) -> Result<(f64
     })();
     let _ = std::fs::remove_dir_all(&dir);
     r
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
 }

@@ -13,7 +13,7 @@
 use super::error;
 use super::machine::run_block;
 use super::machine::{CConstruct, Ctx, GangCode};
-use super::native::{describe, enter, trap_error};
+use super::native::{describe, enter, threads, trap_error};
 use super::scalar::{bits_to_value, value_to_bits};
 use super::value::{Flow, Frame, R};
 use super::Compiler;
@@ -28,27 +28,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 const CHUNK_WORK: u128 = 4096;
 /// The most chunks a gang loop is cut into.
 const MAX_CHUNKS: u128 = 256;
-
-/// How many threads a construct may use: `ACCL_HOST_THREADS`, else the
-/// machine's available parallelism (or what [`set_threads`] chose).
-pub fn threads() -> usize {
-    match OVERRIDE.load(Ordering::Relaxed) {
-        0 => std::env::var("ACCL_HOST_THREADS")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-        n => n,
-    }
-}
-
-static OVERRIDE: AtomicUsize = AtomicUsize::new(0);
-
-/// Set the thread count for the rest of the process (0: back to
-/// `ACCL_HOST_THREADS` or the machine's): for benchmarks.
-pub fn set_threads(n: usize) {
-    OVERRIDE.store(n, Ordering::Relaxed);
-}
 
 /// The gang loop's iterations per chunk, from every level's first and last
 /// counter value (all non-empty).
@@ -298,7 +277,7 @@ fn threaded(
         }
     };
     let mut done: Vec<(usize, Done)> = std::thread::scope(|s| {
-        let hs: Vec<_> = (1..n).map(|_| s.spawn(&run)).collect();
+        let hs: Vec<_> = (1..n).map(|_| s.spawn(run)).collect();
         let mut all = run();
         for h in hs {
             match h.join() {

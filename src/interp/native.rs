@@ -49,7 +49,7 @@ pub fn compile(prog: &lang::hir::Program, builtins: &lang::Builtins) -> Option<R
                     "jit: construct at bytes {}..{} compiled, on up to {} thread(s)",
                     g.span.start,
                     g.span.end,
-                    super::gang::threads()
+                    threads()
                 ),
                 Err(w) => errln!(
                     "jit: construct at bytes {}..{} compiled, on one thread: {}",
@@ -213,4 +213,25 @@ pub fn trap_error(t: Trap, sites: &[Site], max_depth: usize, err: Option<Box<Dia
             "compiled code stopped with an unknown trap",
         ),
     }
+}
+
+/// How many threads a construct may use: `ACCL_HOST_THREADS`, else the
+/// machine's available parallelism (or what [`set_threads`] chose).
+pub fn threads() -> usize {
+    match OVERRIDE.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => std::env::var("ACCL_HOST_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        n => n,
+    }
+}
+
+static OVERRIDE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Set the thread count for the rest of the process (0: back to
+/// `ACCL_HOST_THREADS` or the machine's): for benchmarks.
+pub fn set_threads(n: usize) {
+    OVERRIDE.store(n, std::sync::atomic::Ordering::Relaxed);
 }
