@@ -17,6 +17,7 @@
 //! machine code.
 
 mod expr;
+pub mod gang;
 mod lower;
 pub mod plan;
 pub mod runtime;
@@ -102,6 +103,22 @@ pub struct LoopUnit {
     pub globals: Vec<usize>,
 }
 
+/// A compute construct's loop nest, compiled ([`gang`]).
+pub struct GangUnit {
+    pub entry: gang::GangEntry,
+    /// The construct's span.
+    pub span: Span,
+    /// The scalar locals it reads from and writes back to the frame.
+    pub scalars: Vec<usize>,
+    /// Its arrays, in descriptor order, as [`LoopUnit::arrays`].
+    pub arrays: Vec<(usize, Scalar, u8)>,
+    /// The top-level variables the functions it calls use.
+    pub globals: Vec<usize>,
+    /// Whether the gang loop's iterations may run on several threads, or
+    /// why not ([`gang::parallel_why`]).
+    pub threads: Result<(), plan::Why>,
+}
+
 /// A function or loop that stays with the interpreter, and why.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refusal {
@@ -115,6 +132,10 @@ pub struct JitProgram {
     module: Option<JITModule>,
     fns: Vec<Option<FnUnit>>,
     loops: HashMap<usize, LoopUnit>,
+    gangs: HashMap<usize, GangUnit>,
+    /// Why each construct whose loop nest did not compile stays
+    /// interpreted, by the construct's address.
+    gang_refused: HashMap<usize, plan::Why>,
     pub sites: Vec<Site>,
     /// What stayed interpreted: each function not compiled and each
     /// outermost loop not compiled, in program order.
@@ -142,13 +163,35 @@ impl JitProgram {
         self.loops.get(&(s as *const Stmt as usize))
     }
 
+    /// The compiled loop nest of construct `c`, if it has one.
+    pub fn gang_unit(&self, c: &hir::Construct) -> Option<&GangUnit> {
+        self.gangs.get(&(c as *const hir::Construct as usize))
+    }
+
+    /// Why construct `c`'s loop nest stays interpreted (None when it
+    /// compiled or is not a loop construct).
+    pub fn gang_refused(&self, c: &hir::Construct) -> Option<&plan::Why> {
+        self.gang_refused
+            .get(&(c as *const hir::Construct as usize))
+    }
+
+    /// The compiled loop nests, and why each construct's that did not
+    /// compile stays interpreted.
+    pub fn gangs(&self) -> (Vec<&GangUnit>, Vec<&plan::Why>) {
+        let mut g: Vec<&GangUnit> = self.gangs.values().collect();
+        g.sort_by_key(|u| u.span.start);
+        let mut r: Vec<&plan::Why> = self.gang_refused.values().collect();
+        r.sort_by_key(|w| w.span.start);
+        (g, r)
+    }
+
     /// How many functions and loops were compiled.
     pub fn counts(&self) -> (usize, usize) {
         (self.fns.iter().flatten().count(), self.loops.len())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.loops.is_empty() && self.fns.iter().all(Option::is_none)
+        self.loops.is_empty() && self.gangs.is_empty() && self.fns.iter().all(Option::is_none)
     }
 }
 
@@ -203,9 +246,32 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, S
             refused: &mut refused,
         }
         .scan(&prog.main.block);
-        let out = match attempt(prog, builtins, &planner, &loops) {
+        let mut found = Vec::new();
+        for (h, f) in prog.functions.iter() {
+            if !planner.function(h) {
+                gangs_of(&f.body, &mut found);
+            }
+        }
+        gangs_of(&prog.main, &mut found);
+        let mut gangs = Vec::new();
+        let mut gang_refused = HashMap::new();
+        for (body, c) in found {
+            let at = c as *const hir::Construct as usize;
+            let why = match dropped.get(&at) {
+                Some(w) => Err(w.clone()),
+                None => gang::compile_why(&planner, body, c),
+            };
+            match why {
+                Ok(()) => gangs.push((body, c)),
+                Err(w) => {
+                    gang_refused.insert(at, w);
+                }
+            }
+        }
+        let out = match attempt(prog, builtins, &planner, &loops, &gangs) {
             Ok(mut j) => {
                 j.refused = refused;
+                j.gang_refused = gang_refused;
                 return Ok(j);
             }
             Err(f) => f,
@@ -241,19 +307,30 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, S
     }
 }
 
-/// One try at compiling the planned functions and `loops` into a module.
+/// The constructs of `body` whose loop nest could compile, with the body.
+fn gangs_of<'p>(body: &'p Body, out: &mut Vec<(&'p Body, &'p hir::Construct)>) {
+    let mut cs = Vec::new();
+    gang::find(&body.block, &mut cs);
+    out.extend(cs.into_iter().map(|c| (body, c)));
+}
+
+/// One try at compiling the planned functions, `loops` and the loop nests
+/// of `gangs` into a module.
 #[allow(clippy::type_complexity)]
 fn attempt(
     prog: &hir::Program,
     builtins: &Builtins,
     planner: &Planner,
     loops: &[(&Body, &Stmt, Rets)],
+    gangs: &[(&Body, &hir::Construct)],
 ) -> Result<JitProgram, Failed> {
-    if loops.is_empty() && !planner.fns.iter().any(|&c| c) {
+    if loops.is_empty() && gangs.is_empty() && !planner.fns.iter().any(|&c| c) {
         return Ok(JitProgram {
             module: None,
             fns: Vec::new(),
             loops: HashMap::new(),
+            gangs: HashMap::new(),
+            gang_refused: HashMap::new(),
             sites: Vec::new(),
             refused: Vec::new(),
         });
@@ -349,8 +426,8 @@ fn attempt(
         main: &prog.main,
         next_name: 0,
     };
-    let r = b.units(prog, loops);
-    let (entries, loop_ids) = match r {
+    let r = b.units(prog, loops, gangs);
+    let (entries, loop_ids, gang_ids) = match r {
         Ok(v) => v,
         Err(e) => {
             // SAFETY: nothing of this module was handed out.
@@ -394,10 +471,38 @@ fn attempt(
             },
         );
     }
+    let mut gang_units = HashMap::new();
+    for ((body, c), (id, scalars, arrays)) in gangs.iter().zip(gang_ids) {
+        let code = b.module.get_finalized_function(id);
+        let mut called = Vec::new();
+        if let hir::ConstructBody::Loops { body: inner, .. } = &c.body {
+            walk::callees(body, inner, &mut called);
+        }
+        let mut globals: Vec<usize> = called
+            .iter()
+            .flat_map(|&f| fn_globals[f].iter().copied())
+            .collect();
+        globals.sort_unstable();
+        globals.dedup();
+        gang_units.insert(
+            *c as *const hir::Construct as usize,
+            GangUnit {
+                // SAFETY: built with the `GangEntry` signature by `gang_unit`.
+                entry: unsafe { std::mem::transmute::<*const u8, gang::GangEntry>(code) },
+                span: c.span,
+                scalars,
+                arrays,
+                globals,
+                threads: gang::parallel_why(planner, body, c),
+            },
+        );
+    }
     Ok(JitProgram {
         module: Some(b.module),
         fns,
         loops: units,
+        gangs: gang_units,
+        gang_refused: HashMap::new(),
         sites: b.sites,
         refused: Vec::new(),
     })
@@ -483,9 +588,11 @@ impl Builder<'_> {
         &mut self,
         prog: &hir::Program,
         loops: &[(&Body, &Stmt, Rets)],
+        gangs: &[(&Body, &hir::Construct)],
     ) -> Result<
         (
             Vec<(usize, FuncId)>,
+            Vec<(FuncId, Vec<usize>, Vec<(usize, Scalar, u8)>)>,
             Vec<(FuncId, Vec<usize>, Vec<(usize, Scalar, u8)>)>,
         ),
         Failed,
@@ -506,10 +613,15 @@ impl Builder<'_> {
                     .map_err(|e| Failed::Loop(at, e))?,
             );
         }
+        let mut gang_ids = Vec::new();
+        for (body, c) in gangs {
+            let at = *c as *const hir::Construct as usize;
+            gang_ids.push(self.gang_unit(body, c).map_err(|e| Failed::Loop(at, e))?);
+        }
         self.module
             .finalize_definitions()
             .map_err(|e| Failed::Whole(e.to_string()))?;
-        Ok((entries, loop_ids))
+        Ok((entries, loop_ids, gang_ids))
     }
 
     fn name(&mut self, what: &str) -> String {

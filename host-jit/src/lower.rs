@@ -333,55 +333,7 @@ impl Gen<'_, '_> {
                     self.b.switch_to_block(ok);
                     self.b.ins().iadd_imm_s(hi, -1)
                 };
-                let some = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, lo, end);
-                let run = self.b.create_block();
-                self.b.ins().brif(some, run, &[], out, &[]);
-                self.b.switch_to_block(run);
-                if crate::walk::ticks(self.body, &fl.body) {
-                    self.for_turns(fl, lo, end, out, None);
-                } else {
-                    // A body that counts no operation of its own: when no
-                    // limit check falls due before the loop ends, a version
-                    // without the per-turn check runs, its count kept as
-                    // `base + i` (what the checks would have counted).
-                    let ops = self.b.use_var(self.ops);
-                    let next = self.b.use_var(self.next);
-                    let below = self.b.ins().icmp(IntCC::UnsignedLessThan, ops, next);
-                    let room = self.b.ins().isub(next, ops);
-                    let room = self.b.ins().iadd_imm_s(room, -1);
-                    let turns = self.b.ins().isub(end, lo);
-                    let fits = self.b.ins().icmp(IntCC::UnsignedLessThan, turns, room);
-                    let mut fast = self.b.ins().band(below, fits);
-                    // The axes indexed by the loop variable alone: the
-                    // quick version also needs the whole range inside them.
-                    let axes = self.indexed_by(h.var.index(), &fl.body);
-                    if !axes.is_empty() {
-                        let nonneg =
-                            self.b
-                                .ins()
-                                .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, lo, 0);
-                        fast = self.b.ins().band(fast, nonneg);
-                        for &(slot, axis) in &axes {
-                            let d = self.arrays[&slot].dims[axis];
-                            let n = self.b.use_var(d);
-                            let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, end, n);
-                            fast = self.b.ins().band(fast, inside);
-                        }
-                    }
-                    let (quick, counted) = (self.b.create_block(), self.b.create_block());
-                    self.b.ins().brif(fast, quick, &[], counted, &[]);
-                    self.b.switch_to_block(quick);
-                    let one = self.b.ins().iadd_imm_s(ops, 1);
-                    let base = self.b.ins().isub(one, lo);
-                    let mark = self.in_bounds.len();
-                    let var = h.var.index();
-                    self.in_bounds
-                        .extend(axes.iter().map(|&(s, a)| (var, s, a)));
-                    self.for_turns(fl, lo, end, out, Some(base));
-                    self.in_bounds.truncate(mark);
-                    self.b.switch_to_block(counted);
-                    self.for_turns(fl, lo, end, out, None);
-                }
+                self.for_range(fl, lo, end, out);
                 self.b.switch_to_block(out);
             }
             StmtKind::Break | StmtKind::Continue => {
@@ -438,6 +390,62 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// The turns of `for` loop `fl` from `lo` to `end` (none when `lo >
+    /// end`), leaving through `out` (not switched to): with no limit check
+    /// due before it ends, a version without per-turn checks runs.
+    pub fn for_range(&mut self, fl: &lang::hir::ForLoop, lo: Value, end: Value, out: Block) {
+        let h = &fl.header;
+        let some = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, lo, end);
+        let run = self.b.create_block();
+        self.b.ins().brif(some, run, &[], out, &[]);
+        self.b.switch_to_block(run);
+        if crate::walk::ticks(self.body, &fl.body) {
+            self.for_turns(fl, lo, end, out, None);
+        } else {
+            // A body that counts no operation of its own: when no
+            // limit check falls due before the loop ends, a version
+            // without the per-turn check runs, its count kept as
+            // `base + i` (what the checks would have counted).
+            let ops = self.b.use_var(self.ops);
+            let next = self.b.use_var(self.next);
+            let below = self.b.ins().icmp(IntCC::UnsignedLessThan, ops, next);
+            let room = self.b.ins().isub(next, ops);
+            let room = self.b.ins().iadd_imm_s(room, -1);
+            let turns = self.b.ins().isub(end, lo);
+            let fits = self.b.ins().icmp(IntCC::UnsignedLessThan, turns, room);
+            let mut fast = self.b.ins().band(below, fits);
+            // The axes indexed by the loop variable alone: the
+            // quick version also needs the whole range inside them.
+            let axes = self.indexed_by(h.var.index(), &fl.body);
+            if !axes.is_empty() {
+                let nonneg = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, lo, 0);
+                fast = self.b.ins().band(fast, nonneg);
+                for &(slot, axis) in &axes {
+                    let d = self.arrays[&slot].dims[axis];
+                    let n = self.b.use_var(d);
+                    let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, end, n);
+                    fast = self.b.ins().band(fast, inside);
+                }
+            }
+            let (quick, counted) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(fast, quick, &[], counted, &[]);
+            self.b.switch_to_block(quick);
+            let one = self.b.ins().iadd_imm_s(ops, 1);
+            let base = self.b.ins().isub(one, lo);
+            let mark = self.in_bounds.len();
+            let var = h.var.index();
+            self.in_bounds
+                .extend(axes.iter().map(|&(s, a)| (var, s, a)));
+            self.for_turns(fl, lo, end, out, Some(base));
+            self.in_bounds.truncate(mark);
+            self.b.switch_to_block(counted);
+            self.for_turns(fl, lo, end, out, None);
+        }
+    }
+
     /// The (array, axis) pairs that loop variable `var` alone indexes in
     /// `b`, when nothing in `b` assigns it and its type holds every value
     /// of the range exactly (so the index is the counter).
@@ -459,7 +467,7 @@ impl Gen<'_, '_> {
     /// The turns of `for` loop `fl` from `lo` to `end` (`lo <= end`), then
     /// a jump to `out`. With `base`, the operation count of each turn is
     /// `base + i` instead of a tick.
-    fn for_turns(
+    pub(crate) fn for_turns(
         &mut self,
         fl: &lang::hir::ForLoop,
         lo: Value,

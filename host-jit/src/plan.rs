@@ -35,7 +35,7 @@ pub struct Why {
 
 type Ok_ = Result<(), Why>;
 
-fn no(span: Span, what: impl Into<String>) -> Ok_ {
+pub(crate) fn no(span: Span, what: impl Into<String>) -> Ok_ {
     Err(Why {
         span,
         what: what.into(),

@@ -154,5 +154,5 @@ pub fn extras(runs: usize) -> Result<(), String> {
     outln!(
         "async launches with a private array, never waited for ({launches}): {first:.3} ms a launch over the first {window}, {last:.3} ms over the last {window}"
     );
-    Ok(())
+    super::stencil::figures(runs)
 }

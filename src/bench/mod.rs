@@ -6,6 +6,7 @@
 
 pub mod host;
 mod latency;
+mod stencil;
 pub use latency::bench_latency;
 
 use crate::Engine;

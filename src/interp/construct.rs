@@ -494,6 +494,7 @@ impl Compiler<'_> {
             body,
             device,
             defer_reductions,
+            gang: self.gang_code(c),
         };
         Box::new(move |fr, cx| run_construct(&cc, fr, cx))
     }

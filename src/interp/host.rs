@@ -203,7 +203,7 @@ pub fn compute(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
             };
             bounds.push((lo, end));
         }
-        nest(c, &bounds, 0, fr, cx)
+        super::gang::run_nest(c, &bounds, fr, cx)
     };
     for (s, b, a) in saved {
         fr.s[s] = b;
@@ -213,39 +213,6 @@ pub fn compute(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
     for (&(op, s, t), o) in c.reductions.iter().zip(outer) {
         let v = combine(op, bits_to_value(t, o), bits_to_value(t, fr.s[s]));
         fr.s[s] = value_to_bits(v, t);
-    }
-    Ok(Flow::Next)
-}
-
-fn nest(
-    c: &CConstruct,
-    b: &[(i64, Option<i64>)],
-    level: usize,
-    fr: &mut Frame,
-    cx: &mut Ctx,
-) -> R<Flow> {
-    let l = &c.loops[level];
-    let (lo, Some(end)) = b[level] else {
-        return Ok(Flow::Next);
-    };
-    if lo > end {
-        return Ok(Flow::Next);
-    }
-    let mut i = lo;
-    loop {
-        fr.s[l.var] = (l.conv)(i);
-        if level + 1 == c.loops.len() {
-            cx.tick(l.span)?;
-            if run_block(&c.body, fr, cx)? == Flow::Break {
-                break;
-            }
-        } else {
-            nest(c, b, level + 1, fr, cx)?;
-        }
-        if i == end {
-            break;
-        }
-        i += 1;
     }
     Ok(Flow::Next)
 }

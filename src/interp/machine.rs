@@ -186,6 +186,22 @@ pub struct CConstruct {
     /// writes look for pending results ([`super::deferred::deferred_access`]), so a
     /// synchronous launch may leave its results to land later.
     pub defer_reductions: bool,
+    /// The loop nest compiled for the host ([`super::gang`]), when the JIT
+    /// took it.
+    pub gang: Option<GangCode>,
+}
+
+/// A construct's loop nest compiled by the host JIT (`host_jit::gang`).
+pub struct GangCode {
+    /// Holds the machine code alive.
+    pub jit: Rc<host_jit::JitProgram>,
+    pub entry: host_jit::gang::GangEntry,
+    /// As `host_jit::GangUnit::arrays`.
+    pub arrays: Vec<(usize, Scalar, u8)>,
+    /// The scalar slots it reads and writes.
+    pub scalars: Vec<usize>,
+    /// Whether the gang loop's iterations may run on several threads.
+    pub threads: bool,
 }
 
 /// What a device backend needs to launch a compute construct.

@@ -41,6 +41,7 @@ pub mod deferred;
 pub mod device;
 pub mod error;
 pub mod expr;
+pub mod gang;
 pub mod host;
 pub mod jit;
 pub mod limits;

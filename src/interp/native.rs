@@ -42,6 +42,31 @@ pub fn compile(prog: &lang::hir::Program, builtins: &lang::Builtins) -> Option<R
         for r in &j.refused {
             errln!("jit: {} stays interpreted: {}", r.unit, r.why.what);
         }
+        let (gangs, refused) = j.gangs();
+        for g in gangs {
+            match &g.threads {
+                Ok(()) => errln!(
+                    "jit: construct at bytes {}..{} compiled, on up to {} thread(s)",
+                    g.span.start,
+                    g.span.end,
+                    threads()
+                ),
+                Err(w) => errln!(
+                    "jit: construct at bytes {}..{} compiled, on one thread: {}",
+                    g.span.start,
+                    g.span.end,
+                    w.what
+                ),
+            }
+        }
+        for w in refused {
+            errln!(
+                "jit: construct loop nest stays interpreted: {} (bytes {}..{})",
+                w.what,
+                w.span.start,
+                w.span.end
+            );
+        }
     }
     (!j.is_empty()).then(|| Rc::new(j))
 }
@@ -164,13 +189,16 @@ pub fn enter(
     if status != runtime::TRAP {
         return Ok((status, rt.ret, rt.rets));
     }
-    let t = rt.trap;
-    let max_depth = cx.max_depth;
-    Err(match (t.kind, sites.get(t.site as usize)) {
-        (runtime::TRAP_LIMIT, _) => hook
-            .err
-            .take()
-            .unwrap_or_else(|| error::internal(Span::default(), "a limit stopped compiled code")),
+    Err(trap_error(rt.trap, sites, cx.max_depth, hook.err.take()))
+}
+
+/// The interpreter's error for trap `t` of compiled code (`err`: what the
+/// limit check raised, for a limit trap).
+pub fn trap_error(t: Trap, sites: &[Site], max_depth: usize, err: Option<Box<Diag>>) -> Box<Diag> {
+    match (t.kind, sites.get(t.site as usize)) {
+        (runtime::TRAP_LIMIT, _) => {
+            err.unwrap_or_else(|| error::internal(Span::default(), "a limit stopped compiled code"))
+        }
         (runtime::TRAP_BOUNDS, Some(Site::Index { ix, span })) => error::out_of_bounds(
             ix.get(t.axis as usize).copied().unwrap_or(*span),
             *span,
@@ -184,5 +212,26 @@ pub fn enter(
             Span::default(),
             "compiled code stopped with an unknown trap",
         ),
-    })
+    }
+}
+
+/// How many threads a construct may use: `ACCL_HOST_THREADS`, else the
+/// machine's available parallelism (or what [`set_threads`] chose).
+pub fn threads() -> usize {
+    match OVERRIDE.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => std::env::var("ACCL_HOST_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        n => n,
+    }
+}
+
+static OVERRIDE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Set the thread count for the rest of the process (0: back to
+/// `ACCL_HOST_THREADS` or the machine's): for benchmarks.
+pub fn set_threads(n: usize) {
+    OVERRIDE.store(n, std::sync::atomic::Ordering::Relaxed);
 }

@@ -1,0 +1,347 @@
+//! The loop nest of a compute construct on the host: run by the
+//! interpreter or, where the JIT compiled it (`host_jit::gang`), by native
+//! code, on one thread or on several. Either way the gang loop's range is
+//! cut into the same fixed chunks (they depend on the bounds alone, never
+//! on how many threads run), each reduction starts every chunk at its
+//! operator's identity, and the chunks' partial results are combined in
+//! chunk order: the bits of a result are the same whatever runs the turns.
+//! Several threads run a construct only where the JIT proved its gang
+//! iterations independent and no limit can fall due while it runs (so an
+//! operation, time or progress limit still stops it at the exact
+//! operation, on one thread).
+
+use super::error;
+use super::machine::run_block;
+use super::machine::{CConstruct, Ctx, GangCode};
+use super::native::{describe, enter, threads, trap_error};
+use super::scalar::{bits_to_value, value_to_bits};
+use super::value::{Flow, Frame, R};
+use super::Compiler;
+use host_jit::runtime::{self, ArrDesc, Rt, Trap};
+use lang::hir;
+use lang::value::{combine, identity};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Iterations of the collapsed nest a chunk holds at least: fewer than
+/// this many in all and the nest is one chunk (as it ran before chunks).
+const CHUNK_WORK: u128 = 4096;
+/// The most chunks a gang loop is cut into.
+const MAX_CHUNKS: u128 = 256;
+
+/// The gang loop's iterations per chunk, from every level's first and last
+/// counter value (all non-empty).
+fn rows_per_chunk(b: &[(i64, i64)]) -> u128 {
+    let trips = |&(lo, end): &(i64, i64)| (end as i128 - lo as i128 + 1) as u128;
+    let outer = trips(&b[0]);
+    let inner: u128 = b[1..].iter().map(trips).product::<u128>().max(1);
+    outer
+        .div_ceil(MAX_CHUNKS)
+        .max(CHUNK_WORK.div_ceil(inner))
+        .max(1)
+}
+
+impl Compiler<'_> {
+    /// The compiled loop nest of construct `c`, when the JIT took it and
+    /// nothing it uses has reductions pending (whose checks happen per
+    /// access, in the interpreter).
+    pub fn gang_code(&self, c: &hir::Construct) -> Option<GangCode> {
+        let jit = self.jit.as_ref()?;
+        let u = jit.gang_unit(c)?;
+        if u.scalars
+            .iter()
+            .chain(&u.globals)
+            .any(|l| self.watched.contains(l))
+        {
+            return None;
+        }
+        Some(GangCode {
+            jit: jit.clone(),
+            entry: u.entry,
+            arrays: u.arrays.clone(),
+            scalars: u.scalars.clone(),
+            threads: u.threads.is_ok(),
+        })
+    }
+}
+
+/// Run the loop nest of `c` over `bounds` (each level's first and, when
+/// not empty, last counter value), reductions started at their identity.
+pub fn run_nest(
+    c: &CConstruct,
+    bounds: &[(i64, Option<i64>)],
+    fr: &mut Frame,
+    cx: &mut Ctx,
+) -> R<Flow> {
+    let mut b = Vec::with_capacity(bounds.len());
+    for &(lo, end) in bounds {
+        match end {
+            Some(end) if lo <= end => b.push((lo, end)),
+            // Nothing runs (and nothing is counted) when a level is empty.
+            _ => return Ok(Flow::Next),
+        }
+    }
+    let rows = rows_per_chunk(&b);
+    let (lo, end) = b[0];
+    let chunks: Vec<(i64, i64)> = (0..)
+        .map(|k: u128| lo as i128 + (k * rows) as i128)
+        .take_while(|&s| s <= end as i128)
+        .map(|s| (s as i64, (s + rows as i128 - 1).min(end as i128) as i64))
+        .collect();
+    if let Some(g) = c.gang.as_ref().filter(|_| !cx.async_pending) {
+        if let Some(r) = compiled(c, g, &b, &chunks, fr, cx) {
+            return r;
+        }
+    }
+    let mut whole: Vec<(i64, Option<i64>)> = b.iter().map(|&(l, e)| (l, Some(e))).collect();
+    per_chunk(c, &chunks, fr, |k, fr| {
+        whole[0] = (chunks[k].0, Some(chunks[k].1));
+        nest(c, &whole, 0, fr, cx).map(|_| ())
+    })?;
+    Ok(Flow::Next)
+}
+
+/// Run `chunk` for each chunk in order on the frame: with reductions, each
+/// starts from the identity and its partials are combined in order after.
+fn per_chunk(
+    c: &CConstruct,
+    chunks: &[(i64, i64)],
+    fr: &mut Frame,
+    mut chunk: impl FnMut(usize, &mut Frame) -> R<()>,
+) -> R<()> {
+    if c.reductions.is_empty() || chunks.len() == 1 {
+        for k in 0..chunks.len() {
+            chunk(k, fr)?;
+        }
+        return Ok(());
+    }
+    let mut acc: Vec<u64> = Vec::with_capacity(c.reductions.len());
+    for k in 0..chunks.len() {
+        for &(op, s, t) in &c.reductions {
+            fr.s[s] = value_to_bits(identity(op, t), t);
+        }
+        chunk(k, fr)?;
+        fold(c, &mut acc, |s| fr.s[s]);
+    }
+    for (&(_, s, _), v) in c.reductions.iter().zip(acc) {
+        fr.s[s] = v;
+    }
+    Ok(())
+}
+
+/// Combine one chunk's partial reductions (`partial(slot)`) into `acc`
+/// (empty: the first chunk's are taken as they are).
+fn fold(c: &CConstruct, acc: &mut Vec<u64>, partial: impl Fn(usize) -> u64) {
+    if acc.is_empty() {
+        acc.extend(c.reductions.iter().map(|&(_, s, _)| partial(s)));
+        return;
+    }
+    for (a, &(op, s, t)) in acc.iter_mut().zip(&c.reductions) {
+        let v = combine(op, bits_to_value(t, *a), bits_to_value(t, partial(s)));
+        *a = value_to_bits(v, t);
+    }
+}
+
+/// The compiled nest over `chunks`; None when it cannot run (an array not
+/// set, of another element type or rank, or borrowed): the interpreter
+/// runs it.
+fn compiled(
+    c: &CConstruct,
+    g: &GangCode,
+    b: &[(i64, i64)],
+    chunks: &[(i64, i64)],
+    fr: &mut Frame,
+    cx: &mut Ctx,
+) -> Option<R<Flow>> {
+    let mut handles = Vec::with_capacity(g.arrays.len());
+    for &(slot, _, _) in &g.arrays {
+        handles.push(fr.a.get(slot)?.clone()?);
+    }
+    let (descs, held) = describe(&g.arrays, &handles)?;
+    let mut flat: Vec<i64> = b.iter().flat_map(|&(l, e)| [l, e]).collect();
+    let n = threads().min(chunks.len());
+    // Several threads only where no limit can fall due meanwhile.
+    let r = if g.threads && n > 1 && cx.next_check == u64::MAX {
+        threaded(c, g, &flat, chunks, n, &descs, fr, cx)
+    } else {
+        let sites = &g.jit.sites;
+        per_chunk(c, chunks, fr, |k, fr| {
+            flat[0] = chunks[k].0;
+            flat[1] = chunks[k].1;
+            let slots = fr.s.as_mut_ptr();
+            let globals = match cx.globals.as_mut() {
+                Some(t) => t.s.as_mut_ptr(),
+                None => slots,
+            };
+            let (p, d) = (flat.as_ptr(), descs.as_ptr());
+            enter(cx, sites, globals, |rt| {
+                // SAFETY: the entry was compiled for this construct: it
+                // reads and writes only the slots of locals it names (all
+                // within this frame) and elements of the arrays described,
+                // within their bounds; the arrays stay borrowed meanwhile;
+                // `p` holds two bounds per level.
+                unsafe { (g.entry)(slots, d, rt, p) }
+            })
+            .map(|_| ())
+        })
+    };
+    drop(held);
+    Some(r.map(|_| Flow::Next))
+}
+
+/// The arrays' descriptors, shared by the threads of one run.
+struct Shared(*const ArrDesc);
+// SAFETY: the threads write disjoint elements (`host_jit::gang::parallel_why`)
+// and the arrays stay borrowed until every thread is joined.
+unsafe impl Sync for Shared {}
+unsafe impl Send for Shared {}
+
+/// What one chunk left: its status, trap, operation count and slots.
+struct Done {
+    status: u32,
+    trap: Trap,
+    ops: u64,
+    slots: Vec<u64>,
+}
+
+/// The limit check of a chunk run on a thread of its own: never due (the
+/// run starts only when no limit can fall due), so reaching it is a bug.
+unsafe extern "C" fn never(_rt: *mut Rt, _site: u32) -> u32 {
+    1
+}
+
+/// The chunks on `n` threads (`std::thread::scope`), each claiming the next
+/// chunk in order; the first error in chunk order is the error, and after
+/// one no later chunk starts.
+#[allow(clippy::too_many_arguments)]
+fn threaded(
+    c: &CConstruct,
+    g: &GangCode,
+    flat: &[i64],
+    chunks: &[(i64, i64)],
+    n: usize,
+    descs: &[ArrDesc],
+    fr: &mut Frame,
+    cx: &mut Ctx,
+) -> R<()> {
+    let next = AtomicUsize::new(0);
+    let failed = AtomicUsize::new(usize::MAX);
+    let shared = Shared(descs.as_ptr());
+    let (depth, max_depth) = (cx.depth as u64, cx.max_depth as u64);
+    let base = &fr.s;
+    let entry = g.entry;
+    let reds = &c.reductions[..];
+    let run = || {
+        let shared = &shared;
+        let mut out: Vec<(usize, Done)> = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k >= chunks.len() || k > failed.load(Ordering::Relaxed) {
+                return out;
+            }
+            let mut slots = base.clone();
+            for &(op, s, t) in reds {
+                slots[s] = value_to_bits(identity(op, t), t);
+            }
+            let mut bounds = flat.to_vec();
+            bounds[0] = chunks[k].0;
+            bounds[1] = chunks[k].1;
+            let mut rt = Rt {
+                ops: 0,
+                next_check: u64::MAX,
+                depth,
+                max_depth,
+                ret: 0,
+                trap: Trap::default(),
+                check: never,
+                hook: std::ptr::null_mut::<c_void>(),
+                rets: [0; lang::Tuple::MAX],
+                globals: std::ptr::null_mut(),
+            };
+            // SAFETY: as the one-thread run, with the chunk's own copy of
+            // the slots; the code uses no top-level variable (null
+            // `globals`), and other threads write other elements.
+            let status = unsafe { entry(slots.as_mut_ptr(), shared.0, &mut rt, bounds.as_ptr()) };
+            if status == runtime::TRAP {
+                failed.fetch_min(k, Ordering::Relaxed);
+            }
+            out.push((
+                k,
+                Done {
+                    status,
+                    trap: rt.trap,
+                    ops: rt.ops,
+                    slots,
+                },
+            ));
+        }
+    };
+    let mut done: Vec<(usize, Done)> = std::thread::scope(|s| {
+        let hs: Vec<_> = (1..n).map(|_| s.spawn(run)).collect();
+        let mut all = run();
+        for h in hs {
+            match h.join() {
+                Ok(v) => all.extend(v),
+                Err(_) => return Err(error::internal(c.span, "a host thread panicked")),
+            }
+        }
+        Ok(all)
+    })?;
+    done.sort_by_key(|(k, _)| *k);
+    let mut acc = Vec::new();
+    for (_, d) in &done {
+        cx.ops = cx.ops.saturating_add(d.ops);
+        if d.status == runtime::TRAP {
+            return Err(trap_error(d.trap, &g.jit.sites, cx.max_depth, None));
+        }
+        if !c.reductions.is_empty() {
+            fold(c, &mut acc, |s| d.slots[s]);
+        }
+    }
+    // The frame as the last iteration left it, then the reductions.
+    if let Some((_, last)) = done.last() {
+        for &s in &g.scalars {
+            fr.s[s] = last.slots[s];
+        }
+    }
+    for (&(_, s, _), v) in c.reductions.iter().zip(acc) {
+        fr.s[s] = v;
+    }
+    Ok(())
+}
+
+/// The interpreter's run of level `level` of the nest and those inside
+/// it: one operation counted per turn of the innermost level, `break`
+/// leaving the innermost level.
+pub fn nest(
+    c: &CConstruct,
+    b: &[(i64, Option<i64>)],
+    level: usize,
+    fr: &mut Frame,
+    cx: &mut Ctx,
+) -> R<Flow> {
+    let l = &c.loops[level];
+    let (lo, Some(end)) = b[level] else {
+        return Ok(Flow::Next);
+    };
+    if lo > end {
+        return Ok(Flow::Next);
+    }
+    let mut i = lo;
+    loop {
+        fr.s[l.var] = (l.conv)(i);
+        if level + 1 == c.loops.len() {
+            cx.tick(l.span)?;
+            if run_block(&c.body, fr, cx)? == Flow::Break {
+                break;
+            }
+        } else {
+            nest(c, b, level + 1, fr, cx)?;
+        }
+        if i == end {
+            break;
+        }
+        i += 1;
+    }
+    Ok(Flow::Next)
+}

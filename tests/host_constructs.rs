@@ -1,0 +1,192 @@
+//! Compute constructs on `--host` whose loop nest the JIT compiled run as
+//! the interpreter runs them: every script runs through `accl run --host`
+//! with the JIT on two threads (`ACCL_HOST_THREADS=2`) and without it
+//! (`ACCL_JIT=0`), and the two print the same bytes, errors included.
+//! Known answers are checked too, and the JIT's trace proves which path
+//! ran.
+
+use std::process::Command;
+
+struct Out {
+    stdout: String,
+    stderr: String,
+    ok: bool,
+}
+
+fn run(path: &std::path::Path, jit: bool) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_accl"))
+        .args(["run", "--host"])
+        .arg(path)
+        .env("ACCL_JIT", if jit { "1" } else { "0" })
+        .env("ACCL_HOST_THREADS", "2")
+        .env("ACCL_JIT_TRACE", "1")
+        .output()
+        .expect("run accl");
+    Out {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        ok: out.status.success(),
+    }
+}
+
+/// Run `src` both ways; they must agree. Returns the JIT's run and its
+/// trace lines about constructs.
+fn both(src: &str) -> (Out, Vec<String>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("t.accl");
+    std::fs::write(&path, src).expect("write script");
+    let j = run(&path, true);
+    let i = run(&path, false);
+    let (trace, rest): (Vec<&str>, Vec<&str>) =
+        j.stderr.lines().partition(|l| l.starts_with("jit: "));
+    assert_eq!(j.stdout, i.stdout, "stdout differs for:\n{src}");
+    assert_eq!(
+        rest.join("\n"),
+        i.stderr.trim_end_matches('\n'),
+        "stderr differs for:\n{src}"
+    );
+    assert_eq!(j.ok, i.ok, "exit status differs for:\n{src}");
+    let constructs = trace
+        .iter()
+        .filter(|l| l.contains("construct"))
+        .map(|l| l.to_string())
+        .collect();
+    (j, constructs)
+}
+
+#[test]
+fn compiled_constructs_give_known_answers_on_threads_with_the_interpreters_bits() {
+    // 300 x 50 turns and 20000 turns: several chunks each, so threads run.
+    let src = "
+let b = zeros(i64, 300, 50);
+parallel loop collapse(2) copyout(b) for i in 0..300 {
+    for j in 0..50 { b[i, j] = (i * 100 + j) as i64; }
+}
+let n: i64 = 0;
+parallel loop reduction(+: n) for i in 0..20000 { n += (i as i64) * (i as i64); }
+let x = zeros(f64, 20000);
+for i in 0..20000 { x[i] = 1.0 / (i + 1) as f64; }
+let h = 0.0;
+let big = -1.0;
+parallel loop reduction(+: h) reduction(max: big) copyin(x) for i in 0..20000 {
+    h += x[i];
+    big = max(big, x[i]);
+}
+let y = zeros(f32, 5000);
+parallel copy(y) {
+    loop gang for i in 0..5000 { y[i] = 2.0 * i as f32 + 1.0; }
+}
+assert(b[299, 49] == 29949, \"b\");
+assert(b[7, 3] == 703, \"b7\");
+// sum of i^2 for i < 20000 = 19999 * 20000 * 39999 / 6
+assert(n == 2666466670000, \"n\");
+assert(big == 1.0, \"max\");
+assert(y[4999] == 9999.0, \"y\");
+println(n, \" \", h, \" \", y[123]);
+";
+    let (out, trace) = both(src);
+    assert!(out.ok, "{}", out.stderr);
+    assert!(out.stdout.starts_with("2666466670000 "), "{}", out.stdout);
+    // Harmonic number H(20000) = ln(20000) + 0.5772156649 + 1/40000 - ...
+    let h: f64 = out
+        .stdout
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((h - 10.480_728_217_229_2).abs() < 1e-9, "{h}");
+    assert_eq!(
+        trace
+            .iter()
+            .filter(|l| l.ends_with("on up to 2 thread(s)"))
+            .count(),
+        4,
+        "{trace:?}"
+    );
+}
+
+#[test]
+fn every_check_of_the_host_backend_is_still_raised() {
+    let cases = [
+        // Bounds, in the last chunk of a threaded run.
+        (
+            "let a = zeros(f64, 10000);\nparallel loop copy(a) for i in 0..10001 { a[i] = 1.0; }\n",
+            "index 10000 is out of bounds for axis 0 of extent 10000",
+        ),
+        // Bounds on one thread, in the first chunk, of a 2-D nest.
+        (
+            "let m = zeros(f32, 100, 100);\nparallel loop collapse(2) copy(m) for i in 0..100 { for j in 0..101 { m[i, j] += 1.0; } }\n",
+            "index 100 is out of bounds for axis 1 of extent 100",
+        ),
+        // Present check.
+        (
+            "let a = zeros(f64, 10000);\nparallel loop present(a) for i in 0..10000 { a[i] = 1.0; }\n",
+            "not present",
+        ),
+        // Race with pending async work.
+        (
+            "let a = zeros(f64, 10000);\nparallel loop async(1) copy(a) for i in 0..10000 { a[i] = 1.0; }\na[0] = 2.0;\n",
+            "accl::race::host",
+        ),
+    ];
+    for (src, want) in cases {
+        let (out, trace) = both(src);
+        assert!(!out.ok, "{src} should fail");
+        assert!(
+            trace.iter().any(|l| l.contains("compiled")),
+            "{src}\n{trace:?}"
+        );
+        assert!(out.stderr.contains(want), "{src}\n{}", out.stderr);
+    }
+}
+
+#[test]
+fn limits_stop_a_compiled_construct_at_the_same_operation() {
+    let src = "let a = zeros(f64, 100, 100);\nparallel loop collapse(2) copy(a) for i in 0..100 { for j in 0..100 { a[i, j] = 1.0; } }\n";
+    for n in [777u64, 5_000] {
+        let stop = |jit: bool| {
+            let mut e = accl::Engine::new();
+            e.set_max_operations(n);
+            if !jit {
+                std::env::set_var("ACCL_JIT", "0");
+            }
+            let r = e.eval_source("ops.accl", src);
+            std::env::remove_var("ACCL_JIT");
+            let err = r.expect_err("stops at the limit");
+            lang::diag::render_plain(&err.source, &err.diags, 100)
+        };
+        let (j, i) = (stop(true), stop(false));
+        assert_eq!(j, i);
+        assert!(j.contains(&n.to_string()), "{j}");
+    }
+}
+
+#[test]
+fn shared_writes_keep_a_construct_on_one_thread_and_others_interpreted() {
+    let src = "
+let a = zeros(i64, 3);
+parallel loop copy(a) for i in 0..9000 { a[i % 3] += i as i64; }
+let b = zeros(i64, 9000);
+let t: i64 = 0;
+parallel loop copy(b) private(t) for i in 0..9000 { t = (2 * i) as i64; b[i] = t + 1; }
+assert(b[8999] == 17999, \"b\");
+println(a[0], \" \", a[1], \" \", a[2]);
+";
+    let (out, trace) = both(src);
+    assert!(out.ok, "{}", out.stderr);
+    // a[r] = sum of i < 9000 with i % 3 == r: 3k + r for k < 3000.
+    assert_eq!(out.stdout.trim(), "13495500 13498500 13501500");
+    assert!(
+        trace
+            .iter()
+            .any(|l| l.contains("on one thread: it writes `a`")),
+        "{trace:?}"
+    );
+    assert!(
+        trace
+            .iter()
+            .any(|l| l.contains("on one thread: it assigns `t`")),
+        "{trace:?}"
+    );
+}
