@@ -190,3 +190,65 @@ println(a[0], \" \", a[1], \" \", a[2]);
         "{trace:?}"
     );
 }
+
+#[test]
+fn neighbour_accesses_are_checked_where_the_range_reaches_past_an_edge() {
+    // A 5-point stencil inside the edges (its checks proven before the
+    // loops run): sum over the interior of 0.2 * (5 * 1.0) = 1.0 a cell,
+    // 98 x 98 cells.
+    let (j, c) = both(
+        "let a = zeros(f64, 100, 100);
+let b = zeros(f64, 100, 100);
+parallel loop collapse(2) for i in 0..100 { for j in 0..100 { a[i, j] = 1.0; } }
+parallel loop collapse(2) for i in 1..99 {
+    for j in 1..99 {
+        b[i, j] = 0.2 * (a[i, j] + a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1]);
+    }
+}
+let s = 0.0;
+for i in 0..100 { for j in 0..100 { s += b[i, j]; } }
+println(s);
+",
+    );
+    assert!(j.ok, "{}", j.stderr);
+    assert_eq!(j.stdout, "9604\n");
+    assert!(c.iter().all(|l| l.contains("compiled")), "{c:?}");
+    // The same reaching one past the last row, on the outer level and on
+    // the inner one, and one before the first: the errors the interpreter
+    // gives (index 100 of extent 100; index -1).
+    for (range, access, want) in [
+        (
+            "0..100 { for j in 1..99",
+            "a[i + 1, j]",
+            "index 100, extent 100",
+        ),
+        (
+            "1..99 { for j in 1..100",
+            "a[i, j + 1]",
+            "index 100, extent 100",
+        ),
+        ("0..99 { for j in 0..99", "a[i, j - 1]", "index -1"),
+    ] {
+        let (j, _) = both(&format!(
+            "let a = zeros(f64, 100, 100);
+let b = zeros(f64, 100, 100);
+parallel loop collapse(2) for i in {range} {{ b[i, j] = {access}; }} }}
+"
+        ));
+        assert!(!j.ok);
+        assert!(
+            j.stderr.contains("accl::run::index_out_of_bounds"),
+            "{}",
+            j.stderr
+        );
+        assert!(j.stderr.contains(want), "{want}: {}", j.stderr);
+    }
+    // A host loop outside constructs: `i + 1` at the end of the range.
+    let (j, _) = both(
+        "let a = zeros(i32, 10);
+let s = 0;
+for i in 0..10 { s += a[i + 1]; }
+",
+    );
+    assert!(j.stderr.contains("index 10, extent 10"), "{}", j.stderr);
+}

@@ -392,7 +392,7 @@ fn levels(
     range: &[(cranelift_codegen::ir::Value, cranelift_codegen::ir::Value)],
     k: usize,
 ) {
-    use cranelift_codegen::ir::{condcodes::IntCC, types, InstBuilder};
+    use cranelift_codegen::ir::{condcodes::IntCC, InstBuilder};
     let (lo, end) = range[k];
     let out = g.b.create_block();
     if k + 1 == loops.len() {
@@ -404,6 +404,42 @@ fn levels(
     let run = g.b.create_block();
     g.b.ins().brif(some, run, &[], out, &[]);
     g.b.switch_to_block(run);
+    // The axes this level's counter indexes (plus a constant): when its
+    // whole range is inside them, a version without their checks runs
+    // (as a `for` loop's quick version does).
+    let h = &loops[k];
+    let axes = g.indexed_by(h.var.index(), &innermost.body);
+    if axes.is_empty() {
+        turns(g, loops, innermost, range, k, out);
+    } else {
+        let inside = g.inside(h.var, &axes, lo, end);
+        let (quick, checked) = (g.b.create_block(), g.b.create_block());
+        g.b.ins().brif(inside, quick, &[], checked, &[]);
+        g.b.switch_to_block(quick);
+        let mark = g.in_bounds.len();
+        let var = h.var.index();
+        g.in_bounds
+            .extend(axes.iter().map(|&(s, a, c)| (var, s, a, c)));
+        turns(g, loops, innermost, range, k, out);
+        g.in_bounds.truncate(mark);
+        g.b.switch_to_block(checked);
+        turns(g, loops, innermost, range, k, out);
+    }
+    g.b.switch_to_block(out);
+}
+
+/// The turns of outer level `k` over `range[k]` (not empty), each running
+/// the levels inside; the last jumps to `out`.
+fn turns(
+    g: &mut crate::lower::Gen,
+    loops: &[lang::hir::LoopHeader],
+    innermost: &ForLoop,
+    range: &[(cranelift_codegen::ir::Value, cranelift_codegen::ir::Value)],
+    k: usize,
+    out: cranelift_codegen::ir::Block,
+) {
+    use cranelift_codegen::ir::{condcodes::IntCC, types, InstBuilder};
+    let (lo, end) = range[k];
     let i = g.b.declare_var(types::I64);
     g.b.def_var(i, lo);
     let head = g.b.create_block();
@@ -426,5 +462,4 @@ fn levels(
     let n = g.b.ins().iadd_imm_s(iv, 1);
     g.b.def_var(i, n);
     g.b.ins().jump(head, &[]);
-    g.b.switch_to_block(out);
 }

@@ -88,7 +88,9 @@ pub struct Gen<'a, 'b> {
     /// (loop variable, array, axis): inside the turns of a loop whose
     /// range was checked to lie within that axis, an index that is the
     /// loop variable needs no check of its own.
-    pub in_bounds: Vec<(usize, usize, usize)>,
+    /// (loop variable, array, axis, c): `var + c` is inside that axis for
+    /// every turn of the loop being generated (checked before it).
+    pub in_bounds: Vec<(usize, usize, usize, i64)>,
     /// The top-level frame's scalar slots ([`Rt::globals`]), loaded once
     /// at the unit's start.
     pub globals: Option<Value>,
@@ -418,17 +420,8 @@ impl Gen<'_, '_> {
             // quick version also needs the whole range inside them.
             let axes = self.indexed_by(h.var.index(), &fl.body);
             if !axes.is_empty() {
-                let nonneg = self
-                    .b
-                    .ins()
-                    .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, lo, 0);
-                fast = self.b.ins().band(fast, nonneg);
-                for &(slot, axis) in &axes {
-                    let d = self.arrays[&slot].dims[axis];
-                    let n = self.b.use_var(d);
-                    let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, end, n);
-                    fast = self.b.ins().band(fast, inside);
-                }
+                let inside = self.inside(h.var, &axes, lo, end);
+                fast = self.b.ins().band(fast, inside);
             }
             let (quick, counted) = (self.b.create_block(), self.b.create_block());
             self.b.ins().brif(fast, quick, &[], counted, &[]);
@@ -438,7 +431,7 @@ impl Gen<'_, '_> {
             let mark = self.in_bounds.len();
             let var = h.var.index();
             self.in_bounds
-                .extend(axes.iter().map(|&(s, a)| (var, s, a)));
+                .extend(axes.iter().map(|&(s, a, c)| (var, s, a, c)));
             self.for_turns(fl, lo, end, out, Some(base));
             self.in_bounds.truncate(mark);
             self.b.switch_to_block(counted);
@@ -449,7 +442,7 @@ impl Gen<'_, '_> {
     /// The (array, axis) pairs that loop variable `var` alone indexes in
     /// `b`, when nothing in `b` assigns it and its type holds every value
     /// of the range exactly (so the index is the counter).
-    fn indexed_by(&self, var: usize, b: &[Stmt]) -> Vec<(usize, usize)> {
+    pub(crate) fn indexed_by(&self, var: usize, b: &[Stmt]) -> Vec<(usize, usize, i64)> {
         let mut out = Vec::new();
         if !matches!(self.exit, Exit::Loop { .. })
             || !matches!(self.local_ty(LocalH::new(var)), Scalar::I32 | Scalar::I64)
@@ -458,10 +451,53 @@ impl Gen<'_, '_> {
             return out;
         }
         crate::walk::indexed_by(self.body, b, var, &mut out);
-        out.retain(|(s, _)| self.arrays.contains_key(s));
+        out.retain(|(s, _, _)| self.arrays.contains_key(s));
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// Whether `var + c` stays inside axis `axis` of array `slot` for every
+    /// (slot, axis, c) of `axes` and every value of `var` from `lo` to
+    /// `end` (`lo <= end`): `lo >= 0` (so nothing below wraps; offsets are
+    /// small), `lo + c >= 0` and `end + c` below the extent, and for an
+    /// `i32` variable `end + c` within `i32` (its index arithmetic wraps
+    /// there).
+    pub(crate) fn inside(
+        &mut self,
+        var: LocalH,
+        axes: &[(usize, usize, i64)],
+        lo: Value,
+        end: Value,
+    ) -> Value {
+        let mut ok = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, lo, 0);
+        let narrow = matches!(self.local_ty(var), Scalar::I32);
+        for &(slot, axis, c) in axes {
+            let d = self.arrays[&slot].dims[axis];
+            let n = self.b.use_var(d);
+            let last = self.b.ins().iadd_imm_s(end, c);
+            let below = self.b.ins().icmp(IntCC::UnsignedLessThan, last, n);
+            ok = self.b.ins().band(ok, below);
+            if c < 0 {
+                let first = self.b.ins().iadd_imm_s(lo, c);
+                let nonneg = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, first, 0);
+                ok = self.b.ins().band(ok, nonneg);
+            }
+            if narrow {
+                let fits =
+                    self.b
+                        .ins()
+                        .icmp_imm_s(IntCC::SignedLessThanOrEqual, last, i32::MAX as i64);
+                ok = self.b.ins().band(ok, fits);
+            }
+        }
+        ok
     }
 
     /// The turns of `for` loop `fl` from `lo` to `end` (`lo <= end`), then
@@ -590,8 +626,9 @@ impl Gen<'_, '_> {
         let mut off: Option<Value> = None;
         for (axis, (&k, &d)) in ks.iter().zip(&dims).enumerate() {
             let n = self.b.use_var(d);
-            let proven = matches!(self.body.exprs[ix[axis]], lang::hir::Expr::Local(l)
-                if self.in_bounds.contains(&(l.index(), slot, axis)));
+            let proven = self.in_bounds.iter().any(|&(v, s, a, c)| {
+                s == slot && a == axis && crate::walk::offset_of(self.body, ix[axis], v) == Some(c)
+            });
             if proven {
                 off = Some(match off {
                     None => k,

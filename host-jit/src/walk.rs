@@ -129,9 +129,34 @@ pub fn assigns(b: &[Stmt], var: usize) -> bool {
     })
 }
 
-/// Push (array local, axis) for every element access in `b` whose index on
-/// that axis is local `var` itself.
-pub fn indexed_by(body: &Body, b: &[Stmt], var: usize, out: &mut Vec<(usize, usize)>) {
+/// The largest constant offset `i + c` a bounds proof takes (so that
+/// `lo + c` and `end + c` cannot wrap for bounds of either sign).
+pub const MAX_OFFSET: i64 = 1 << 20;
+
+/// `Some(c)` when index expression `e` is local `var` plus the integer
+/// constant `c` (`var`, `var + c`, `c + var`, `var - c`).
+pub fn offset_of(body: &Body, e: ExprH, var: usize) -> Option<i64> {
+    use lang::ast::BinOp;
+    let is_var = |e: ExprH| matches!(body.exprs[e], Expr::Local(l) if l.index() == var);
+    let int = |e: ExprH| match body.exprs[e] {
+        Expr::Const(lang::Value::I32(c)) => Some(c as i64),
+        Expr::Const(lang::Value::I64(c)) => Some(c),
+        Expr::Const(lang::Value::IntLit(c)) => i64::try_from(c).ok(),
+        _ => None,
+    };
+    let c = match &body.exprs[e] {
+        Expr::Local(l) if l.index() == var => 0,
+        Expr::Binary(BinOp::Add, a, b) if is_var(*a) => int(*b)?,
+        Expr::Binary(BinOp::Add, a, b) if is_var(*b) => int(*a)?,
+        Expr::Binary(BinOp::Sub, a, b) if is_var(*a) => int(*b)?.checked_neg()?,
+        _ => return None,
+    };
+    (c.abs() <= MAX_OFFSET).then_some(c)
+}
+
+/// Push (array local, axis, c) for every element access in `b` whose index
+/// on that axis is local `var` plus a constant `c` ([`offset_of`]).
+pub fn indexed_by(body: &Body, b: &[Stmt], var: usize, out: &mut Vec<(usize, usize, i64)>) {
     let mut es = Vec::new();
     exprs_of(b, &mut es);
     for s in b {
@@ -148,17 +173,23 @@ pub fn indexed_by(body: &Body, b: &[Stmt], var: usize, out: &mut Vec<(usize, usi
     }
 }
 
-fn access(body: &Body, array: ExprH, indices: &[ExprH], var: usize, out: &mut Vec<(usize, usize)>) {
+fn access(
+    body: &Body,
+    array: ExprH,
+    indices: &[ExprH],
+    var: usize,
+    out: &mut Vec<(usize, usize, i64)>,
+) {
     if let Expr::Local(a) = body.exprs[array] {
         for (axis, &i) in indices.iter().enumerate() {
-            if matches!(body.exprs[i], Expr::Local(l) if l.index() == var) {
-                out.push((a.index(), axis));
+            if let Some(c) = offset_of(body, i, var) {
+                out.push((a.index(), axis, c));
             }
         }
     }
 }
 
-fn index_uses(body: &Body, e: ExprH, var: usize, out: &mut Vec<(usize, usize)>) {
+fn index_uses(body: &Body, e: ExprH, var: usize, out: &mut Vec<(usize, usize, i64)>) {
     match &body.exprs[e] {
         Expr::Index(a, ix) => {
             access(body, *a, ix, var, out);
