@@ -96,7 +96,7 @@ fn srad_matches_c_to_rounding() {
         host_out.contains("J sum 28109.26500225067, J centre 1.532584"),
         "{host_out}"
     );
-    let mut total = |e: &mut accl::Engine| -> f64 { e.eval_as::<f64>("total").unwrap() };
+    let total = |e: &mut accl::Engine| -> f64 { e.eval_as::<f64>("total").unwrap() };
     let (h, d) = (total(&mut host), total(&mut dev));
     assert!((h - 28109.26500606537).abs() / h < 1e-9, "host J sum {h}");
     assert!((h - d).abs() / h < 1e-6, "host J sum {h}, device {d}");
