@@ -520,4 +520,47 @@ mod tests {
         assert!(!a.diags.is_empty());
         assert!(a.occurrences.is_empty());
     }
+
+    #[test]
+    fn imported_names_resolve_and_errors_land_in_the_document() {
+        let dir = std::env::temp_dir().join(format!("accl_lsp_imports_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("lib.accl"),
+            "const K = 2;\nfn twice(x: i32) -> i32 { return x * K; }\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("bad.accl"), "fn f() -> i32 { return 1.5; }\n").unwrap();
+        let text = "import \"lib.accl\";\nlet y = twice(3);\n";
+        let p = crate::imports::Prelude::of(text, Some(&dir));
+        assert!(p.error.is_none());
+        let a = Analysis::with(text, &p);
+        assert!(a.program.is_some(), "{:?}", a.diags);
+        assert!(a.diags.is_empty());
+        // `twice` in the document resolves to the imported function.
+        let at = text.find("twice").unwrap() + p.text.len();
+        assert!(matches!(
+            a.occurrence_at(at).map(|o| &o.target),
+            Some(crate::Target::Function(_))
+        ));
+        // An error inside the imported file is shown on the import.
+        let text = "import \"bad.accl\";\nlet y = 1;\n";
+        let p = crate::imports::Prelude::of(text, Some(&dir));
+        let a = Analysis::with(text, &p);
+        assert_eq!(a.diags.len(), 1);
+        assert_eq!(a.diags[0].code, "accl::type::mismatch");
+        assert!(
+            a.diags[0].message.starts_with("in `"),
+            "{}",
+            a.diags[0].message
+        );
+        assert_eq!(a.diags[0].span(), Span::new(0, 18));
+        // A missing file is an error on its import.
+        let text = "import \"nope.accl\";\n";
+        let p = crate::imports::Prelude::of(text, Some(&dir));
+        let a = Analysis::with(text, &p);
+        assert_eq!(a.diags[0].code, "accl::import::not_found");
+        assert_eq!(a.diags[0].span(), Span::new(0, 19));
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
