@@ -25,6 +25,11 @@ pub fn report(
         text[from..at].matches('\n').count() + 1
     };
     let mut out = String::new();
+    // Without a device the report says how the host backend runs each
+    // construct: compiled by the host JIT (on threads or one) or not.
+    let host = spec
+        .is_none()
+        .then(|| crate::interp::native::enabled().then(|| host_jit::compile(prog, builtins)));
     for (body, c) in kernel_constructs(prog) {
         if (c.span.start as usize) < from {
             continue;
@@ -63,11 +68,38 @@ pub fn report(
                 let _ = writeln!(out, "  not compiled: {}", d.message);
             }
         }
+        if let Some(jit) = &host {
+            let _ = writeln!(out, "  on the host: {}", on_host(jit.as_ref(), c));
+        }
     }
     if out.is_empty() {
         out.push_str("no compute constructs\n");
     }
     out
+}
+
+/// How the host backend runs construct `c` (`jit`: the host JIT's
+/// program, `None` when it is off).
+fn on_host(jit: Option<&Result<host_jit::JitProgram, String>>, c: &hir::Construct) -> String {
+    let j = match jit {
+        None => return "interpreted (the host JIT is off: ACCL_JIT=0)".into(),
+        Some(Err(e)) => return format!("interpreted (the host JIT failed: {e})"),
+        Some(Ok(j)) => j,
+    };
+    if let Some(g) = j.gang_unit(c) {
+        return match &g.threads {
+            // No thread count: the report is the same on every machine.
+            Ok(()) => "compiled; the gang loop's iterations run in fixed chunks on the \
+                       machine's threads (`ACCL_HOST_THREADS`), reductions combined in chunk \
+                       order"
+                .into(),
+            Err(w) => format!("compiled, on one thread: {}", w.what),
+        };
+    }
+    match j.gang_refused(c) {
+        Some(w) => format!("interpreted: {}", w.what),
+        None => "interpreted (only a construct's loop nest is compiled)".into(),
+    }
 }
 
 fn construct(

@@ -252,3 +252,49 @@ for i in 0..10 { s += a[i + 1]; }
     );
     assert!(j.stderr.contains("index 10, extent 10"), "{}", j.stderr);
 }
+
+#[test]
+fn explain_says_how_each_construct_runs_on_the_host() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("t.accl");
+    std::fs::write(
+        &path,
+        "let a = zeros(i32, 10);
+parallel loop for i in 0..10 { a[i] = i; }
+let s = 0;
+parallel loop reduction(+: s) for i in 0..10 { s += a[9 - i] % 3; }
+parallel num_gangs(2) { let x = 1; }
+",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_accl"))
+        .args(["check", "--explain"])
+        .arg(&path)
+        .output()
+        .expect("run accl");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let host: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("  on the host: "))
+        .collect();
+    assert_eq!(host.len(), 3, "{text}");
+    assert!(
+        host[0].starts_with(
+            "compiled; the gang loop's iterations run in fixed chunks on the machine's threads"
+        ),
+        "{text}"
+    );
+    assert!(host[1].starts_with("compiled; "), "{text}");
+    assert_eq!(
+        host[2],
+        "interpreted (only a construct's loop nest is compiled)"
+    );
+    let off = Command::new(env!("CARGO_BIN_EXE_accl"))
+        .args(["check", "--explain"])
+        .arg(&path)
+        .env("ACCL_JIT", "0")
+        .output()
+        .expect("run accl");
+    assert!(String::from_utf8_lossy(&off.stdout)
+        .contains("  on the host: interpreted (the host JIT is off: ACCL_JIT=0)"));
+}
