@@ -6,6 +6,7 @@
 
 pub mod host;
 mod latency;
+mod private;
 pub use latency::bench_latency;
 
 use crate::Engine;
@@ -28,6 +29,8 @@ pub struct Sizes {
     pub spmv_rows: u64,
     /// `sin(x) + exp(x) + log(x + 1)`: elements (f64, then f32).
     pub math: u64,
+    /// Private array: iterations of the loop.
+    pub private: u64,
 }
 
 impl Sizes {
@@ -38,6 +41,7 @@ impl Sizes {
         hist: 1 << 26,
         spmv_rows: 1 << 22,
         math: 1 << 24,
+        private: 1 << 22,
     };
     pub const CPU: Sizes = Sizes {
         stream: 1 << 22,
@@ -46,6 +50,7 @@ impl Sizes {
         hist: 1 << 22,
         spmv_rows: 1 << 16,
         math: 1 << 18,
+        private: 1 << 18,
     };
 }
 
@@ -156,7 +161,7 @@ fn large_arrays(b: &mut Bench, _: &Sizes, info: &vk_runtime::AdapterInfo) -> Res
 type Workload = fn(&mut Bench, &Sizes, &vk_runtime::AdapterInfo) -> Result<(), String>;
 
 /// The workloads in the order they run, by the names `--only` takes.
-pub const WORKLOAD_NAMES: [&str; 8] = [
+pub const WORKLOAD_NAMES: [&str; 9] = [
     "jit",
     "streams",
     "large",
@@ -165,9 +170,10 @@ pub const WORKLOAD_NAMES: [&str; 8] = [
     "math",
     "histogram",
     "spmv",
+    "private",
 ];
 
-const WORKLOADS: [(&str, Workload); 7] = [
+const WORKLOADS: [(&str, Workload); 8] = [
     ("streams", streams),
     ("large", large_arrays),
     ("jacobi", jacobi),
@@ -175,6 +181,7 @@ const WORKLOADS: [(&str, Workload); 7] = [
     ("math", math),
     ("histogram", histogram),
     ("spmv", spmv),
+    ("private", private::private_arrays),
 ];
 
 /// Which workloads to run: all, or those `--only` names.

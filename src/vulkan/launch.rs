@@ -372,6 +372,11 @@ fn dispatch(
             .or_insert_with(|| compiler::Spec::texel_candidates(kernel));
         spec.texels = texels(candidates, bound, &limits);
     }
+    if d.local_copies {
+        spec.local_copies = compiler::private_copies::local_sizes(kernel, spec.checks, |a| {
+            args.arrays.get(a).map(|x| &x.dims[..])
+        });
+    }
     if spec.index_width == IndexWidth::U64 && !spec.features.int64 {
         return Err(launch_error(
             c.span,
