@@ -156,6 +156,36 @@ fn large_arrays(b: &mut Bench, _: &Sizes, info: &vk_runtime::AdapterInfo) -> Res
     Ok(())
 }
 
+/// A loop with a private array against the same loops without it and
+/// against scalar locals (`private`).
+fn private_arrays(b: &mut Bench, z: &Sizes, _: &vk_runtime::AdapterInfo) -> Result<(), String> {
+    let n = z.private;
+    let len = private::LEN;
+    b.eval(&format!(
+        "let n = {n}; let out = zeros(f32, n); let tmp = zeros(f32, {len}); \
+         enter data create(out);"
+    ))?;
+    for (vl, label) in [
+        ("", "default"),
+        ("vector_length(64)", "vl 64"),
+        ("vector_length(256)", "vl 256"),
+    ] {
+        let arr = median(b.kernel_ns(&private::array_src(vl))?);
+        b.eval(&private::check_src(n))?;
+        let lps = median(b.kernel_ns(&private::loops_src(vl))?);
+        let loc = median(b.kernel_ns(&private::locals_src(vl))?);
+        outln!(
+            "private f32[{len}]  {n} it, {label:7}: {:8.3} ms private array, \
+             {:8.3} ms same loops without it, {:8.3} ms scalar locals",
+            arr / 1e6,
+            lps / 1e6,
+            loc / 1e6,
+        );
+    }
+    b.eval("exit data delete(out);")?;
+    Ok(())
+}
+
 /// One workload of `accl bench device`: it makes its data, measures, and
 /// deletes its data, so it leaves the device as it found it.
 type Workload = fn(&mut Bench, &Sizes, &vk_runtime::AdapterInfo) -> Result<(), String>;
@@ -181,7 +211,7 @@ const WORKLOADS: [(&str, Workload); 8] = [
     ("math", math),
     ("histogram", histogram),
     ("spmv", spmv),
-    ("private", private::private_arrays),
+    ("private", private_arrays),
 ];
 
 /// Which workloads to run: all, or those `--only` names.

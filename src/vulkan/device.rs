@@ -170,8 +170,7 @@ pub struct DevState {
     /// ([`IMPORT_PIECE`]; `ACCL_IMPORT_PIECE=BYTES`, a power of two of at
     /// least 64 KiB, for testing the pieces on small arrays).
     import_piece: usize,
-    /// How long a host wait polls before it blocks in the driver
-    /// (`spin_time`).
+    /// How long a host wait polls before it blocks in the driver (`spin_time`).
     spin: std::time::Duration,
     /// The synchronous queue's second companion, by index in `copies`
     /// (`split`), once made.
@@ -192,9 +191,6 @@ pub struct DevState {
     exact_f32: compiler::ExactF32,
     /// Each kernel's `compiler::Spec::texel_candidates`, by its key.
     pub texel_candidates: FxHashMap<u64, u64>,
-    /// Lanes hold small private copies as local arrays
-    /// (`compiler::Spec::local_copies`), unless `ACCL_LOCAL_COPIES=0`.
-    pub local_copies: bool,
     /// Whether large synchronous copies are split over two copy engines
     /// (`ACCL_SPLIT_COPIES=0`: not, a knob for measuring).
     split_copies: bool,
@@ -382,7 +378,6 @@ impl DevState {
                 || device.info().name.contains("llvmpipe"))
                 && std::env::var_os("ACCL_TEXEL_READS").is_none_or(|v| v != "0"),
             texel_candidates: FxHashMap::default(),
-            local_copies: std::env::var_os("ACCL_LOCAL_COPIES").is_none_or(|v| v != "0"),
             // `compiler::Spec::coherent_writes`; `ACCL_COHERENT_WRITES=0`
             // turns it off, for measuring.
             coherent_writes: device.info().vendor_id == 0x10de
