@@ -164,7 +164,7 @@ fn construct(
     // A device that lays gangs out as teams keeps per-gang copies in the
     // hidden array (the writer's rule, `compiler::spirv::copies`).
     let teams = spec.is_some_and(|s| compiler::Plan::of(k, s).teams.is_some());
-    for p in &k.private_copies {
+    for (i, p) in k.private_copies.iter().enumerate() {
         let hidden = &k.arrays[p.array].name;
         let clause = if p.first { "firstprivate" } else { "private" };
         let place = match &p.place {
@@ -176,10 +176,25 @@ fn construct(
             }
             place => place.clone(),
         };
+        let local = match (&place, spec) {
+            (Ok(compiler::kir::CopySlots::Lane), Some(s)) if s.checks => String::new(),
+            (Ok(compiler::kir::CopySlots::Lane), _)
+                // `compiler::private_copies::local_sizes`'s rule.
+                if k.arrays[p.array].elem.size() >= 4
+                    && i < compiler::private_copies::LOCAL_ARRAYS =>
+            {
+                format!(
+                    ": function-local (the lane's own array of the section's {} elements) when the section has at most {} (known as the kernel launches), else",
+                    k.arrays[p.array].elem,
+                    compiler::private_copies::LOCAL_ELEMS
+                )
+            }
+            _ => String::new(),
+        };
         let _ = match &place {
             Ok(slots) => writeln!(
                 out,
-                "  {clause} `{}` (line {}): a copy per {} in workgroup memory when the workgroup's copies fit in {} bytes (checked as the kernel starts), else in `{hidden}` (a device scratch buffer)",
+                "  {clause} `{}` (line {}): a copy per {}{local} in workgroup memory when the workgroup's copies fit in {} bytes (checked as the kernel starts), else in `{hidden}` (a device scratch buffer)",
                 p.name,
                 line(p.span.start),
                 match slots {

@@ -129,6 +129,8 @@ mod strings;
 mod texel_reads;
 #[path = "tuples.rs"]
 mod tuples;
+#[path = "update_races.rs"]
+mod update_races;
 #[path = "validation_env.rs"]
 mod validation_env;
 #[path = "watchdog_bounds.rs"]

@@ -165,12 +165,14 @@ for i in 0..n { assert(rows[i] == (2 * (m * i + m * (m - 1) / 2)) as f32, \"leve
 
 #[test]
 fn explain_names_the_levels_chosen() {
+    // Each (i, j, k) updates its own element (`a[i, j] += 1.0` in the
+    // vector loop would be a race between its lanes).
     let src = "const n = 64;
-let a = zeros(f32, n, n);
+let a = zeros(f32, n, n, n);
 parallel copy(a) {
     loop gang for i in 0..n {
         loop worker for j in 0..n {
-            loop vector for k in 0..n { a[i, j] += 1.0; }
+            loop vector for k in 0..n { a[i, j, k] += 1.0; }
         }
     }
 }

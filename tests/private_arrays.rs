@@ -6,7 +6,9 @@
 //! the copies on the device: in workgroup memory per lane (flat loops,
 //! `loop vector`/`worker`, a region's gang loop spread over lanes) and per
 //! gang (shared by its lanes, across barriers), each started fresh, and in
-//! the scratch buffer where they do not fit or the host reuses them.
+//! the scratch buffer where they do not fit or the host reuses them; and
+//! a lane's copy of a small section as its own local array (at 256 lanes
+//! too, where the workgroup's copies would not fit).
 
 use crate::common;
 use common::values_on_both;
@@ -363,5 +365,80 @@ let region = inner(5);",
             ("base_after", "100"),
             ("region", "30"),
         ],
+    );
+}
+
+#[test]
+fn small_private_array_per_lane_is_function_local_at_vector_length_256() {
+    // Each iteration fills its 16 f32 from its index and sums them:
+    // o[i] = 16 i + 120; over 0..1000 that totals 16 * 499500 + 120000.
+    // At 256 lanes the workgroup's copies (16 KiB) would not fit.
+    values_on_both(
+        "let tmp = zeros(f32, 16);
+let o = zeros(f32, 1000);
+parallel loop gang vector private(tmp) vector_length(256) for i in 0..1000 {
+    for k in 0..16 { tmp[k] = (i + k) as f32; }
+    let s = 0.0f32;
+    for k in 0..16 { s += tmp[k]; }
+    o[i] = s;
+}
+let total = sum(o);
+let tmp_after = sum(tmp);",
+        &[("total", "8112000.0"), ("tmp_after", "0.0")],
+    );
+}
+
+#[test]
+fn small_firstprivate_array_per_lane_starts_from_the_host_values() {
+    // t[k] = k * k; each iteration adds i to t[i % 8]:
+    // o[i] = (i % 8)^2 + i + ((i + 1) % 8)^2, which over 0..800 totals
+    // 100 * 140 + 319600 + 100 * 140; the host's t keeps its sum 140.
+    values_on_both(
+        "let t = zeros(i32, 8);
+for k in 0..8 { t[k] = k * k; }
+let o = zeros(i32, 800);
+parallel loop firstprivate(t) for i in 0..800 {
+    t[i % 8] += i;
+    o[i] = t[i % 8] + t[(i + 1) % 8];
+}
+let total = sum(o);
+let t_after = sum(t);",
+        &[("total", "347600"), ("t_after", "140")],
+    );
+}
+
+#[test]
+fn private_array_past_the_local_limit_uses_workgroup_memory() {
+    // 100 i32 per lane is past the 64 a lane holds; 16 lanes' copies
+    // (6400 bytes) fit in workgroup memory. o[i] = c[99] + c[i % 100]
+    // = (i + 99) + (i + i % 100); over 0..400: 2 * 79800 + 99 * 400 + 4 * 4950.
+    values_on_both(
+        "let c = zeros(i32, 100);
+let o = zeros(i32, 400);
+parallel loop gang vector private(c) vector_length(16) for i in 0..400 {
+    for j in 0..100 { c[j] = i + j; }
+    o[i] = c[99] + c[i % 100];
+}
+let total = sum(o);",
+        &[("total", "219000")],
+    );
+}
+
+#[test]
+fn explain_names_the_function_local_copy() {
+    let text = accl::cli::explain_text(
+        "t.accl",
+        "let tmp = zeros(f32, 16);
+let o = zeros(f32, 64);
+parallel loop gang vector private(tmp) for i in 0..64 {
+    for k in 0..16 { tmp[k] = (i + k) as f32; }
+    o[i] = tmp[3];
+}",
+        None,
+    )
+    .expect("the script checks");
+    assert!(
+        text.contains("private `tmp` (line 3): a copy per lane: function-local (the lane's own array of the section's f32 elements) when the section has at most 64 (known as the kernel launches), else in workgroup memory when the workgroup's copies fit in 8192 bytes (checked as the kernel starts), else in `tmp'private0` (a device scratch buffer)"),
+        "{text}"
     );
 }

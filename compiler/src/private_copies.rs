@@ -13,6 +13,15 @@
 //! hidden array's shape and the workgroup size (uniform, like the
 //! privatised atomics' `OpArrayLength` test), so sections sized at run time
 //! get the workgroup path too; the writer is `crate::spirv::copies`.
+//!
+//! A lane's copy of a small section lives in the lane itself: a
+//! Function-storage array (registers, or the lane's stack where it is
+//! indexed by a run-time value) of exactly the section's elements, with no
+//! test on any access. Its size must be a constant of the module, so the
+//! launch, which knows the hidden array's shape, names the sections that
+//! qualify in [`crate::Spec::local_copies`] ([`local_sizes`]) and the
+//! kernel is specialised for them: the next launch with other sizes gets
+//! another module.
 
 use crate::kir::{CopySlots, Expr, Kernel, Shape};
 use lang::Scalar;
@@ -21,6 +30,45 @@ use lang::Scalar;
 /// together: a quarter of the 32 KiB every Vulkan device gives, leaving
 /// room for reductions, `cache` and privatised atomics.
 pub const COPY_BYTES: u32 = 8 * 1024;
+
+/// Elements of a section that a lane may hold as a local array (256 bytes
+/// of 32-bit elements): past that the lane's registers spill anyway, and
+/// the workgroup copy or the scratch buffer serves as well.
+pub const LOCAL_ELEMS: u64 = 64;
+/// Private arrays of one kernel that may be local (the first ones; the
+/// length of [`crate::Spec::local_copies`], spelt out there since a path
+/// constant as an array length there made rustc 1.95 fail with an internal error).
+pub const LOCAL_ARRAYS: usize = 4;
+
+/// For [`crate::Spec::local_copies`]: per private array of `k` (in
+/// `k.private_copies` order, the first [`LOCAL_ARRAYS`]), the elements of
+/// its section when a lane may hold its copy as a local array, else 0.
+/// `dims(a)`: the extents of array `a` at this launch (copies first).
+pub fn local_sizes<'d>(
+    k: &Kernel,
+    checks: bool,
+    dims: impl Fn(usize) -> Option<&'d [u64]>,
+) -> [u8; LOCAL_ARRAYS] {
+    let mut out = [0; LOCAL_ARRAYS];
+    if checks {
+        // Check mode's reports need the device elements.
+        return out;
+    }
+    for (i, p) in k.private_copies.iter().take(LOCAL_ARRAYS).enumerate() {
+        let elem = k.arrays[p.array].elem;
+        if p.place != Ok(CopySlots::Lane) || elem.size() < 4 {
+            continue;
+        }
+        let Some(d) = dims(p.array.index()) else {
+            continue;
+        };
+        let n = d.iter().skip(1).product::<u64>();
+        if d.len() > 1 && (1..=LOCAL_ELEMS).contains(&n) {
+            out[i] = n as u8;
+        }
+    }
+    out
+}
 
 /// Elements of the workgroup array that holds private array `a`'s copies
 /// (the budget shared evenly by the kernel's arrays that may use it).

@@ -159,6 +159,12 @@ pub struct Spec {
     /// mode. Set per launch
     /// ([`Spec::texel_candidates`] gives the arrays it may name).
     pub texels: u64,
+    /// Per private array of the kernel (`Kernel::private_copies`, the first
+    /// [`crate::private_copies::LOCAL_ARRAYS`]): the elements of its
+    /// section when each lane holds its copy as a Function-storage array
+    /// of that size, else 0. Set per launch from the hidden array's shape
+    /// ([`crate::private_copies::local_sizes`]).
+    pub local_copies: [u8; 4],
 }
 
 impl Spec {
@@ -247,6 +253,7 @@ impl Default for Spec {
             coarsen_reduction: 1,
             by_address: 0,
             texels: 0,
+            local_copies: [0; 4],
         }
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod host;
 mod latency;
+mod private;
 mod stencil;
 pub use latency::bench_latency;
 
@@ -29,6 +30,8 @@ pub struct Sizes {
     pub spmv_rows: u64,
     /// `sin(x) + exp(x) + log(x + 1)`: elements (f64, then f32).
     pub math: u64,
+    /// Private array: iterations of the loop.
+    pub private: u64,
 }
 
 impl Sizes {
@@ -39,6 +42,7 @@ impl Sizes {
         hist: 1 << 26,
         spmv_rows: 1 << 22,
         math: 1 << 24,
+        private: 1 << 22,
     };
     pub const CPU: Sizes = Sizes {
         stream: 1 << 22,
@@ -47,6 +51,7 @@ impl Sizes {
         hist: 1 << 22,
         spmv_rows: 1 << 16,
         math: 1 << 18,
+        private: 1 << 18,
     };
 }
 
@@ -152,12 +157,42 @@ fn large_arrays(b: &mut Bench, _: &Sizes, info: &vk_runtime::AdapterInfo) -> Res
     Ok(())
 }
 
+/// A loop with a private array against the same loops without it and
+/// against scalar locals (`private`).
+fn private_arrays(b: &mut Bench, z: &Sizes, _: &vk_runtime::AdapterInfo) -> Result<(), String> {
+    let n = z.private;
+    let len = private::LEN;
+    b.eval(&format!(
+        "let n = {n}; let out = zeros(f32, n); let tmp = zeros(f32, {len}); \
+         enter data create(out);"
+    ))?;
+    for (vl, label) in [
+        ("", "default"),
+        ("vector_length(64)", "vl 64"),
+        ("vector_length(256)", "vl 256"),
+    ] {
+        let arr = median(b.kernel_ns(&private::array_src(vl))?);
+        b.eval(&private::check_src(n))?;
+        let lps = median(b.kernel_ns(&private::loops_src(vl))?);
+        let loc = median(b.kernel_ns(&private::locals_src(vl))?);
+        outln!(
+            "private f32[{len}]  {n} it, {label:7}: {:8.3} ms private array, \
+             {:8.3} ms same loops without it, {:8.3} ms scalar locals",
+            arr / 1e6,
+            lps / 1e6,
+            loc / 1e6,
+        );
+    }
+    b.eval("exit data delete(out);")?;
+    Ok(())
+}
+
 /// One workload of `accl bench device`: it makes its data, measures, and
 /// deletes its data, so it leaves the device as it found it.
 type Workload = fn(&mut Bench, &Sizes, &vk_runtime::AdapterInfo) -> Result<(), String>;
 
 /// The workloads in the order they run, by the names `--only` takes.
-pub const WORKLOAD_NAMES: [&str; 8] = [
+pub const WORKLOAD_NAMES: [&str; 9] = [
     "jit",
     "streams",
     "large",
@@ -166,9 +201,10 @@ pub const WORKLOAD_NAMES: [&str; 8] = [
     "math",
     "histogram",
     "spmv",
+    "private",
 ];
 
-const WORKLOADS: [(&str, Workload); 7] = [
+const WORKLOADS: [(&str, Workload); 8] = [
     ("streams", streams),
     ("large", large_arrays),
     ("jacobi", jacobi),
@@ -176,6 +212,7 @@ const WORKLOADS: [(&str, Workload); 7] = [
     ("math", math),
     ("histogram", histogram),
     ("spmv", spmv),
+    ("private", private_arrays),
 ];
 
 /// Which workloads to run: all, or those `--only` names.

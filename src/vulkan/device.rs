@@ -170,8 +170,7 @@ pub struct DevState {
     /// ([`IMPORT_PIECE`]; `ACCL_IMPORT_PIECE=BYTES`, a power of two of at
     /// least 64 KiB, for testing the pieces on small arrays).
     import_piece: usize,
-    /// How long a host wait polls before it blocks in the driver
-    /// (`spin_time`).
+    /// How long a host wait polls before it blocks in the driver (`spin_time`).
     spin: std::time::Duration,
     /// The synchronous queue's second companion, by index in `copies`
     /// (`split`), once made.
@@ -508,6 +507,7 @@ impl DevState {
             // Set per launch, by the sizes of the buffers bound.
             by_address: 0,
             texels: 0,
+            local_copies: [0; 4],
         }
     }
 

@@ -372,6 +372,15 @@ fn dispatch(
             .or_insert_with(|| compiler::Spec::texel_candidates(kernel));
         spec.texels = texels(candidates, bound, &limits);
     }
+    // Lanes hold small private copies as local arrays, unless
+    // `ACCL_LOCAL_COPIES=0` (a knob for measuring).
+    static LOCAL_COPIES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *LOCAL_COPIES.get_or_init(|| std::env::var_os("ACCL_LOCAL_COPIES").is_none_or(|v| v != "0"))
+    {
+        spec.local_copies = compiler::private_copies::local_sizes(kernel, spec.checks, |a| {
+            args.arrays.get(a).map(|x| &x.dims[..])
+        });
+    }
     if spec.index_width == IndexWidth::U64 && !spec.features.int64 {
         return Err(launch_error(
             c.span,

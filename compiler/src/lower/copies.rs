@@ -38,3 +38,65 @@ impl Lowerer<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::kir::{CopySlots, Kernel};
+    use crate::private_copies::local_sizes;
+
+    // `crate::private_copies::local_sizes` on lowered kernels (here, since
+    // that module sits below the lowering).
+
+    /// The kernel of the first construct of `src` (inside the block the
+    /// private arrays' rewrite makes of it).
+    fn kernel_of(src: &str) -> Kernel {
+        let b = stdlib::builtins();
+        let program = lang::check_source(src, &b).unwrap().program;
+        fn find(b: &[lang::hir::Stmt]) -> Option<&lang::hir::Construct> {
+            b.iter().find_map(|s| match &s.kind {
+                lang::hir::StmtKind::Construct(c) => Some(&**c),
+                lang::hir::StmtKind::Block(b) => find(b),
+                _ => None,
+            })
+        }
+        let c = find(&program.main.block).unwrap();
+        crate::lower(&program, &program.main, c, &b).unwrap()
+    }
+
+    #[test]
+    fn a_lanes_small_section_is_local() {
+        let k = kernel_of(
+            "let t = zeros(f32, 16); let o = zeros(f32, 64);
+             parallel loop gang vector private(t) for i in 0..64 { t[i % 16] = 1.0f32; o[i] = t[3]; }",
+        );
+        let hidden = k.private_copies[0].array.index();
+        static D16: [u64; 2] = [64, 16];
+        static D64: [u64; 2] = [64, 64];
+        static D65: [u64; 2] = [64, 65];
+        let dims = |d: &'static [u64; 2]| move |a: usize| (a == hidden).then_some(&d[..]);
+        // 16 and 64 elements fit; 65 does not; check mode keeps the hidden array.
+        assert_eq!(local_sizes(&k, false, dims(&D16)), [16, 0, 0, 0]);
+        assert_eq!(local_sizes(&k, false, dims(&D64)), [64, 0, 0, 0]);
+        assert_eq!(local_sizes(&k, false, dims(&D65)), [0; 4]);
+        assert_eq!(local_sizes(&k, true, dims(&D16)), [0; 4]);
+    }
+
+    #[test]
+    fn a_gangs_copy_is_not_local() {
+        // The gang's lanes share its copy: it cannot be one lane's array.
+        let k = kernel_of(
+            "let t = zeros(f32, 8); let o = zeros(f32, 4, 8);
+             parallel loop gang private(t) for i in 0..4 {
+                 loop vector for j in 0..8 { t[j] = j as f32; }
+                 loop vector for j in 0..8 { o[i, j] = t[7 - j]; }
+             }",
+        );
+        assert_eq!(k.private_copies[0].place, Ok(CopySlots::Gang));
+        let hidden = k.private_copies[0].array.index();
+        let d = [4u64, 8];
+        assert_eq!(
+            local_sizes(&k, false, |a| (a == hidden).then_some(&d[..])),
+            [0; 4]
+        );
+    }
+}

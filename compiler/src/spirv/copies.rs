@@ -27,7 +27,7 @@ impl Writer<'_> {
         if self.spec.checks {
             return Ok(());
         }
-        for p in self.k.private_copies.clone() {
+        for (i, p) in self.k.private_copies.clone().into_iter().enumerate() {
             let Ok(slots) = p.place else { continue };
             let a = p.array.index();
             let view = self.views[a];
@@ -35,6 +35,11 @@ impl Writer<'_> {
                 || (slots == CopySlots::Gang && self.teams.is_some())
                 || view.size() < 4
             {
+                continue;
+            }
+            let local = self.spec.local_copies.get(i).copied().unwrap_or(0);
+            if local > 0 && slots == CopySlots::Lane {
+                self.local_copy(a, local as u32, p.first);
                 continue;
             }
             let cap = crate::private_copies::cap(self.k, a);
@@ -75,9 +80,30 @@ impl Writer<'_> {
                 cap,
                 slots,
                 first: p.first,
+                local: false,
             });
         }
         Ok(())
+    }
+
+    /// A lane's copy of array `a` as a Function-storage array of `n`
+    /// elements (the section's).
+    fn local_copy(&mut self, a: usize, n: u32, first: bool) {
+        let et = self.m.ty(self.views[a]);
+        let len = self.m.u32c(n);
+        let arr_t = self.m.b.type_array(et, len);
+        let var = self.fvar_of(arr_t, &format!("local_copy_{a}"));
+        let bool_t = self.m.ty(Ty::Bool);
+        self.copies[a] = Some(WgCopy {
+            var,
+            on: self.m.b.constant_true(bool_t),
+            size: self.int_const(self.idx, n as i64),
+            base: self.int_const(self.idx, 0),
+            cap: n,
+            slots: CopySlots::Lane,
+            first,
+            local: true,
+        });
     }
 
     /// The copy of array `a` in workgroup memory, if it has one.
@@ -129,7 +155,7 @@ impl Writer<'_> {
         let at = spv(self.m.b.select(idx_w, None, inside, at, last));
         let at = self.int_cast(at, self.idx, Ty::U32);
         let et = self.m.ty(self.views[a]);
-        let pe = self.m.ptr(StorageClass::Workgroup, et);
+        let pe = self.m.ptr(c.class(), et);
         Ok(spv(self.m.b.access_chain(pe, None, c.var, [at])))
     }
 
@@ -145,6 +171,10 @@ impl Writer<'_> {
     /// The raw (view-typed) value of an element of a private array.
     pub(super) fn copy_load(&mut self, c: WgCopy, a: ArrayH, ix: &[Word]) -> Result<Word, Diag> {
         let et = self.m.ty(self.views[a.index()]);
+        if c.local {
+            let p = self.copy_ptr(c, a.index(), ix)?;
+            return Ok(spv(self.m.b.load(et, None, p, None, [])));
+        }
         let (then_l, else_l, merge) = (self.m.b.id(), self.m.b.id(), self.m.b.id());
         spv(self.m.b.selection_merge(merge, SelectionControl::NONE));
         spv(self.m.b.branch_conditional(c.on, then_l, else_l, []));
@@ -170,6 +200,11 @@ impl Writer<'_> {
         ix: &[Word],
         v: Word,
     ) -> Result<(), Diag> {
+        if c.local {
+            let p = self.copy_ptr(c, a.index(), ix)?;
+            spv(self.m.b.store(p, v, None, []));
+            return Ok(());
+        }
         let (then_l, else_l, merge) = (self.m.b.id(), self.m.b.id(), self.m.b.id());
         spv(self.m.b.selection_merge(merge, SelectionControl::NONE));
         spv(self.m.b.branch_conditional(c.on, then_l, else_l, []));
@@ -191,6 +226,15 @@ impl Writer<'_> {
         let Some(c) = self.copy_of(a) else {
             return Ok(());
         };
+        if c.local && !c.first {
+            // One store of a zero array (the driver's memset).
+            let et = self.m.ty(self.views[a.index()]);
+            let len = self.m.u32c(c.cap);
+            let arr_t = self.m.b.type_array(et, len);
+            let zero = self.m.b.constant_null(arr_t);
+            spv(self.m.b.store(c.var, zero, None, []));
+            return Ok(());
+        }
         let gang = c.slots == CopySlots::Gang;
         if gang {
             // The previous iteration's lanes are done with the copy.
@@ -218,7 +262,7 @@ impl Writer<'_> {
             };
             let at = spv(w.m.b.i_add(idx_w, None, c.base, e));
             let at = w.int_cast(at, w.idx, Ty::U32);
-            let pe = w.m.ptr(StorageClass::Workgroup, et);
+            let pe = w.m.ptr(c.class(), et);
             let p = spv(w.m.b.access_chain(pe, None, c.var, [at]));
             spv(w.m.b.store(p, v, None, []));
             Ok(())

@@ -438,6 +438,11 @@ impl Writer<'_> {
     /// A Function-class variable in the first block of the current function.
     fn fvar(&mut self, t: Ty, name: &str) -> Word {
         let tw = self.m.ty(t);
+        self.fvar_of(tw, name)
+    }
+
+    /// [`Self::fvar`] of the type `tw`.
+    fn fvar_of(&mut self, tw: Word, name: &str) -> Word {
         let p = self.m.ptr(StorageClass::Function, tw);
         let id = self.m.b.id();
         let inst = rspirv::dr::Instruction::new(

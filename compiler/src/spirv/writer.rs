@@ -120,6 +120,17 @@ pub(super) fn spv<T>(r: Result<T, rspirv::dr::Error>) -> T {
     )
 }
 
+impl WgCopy {
+    /// Where the copy's array lives.
+    pub(super) fn class(&self) -> rspirv::spirv::StorageClass {
+        if self.local {
+            rspirv::spirv::StorageClass::Function
+        } else {
+            rspirv::spirv::StorageClass::Workgroup
+        }
+    }
+}
+
 impl<'k> Writer<'k> {
     pub(super) fn new(k: &'k Kernel, plan: &'k Plan) -> Writer<'k> {
         let spec = &plan.spec;
@@ -234,4 +245,8 @@ pub(super) struct WgCopy {
     pub cap: u32,
     pub slots: crate::kir::CopySlots,
     pub first: bool,
+    /// A lane's own Function-storage array of exactly `cap` elements (the
+    /// section's, [`crate::Spec::local_copies`]): `on` is true and every
+    /// access goes to it, untested.
+    pub local: bool,
 }

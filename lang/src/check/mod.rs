@@ -42,6 +42,7 @@ mod sizes;
 pub use sizes::{size_error, MAX_LANES};
 mod tuples;
 mod update;
+mod update_races;
 
 use crate::arena::Arena;
 use crate::ast;
@@ -790,6 +791,7 @@ impl<'b> Checker<'b> {
                     d.kind_span,
                     format!("contains {} construct", d.kind.described()),
                 );
+                self.update_races(d);
                 if let Some(b) = self.private_arrays(s, d) {
                     return Some(hir::Stmt {
                         kind: hir::StmtKind::Block(self.block(&b)),
