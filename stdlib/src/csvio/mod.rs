@@ -19,55 +19,13 @@
 use crate::array::Array;
 use crate::format;
 use lang::{Scalar, Value};
-use std::fmt;
 use std::io::Read;
 use std::path::Path;
 
+mod error;
 mod scan;
 
-#[derive(Debug)]
-pub enum CsvError {
-    Io(std::io::Error),
-    Csv(csv::Error),
-    /// Field `field` (from 1) of line `line` is not a `ty`.
-    Parse {
-        line: u64,
-        field: usize,
-        text: String,
-        ty: Scalar,
-    },
-    /// Line `line` has `found` fields where the first row has `want`.
-    Ragged {
-        line: u64,
-        found: usize,
-        want: usize,
-    },
-    /// Only arrays of rank 1 and 2 are written.
-    Rank(usize),
-}
-
-impl fmt::Display for CsvError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CsvError::Io(e) => write!(f, "{e}"),
-            CsvError::Csv(e) => write!(f, "{e}"),
-            CsvError::Parse {
-                line,
-                field,
-                text,
-                ty,
-            } => write!(f, "line {line}, field {field}: `{text}` is not a `{ty}`"),
-            CsvError::Ragged { line, found, want } => write!(
-                f,
-                "line {line} has {found} fields, but the first row has {want}"
-            ),
-            CsvError::Rank(r) => write!(
-                f,
-                "a CSV file holds a rank 1 or 2 array, not rank {r} (reshape it first)"
-            ),
-        }
-    }
-}
+pub use error::CsvError;
 
 /// One field as an element of type `t`.
 fn field(text: &str, t: Scalar) -> Option<Value> {
@@ -119,21 +77,6 @@ pub fn load_within(
 /// Bytes looked at to choose the separator and the path.
 const HEAD: u64 = 1 << 16;
 
-/// Whether the first line that is not blank has a comma in it (else the
-/// columns are separated by white space). Looks only at `head`: a first
-/// line longer than it is read as comma-separated if it holds a comma.
-fn separator(head: &[u8]) -> scan::Sep {
-    let first = head
-        .split(|&b| b == b'\n')
-        .find(|l| l.iter().any(|b| !b.is_ascii_whitespace()))
-        .unwrap_or(&[]);
-    if first.contains(&b',') {
-        scan::Sep::Comma
-    } else {
-        scan::Sep::White
-    }
-}
-
 /// The table `file` holds (see [`load_within`]): comma-separated, or
 /// separated by white space when the first line has no comma. Plain text
 /// takes the fast path ([`scan`]); comma-separated text whose first 64 KiB
@@ -148,7 +91,7 @@ pub fn read_table(
     if let Err(e) = file.by_ref().take(HEAD).read_to_end(&mut head) {
         return Ok(Err(CsvError::Io(e)));
     }
-    let sep = separator(&head);
+    let sep = scan::separator(&head);
     if scan::plain(&head, sep) {
         scan::read(file, head, t, sep, max_values)
     } else {

@@ -6,7 +6,7 @@
 //! ([`super::read_quoted`]), which still reads comma-separated text that
 //! quotes its fields.
 
-use super::CsvError;
+use super::error::CsvError;
 use crate::array::{Array, Elem};
 use lang::Scalar;
 use rayon::prelude::*;
@@ -22,6 +22,21 @@ const PARALLEL_FROM: usize = 1 << 20;
 pub(super) enum Sep {
     Comma,
     White,
+}
+
+/// Whether the first line that is not blank has a comma in it (else the
+/// columns are separated by white space). Looks only at `head`: a first
+/// line longer than it is read as comma-separated if it holds a comma.
+pub(super) fn separator(head: &[u8]) -> Sep {
+    let first = head
+        .split(|&b| b == b'\n')
+        .find(|l| l.iter().any(|b| !b.is_ascii_whitespace()))
+        .unwrap_or(&[]);
+    if first.contains(&b',') {
+        Sep::Comma
+    } else {
+        Sep::White
+    }
 }
 
 /// An element type read from a field's text.
@@ -417,7 +432,7 @@ mod tests {
     use lang::Value;
 
     fn fast(text: &str, t: Scalar, block: usize) -> Result<Result<Array, CsvError>, usize> {
-        let sep = super::super::separator(text.as_bytes());
+        let sep = separator(text.as_bytes());
         read_typed_any(text.as_bytes(), t, sep, usize::MAX, block)
     }
 
