@@ -331,4 +331,29 @@ mod tests {
             }
         }
     }
+
+    proptest::proptest! {
+        /// Any bytes: a table of at most `max` values, an error, or
+        /// `Err(n)` with `n` over `max`; never a panic.
+        #[test]
+        fn any_bytes_read_within_the_limit(
+            body in proptest::collection::vec(
+                proptest::sample::select(b"0123456789.,-e \t\r\n\"x".to_vec()),
+                0..200,
+            ),
+            max in 0usize..40,
+            ty in proptest::sample::select(vec![Scalar::F64, Scalar::I32, Scalar::U8, Scalar::Bool]),
+        ) {
+            match read_table(&body[..], ty, max) {
+                Ok(Ok(a)) => {
+                    proptest::prop_assert!(a.len() <= max);
+                    proptest::prop_assert_eq!(a.shape().len(), 2);
+                }
+                Ok(Err(e)) => {
+                    let _ = e.to_string();
+                }
+                Err(n) => proptest::prop_assert!(n > max),
+            }
+        }
+    }
 }
