@@ -448,14 +448,24 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
             return ExitCode::FAILURE;
         }
     }
+    if opts.time {
+        crate::interp::phases::start();
+    }
     let started = std::time::Instant::now();
     let r = engine.eval_source(&file.display().to_string(), &text);
     let wall = started.elapsed().as_secs_f64();
+    let phases = opts.time.then(crate::interp::phases::stop);
+    let timings = engine.last_timings();
+    let phases = |json: Option<&str>| {
+        let p = phases.unwrap_or_default();
+        crate::timing::phases(json, &timings, &p, wall)
+    };
     if traced {
         match engine.stop_trace() {
             Ok(json) => {
                 if opts.time {
                     err!("{}", crate::timing::table(&json, wall));
+                    err!("{}", phases(Some(&json)));
                     err!("{}", crate::timing::host_code(&text));
                 }
                 if let Some(out) = trace {
@@ -471,6 +481,7 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
             }
         }
     } else if opts.time {
+        err!("{}", phases(None));
         err!("{}", crate::timing::host_line(wall));
         err!("{}", crate::timing::host_code(&text));
     }

@@ -169,6 +169,18 @@ enum BenchWhat {
         #[arg(long, default_value_t = 7)]
         runs: usize,
     },
+    /// MB/s of load_csv, save_csv, load_npy and save_npy on files written
+    /// to a temporary folder, beside NumPy's loadtxt/savetxt/load/save and
+    /// pandas' read_csv on the same files when Python imports them
+    /// (ACCL_BENCH_PYTHON, else .venv/bin/python, else python3).
+    Io {
+        /// Timed runs per figure (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Size of the .npy file in MB (f32 elements).
+        #[arg(long, default_value_t = 256)]
+        npy_mb: usize,
+    },
     /// Host-code iterations per second of `for i in 0..n { a[i] = a[i] * 2.0 + 1.0; }` (compiled once, then timed runs).
     Host {
         /// Loop length.
@@ -259,6 +271,9 @@ fn main() -> ExitCode {
         Cmd::Bench {
             what: BenchWhat::Host { n, runs },
         } => accl::cli::bench_host(n, runs),
+        Cmd::Bench {
+            what: BenchWhat::Io { runs, npy_mb },
+        } => accl::bench::io::bench_io(runs, npy_mb),
         Cmd::Bench {
             what: BenchWhat::Latency { device, runs },
         } => accl::bench::bench_latency(device, runs),

@@ -2,8 +2,11 @@
 //! (the same events `--trace` writes): per kernel and per copy kind, the
 //! count, total, mean and share of the device's busy time (device
 //! timestamps), then the compile time, the host time spent launching and
-//! waiting, and the wall time; then what of the host code runs as native
-//! code and what stays interpreted, and why ([`host_code`]).
+//! waiting, and the wall time; then the wall time split by host phase
+//! ([`phases`]: parse and check, compile, compiled host code, interpreted
+//! host code, file I/O, launches, waits, copies, other), and what of the
+//! host code runs as native code and what stays interpreted, and why
+//! ([`host_code`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -95,6 +98,91 @@ pub fn table(json: &str, wall_s: f64) -> String {
     out
 }
 
+/// Host time of one kind from the trace: calls and microseconds.
+#[derive(Default, Clone, Copy)]
+struct Sum {
+    count: u64,
+    us: f64,
+}
+
+/// The trace's host-side sums: launches, waits, host copies, and the
+/// kernel compiles done inside a launch (which the compile row counts).
+fn trace_sums(json: &str) -> [Sum; 4] {
+    let mut out = [Sum::default(); 4];
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(json) else {
+        return out;
+    };
+    for e in v["traceEvents"].as_array().into_iter().flatten() {
+        if e["ph"] != "X" {
+            continue;
+        }
+        let k = match e["cat"].as_str().unwrap_or("") {
+            "launch" => 0,
+            "wait" => 1,
+            "host copy" => 2,
+            "compile" if e["name"].as_str().is_some_and(|n| n.ends_with("at launch")) => 3,
+            _ => continue,
+        };
+        out[k].count += 1;
+        out[k].us += e["dur"].as_f64().unwrap_or(0.0);
+    }
+    out
+}
+
+/// The wall time `wall_s` of a run split by host phase, so that the rows
+/// add up to it: the engine's own parse-and-check, compile and run times
+/// (`t`), the calls into compiled code and file builtins counted while it
+/// ran (`p`), and the launches, waits and host copies of its trace
+/// (`json`, None on the host backend). Interpreted host code is the run's
+/// time less the rest; other is the wall time outside the engine's three.
+pub fn phases(
+    json: Option<&str>,
+    t: &crate::engine::Timings,
+    p: &crate::interp::phases::Phases,
+    wall_s: f64,
+) -> String {
+    let [launch, wait, copies, at_launch] = json.map(trace_sums).unwrap_or_default();
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let launch_ms = ((launch.us - at_launch.us) / 1e3).max(0.0);
+    let (native, io) = (ms(p.native.time), ms(p.io.time));
+    let (wait_ms, copies_ms) = (wait.us / 1e3, copies.us / 1e3);
+    let run = ms(t.run);
+    let interpreted = (run - native - io - launch_ms - wait_ms - copies_ms).max(0.0);
+    let wall = wall_s * 1e3;
+    let other = (wall - ms(t.check) - ms(t.compile) - run).max(0.0);
+    let rows: [(&str, Option<u64>, f64); 9] = [
+        ("parse and check", None, ms(t.check)),
+        ("compile (host code, kernels)", None, ms(t.compile)),
+        ("compiled host code", Some(p.native.count), native),
+        ("interpreted host code", None, interpreted),
+        ("file I/O", Some(p.io.count), io),
+        ("launches", Some(launch.count), launch_ms),
+        ("waits", Some(wait.count), wait_ms),
+        ("copies", Some(copies.count), copies_ms),
+        ("other", None, other),
+    ];
+    let mut out = format!(
+        "{:<40} {:>7} {:>12} {:>12} {:>7}\n",
+        "host phases (of the wall time)", "count", "total ms", "", "share"
+    );
+    for (name, count, total) in rows {
+        let _ = writeln!(
+            out,
+            "  {:<38} {:>7} {:>12.3} {:>12} {:>6.1}%",
+            name,
+            count.map_or("-".into(), |c| c.to_string()),
+            total,
+            "",
+            if wall > 0.0 {
+                100.0 * total / wall
+            } else {
+                0.0
+            }
+        );
+    }
+    out
+}
+
 /// What of the host code of program `text` runs as native code: the
 /// counts, then each function and outermost loop that stays interpreted
 /// (with its line and why), so a slow run says where the interpreter is.
@@ -169,5 +257,58 @@ mod tests {
         // No device work: zero busy time, not `-0.000`.
         let t = table(r#"{"traceEvents":[]}"#, 0.001);
         assert!(t.ends_with("device busy 0.000 ms; wall 1.000 ms\n"), "{t}");
+    }
+
+    #[test]
+    fn host_phases_add_up_to_the_wall_time() {
+        let json = r#"{"traceEvents":[
+            {"name":"launch k","cat":"launch","ph":"X","dur":3000.0},
+            {"name":"compile k on device 0 at launch","cat":"compile","ph":"X","dur":1000.0},
+            {"name":"compile j on device 0 ahead","cat":"compile","ph":"X","dur":9000.0},
+            {"name":"wait","cat":"wait","ph":"X","dur":1000.0},
+            {"name":"copy x","cat":"host copy","ph":"X","dur":500.0}
+        ]}"#;
+        let ms = std::time::Duration::from_micros;
+        let t = crate::engine::Timings {
+            check: ms(1000),
+            compile: ms(2000),
+            run: ms(10_000),
+        };
+        let spent = |count, us| crate::interp::phases::Spent {
+            count,
+            time: ms(us),
+        };
+        let p = crate::interp::phases::Phases {
+            native: spent(4, 2000),
+            io: spent(2, 1000),
+        };
+        let text = phases(Some(json), &t, &p, 0.014);
+        let row_of = |out: &str, name: &str| {
+            out.lines()
+                .find(|l| l.trim_start().starts_with(name))
+                .unwrap_or_else(|| panic!("no `{name}` in\n{out}"))
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let row = |name: &str| row_of(&text, name);
+        assert_eq!(row("parse"), "parse and check - 1.000 7.1%");
+        assert_eq!(row("compile"), "compile (host code, kernels) - 2.000 14.3%");
+        assert_eq!(row("compiled host"), "compiled host code 4 2.000 14.3%");
+        // 10 ms run less 2 native, 1 file, 2 launching (3 less the compile
+        // inside it), 1 waiting and 0.5 copying.
+        assert_eq!(row("interpreted"), "interpreted host code - 3.500 25.0%");
+        assert_eq!(row("file"), "file I/O 2 1.000 7.1%");
+        assert_eq!(row("launches"), "launches 1 2.000 14.3%");
+        assert_eq!(row("waits"), "waits 1 1.000 7.1%");
+        assert_eq!(row("copies"), "copies 1 0.500 3.6%");
+        assert_eq!(row("other"), "other - 1.000 7.1%");
+        // The host backend: no trace, no launches.
+        let host = phases(None, &t, &p, 0.014);
+        assert_eq!(
+            row_of(&host, "interpreted"),
+            "interpreted host code - 7.000 50.0%"
+        );
+        assert_eq!(row_of(&host, "launches"), "launches 0 0.000 0.0%");
     }
 }

@@ -251,6 +251,83 @@ fn a_bad_trace_path_is_refused_before_the_run() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
 }
 
+/// The `host phases` rows of `--time`'s output: name, count (None for
+/// `-`), total ms and share.
+fn host_phases(stderr: &str) -> Vec<(String, Option<u64>, f64, f64)> {
+    stderr
+        .lines()
+        .skip_while(|l| !l.starts_with("host phases"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let n = w.len();
+            assert!(n >= 4, "{l}");
+            let share = w[n - 1].trim_end_matches('%').parse().unwrap();
+            let total = w[n - 2].parse().unwrap();
+            let count = w[n - 3].parse().ok();
+            (w[..n - 3].join(" "), count, total, share)
+        })
+        .collect()
+}
+
+#[test]
+fn run_time_splits_the_wall_time_by_host_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.csv"), "1,2\n3,4\n").unwrap();
+    std::fs::write(
+        dir.path().join("t.accl"),
+        "fn sq(x: f64) -> f64 { return x * x; }
+let a = load_csv(f32, \"t.csv\");
+let s = 0.0;
+for i in 0..4 { s += sq(i as f64); }
+let x = zeros(f32, 4);
+parallel loop for i in 0..4 { x[i] = a[i / 2, i % 2] * 2.0; }
+save_npy(x, \"x.npy\");
+println(s, \" \", x[3]);
+",
+    )
+    .unwrap();
+    for host in [true, false] {
+        let mut cmd = accl();
+        cmd.current_dir(dir.path()).args(["run", "--time"]);
+        if host {
+            cmd.arg("--host");
+        }
+        let out = cmd.arg("t.accl").output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        // 0 + 1 + 4 + 9; x[3] = 4 * 2.
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "14 8\n");
+        let rows = host_phases(&err);
+        let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "parse and check",
+                "compile (host code, kernels)",
+                "compiled host code",
+                "interpreted host code",
+                "file I/O",
+                "launches",
+                "waits",
+                "copies",
+                "other"
+            ],
+            "{err}"
+        );
+        let count = |name: &str| rows.iter().find(|r| r.0 == name).unwrap().1;
+        // load_csv and save_npy; the loop calling `sq`, compiled, entered once.
+        assert_eq!(count("file I/O"), Some(2), "{err}");
+        assert_eq!(count("compiled host code"), Some(1), "{err}");
+        assert_eq!(count("launches"), Some(if host { 0 } else { 1 }), "{err}");
+        // The rows split the wall time: their shares add up to 100%
+        // (each rounded to 0.1%).
+        let share: f64 = rows.iter().map(|r| r.3).sum();
+        assert!((share - 100.0).abs() < 1.0, "{share}% in\n{err}");
+    }
+}
+
 #[test]
 fn run_time_prints_a_table_per_kernel_and_copy() {
     let dir = tempfile::tempdir().unwrap();

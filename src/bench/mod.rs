@@ -5,6 +5,7 @@
 //! CPU device (lavapipe), where the full sizes take minutes.
 
 pub mod host;
+pub mod io;
 mod latency;
 mod private;
 mod stencil;

@@ -337,7 +337,10 @@ pub fn call_dyn(
             cx.check_array_bytes(bytes, span)?;
         }
     }
-    let out = call_builtin(name, &args, spans, span, cx)?;
+    let t0 = super::phases::io_clock(name);
+    let out = call_builtin(name, &args, spans, span, cx);
+    super::phases::io(t0);
+    let out = out?;
     if let RtVal::Array(a) = &out {
         if cx.max_array_bytes != 0 && !matches!(name, "clone") {
             cx.check_array_bytes((a.len() * a.scalar().size()) as i128, span)?;

@@ -182,7 +182,9 @@ pub fn enter(
         rets: [0; lang::Tuple::MAX],
         globals,
     };
+    let t0 = super::phases::clock();
     let status = f(&mut rt);
+    super::phases::native(t0);
     cx.ops = rt.ops;
     cx.next_check = rt.next_check;
     cx.depth = rt.depth as usize;

@@ -237,6 +237,35 @@ impl Data {
     }
 }
 
+/// Ask the system to back `bytes` with huge pages (Linux, 4 MiB and more,
+/// as NumPy does for its large arrays) before they are first written: a
+/// 256 MB read into fresh memory then takes 128 page faults, not 65,536.
+/// Only advice: where it is refused, nothing changes.
+pub fn advise_huge_pages(bytes: &mut [u8]) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        if bytes.len() < 4 << 20 {
+            return;
+        }
+        let start = bytes.as_mut_ptr() as usize;
+        let (lo, hi) = (
+            start.next_multiple_of(HUGE),
+            (start + bytes.len()) / HUGE * HUGE,
+        );
+        if hi > lo {
+            // SAFETY: [lo, hi) lies inside `bytes`, memory this process owns
+            // and holds a unique borrow of; MADV_HUGEPAGE changes how the
+            // pages are backed, never their contents.
+            unsafe {
+                libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = bytes;
+}
+
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// The shared part of an array.

@@ -29,13 +29,20 @@ fn sci(x: f64) -> bool {
 
 /// A scalar as `print` shows it.
 pub fn scalar(v: Value) -> String {
-    match v {
-        Value::F32(x) if sci(x as f64) => format!("{x:e}"),
-        Value::F32(x) => format!("{x}"),
-        Value::F64(x) | Value::FloatLit(x) if sci(x) => format!("{x:e}"),
-        Value::F64(x) | Value::FloatLit(x) => format!("{x}"),
-        v => v.to_string(),
-    }
+    let mut s = String::new();
+    write_scalar(&mut s, v);
+    s
+}
+
+/// [`scalar`], appended to `out` (`save_csv` writes millions of them).
+pub fn write_scalar(out: &mut String, v: Value) {
+    let _ = match v {
+        Value::F32(x) if sci(x as f64) => write!(out, "{x:e}"),
+        Value::F32(x) => write!(out, "{x}"),
+        Value::F64(x) | Value::FloatLit(x) if sci(x) => write!(out, "{x:e}"),
+        Value::F64(x) | Value::FloatLit(x) => write!(out, "{x}"),
+        v => write!(out, "{v}"),
+    };
 }
 
 /// An array as `print` shows it.

@@ -1,0 +1,107 @@
+//! Host time by phase for `accl run --time`: the time spent in compiled
+//! host code (each call into it) and in file I/O builtins, summed on the
+//! thread that runs the program. Off unless [`start`] turned it on: then
+//! each of those calls reads the clock twice; off, it reads one relaxed
+//! atomic flag, so a normal run pays nothing measurable.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// A phase's calls and total time.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Spent {
+    pub count: u64,
+    pub time: Duration,
+}
+
+/// What [`stop`] returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Phases {
+    /// Calls into compiled host code (functions and loops).
+    pub native: Spent,
+    /// The file I/O builtins (`load_*`, `save_*`, `write_png`).
+    pub io: Spent,
+}
+
+thread_local! {
+    static NOW: Cell<Phases> = Cell::new(Phases::default());
+}
+
+/// Start counting (from zero) on this thread.
+pub fn start() {
+    NOW.with(|p| p.set(Phases::default()));
+    ON.store(true, Ordering::Relaxed);
+}
+
+/// Stop counting; what this thread spent since [`start`].
+pub fn stop() -> Phases {
+    ON.store(false, Ordering::Relaxed);
+    NOW.with(Cell::take)
+}
+
+/// The clock now, when counting.
+#[inline]
+pub fn clock() -> Option<Instant> {
+    ON.load(Ordering::Relaxed).then(Instant::now)
+}
+
+fn add(t0: Option<Instant>, which: impl FnOnce(&mut Phases) -> &mut Spent) {
+    if let Some(t0) = t0 {
+        NOW.with(|p| {
+            let mut now = p.get();
+            let s = which(&mut now);
+            s.count += 1;
+            s.time += t0.elapsed();
+            p.set(now);
+        });
+    }
+}
+
+/// A call into compiled code that began at `t0` ([`clock`]) ended.
+#[inline]
+pub fn native(t0: Option<Instant>) {
+    add(t0, |p| &mut p.native);
+}
+
+/// The clock now, when counting and builtin `name` reads or writes a file.
+#[inline]
+pub fn io_clock(name: &str) -> Option<Instant> {
+    if !ON.load(Ordering::Relaxed) {
+        return None;
+    }
+    let file = name.starts_with("load_") || name.starts_with("save_") || name == "write_png";
+    file.then(Instant::now)
+}
+
+/// A file builtin that began at `t0` ([`io_clock`]) ended.
+#[inline]
+pub fn io(t0: Option<Instant>) {
+    add(t0, |p| &mut p.io);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_are_counted_only_between_start_and_stop() {
+        native(clock());
+        assert_eq!(io_clock("load_csv"), None);
+        start();
+        let t = clock();
+        std::thread::sleep(Duration::from_millis(2));
+        native(t);
+        io(io_clock("save_npy"));
+        io(io_clock("write_png"));
+        assert_eq!(io_clock("len"), None);
+        let p = stop();
+        assert_eq!(p.native.count, 1);
+        assert!(p.native.time >= Duration::from_millis(2), "{p:?}");
+        assert_eq!(p.io.count, 2);
+        native(clock());
+        assert_eq!(stop(), Phases::default());
+    }
+}
