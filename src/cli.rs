@@ -37,6 +37,16 @@ pub fn with_imports(name: &str, text: &str) -> Result<(Source, usize), (Source, 
     lang::imports::with_imports(&main, dir).map_err(|e| (e.source, e.diags))
 }
 
+/// The text a run of `file` checks: its imports in front of `text` (as the
+/// engine reads them), or `text` alone when they cannot be read.
+fn checked_text(file: &Path, text: &str) -> Source {
+    let name = file.display().to_string();
+    match with_imports(&name, text) {
+        Ok((src, _)) => src,
+        Err(_) => Source::new(name, text),
+    }
+}
+
 /// Check a file (with what it imports): the source its diagnostics point
 /// into, and the diagnostics.
 pub fn check_source_text(name: &str, text: &str) -> (Source, Vec<Diag>) {
@@ -466,7 +476,7 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
                 if opts.time {
                     err!("{}", crate::timing::table(&json, wall));
                     err!("{}", phases(Some(&json)));
-                    err!("{}", crate::timing::host_code(&text));
+                    err!("{}", crate::timing::host_code(&checked_text(file, &text)));
                 }
                 if let Some(out) = trace {
                     if let Err(e) = std::fs::write(out, json) {
@@ -483,7 +493,7 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
     } else if opts.time {
         err!("{}", phases(None));
         err!("{}", crate::timing::host_line(wall));
-        err!("{}", crate::timing::host_code(&text));
+        err!("{}", crate::timing::host_code(&checked_text(file, &text)));
     }
     let messages = engine.take_validation_messages();
     for m in &messages {

@@ -187,7 +187,11 @@ pub fn phases(
 /// counts, then each function and outermost loop that stays interpreted
 /// (with its line and why), so a slow run says where the interpreter is.
 /// Empty when the program does not check (its errors say why).
-pub fn host_code(text: &str) -> String {
+///
+/// `src` is the checked text: the script with the files it imports in
+/// front (a joined source), so a line is named in its own file.
+pub fn host_code(src: &lang::Source) -> String {
+    let text = &*src.text;
     let builtins = stdlib::builtins();
     let Ok(c) = lang::check_source(text, &builtins) else {
         return String::new();
@@ -202,8 +206,12 @@ pub fn host_code(text: &str) -> String {
     let (f, l) = j.counts();
     let mut out = format!("host code: {f} function(s) and {l} loop(s) compiled to native code\n");
     for r in &j.refused {
-        let at = (r.why.span.start as usize).min(text.len());
-        let line = text[..at].matches('\n').count() + 1;
+        let (file, line, _) = src.locate(r.why.span.start as usize);
+        let line = if file == &*src.name {
+            line.to_string()
+        } else {
+            format!("{line} of {file}")
+        };
         let _ = writeln!(
             out,
             "  interpreted: {} at line {line}: {}",

@@ -179,3 +179,32 @@ parallel loop for i in 0..8 { b[i] = scale(i as f32); }
         .expect("the script checks with its import");
     assert!(r.contains("line 3"), "{r}");
 }
+
+#[test]
+fn time_names_interpreted_code_in_its_own_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("lib")).unwrap();
+    std::fs::write(
+        d.join("lib/slow.accl"),
+        "// line 1\nfn slow() -> i32 {\n  let s = 0;\n  for i in 0..3 { assert(i < 5); s += i; }\n  return s;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("main.accl"),
+        "import \"lib/slow.accl\";\nprintln(slow());\n",
+    )
+    .unwrap();
+    let out = accl()
+        .args(["run", "--host", "--time", "main.accl"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "3\n");
+    assert!(
+        err.contains("interpreted: function `slow` at line 4 of lib/slow.accl"),
+        "{err}"
+    );
+}
