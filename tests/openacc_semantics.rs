@@ -310,6 +310,48 @@ kernels { for i in 0..64 { a[i + 1] = a[i] + 1; } }";
     let report = accl::cli::explain_text("t.accl", shifted, None).expect("checks");
     assert!(report.contains("in order on one lane"), "{report}");
     values_on_both(&format!("{shifted}\nlet e = a[64];"), &[("e", "64")]);
+    // C's `int k = i * cols + j;` first: the index is what `k` holds, so
+    // both loops are independent and run collapsed (srad's kernels). Each
+    // element is 3 * its index + 1 (k = 4091 for the last), and `d` the
+    // neighbour difference of b (1 everywhere but the last column).
+    let via_let = "const R = 64;
+const C = 64;
+let a = zeros(i32, R * C);
+let d = zeros(i32, R * C);
+let b = zeros(i32, R * C);
+for i in 0..R * C { b[i] = i; }
+kernels {
+    for i in 0..R {
+        for j in 0..C {
+            let k = i * C + j;
+            a[k] = 3 * b[k] + 1;
+            if j < C - 1 { d[k] = b[k + 1] - b[k]; }
+        }
+    }
+}
+let last = a[R * C - 1];
+let dsum = 0;
+for i in 0..R * C { dsum += d[i]; }";
+    values_on_both(via_let, &[("last", "12286"), ("dsum", "4032")]);
+    let report = accl::cli::explain_text("t.accl", via_let, None).expect("checks");
+    assert!(
+        report.contains("loops `i` (line 8), `j` (line 9), one iteration per lane"),
+        "{report}"
+    );
+    assert!(report.contains("collapsed automatically"), "{report}");
+    // The same with `j` over one more than the row (blocks overlap), or `k`
+    // changed after its `let`: in order.
+    for (range, change) in [("0..65", ""), ("0..64", "k = k + 1;")] {
+        let overlapping = format!(
+            "let a = zeros(i32, 64 * 65);
+kernels {{ for i in 0..63 {{ for j in {range} {{ let k = i * 64 + j; {change} a[k] = a[k] + 1; }} }} }}"
+        );
+        let report = accl::cli::explain_text("t.accl", &overlapping, None).expect("checks");
+        assert!(
+            report.contains("in order on one lane"),
+            "{range} {change}: {report}"
+        );
+    }
     // `loop independent` in `kernels` is named for what it is.
     let report = accl::cli::explain_text(
         "t.accl",

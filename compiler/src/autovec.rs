@@ -195,6 +195,8 @@ pub(crate) struct Walk {
     pub assigned: Vec<(LocalH, Span)>,
     /// Inner `for` loops: (variable, lower bound, upper bound, `..=`).
     pub ranges: Vec<(LocalH, ExprH, ExprH, bool)>,
+    /// Locals declared inside with `let`, and their initial values.
+    pub lets: Vec<(LocalH, ExprH)>,
     /// A `continue` of the walked loop itself.
     pub continues: bool,
     /// Why the loop cannot be parallel.
@@ -405,6 +407,10 @@ impl Cx<'_> {
         if is_i(e) {
             return Some((false, None));
         }
+        // `let k = i * cols + j; a[k] = ..`: the index is what `k` holds.
+        if let Expr::Local(l) = self.body.exprs[e] {
+            return self.split_index(i, self.let_value(l, i, w)?, w);
+        }
         let Expr::Binary(op, a, b) = self.body.exprs[e] else {
             return None;
         };
@@ -431,6 +437,28 @@ impl Cx<'_> {
             BinOp::Mul => times_i(e).map(|k| (true, Some(k))),
             _ => None,
         }
+    }
+
+    /// The initial value of `l` when `l` is a `let` of the loop body that
+    /// nothing assigns afterwards and whose value reads only `i`, inner
+    /// loops' variables and what no iteration changes: then every use of
+    /// `l` in an iteration has that value (the C habit
+    /// `int k = i * cols + j;`).
+    fn let_value(&self, l: LocalH, i: LocalH, w: &Walk) -> Option<ExprH> {
+        let &(_, init) = w.lets.iter().find(|(x, _)| *x == l)?;
+        if w.assigned.iter().any(|a| a.0 == l) {
+            return None;
+        }
+        let ranged: Vec<LocalH> = w.ranges.iter().map(|r| r.0).collect();
+        let mut varying: Vec<LocalH> = w
+            .declared
+            .iter()
+            .copied()
+            .filter(|d| *d != i && !ranged.contains(d))
+            .collect();
+        varying.extend(w.assigned.iter().map(|a| a.0));
+        varying.extend(w.updates.iter().map(|u| u.0));
+        (!self.mentions(init, &varying)).then_some(init)
     }
 
     /// Is `r` always in `0..k`? An inner loop's variable over `0..k`, or a
@@ -531,6 +559,7 @@ impl Cx<'_> {
                 StmtKind::Let { local, init } => {
                     self.expr(*init, w);
                     w.declared.push(*local);
+                    w.lets.push((*local, *init));
                 }
                 StmtKind::LetTuple { locals, init } => {
                     self.expr(*init, w);

@@ -86,7 +86,8 @@ pub fn levels<'a>(
         let mut vars: Vec<LocalH> = loops.iter().map(|l| l.var).collect();
         vars.extend(&new);
         let body = nest[d - 1].1;
-        if cx.independent(body, &new, &vars) {
+        let headers: Vec<&hir::LoopHeader> = nest[..d].iter().map(|(h, _)| *h).collect();
+        if cx.independent(body, &new, &vars, &headers) {
             loops.extend(nest[..d].iter().map(|(h, _)| (*h).clone()));
             block = body;
             break;
@@ -116,7 +117,13 @@ impl Cx<'_> {
 
     /// Do distinct values of the `new` loop variables touch distinct
     /// elements, none of which another iteration reads?
-    fn independent(&self, block: &Block, new: &[LocalH], vars: &[LocalH]) -> bool {
+    fn independent(
+        &self,
+        block: &Block,
+        new: &[LocalH],
+        vars: &[LocalH],
+        headers: &[&hir::LoopHeader],
+    ) -> bool {
         // Locals of the body only: no assignment of an outer one (not even a
         // reduction), no `continue` of the collapsed loop.
         let w = crate::autovec::walk(self.program, self.body, self.builtins, block, Vec::new());
@@ -131,16 +138,24 @@ impl Cx<'_> {
         for a in &written {
             let mut of_a = w.accesses.iter().filter(|acc| acc.0 == *a);
             let Some(first) = of_a.next() else { continue };
-            let idx = &first.1;
+            let idx: Vec<ExprH> = first.1.iter().map(|&e| self.resolve(e, vars, &w)).collect();
+            let idx = &idx;
             // One index list for every access of the array...
-            if !of_a.all(|acc| self.same_list(&acc.1, idx)) {
+            if !of_a.all(|acc| {
+                let other: Vec<ExprH> = acc.1.iter().map(|&e| self.resolve(e, vars, &w)).collect();
+                self.same_list(&other, idx)
+            }) {
                 return false;
             }
-            // ...with each new variable as a component, and nothing that
-            // varies inside an iteration.
+            // ...with each new variable as a component (or as the part in
+            // `0..K` of `outer * K + x`, the flattened index of C: distinct
+            // pairs of `outer` and `x` are distinct elements), and nothing
+            // that varies inside an iteration.
             let has = |x: LocalH| {
-                idx.iter()
-                    .any(|&e| matches!(self.body.exprs[e], Expr::Local(l) if l == x))
+                idx.iter().any(|&e| {
+                    matches!(self.body.exprs[e], Expr::Local(l) if l == x)
+                        || (idx.len() == 1 && self.flattened(e, x, vars, headers))
+                })
             };
             if !new.iter().all(|&x| has(x))
                 || !idx.iter().all(|&e| self.index_term(e, vars, &w.declared))
@@ -149,6 +164,58 @@ impl Cx<'_> {
             }
         }
         true
+    }
+
+    /// `e` itself, or the initial value of the body's `let` local `e`
+    /// when nothing assigns it and that value reads only loop variables of
+    /// the nest and values from outside the construct (`let k = i * cols +
+    /// j;` then `a[k]`).
+    fn resolve(&self, e: ExprH, vars: &[LocalH], w: &crate::autovec::Walk) -> ExprH {
+        let Expr::Local(l) = self.body.exprs[e] else {
+            return e;
+        };
+        match w.lets.iter().find(|(x, _)| *x == l) {
+            Some(&(_, init))
+                if !w.assigned.iter().any(|a| a.0 == l)
+                    && self.index_term(init, vars, &w.declared) =>
+            {
+                init
+            }
+            _ => e,
+        }
+    }
+
+    /// Is `e` `outer * K + x` (in either order of either operation) with
+    /// `outer` a loop variable of the nest other than `x`, and `x` running
+    /// over `0..K` exactly?
+    fn flattened(
+        &self,
+        e: ExprH,
+        x: LocalH,
+        vars: &[LocalH],
+        headers: &[&hir::LoopHeader],
+    ) -> bool {
+        let Some(h) = headers.iter().find(|h| h.var == x) else {
+            return false;
+        };
+        let zero = matches!(&self.body.exprs[h.lo], Expr::Const(c) if c.as_i128() == Some(0));
+        if !zero || h.inclusive {
+            return false;
+        }
+        let Expr::Binary(lang::ast::BinOp::Add, a, b) = self.body.exprs[e] else {
+            return false;
+        };
+        let is_x = |e: ExprH| matches!(self.body.exprs[e], Expr::Local(l) if l == x);
+        let times = |e: ExprH| match self.body.exprs[e] {
+            Expr::Binary(lang::ast::BinOp::Mul, p, q) => {
+                [(p, q), (q, p)].into_iter().any(|(v, k)| {
+                    matches!(self.body.exprs[v], Expr::Local(o) if o != x && vars.contains(&o))
+                        && self.same(k, h.hi)
+                })
+            }
+            _ => false,
+        };
+        (is_x(b) && times(a)) || (is_x(a) && times(b))
     }
 
     /// An index component: arithmetic on constants, loop variables of the
