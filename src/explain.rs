@@ -29,7 +29,7 @@ pub fn report(
     // construct: compiled by the host JIT (on threads or one) or not.
     let host = spec
         .is_none()
-        .then(|| crate::interp::native::enabled().then(|| host_jit::compile(prog, builtins)));
+        .then(|| crate::interp::native::enabled().then(|| host_jit::compile(prog, builtins, true)));
     for (body, c) in kernel_constructs(prog) {
         if (c.span.start as usize) < from {
             continue;

@@ -199,7 +199,7 @@ pub fn host_code(src: &lang::Source) -> String {
     if !crate::interp::native::enabled() {
         return "host code: all interpreted (ACCL_JIT=0)\n".into();
     }
-    let j = match host_jit::compile(&c.program, &builtins) {
+    let j = match host_jit::compile(&c.program, &builtins, false) {
         Ok(j) => j,
         Err(e) => return format!("host code: all interpreted ({e})\n"),
     };

@@ -48,7 +48,7 @@ else
         "srad|4096 4096 0 127 0 127 0.5 2000"
         "nw|16384 10"
         "pathfinder|1000000 100"
-        "miniweather|2000 1000"
+        "miniweather|2000 1000 10"
     )
 fi
 python3 "$here/gen_hotspot.py" "${hs[0]}" "${hs[1]}" "$data"

@@ -208,8 +208,14 @@ enum Failed {
 /// functions that call it), and the rest compiled again without it: one
 /// unit never turns compilation off for the others. `Err` only when this
 /// machine has no Cranelift back end (the interpreter then runs
-/// everything).
-pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, String> {
+/// everything). With `constructs`, the loop nests of compute constructs
+/// are compiled too (for the host backend, which runs them; a device runs
+/// its own code).
+pub fn compile(
+    prog: &hir::Program,
+    builtins: &Builtins,
+    constructs: bool,
+) -> Result<JitProgram, String> {
     let mut planner = Planner::new(prog, builtins);
     let mut dropped: HashMap<usize, plan::Why> = HashMap::new();
     loop {
@@ -247,12 +253,14 @@ pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Result<JitProgram, S
         }
         .scan(&prog.main.block);
         let mut found = Vec::new();
-        for (h, f) in prog.functions.iter() {
-            if !planner.function(h) {
-                gangs_of(&f.body, &mut found);
+        if constructs {
+            for (h, f) in prog.functions.iter() {
+                if !planner.function(h) {
+                    gangs_of(&f.body, &mut found);
+                }
             }
+            gangs_of(&prog.main, &mut found);
         }
-        gangs_of(&prog.main, &mut found);
         let mut gangs = Vec::new();
         let mut gang_refused = HashMap::new();
         for (body, c) in found {

@@ -37,7 +37,7 @@ run hotspot 2048 2048 10000 "$d/temp_2048x2048" "$d/power_2048x2048"
 run srad 4096 4096 0 127 0 127 0.5 2000
 run nw 16384 10
 run pathfinder 1000000 100
-run miniweather 2000 1000
+run miniweather 2000 1000 10
 } | tee "$out/apps.txt"
 for n in hotspot srad nw pathfinder miniweather; do
     echo "== $n"; grep -E "device busy|wall|host phases|^  [a-z]" "$out/$n.time" | head -24

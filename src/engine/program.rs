@@ -75,7 +75,9 @@ impl Engine {
             .iter()
             .filter_map(|n| Some((n.clone(), self.host_sigs.get(n)?.clone())))
             .collect();
-        let compiled = interp::compile(&p.prog, &self.builtins);
+        // A device runs the constructs: the host JIT leaves them out.
+        let on_host = self.cx.backend.name() == "host";
+        let compiled = interp::compile(&p.prog, &self.builtins, on_host);
         self.cx.backend.prefetch(&compiled.kernels, &self.cx);
         Program {
             engine: self.id,

@@ -147,10 +147,11 @@ pub struct Compiled {
     pub kernels: Vec<Rc<DeviceCode>>,
 }
 
-/// Compile a checked program.
-pub fn compile(prog: &hir::Program, builtins: &Builtins) -> Compiled {
+/// Compile a checked program; `on_host`: its compute constructs run on the
+/// host backend (their loop nests are compiled to native code too).
+pub fn compile(prog: &hir::Program, builtins: &Builtins, on_host: bool) -> Compiled {
     let kernels = RefCell::new(Vec::new());
-    let jit = native::compile(prog, builtins);
+    let jit = native::compile(prog, builtins, on_host);
     let fns = prog
         .functions
         .iter()

@@ -24,12 +24,17 @@ fn tracing() -> bool {
 }
 
 /// Compile what the JIT takes of `prog` (nothing when it is off or this
-/// machine has no back end: the interpreter runs everything).
-pub fn compile(prog: &lang::hir::Program, builtins: &lang::Builtins) -> Option<Rc<JitProgram>> {
+/// machine has no back end: the interpreter runs everything); with
+/// `constructs`, compute constructs' loop nests too (on the host backend).
+pub fn compile(
+    prog: &lang::hir::Program,
+    builtins: &lang::Builtins,
+    constructs: bool,
+) -> Option<Rc<JitProgram>> {
     if !enabled() {
         return None;
     }
-    let j = host_jit::compile(prog, builtins)
+    let j = host_jit::compile(prog, builtins, constructs)
         .map_err(|e| {
             if tracing() {
                 errln!("jit: not compiled: {e}");
