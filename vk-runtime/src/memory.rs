@@ -43,8 +43,12 @@ use crate::retained::Retained;
 const DEDICATED_FROM: u64 = 64 << 20;
 
 /// Device buffers at least this large are kept when dropped, for a later
-/// buffer of the same size ([`Retained`]).
-pub(crate) const RETAIN_FROM: u64 = 256 << 20;
+/// buffer of the same size ([`Retained`]). From 16 MiB: below the
+/// allocator's 64 MiB blocks' size, a buffer of 32-64 MiB fills a block of
+/// its own, and making and freeing it each time (the array of private
+/// copies a construct creates at every launch) cost ~2 ms of host time a
+/// buffer on an H100 (`vkAllocateMemory`/`vkFreeMemory`).
+pub(crate) const RETAIN_FROM: u64 = 16 << 20;
 
 #[doc(hidden)]
 pub struct BufferInner {
