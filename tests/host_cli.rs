@@ -305,6 +305,7 @@ println(s, \" \", x[3]);
             names,
             [
                 "parse and check",
+                "open the device",
                 "compile (host code, kernels)",
                 "compiled host code",
                 "interpreted host code",

@@ -24,6 +24,9 @@ pub struct Phases {
     pub native: Spent,
     /// The file I/O builtins (`load_*`, `save_*`, `write_png`).
     pub io: Spent,
+    /// Opening a device (its first use: the driver's own start, about half
+    /// a second on an NVIDIA GPU, as a CUDA context's).
+    pub open: Spent,
 }
 
 thread_local! {
@@ -58,6 +61,11 @@ fn add(t0: Option<Instant>, which: impl FnOnce(&mut Phases) -> &mut Spent) {
             p.set(now);
         });
     }
+}
+
+/// Opening a device, begun at `t0` ([`clock`]), ended.
+pub fn opened(t0: Option<Instant>) {
+    add(t0, |p| &mut p.open);
 }
 
 /// A call into compiled code that began at `t0` ([`clock`]) ended.

@@ -74,7 +74,9 @@ impl VkStorage {
             return Err(Fault::Failed(format!("there is no device {dev}")));
         };
         if self.devs[dev].is_none() {
+            let t0 = crate::interp::phases::clock();
             let mut d = DevState::open(&self.instance, adapter)?;
+            crate::interp::phases::opened(t0);
             if self.profiling || self.trace.is_some() {
                 d.set_profiling(true)?;
             }
