@@ -276,7 +276,7 @@ impl crate::Builder<'_> {
         ),
         String,
     > {
-        use crate::lower::{self, ArrVars, Exit, PTR};
+        use crate::lower::{self, Exit};
         use crate::plan::scalar;
         use crate::runtime::*;
         use cranelift_codegen::ir::{types, InstBuilder};
@@ -320,31 +320,7 @@ impl crate::Builder<'_> {
                 g.spills = scalars.clone();
             }
             g.sync_in();
-            for &l in &scalars {
-                let t = scalar(body.locals[LocalH::new(l)].ty).unwrap_or(lang::Scalar::I64);
-                let bits =
-                    g.b.ins()
-                        .load(types::I64, lower::flags(), slots, (l * 8) as i32);
-                let v = g.value_of(bits, t);
-                let var = g.var(l);
-                g.b.def_var(var, v);
-            }
-            for (k, &(l, elem, rank)) in arrays.iter().enumerate() {
-                let base = k as i32 * DESC_SIZE;
-                let ptr = g.b.declare_var(PTR);
-                let pv = g.b.ins().load(PTR, lower::flags(), descs, base);
-                g.b.def_var(ptr, pv);
-                let mut dims = Vec::new();
-                for d in 0..rank as i32 {
-                    let dv = g.b.declare_var(types::I64);
-                    let x =
-                        g.b.ins()
-                            .load(types::I64, lower::flags(), descs, base + 8 + 8 * d);
-                    g.b.def_var(dv, x);
-                    dims.push(dv);
-                }
-                g.arrays.insert(l, ArrVars { ptr, dims, elem });
-            }
+            crate::load_entry(&mut g, body, slots, descs, &scalars, &arrays);
             let mut range = Vec::with_capacity(loops.len());
             for k in 0..loops.len() as i32 {
                 let lo = g.b.ins().load(types::I64, lower::flags(), bounds, 16 * k);

@@ -901,31 +901,7 @@ impl Builder<'_> {
                 g.spills = scalars.clone();
             }
             g.sync_in();
-            for &l in &scalars {
-                let t = scalar(body.locals[hir::LocalH::new(l)].ty).unwrap_or(Scalar::I64);
-                let bits =
-                    g.b.ins()
-                        .load(types::I64, lower::flags(), slots, (l * 8) as i32);
-                let v = g.value_of(bits, t);
-                let var = g.var(l);
-                g.b.def_var(var, v);
-            }
-            for (k, &(l, elem, rank)) in arrays.iter().enumerate() {
-                let base = k as i32 * DESC_SIZE;
-                let ptr = g.b.declare_var(PTR);
-                let pv = g.b.ins().load(PTR, lower::flags(), descs, base);
-                g.b.def_var(ptr, pv);
-                let mut dims = Vec::new();
-                for d in 0..rank as i32 {
-                    let dv = g.b.declare_var(types::I64);
-                    let x =
-                        g.b.ins()
-                            .load(types::I64, lower::flags(), descs, base + 8 + 8 * d);
-                    g.b.def_var(dv, x);
-                    dims.push(dv);
-                }
-                g.arrays.insert(l, ArrVars { ptr, dims, elem });
-            }
+            load_entry(&mut g, body, slots, descs, &scalars, &arrays);
             g.block(one);
             let done = g.b.create_block();
             g.b.ins().jump(done, &[]);
@@ -989,5 +965,44 @@ fn zero(g: &mut Gen, t: Scalar) -> cranelift_codegen::ir::Value {
         Scalar::F32 => g.b.ins().f32const(0.0),
         Scalar::F64 => g.b.ins().f64const(0.0),
         _ => g.b.ins().iconst(cl(t), 0),
+    }
+}
+
+/// The start of a compiled unit the interpreter enters with its frame
+/// (`slots`: each scalar local's bits at 8 bytes a slot) and its arrays'
+/// descriptors (`descs`): the `scalars` read into their variables, and each
+/// of `arrays` (local, element, rank) given its pointer and extents.
+pub(crate) fn load_entry(
+    g: &mut Gen,
+    body: &Body,
+    slots: cranelift_codegen::ir::Value,
+    descs: cranelift_codegen::ir::Value,
+    scalars: &[usize],
+    arrays: &[(usize, Scalar, u8)],
+) {
+    for &l in scalars {
+        let t = scalar(body.locals[hir::LocalH::new(l)].ty).unwrap_or(Scalar::I64);
+        let bits =
+            g.b.ins()
+                .load(types::I64, lower::flags(), slots, (l * 8) as i32);
+        let v = g.value_of(bits, t);
+        let var = g.var(l);
+        g.b.def_var(var, v);
+    }
+    for (k, &(l, elem, rank)) in arrays.iter().enumerate() {
+        let base = k as i32 * DESC_SIZE;
+        let ptr = g.b.declare_var(PTR);
+        let pv = g.b.ins().load(PTR, lower::flags(), descs, base);
+        g.b.def_var(ptr, pv);
+        let mut dims = Vec::new();
+        for d in 0..rank as i32 {
+            let dv = g.b.declare_var(types::I64);
+            let x =
+                g.b.ins()
+                    .load(types::I64, lower::flags(), descs, base + 8 + 8 * d);
+            g.b.def_var(dv, x);
+            dims.push(dv);
+        }
+        g.arrays.insert(l, ArrVars { ptr, dims, elem });
     }
 }

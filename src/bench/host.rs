@@ -6,7 +6,6 @@
 //! run and at its end.
 
 use crate::Engine;
-use std::process::Command;
 use std::time::Instant;
 
 /// The generator: `seed` is a top-level variable, `rand_int` compiles.
@@ -65,41 +64,9 @@ fn rand_accl(n: usize, runs: usize) -> Result<(f64, i64), String> {
 /// Nanoseconds per value of the C generator (median of `runs`) and its
 /// sum; `Err` with why when there is no C compiler.
 fn rand_c(n: usize, runs: usize) -> Result<(f64, i64), String> {
-    let dir = std::env::temp_dir().join(format!("accl-bench-host-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let src = dir.join("rand.c");
-    let exe = dir.join("rand");
-    let r = (|| {
-        std::fs::write(&src, RAND_C).map_err(|e| e.to_string())?;
-        let built = Command::new("cc")
-            .args(["-O2", "-o"])
-            .arg(&exe)
-            .arg(&src)
-            .output()
-            .map_err(|e| format!("no C compiler (`cc`: {e})"))?;
-        if !built.status.success() {
-            return Err(format!(
-                "`cc -O2` failed: {}",
-                String::from_utf8_lossy(&built.stderr).trim()
-            ));
-        }
-        let mut t = Vec::new();
-        let mut acc = 0;
-        for _ in 0..runs {
-            let out = Command::new(&exe)
-                .arg(n.to_string())
-                .output()
-                .map_err(|e| e.to_string())?;
-            let text = String::from_utf8_lossy(&out.stdout).into_owned();
-            let mut w = text.split_whitespace();
-            let s: f64 = w.next().and_then(|x| x.parse().ok()).ok_or("no time")?;
-            acc = w.next().and_then(|x| x.parse().ok()).ok_or("no sum")?;
-            t.push(s * 1e9 / n as f64);
-        }
-        Ok((median(t), acc))
-    })();
-    let _ = std::fs::remove_dir_all(&dir);
-    r
+    let (secs, rest) = super::stencil::c_program("rand", RAND_C, &[n.to_string()], runs)?;
+    let acc = rest.trim().parse().map_err(|_| "no sum")?;
+    Ok((secs * 1e9 / n as f64, acc))
 }
 
 /// Async launches with a private array, never waited for until the end:

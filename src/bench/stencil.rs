@@ -177,7 +177,12 @@ pub fn figures(runs: usize) -> Result<(), String> {
 /// Build C program `src` with `cc -O2` and run it `runs` times with
 /// `args`: the median of the seconds it prints first, and the rest of its
 /// last output. `Err` with why when there is no C compiler.
-fn c_program(name: &str, src: &str, args: &[String], runs: usize) -> Result<(f64, String), String> {
+pub(super) fn c_program(
+    name: &str,
+    src: &str,
+    args: &[String],
+    runs: usize,
+) -> Result<(f64, String), String> {
     let dir = std::env::temp_dir().join(format!("accl-bench-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let (file, exe) = (dir.join(format!("{name}.c")), dir.join(name));
