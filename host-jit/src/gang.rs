@@ -277,8 +277,6 @@ impl crate::Builder<'_> {
         String,
     > {
         use crate::lower::{self, Exit};
-        use crate::plan::scalar;
-        use crate::runtime::*;
         use cranelift_codegen::ir::{types, InstBuilder};
         use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
         use cranelift_module::Module;
@@ -334,21 +332,7 @@ impl crate::Builder<'_> {
                 body: inner.clone(),
             };
             levels(&mut g, loops, &innermost, &range, 0);
-            let done = g.b.create_block();
-            g.b.ins().jump(done, &[]);
-            for (blk, status) in [(done, NEXT), (ret_exit, RETURN), (trap_exit, TRAP)] {
-                g.b.switch_to_block(blk);
-                g.sync_out();
-                for &l in &scalars {
-                    let t = scalar(body.locals[LocalH::new(l)].ty).unwrap_or(lang::Scalar::I64);
-                    let var = g.var(l);
-                    let v = g.b.use_var(var);
-                    let bits = g.slot_bits(v, t);
-                    g.b.ins().store(lower::flags(), bits, slots, (l * 8) as i32);
-                }
-                let st = g.b.ins().iconst(types::I32, status as i64);
-                g.b.ins().return_(&[st]);
-            }
+            crate::close_entry(&mut g, body, slots, &scalars, [ret_exit, trap_exit]);
             g.b.seal_all_blocks();
             g.b.finalize(fc);
         }

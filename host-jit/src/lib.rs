@@ -903,21 +903,7 @@ impl Builder<'_> {
             g.sync_in();
             load_entry(&mut g, body, slots, descs, &scalars, &arrays);
             g.block(one);
-            let done = g.b.create_block();
-            g.b.ins().jump(done, &[]);
-            for (blk, status) in [(done, NEXT), (ret_exit, RETURN), (trap_exit, TRAP)] {
-                g.b.switch_to_block(blk);
-                g.sync_out();
-                for &l in &scalars {
-                    let t = scalar(body.locals[hir::LocalH::new(l)].ty).unwrap_or(Scalar::I64);
-                    let var = g.var(l);
-                    let v = g.b.use_var(var);
-                    let bits = g.slot_bits(v, t);
-                    g.b.ins().store(lower::flags(), bits, slots, (l * 8) as i32);
-                }
-                let st = g.b.ins().iconst(types::I32, status as i64);
-                g.b.ins().return_(&[st]);
-            }
+            close_entry(&mut g, body, slots, &scalars, [ret_exit, trap_exit]);
             g.b.seal_all_blocks();
             g.b.finalize(fc);
         }
@@ -1004,5 +990,32 @@ pub(crate) fn load_entry(
             dims.push(dv);
         }
         g.arrays.insert(l, ArrVars { ptr, dims, elem });
+    }
+}
+
+/// The end of such a unit: from where its code ends (`NEXT`), its
+/// `return` exit and its trap exit, the `scalars` written back to their
+/// slots and the status returned.
+pub(crate) fn close_entry(
+    g: &mut Gen,
+    body: &Body,
+    slots: cranelift_codegen::ir::Value,
+    scalars: &[usize],
+    [ret_exit, trap_exit]: [cranelift_codegen::ir::Block; 2],
+) {
+    let done = g.b.create_block();
+    g.b.ins().jump(done, &[]);
+    for (blk, status) in [(done, NEXT), (ret_exit, RETURN), (trap_exit, TRAP)] {
+        g.b.switch_to_block(blk);
+        g.sync_out();
+        for &l in scalars {
+            let t = scalar(body.locals[hir::LocalH::new(l)].ty).unwrap_or(Scalar::I64);
+            let var = g.var(l);
+            let v = g.b.use_var(var);
+            let bits = g.slot_bits(v, t);
+            g.b.ins().store(lower::flags(), bits, slots, (l * 8) as i32);
+        }
+        let st = g.b.ins().iconst(types::I32, status as i64);
+        g.b.ins().return_(&[st]);
     }
 }
