@@ -318,7 +318,7 @@ impl crate::Builder<'_> {
                 g.spills = scalars.clone();
             }
             g.sync_in();
-            crate::load_entry(&mut g, body, slots, descs, &scalars, &arrays);
+            crate::entry::load(&mut g, body, slots, descs, &scalars, &arrays);
             let mut range = Vec::with_capacity(loops.len());
             for k in 0..loops.len() as i32 {
                 let lo = g.b.ins().load(types::I64, lower::flags(), bounds, 16 * k);
@@ -332,7 +332,7 @@ impl crate::Builder<'_> {
                 body: inner.clone(),
             };
             levels(&mut g, loops, &innermost, &range, 0);
-            crate::close_entry(&mut g, body, slots, &scalars, [ret_exit, trap_exit]);
+            crate::entry::close(&mut g, body, slots, &scalars, [ret_exit, trap_exit]);
             g.b.seal_all_blocks();
             g.b.finalize(fc);
         }

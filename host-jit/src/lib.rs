@@ -16,6 +16,7 @@
 //! control flow, traps) and [`expr`] (expressions); this module owns the
 //! machine code.
 
+mod entry;
 mod expr;
 pub mod gang;
 mod lower;
@@ -30,7 +31,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
 use lang::hir::{self, Body, FnH, Stmt, StmtKind};
 use lang::{Builtins, Scalar, Span, Type};
-use lower::{cl, ArrVars, Callees, Exit, Gen, PTR};
+use lower::{cl, Callees, Exit, Gen, PTR};
 use plan::{scalar, Planner};
 use runtime::*;
 use std::collections::HashMap;
@@ -901,9 +902,9 @@ impl Builder<'_> {
                 g.spills = scalars.clone();
             }
             g.sync_in();
-            load_entry(&mut g, body, slots, descs, &scalars, &arrays);
+            entry::load(&mut g, body, slots, descs, &scalars, &arrays);
             g.block(one);
-            close_entry(&mut g, body, slots, &scalars, [ret_exit, trap_exit]);
+            entry::close(&mut g, body, slots, &scalars, [ret_exit, trap_exit]);
             g.b.seal_all_blocks();
             g.b.finalize(fc);
         }
@@ -951,71 +952,5 @@ fn zero(g: &mut Gen, t: Scalar) -> cranelift_codegen::ir::Value {
         Scalar::F32 => g.b.ins().f32const(0.0),
         Scalar::F64 => g.b.ins().f64const(0.0),
         _ => g.b.ins().iconst(cl(t), 0),
-    }
-}
-
-/// The start of a compiled unit the interpreter enters with its frame
-/// (`slots`: each scalar local's bits at 8 bytes a slot) and its arrays'
-/// descriptors (`descs`): the `scalars` read into their variables, and each
-/// of `arrays` (local, element, rank) given its pointer and extents.
-pub(crate) fn load_entry(
-    g: &mut Gen,
-    body: &Body,
-    slots: cranelift_codegen::ir::Value,
-    descs: cranelift_codegen::ir::Value,
-    scalars: &[usize],
-    arrays: &[(usize, Scalar, u8)],
-) {
-    for &l in scalars {
-        let t = scalar(body.locals[hir::LocalH::new(l)].ty).unwrap_or(Scalar::I64);
-        let bits =
-            g.b.ins()
-                .load(types::I64, lower::flags(), slots, (l * 8) as i32);
-        let v = g.value_of(bits, t);
-        let var = g.var(l);
-        g.b.def_var(var, v);
-    }
-    for (k, &(l, elem, rank)) in arrays.iter().enumerate() {
-        let base = k as i32 * DESC_SIZE;
-        let ptr = g.b.declare_var(PTR);
-        let pv = g.b.ins().load(PTR, lower::flags(), descs, base);
-        g.b.def_var(ptr, pv);
-        let mut dims = Vec::new();
-        for d in 0..rank as i32 {
-            let dv = g.b.declare_var(types::I64);
-            let x =
-                g.b.ins()
-                    .load(types::I64, lower::flags(), descs, base + 8 + 8 * d);
-            g.b.def_var(dv, x);
-            dims.push(dv);
-        }
-        g.arrays.insert(l, ArrVars { ptr, dims, elem });
-    }
-}
-
-/// The end of such a unit: from where its code ends (`NEXT`), its
-/// `return` exit and its trap exit, the `scalars` written back to their
-/// slots and the status returned.
-pub(crate) fn close_entry(
-    g: &mut Gen,
-    body: &Body,
-    slots: cranelift_codegen::ir::Value,
-    scalars: &[usize],
-    [ret_exit, trap_exit]: [cranelift_codegen::ir::Block; 2],
-) {
-    let done = g.b.create_block();
-    g.b.ins().jump(done, &[]);
-    for (blk, status) in [(done, NEXT), (ret_exit, RETURN), (trap_exit, TRAP)] {
-        g.b.switch_to_block(blk);
-        g.sync_out();
-        for &l in scalars {
-            let t = scalar(body.locals[hir::LocalH::new(l)].ty).unwrap_or(Scalar::I64);
-            let var = g.var(l);
-            let v = g.b.use_var(var);
-            let bits = g.slot_bits(v, t);
-            g.b.ins().store(lower::flags(), bits, slots, (l * 8) as i32);
-        }
-        let st = g.b.ins().iconst(types::I32, status as i64);
-        g.b.ins().return_(&[st]);
     }
 }
