@@ -225,6 +225,15 @@ pub(crate) fn walk(
 }
 
 impl Walk {
+    /// The initial value of `l` when it is a `let` of the walked body that
+    /// nothing assigns afterwards: every later use in an iteration reads
+    /// that value, if what the value reads does not change either (the
+    /// caller's to check).
+    pub(crate) fn let_init(&self, l: LocalH) -> Option<ExprH> {
+        let &(_, init) = self.lets.iter().find(|(x, _)| *x == l)?;
+        (!self.assigned.iter().any(|a| a.0 == l)).then_some(init)
+    }
+
     fn refuse(&mut self, why: impl Into<String>) {
         if self.refused.is_none() {
             self.refused = Some(why.into());
@@ -445,10 +454,7 @@ impl Cx<'_> {
     /// `l` in an iteration has that value (the C habit
     /// `int k = i * cols + j;`).
     fn let_value(&self, l: LocalH, i: LocalH, w: &Walk) -> Option<ExprH> {
-        let &(_, init) = w.lets.iter().find(|(x, _)| *x == l)?;
-        if w.assigned.iter().any(|a| a.0 == l) {
-            return None;
-        }
+        let init = w.let_init(l)?;
         let ranged: Vec<LocalH> = w.ranges.iter().map(|r| r.0).collect();
         let mut varying: Vec<LocalH> = w
             .declared

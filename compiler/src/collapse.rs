@@ -174,15 +174,9 @@ impl Cx<'_> {
         let Expr::Local(l) = self.body.exprs[e] else {
             return e;
         };
-        match w.lets.iter().find(|(x, _)| *x == l) {
-            Some(&(_, init))
-                if !w.assigned.iter().any(|a| a.0 == l)
-                    && self.index_term(init, vars, &w.declared) =>
-            {
-                init
-            }
-            _ => e,
-        }
+        w.let_init(l)
+            .filter(|&init| self.index_term(init, vars, &w.declared))
+            .unwrap_or(e)
     }
 
     /// Is `e` `outer * K + x` (in either order of either operation) with

@@ -284,14 +284,7 @@ impl crate::Builder<'_> {
         let (Some(all), ConstructBody::Loops { loops, body: inner }) = (nest(c), &c.body) else {
             return Err("not a loop construct".into());
         };
-        let one = std::slice::from_ref(&all);
-        let scalars = lower::Gen::touched(body, one);
-        let mut arrays = Vec::new();
-        for a in lower::Gen::array_locals(body, one) {
-            if let Type::Array(elem, rank) = body.locals[LocalH::new(a)].ty {
-                arrays.push((a, elem, rank));
-            }
-        }
+        let (scalars, arrays) = crate::frame_of(body, std::slice::from_ref(&all));
         let fc = self.module.isa().frontend_config();
         let (id, mut ctx) = self.declare_entry("gang", 4)?;
         let top = std::ptr::eq(body, self.main);

@@ -460,14 +460,7 @@ fn attempt(
     let mut units = HashMap::new();
     for ((body, s, rets), (id, scalars, arrays)) in loops.iter().zip(loop_ids) {
         let code = b.module.get_finalized_function(id);
-        let mut called = Vec::new();
-        walk::callees(body, std::slice::from_ref(*s), &mut called);
-        let mut globals: Vec<usize> = called
-            .iter()
-            .flat_map(|&f| fn_globals[f].iter().copied())
-            .collect();
-        globals.sort_unstable();
-        globals.dedup();
+        let globals = callees_globals(body, std::slice::from_ref(*s), &fn_globals);
         units.insert(
             *s as *const Stmt as usize,
             LoopUnit {
@@ -483,16 +476,11 @@ fn attempt(
     let mut gang_units = HashMap::new();
     for ((body, c), (id, scalars, arrays)) in gangs.iter().zip(gang_ids) {
         let code = b.module.get_finalized_function(id);
-        let mut called = Vec::new();
-        if let hir::ConstructBody::Loops { body: inner, .. } = &c.body {
-            walk::callees(body, inner, &mut called);
-        }
-        let mut globals: Vec<usize> = called
-            .iter()
-            .flat_map(|&f| fn_globals[f].iter().copied())
-            .collect();
-        globals.sort_unstable();
-        globals.dedup();
+        let inner: &[Stmt] = match &c.body {
+            hir::ConstructBody::Loops { body: inner, .. } => inner,
+            _ => &[],
+        };
+        let globals = callees_globals(body, inner, &fn_globals);
         gang_units.insert(
             *c as *const hir::Construct as usize,
             GangUnit {
@@ -865,15 +853,7 @@ impl Builder<'_> {
         s: &Stmt,
         ret: Rets,
     ) -> Result<(FuncId, Vec<usize>, Vec<(usize, Scalar, u8)>), String> {
-        let one = std::slice::from_ref(s);
-        let scalars = Gen::touched(body, one);
-        let array_locals = Gen::array_locals(body, one);
-        let mut arrays = Vec::new();
-        for &a in &array_locals {
-            if let Type::Array(elem, rank) = body.locals[hir::LocalH::new(a)].ty {
-                arrays.push((a, elem, rank));
-            }
-        }
+        let (scalars, arrays) = frame_of(body, std::slice::from_ref(s));
         let fc = self.module.isa().frontend_config();
         let (id, mut ctx) = self.declare_entry("loop", 3)?;
         let top = std::ptr::eq(body, self.main);
@@ -903,7 +883,7 @@ impl Builder<'_> {
             }
             g.sync_in();
             entry::load(&mut g, body, slots, descs, &scalars, &arrays);
-            g.block(one);
+            g.block(std::slice::from_ref(s));
             entry::close(&mut g, body, slots, &scalars, [ret_exit, trap_exit]);
             g.b.seal_all_blocks();
             g.b.finalize(fc);
@@ -953,4 +933,31 @@ fn zero(g: &mut Gen, t: Scalar) -> cranelift_codegen::ir::Value {
         Scalar::F64 => g.b.ins().f64const(0.0),
         _ => g.b.ins().iconst(cl(t), 0),
     }
+}
+
+/// The top-level variables the functions that `block` calls use, sorted.
+fn callees_globals(body: &Body, block: &[Stmt], fn_globals: &[Vec<usize>]) -> Vec<usize> {
+    let mut called = Vec::new();
+    walk::callees(body, block, &mut called);
+    let mut globals: Vec<usize> = called
+        .iter()
+        .flat_map(|&f| fn_globals[f].iter().copied())
+        .collect();
+    globals.sort_unstable();
+    globals.dedup();
+    globals
+}
+
+/// What a unit compiled from `block` takes from the interpreter's frame:
+/// the scalar locals it touches and its arrays (local, element, rank).
+pub(crate) fn frame_of(body: &Body, block: &[Stmt]) -> (Vec<usize>, Vec<(usize, Scalar, u8)>) {
+    let scalars = Gen::touched(body, block);
+    let arrays = Gen::array_locals(body, block)
+        .into_iter()
+        .filter_map(|a| match body.locals[hir::LocalH::new(a)].ty {
+            Type::Array(elem, rank) => Some((a, elem, rank)),
+            _ => None,
+        })
+        .collect();
+    (scalars, arrays)
 }
