@@ -63,7 +63,25 @@ pub fn report(
             writeln!(out, "{file}:{}: {}", line(c.span.start), c.kind.name())
         };
         match compiler::lower(prog, body, c, builtins) {
-            Ok(k) => construct(&mut out, &line, body, c, &k, spec),
+            Ok(k) => {
+                let mut own = String::new();
+                construct(&mut own, &line, body, c, &k, spec);
+                let mut lines = own.lines();
+                let _ = writeln!(out, "{}", lines.next().unwrap_or(""));
+                // The parallel kernel an `auto` loop's launch-time test picks.
+                if let Some((v, _)) = compiler::lower_variant(prog, body, c, builtins) {
+                    let mut alt = String::new();
+                    construct(&mut alt, &line, body, c, &v, spec);
+                    let first = alt.lines().next().unwrap_or("").trim();
+                    let _ = writeln!(
+                        out,
+                        "  or, at a launch whose values keep the iterations apart: {first}"
+                    );
+                }
+                for l in lines {
+                    let _ = writeln!(out, "{l}");
+                }
+            }
             Err(d) => {
                 let _ = writeln!(out, "  not compiled: {}", d.message);
             }

@@ -71,3 +71,86 @@ fn a_dependent_loop_in_kernels_stays_in_order() {
         kernels copy(f) { loop for i in 1..n { f[i] = f[i - 1] * 0.5 + 1.0; } }
         assert(abs(f[99] - 2.0) < 1e-9);");
 }
+
+/// The launch labels of a device run's trace of `src`.
+fn launches(src: &str) -> Vec<String> {
+    common::trace_events(src)
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .filter(|n| n.starts_with("launch "))
+        .map(String::from)
+        .collect()
+}
+
+/// Needleman-Wunsch's anti-diagonals (Rodinia's `kernels` loops): the
+/// cells of one diagonal, read from the diagonal before, for an `m` by `m`
+/// matrix, with the host recurrence row by row to check against.
+fn needleman_wunsch(m: u32) -> String {
+    format!(
+        "let m = {m}; let a = zeros(i32, m * m); let r = zeros(i32, m * m);
+        for k in 0..m * m {{ r[k] = (k * 7) % 11 - 5; }}
+        for k in 0..m {{ a[k * m] = -k; a[k] = -k; }}
+        let h = zeros(i32, m * m);
+        for k in 0..m * m {{ h[k] = a[k]; }}
+        data copy(a) copyin(r) {{
+            for i in 0..m - 2 {{
+                kernels present(a, r) {{
+                    for idx in 0..=i {{
+                        let index = (idx + 1) * m + (i + 1 - idx);
+                        a[index] = max(a[index - 1 - m] + r[index], max(a[index - 1] - 1, a[index - m] - 1));
+                    }}
+                }}
+            }}
+        }}
+        for y in 1..m - 1 {{
+            for x in 1..m - y {{
+                let k = y * m + x;
+                h[k] = max(h[k - 1 - m] + r[k], max(h[k - 1] - 1, h[k - m] - 1));
+            }}
+        }}
+        for k in 0..m * m {{ assert(a[k] == h[k]); }}"
+    )
+}
+
+#[test]
+fn a_kernels_loop_whose_indices_the_launch_shows_apart_runs_in_parallel() {
+    // m - 1 divides none of the distances 1, m, m + 1: every launch with
+    // two iterations or more takes the parallel kernel.
+    let src = needleman_wunsch(24);
+    ok(&src);
+    let l = launches(&src);
+    assert_eq!(l.len(), 22, "{l:?}");
+    let parallel = l
+        .iter()
+        .filter(|n| n.contains("(auto: in parallel)"))
+        .count();
+    assert_eq!(parallel, 22, "{l:?}"); // one iteration is apart from none
+    let e = explain(&src);
+    assert!(
+        e.contains("seq: one lane runs loop `idx`")
+            && e.contains("or, at a launch whose values keep the iterations apart: gang, vector"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_kernels_loop_whose_indices_meet_at_launch_stays_in_order() {
+    // A shift the next iteration reads; then one array under two names
+    // (apart as two arrays, not as one); then two arrays, apart.
+    let src =
+        "let n = 64; let s = 1; let a = zeros(i32, 2 * n); let b = a; let c = zeros(i32, 2 * n);
+        kernels copy(a) { for j in 0..n { a[j + s] = a[j] + 1; } }
+        assert(a[n] == 64);
+        s = n;
+        kernels copy(a, b) { for j in 0..n { a[j + s] = b[j] * 2; } }
+        assert(a[n + 5] == 10);
+        kernels copy(a, c) { for j in 0..n { c[j + s] = c[j] * 2 + a[j]; } }
+        assert(c[n + 5] == 5);";
+    ok(src);
+    let l = launches(src);
+    let parallel: Vec<bool> = l
+        .iter()
+        .map(|n| n.contains("(auto: in parallel)"))
+        .collect();
+    assert_eq!(parallel, [false, false, true], "{l:?}");
+}

@@ -172,6 +172,42 @@ pub fn vectorise(
     (any.then_some(out), notes)
 }
 
+/// The walk of `f`'s body when all it does but its array accesses is an
+/// iteration's own (scalars private or reductions, no call that writes
+/// memory), for the launch-time test of [`crate::depend`]; `None` else.
+pub(crate) fn scalar_walk(
+    program: &hir::Program,
+    body: &hir::Body,
+    builtins: &Builtins,
+    f: &hir::ForLoop,
+    private: &[LocalH],
+) -> Option<Walk> {
+    let cx = Cx {
+        program,
+        body,
+        builtins,
+    };
+    cx.scalar_proof(f, private).ok().map(|(_, w)| w)
+}
+
+/// What the `let` `l` of a walked body holds in every iteration of loop
+/// `i`, when nothing it reads changes within one ([`Walk::let_init`]).
+pub(crate) fn let_value(
+    program: &hir::Program,
+    body: &hir::Body,
+    builtins: &Builtins,
+    l: LocalH,
+    i: LocalH,
+    w: &Walk,
+) -> Option<ExprH> {
+    let cx = Cx {
+        program,
+        body,
+        builtins,
+    };
+    cx.let_value(l, i, w)
+}
+
 struct Cx<'a> {
     program: &'a hir::Program,
     body: &'a hir::Body,
@@ -292,6 +328,39 @@ impl Cx<'_> {
         f: &hir::ForLoop,
         private: &[LocalH],
     ) -> Result<(Vec<hir::Reduction>, Walk), String> {
+        let (reductions, w) = self.scalar_proof(f, private)?;
+        let i = f.header.var;
+        // Arrays: each written one touched at `[.., i, ..]` only, at one place.
+        let written: Vec<LocalH> = w.accesses.iter().filter(|a| a.2).map(|a| a.0).collect();
+        for &a in &written {
+            let lists: Vec<&Vec<ExprH>> = w
+                .accesses
+                .iter()
+                .filter(|x| x.0 == a)
+                .map(|x| &x.1)
+                .collect();
+            let rank = lists[0].len();
+            let separated = (0..rank).any(|d| {
+                lists.iter().all(|l| l.len() == rank)
+                    && self.apart(i, &w, lists.iter().map(|l| l[d]))
+            });
+            if !separated {
+                return Err(format!(
+                    "`{}` is written at elements another iteration may touch",
+                    self.name(a)
+                ));
+            }
+        }
+        Ok((reductions, w))
+    }
+
+    /// Everything [`Self::proof_with`] proves but the arrays: what the
+    /// loop does is an iteration's own, its scalars private or reductions.
+    fn scalar_proof(
+        &self,
+        f: &hir::ForLoop,
+        private: &[LocalH],
+    ) -> Result<(Vec<hir::Reduction>, Walk), String> {
         let i = f.header.var;
         let mut w = Walk::default();
         w.declared.push(i);
@@ -341,27 +410,6 @@ impl Cx<'_> {
                     }
                     reductions.push(hir::Reduction { op, var: v, span });
                 }
-            }
-        }
-        // Arrays: each written one touched at `[.., i, ..]` only, at one place.
-        let written: Vec<LocalH> = w.accesses.iter().filter(|a| a.2).map(|a| a.0).collect();
-        for &a in &written {
-            let lists: Vec<&Vec<ExprH>> = w
-                .accesses
-                .iter()
-                .filter(|x| x.0 == a)
-                .map(|x| &x.1)
-                .collect();
-            let rank = lists[0].len();
-            let separated = (0..rank).any(|d| {
-                lists.iter().all(|l| l.len() == rank)
-                    && self.apart(i, &w, lists.iter().map(|l| l[d]))
-            });
-            if !separated {
-                return Err(format!(
-                    "`{}` is written at elements another iteration may touch",
-                    self.name(a)
-                ));
             }
         }
         Ok((reductions, w))

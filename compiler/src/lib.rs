@@ -51,6 +51,7 @@ pub mod abi;
 pub mod autovec;
 pub mod bounded;
 pub mod collapse;
+pub mod depend;
 pub mod facts;
 pub mod footprint;
 pub mod kir;
@@ -71,7 +72,7 @@ pub use abi::{
     PerInvocation,
 };
 pub use kir::{Features, Kernel, ReductionParam, Shape};
-pub use lower::lower;
+pub use lower::{lower, lower_variant};
 pub use plan::Plan;
 pub use spec::{ExactF32, Spec};
 pub use validate::{validate, Validated};

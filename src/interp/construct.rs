@@ -451,6 +451,16 @@ impl Compiler<'_> {
                         .collect(),
                     _ => Vec::new(),
                 },
+                variant: kernel
+                    .as_ref()
+                    .ok()
+                    .and_then(|_| compiler::lower_variant(self.prog, self.body, c, self.builtins))
+                    .map(|(k, test)| crate::interp::machine::Variant {
+                        test,
+                        rows: compiler::footprint::leading_rows(&k),
+                        kernel: k,
+                        fingerprint: std::cell::OnceCell::new(),
+                    }),
                 kernel,
             }
         });

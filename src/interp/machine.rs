@@ -225,6 +225,18 @@ pub struct DeviceCode {
     /// backend compiling ahead of the launch can pick the work-group size
     /// the launch will.
     pub total_hint: Option<u64>,
+    /// The kernel run in parallel when a launch's values show the
+    /// iterations of an `auto` loop independent ([`compiler::depend`]);
+    /// `kernel` runs them in order otherwise.
+    pub variant: Option<Variant>,
+}
+
+/// A `parallel loop auto`'s parallel kernel and the test that picks it.
+pub struct Variant {
+    pub test: compiler::depend::LaunchTest,
+    pub kernel: compiler::Kernel,
+    pub fingerprint: std::cell::OnceCell<u64>,
+    pub rows: Vec<Option<Vec<compiler::footprint::Lead>>>,
 }
 
 /// A compiled user function.

@@ -81,6 +81,14 @@ pub fn launch(
             deferred_access(fr, cx, r.host.index(), Touch::Combine, c.span)?;
         }
     }
+    // An `auto` loop's parallel kernel when this launch's values keep its
+    // iterations apart.
+    let (kernel, fingerprint, offsets, parallel) = match &code.variant {
+        Some(v) if variant_applies(v, c, &levels, fr, cx)? => {
+            (&v.kernel, &v.fingerprint, &v.rows, " (auto: in parallel)")
+        }
+        _ => (kernel, &code.fingerprint, &code.rows, ""),
+    };
     let params: Vec<Value> = kernel
         .params
         .iter()
@@ -126,7 +134,6 @@ pub fn launch(
     let mut bound: SmallVec<[(Buffer, ArrayArgs, u64); 4]> = SmallVec::new();
     let track = table.store.queue != QueueId::Sync || !table.store.tracker.is_empty();
     let mut touched: SmallVec<[Access; 4]> = SmallVec::new();
-    let offsets = &code.rows;
     for (i, (_, ap)) in kernel.arrays.iter().enumerate() {
         let a = fr.a[ap.host.index()].clone().ok_or_else(error::uninit)?;
         let rows = a.shape()[0];
@@ -230,13 +237,13 @@ pub fn launch(
             e => launch_error(c.span, e.message()),
         });
     let label: std::borrow::Cow<str> = if table.store.trace.is_some() {
-        format!("{} {}", kernel.name, cx.line_of(c.span)).into()
+        format!("{} {}{parallel}", kernel.name, cx.line_of(c.span)).into()
     } else {
         kernel.name.as_str().into()
     };
     let t0 = table.store.trace.is_some().then(std::time::Instant::now);
     let value = g.as_ref().ok().copied().flatten();
-    let key = *code.fingerprint.get_or_init(|| kernel.fingerprint());
+    let key = *fingerprint.get_or_init(|| kernel.fingerprint());
     let r = g.and_then(|_| {
         dispatch(
             table,
@@ -848,6 +855,40 @@ pub fn binding_kinds(kernel: &compiler::Kernel, spec: &compiler::Spec, n: u32) -
             None => Binding::Storage,
         })
         .collect()
+}
+
+/// Does this launch run `v`, the parallel kernel of an `auto` loop? Its
+/// test reads the frame's scalars (after their pending results land) and
+/// tells two names of one array apart.
+fn variant_applies(
+    v: &crate::interp::machine::Variant,
+    c: &CConstruct,
+    levels: &[(i128, i128)],
+    fr: &mut Frame,
+    cx: &mut Ctx,
+) -> R<bool> {
+    let Some(&(lo, hi)) = levels.first() else {
+        return Ok(false);
+    };
+    if !cx.deferred.is_empty() {
+        use crate::interp::deferred::{deferred_access, Touch};
+        for p in &v.kernel.params {
+            deferred_access(fr, cx, p.host.index(), Touch::Read, c.span)?;
+        }
+    }
+    let frame = &*fr;
+    let scalar = |slot: usize, t: lang::Scalar| {
+        frame
+            .s
+            .get(slot)
+            .and_then(|&b| bits_to_value(t, b).as_i128())
+    };
+    let same = |a: usize, b: usize| match (frame.a.get(a), frame.a.get(b)) {
+        (Some(Some(x)), Some(Some(y))) => x.id() == y.id(),
+        // An array the launch cannot see: take it to be the same.
+        _ => true,
+    };
+    Ok(v.test.independent(lo, hi, &scalar, &same))
 }
 
 /// Bytes per element of array `i`'s buffer.

@@ -130,6 +130,30 @@ fn default_vector(k: &mut Kernel) {
     }
 }
 
+/// The kernel of a `parallel loop auto` that [`lower`] runs in order on one
+/// lane, lowered as if its iterations were independent, with the test
+/// that tells at each launch whether they are ([`crate::depend`]); `None`
+/// when no launch's values could make them so.
+pub fn lower_variant(
+    program: &hir::Program,
+    body: &hir::Body,
+    construct: &hir::Construct,
+    builtins: &Builtins,
+) -> Option<(Kernel, crate::depend::LaunchTest)> {
+    auto_refused(program, body, construct, builtins)?;
+    let test = crate::depend::LaunchTest::of(program, body, construct, builtins)?;
+    let mut c = construct.clone();
+    c.clauses.auto = false;
+    c.clauses.independent = true;
+    let k = lower(program, body, &c, builtins).ok()?;
+    // The launch gives the construct's own levels; inner loops collapsed
+    // into more would need theirs.
+    let hir::ConstructBody::Loops { loops, .. } = &construct.body else {
+        return None;
+    };
+    (k.levels.len() == loops.len()).then_some((k, test))
+}
+
 /// Why a `parallel loop auto` runs its iterations in order on one lane (it
 /// cannot prove them independent), as a note on its loop; `None` when it
 /// is not `auto` or they are independent.
@@ -146,13 +170,20 @@ fn auto_refused(
         return None;
     }
     let private = &construct.clauses.private;
-    crate::autovec::independent_nest_private(program, body, loops, block, builtins, private)
-        .err()
-        .map(|why| LoopNote {
-            span: loops[0].span,
-            vector: None,
-            reason: format!("`auto`: in order on one lane, since {why}"),
-        })
+    let why =
+        crate::autovec::independent_nest_private(program, body, loops, block, builtins, private)
+            .err()?;
+    let tested = crate::depend::LaunchTest::of(program, body, construct, builtins).is_some();
+    let reason = if tested {
+        format!("`auto`: {why}; each launch tests the indices' values and runs it in parallel when they keep iterations apart, else in order on one lane")
+    } else {
+        format!("`auto`: in order on one lane, since {why}")
+    };
+    Some(LoopNote {
+        span: loops[0].span,
+        vector: None,
+        reason,
+    })
 }
 
 /// The iteration body of a flat `parallel loop` with its parallel inner
