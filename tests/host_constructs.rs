@@ -298,3 +298,59 @@ parallel num_gangs(2) { let x = 1; }
     assert!(String::from_utf8_lossy(&off.stdout)
         .contains("  on the host: interpreted (the host JIT is off: ACCL_JIT=0)"));
 }
+
+#[test]
+fn async_work_pending_on_other_arrays_leaves_constructs_and_loops_compiled() {
+    // A time loop of async kernels inside a function that takes arrays
+    // (miniWeather's shape): every launch finds async work pending, on
+    // the arrays of the kernels before it. Each compiled construct or loop
+    // entered counts in `--time`'s "compiled host code" row.
+    let src = "
+fn step(a: f64[], b: f64[], n: i32) {
+    parallel loop present(a, b) async for i in 0..n { b[i] = a[i] * 0.5 + 1.0; }
+    parallel loop present(a, b) async for i in 0..n { a[i] = b[i] * 2.0 - 1.0; }
+}
+let n = 1000;
+let a = zeros(f64, n);
+let b = zeros(f64, n);
+let c = zeros(f64, n);
+for i in 0..n { a[i] = i as f64; }
+data copy(a) create(b) {
+    for s in 0..10 { step(a, b, n); }
+    // Pending work is on `a` and `b`: a loop over `c` runs compiled.
+    for i in 0..n { c[i] = (i * 2) as f64; }
+    wait;
+}
+let s = 0.0;
+for i in 0..n { s += a[i] + c[i]; }
+println(s);
+// Reading `a` while a kernel on it is pending is still the race it is.
+parallel loop async copy(a) for i in 0..n { a[i] = 0.0; }
+let t = 0.0;
+for i in 0..n { t += a[i]; }
+";
+    let (out, _) = both(src);
+    assert!(!out.ok, "the last loop races with the pending kernel");
+    // Each step makes a[i] (a[i] * 0.5 + 1) * 2 - 1 = a[i] + 1, so a[i]
+    // ends at i + 10; c[i] is 2i: the sum is 3 * 499500 + 10 * 1000.
+    assert_eq!(out.stdout.trim(), "1508500", "{}", out.stderr);
+    assert!(out.stderr.contains("accl::race::host"), "{}", out.stderr);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("t.accl");
+    std::fs::write(&path, src).expect("write script");
+    let timed = Command::new(env!("CARGO_BIN_EXE_accl"))
+        .args(["run", "--host", "--time"])
+        .arg(&path)
+        .env("ACCL_HOST_THREADS", "1")
+        .output()
+        .expect("run accl");
+    let err = String::from_utf8_lossy(&timed.stderr);
+    let entered: u64 = err
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("compiled host code"))
+        .and_then(|r| r.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no compiled host code row:\n{err}"));
+    // 20 kernels and the loop over `c`, at least (the loops before and
+    // after the data region may be compiled as well).
+    assert!(entered >= 21, "{entered} entries:\n{err}");
+}

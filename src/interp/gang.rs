@@ -88,7 +88,7 @@ pub fn run_nest(
         .take_while(|&s| s <= end as i128)
         .map(|s| (s as i64, (s + rows as i128 - 1).min(end as i128) as i64))
         .collect();
-    if let Some(g) = c.gang.as_ref().filter(|_| !cx.async_pending) {
+    if let Some(g) = &c.gang {
         if let Some(r) = compiled(c, g, &b, &chunks, fr, cx) {
             return r;
         }
@@ -156,6 +156,9 @@ fn compiled(
     let mut handles = Vec::with_capacity(g.arrays.len());
     for &(slot, _, _) in &g.arrays {
         handles.push(fr.a.get(slot)?.clone()?);
+    }
+    if !cx.unraced(&handles) {
+        return None;
     }
     let (descs, held) = describe(&g.arrays, &handles)?;
     let mut flat: Vec<i64> = b.iter().flat_map(|&(l, e)| [l, e]).collect();

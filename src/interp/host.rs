@@ -69,6 +69,9 @@ impl Backend for HostBackend {
     fn has_pending(&self, cx: &Ctx) -> bool {
         !cx.present.store.races.tracker.is_empty()
     }
+    fn pending_on(&self, cx: &Ctx, a: &Array) -> bool {
+        cx.present.store.races.tracker.pending_on(a.id())
+    }
     fn launch(&self, c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
         let dev = cx.device;
         // The rows the kernel touches, checked against pending async work

@@ -40,15 +40,15 @@ impl Compiler<'_> {
         let arrays = u.arrays.clone();
         let tuple = u.rets.tuple.then_some(u.rets.types.len());
         Box::new(move |fr, cx| {
-            if cx.async_pending {
-                return interp(fr, cx);
-            }
             let mut handles = Vec::with_capacity(arrays.len());
             for &(slot, _, _) in &arrays {
                 match fr.a.get(slot) {
                     Some(Some(a)) => handles.push(a.clone()),
                     _ => return interp(fr, cx),
                 }
+            }
+            if !cx.unraced(&handles) {
+                return interp(fr, cx);
             }
             let Some((descs, held)) = describe(&arrays, &handles) else {
                 return interp(fr, cx);

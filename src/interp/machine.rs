@@ -424,6 +424,15 @@ impl Ctx {
         }
     }
 
+    /// May compiled code, which checks no access, run on `arrays` now?
+    /// Yes when no async work is pending, or when none that is pending
+    /// touches them and no scalar waits for a pending result.
+    pub fn unraced(&self, arrays: &[stdlib::Array]) -> bool {
+        !self.async_pending
+            || (self.deferred.is_empty()
+                && !arrays.iter().any(|a| self.backend.pending_on(self, a)))
+    }
+
     /// The host reads (`write` false) or writes element `off` of `a` at
     /// `span`; with `off` None, the whole array. An error when pending
     /// async work races with it.
@@ -702,6 +711,14 @@ pub trait Backend {
     fn has_pending(&self, cx: &Ctx) -> bool {
         let _ = cx;
         false
+    }
+    /// Could pending async work race with a host access of any row of
+    /// `a`? Compiled code checks no access, so it runs while work is
+    /// pending only on arrays no pending work touches; `true` when the
+    /// backend cannot tell at once.
+    fn pending_on(&self, cx: &Ctx, a: &Array) -> bool {
+        let _ = a;
+        self.has_pending(cx)
     }
     /// Submit async work held back behind running work on queues that are
     /// now idle; whether some is still held back. The interpreter asks

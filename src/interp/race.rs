@@ -160,6 +160,13 @@ impl Tracker {
         self.ops.is_empty()
     }
 
+    /// Does a pending operation touch `array` (any row, either memory)?
+    pub fn pending_on(&self, array: u64) -> bool {
+        self.ops
+            .get(&array)
+            .is_some_and(|v| v.iter().any(|p| p.acc.array == array))
+    }
+
     /// Queues with pending operations on device `dev`.
     pub fn queues(&self, dev: usize) -> Vec<QueueId> {
         let mut v: Vec<QueueId> = self
