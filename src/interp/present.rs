@@ -704,6 +704,9 @@ impl<S: Storage> Env for Table<S> {
 #[derive(Default)]
 pub struct HostStorage {
     pub races: super::race::HostRaces,
+    /// The device copy [`Storage::new_array`] made last, all zeros until
+    /// its first section is entered: a `create` of it has nothing to clear.
+    fresh: Option<u64>,
 }
 
 impl HostStorage {
@@ -755,14 +758,35 @@ fn copy_region(from: &Array, to: &Array, r: &Region) {
     }
 }
 
+/// Zero the elements of box `r` of `a`.
+fn zero_region(a: &Array, r: &Region) {
+    let size = a.scalar().size();
+    let mut d = a.data_mut();
+    let runs: Vec<(usize, usize)> = if r.is_rows() {
+        let row = a.row_len();
+        vec![(r.lo * row, (r.hi - r.lo) * row)]
+    } else {
+        r.runs(a.shape()).collect()
+    };
+    for (start, len) in runs {
+        let (lo, hi) = (start * size, (start + len) * size);
+        match d.bytes_mut() {
+            Some(b) if hi <= b.len() => b[lo..hi].fill(0),
+            _ => d.write_bytes(lo, &vec![0; hi - lo]),
+        }
+    }
+}
+
 impl Storage for HostStorage {
     type Arr = Array;
     type Sec = ();
     fn new_array(&mut self, _dev: usize, host: &Array) -> Result<Array, EnvError> {
-        Ok(
-            Array::zeros(host.scalar(), host.shape().to_vec())
-                .unwrap_or_else(|_| host.deep_clone()),
-        )
+        let (a, zeros) = match Array::zeros(host.scalar(), host.shape().to_vec()) {
+            Ok(a) => (a, true),
+            Err(_) => (host.deep_clone(), false),
+        };
+        self.fresh = zeros.then(|| a.id());
+        Ok(a)
     }
     fn new_section(
         &mut self,
@@ -773,13 +797,16 @@ impl Storage for HostStorage {
         copyin: bool,
     ) -> Result<(), EnvError> {
         let (acc, what) = Access::allocation(host.id(), self.name(host), (r.lo, r.hi), copyin);
+        let fresh = self.fresh.take() == Some(arr.id());
         self.tracked(dev, vec![acc], what, || {
             if copyin {
                 copy_region(host, arr, r);
-            } else if let Ok(z) = Array::zeros(host.scalar(), host.shape().to_vec()) {
+            } else if !fresh {
                 // `create` storage reads as zeros (`create(zero: a)` is
-                // `create(a)`), also where an earlier section left values.
-                copy_region(&z, arr, r);
+                // `create(a)`), also where an earlier section left values;
+                // a copy just made is zeros already (and its pages stay
+                // untouched until the kernel writes them).
+                zero_region(arr, r);
             }
         })
     }
