@@ -442,3 +442,34 @@ parallel loop gang vector private(tmp) for i in 0..64 {
         "{text}"
     );
 }
+
+#[test]
+fn copies_kept_in_the_lanes_leave_their_array_uncleared() {
+    // Each iteration reads its copy before writing it: zeros on both
+    // backends, o[i] = 2i. With 4 elements a lane keeps its copy in the
+    // lane and the hidden array of copies is never read, so no launch
+    // clears it; with 100 elements the copies live in that array (or in
+    // workgroup memory, decided in the kernel) and each launch clears it.
+    let src = |len: u32| {
+        format!(
+            "let c = zeros(i32, {len});
+let o = zeros(i32, 4096);
+for r in 0..3 {{
+    parallel loop private(c) copy(o) for i in 0..4096 {{
+        c[i % 4] += i;
+        o[i] = c[i % 4] + c[(i + 1) % 4] + i;
+    }}
+}}
+let total = sum(o);"
+        )
+    };
+    for len in [4, 100] {
+        values_on_both(&src(len), &[("total", "16773120")]);
+        let zeros = common::trace_events(&src(len))
+            .iter()
+            .filter(|e| e["name"].as_str() == Some("zero"))
+            .count();
+        let want = if len == 4 { 0 } else { 3 };
+        assert_eq!(zeros, want, "private copies of {len} elements");
+    }
+}

@@ -712,6 +712,12 @@ pub trait Backend {
         let _ = cx;
         false
     }
+    /// The `create`s entered from now on of the arrays `ids` (a compute
+    /// construct's hidden arrays of private copies) may leave their
+    /// storage uncleared until a launch reads it (`&[]`: none).
+    fn defer_zero(&self, ids: &[u64]) {
+        let _ = ids;
+    }
     /// Could pending async work race with a host access of any row of
     /// `a`? Compiled code checks no access, so it runs while work is
     /// pending only on arrays no pending work touches; `true` when the

@@ -17,7 +17,9 @@ use compiler::{ArgLocation, ArrayArgs, IndexWidth, LaunchArgs};
 use lang::value::combine;
 use lang::{Diag, Span, Value};
 use smallvec::SmallVec;
+use std::cell::Cell;
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 use stdlib::Array;
 use vk_runtime::{Binding, Buffer, BufferBinding, StagingBuffer, StagingKind, TexelFormat};
@@ -134,6 +136,7 @@ pub fn launch(
     let mut bound: SmallVec<[(Buffer, ArrayArgs, u64); 4]> = SmallVec::new();
     let track = table.store.queue != QueueId::Sync || !table.store.tracker.is_empty();
     let mut touched: SmallVec<[Access; 4]> = SmallVec::new();
+    let mut unzeroed: SmallVec<[(usize, Rc<Cell<bool>>); 2]> = SmallVec::new();
     for (i, (_, ap)) in kernel.arrays.iter().enumerate() {
         let a = fr.a[ap.host.index()].clone().ok_or_else(error::uninit)?;
         let rows = a.shape()[0];
@@ -226,6 +229,9 @@ pub fn launch(
             dims,
             ..ArrayArgs::default()
         };
+        if sec.unzeroed.get() {
+            unzeroed.push((i, sec.unzeroed.clone()));
+        }
         bound.push((sec.buffer.clone(), args, a.len() as u64));
     }
 
@@ -253,6 +259,7 @@ pub fn launch(
             key,
             dev,
             &mut bound,
+            &unzeroed,
             params,
             levels,
             (vector_length, num_gangs),
@@ -329,6 +336,7 @@ fn dispatch(
     key: u64,
     dev: usize,
     bound: &mut [(Buffer, ArrayArgs, u64)],
+    unzeroed: &[(usize, Rc<Cell<bool>>)],
     params: Vec<Value>,
     levels: Vec<(i128, i128)>,
     (vector_length, num_gangs): (Option<u32>, Option<u64>),
@@ -387,6 +395,21 @@ fn dispatch(
         spec.local_copies = compiler::private_copies::local_sizes(kernel, spec.checks, |a| {
             args.arrays.get(a).map(|x| &x.dims[..])
         });
+    }
+    // Private copies left uncleared at their `create`: cleared now, unless
+    // every lane keeps its copy in the lane and never reads the array.
+    for (i, flag) in unzeroed {
+        let local = kernel
+            .private_copies
+            .iter()
+            .take(compiler::private_copies::LOCAL_ARRAYS)
+            .position(|p| p.array.index() == *i)
+            .is_some_and(|k| spec.local_copies[k] > 0);
+        if !local && flag.get() {
+            d.zero(queue, &bound[*i].0)
+                .map_err(|f| launch_fault(c.span, f))?;
+            flag.set(false);
+        }
     }
     if spec.index_width == IndexWidth::U64 && !spec.features.int64 {
         return Err(launch_error(

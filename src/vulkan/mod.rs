@@ -194,6 +194,7 @@ impl VulkanBackend {
                 loop_budget: DEFAULT_LOOP_BUDGET,
                 ..Default::default()
             },
+            defer_zero: Vec::new(),
         };
         VulkanBackend {
             table: RefCell::new(Table::new(store)),
@@ -664,6 +665,11 @@ impl Backend for VulkanBackend {
             .disabled
             .push(name.to_string());
         Ok(())
+    }
+    fn defer_zero(&self, ids: &[u64]) {
+        let mut t = self.table.borrow_mut();
+        t.store.defer_zero.clear();
+        t.store.defer_zero.extend_from_slice(ids);
     }
     fn has_pending(&self, _cx: &Ctx) -> bool {
         !self.table.borrow().store.tracker.is_empty()

@@ -24,6 +24,10 @@ pub struct SecBuf {
     pub buffer: Buffer,
     /// Bytes of one row of the leading axis.
     pub row_bytes: u64,
+    /// Not yet cleared: a `create` of a hidden array of private copies
+    /// ([`VkStorage::defer_zero`]), cleared by the first launch that may
+    /// read it.
+    pub unzeroed: Rc<Cell<bool>>,
     _charge: Charge,
 }
 
@@ -65,6 +69,11 @@ pub struct VkStorage {
     pub mem_limit: Option<u64>,
     /// How kernels compiled from now on are specialised.
     pub kernels: super::device::KernelOptions,
+    /// Arrays of private copies whose `create` is being entered: their
+    /// storage is cleared at the first launch that reads it rather than at
+    /// once, since a launch that keeps every lane's copy in the lane never
+    /// does (set around a compute construct's data entry).
+    pub defer_zero: Vec<u64>,
 }
 
 impl VkStorage {
@@ -226,6 +235,7 @@ impl VkStorage {
         Ok(SecBuf {
             buffer,
             row_bytes: rb,
+            unzeroed: Rc::default(),
             _charge: Charge {
                 used: d.used.clone(),
                 bytes: 0,
@@ -312,6 +322,7 @@ impl Storage for VkStorage {
             .disabled
             .iter()
             .any(|f| f == "bufferDeviceAddress");
+        let defer_zero = self.defer_zero.contains(&host.id());
         let d = self.dev(dev).map_err(EnvError::Device)?;
         let rb = row_bytes(host);
         let bytes = (hi - lo) as u64 * rb;
@@ -376,6 +387,7 @@ impl Storage for VkStorage {
         let sec = SecBuf {
             buffer,
             row_bytes: rb,
+            unzeroed: Rc::default(),
             _charge: Charge {
                 used: d.used.clone(),
                 bytes: size,
@@ -397,6 +409,10 @@ impl Storage for VkStorage {
                 &byte_runs(host, r),
             )
             .map_err(EnvError::Device)?;
+        } else if defer_zero {
+            // Copies a launch may keep in its lanes instead: cleared when
+            // one reads them (`launch::clear_copies`).
+            sec.unzeroed.set(true);
         } else {
             // `create` storage reads as zeros, as the host reference's does.
             d.zero(queue, &sec.buffer).map_err(EnvError::Device)?;
