@@ -473,3 +473,22 @@ let total = sum(o);"
         assert_eq!(zeros, want, "private copies of {len} elements");
     }
 }
+
+#[test]
+fn constant_loops_over_a_lanes_copy_give_the_hosts_answer() {
+    // The loops over a lane's local copy are unrolled whole on llvmpipe;
+    // out[i] = sum over k < 16 of (i + k)(i + 15 - k), exact in f64.
+    values_on_both(
+        "let n = 1000;
+let out = zeros(f64, n);
+let t = zeros(f64, 16);
+parallel loop gang vector private(t) for i in 0..n {
+    for k in 0..16 { t[k] = (i + k) as f64; }
+    let s = 0.0;
+    for k in 0..16 { s += t[k] * t[15 - k]; }
+    out[i] = s;
+}
+let total = sum(out);",
+        &[("total", "5445776000.0")],
+    );
+}

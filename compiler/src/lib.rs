@@ -82,6 +82,24 @@ use std::sync::Arc;
 
 /// Validate `kernel` and write it as SPIR-V for `spec`.
 pub fn compile(kernel: &Kernel, spec: &Spec) -> Result<Vec<u32>, Diag> {
+    // llvmpipe keeps a local array indexed at run time in memory: the
+    // loops over a lane's private copy are unrolled whole there.
+    let local: Vec<kir::ArrayH> = match spec.loop_cap {
+        true => kernel
+            .private_copies
+            .iter()
+            .zip(spec.local_copies)
+            .filter(|(_, n)| *n > 0)
+            .map(|(p, _)| p.array)
+            .collect(),
+        false => Vec::new(),
+    };
+    if !local.is_empty() {
+        let mut k = kernel.clone();
+        unroll::full(&mut k, &local);
+        unroll::unroll(&mut k, spec.unroll as usize, spec.loop_cap);
+        return spirv::write(validate(&k)?, &Plan::of(&k, spec));
+    }
     if spec.unroll > 1 {
         let mut k = kernel.clone();
         // Not the loops that write memory, unless the driver caps loops:
