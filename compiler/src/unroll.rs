@@ -318,21 +318,7 @@ fn indexes(b: &[crate::kir::Stmt], exprs: &Arena<Expr>, arrays: &[crate::kir::Ar
 mod tests {
     use super::*;
 
-    /// The kernel of the first construct of `src` (inside the block the
-    /// private arrays' rewrite makes of it).
-    fn kernel_of(src: &str) -> Kernel {
-        let b = stdlib::builtins();
-        let program = lang::check_source(src, &b).unwrap().program;
-        fn find(b: &[lang::hir::Stmt]) -> Option<&lang::hir::Construct> {
-            b.iter().find_map(|s| match &s.kind {
-                lang::hir::StmtKind::Construct(c) => Some(&**c),
-                lang::hir::StmtKind::Block(b) => find(b),
-                _ => None,
-            })
-        }
-        let c = find(&program.main.block).unwrap();
-        crate::lower(&program, &program.main, c, &b).unwrap()
-    }
+    use crate::lower::first_kernel as kernel_of;
 
     fn loops(b: &[crate::kir::Stmt]) -> usize {
         b.iter()

@@ -130,6 +130,23 @@ fn default_vector(k: &mut Kernel) {
     }
 }
 
+/// The kernel of the first construct of `src` (inside the block the
+/// private arrays' rewrite makes of it), for the compiler's unit tests.
+#[cfg(test)]
+pub(crate) fn first_kernel(src: &str) -> Kernel {
+    let b = stdlib::builtins();
+    let program = lang::check_source(src, &b).unwrap().program;
+    fn find(b: &[hir::Stmt]) -> Option<&hir::Construct> {
+        b.iter().find_map(|s| match &s.kind {
+            hir::StmtKind::Construct(c) => Some(&**c),
+            hir::StmtKind::Block(b) => find(b),
+            _ => None,
+        })
+    }
+    let c = find(&program.main.block).unwrap();
+    lower(&program, &program.main, c, &b).unwrap()
+}
+
 /// The kernel of a `parallel loop auto` that [`lower`] runs in order on one
 /// lane, lowered as if its iterations were independent, with the test
 /// that tells at each launch whether they are ([`crate::depend`]); `None`
