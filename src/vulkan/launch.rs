@@ -365,7 +365,7 @@ fn dispatch(
         .map(|(l, &(lo, hi))| compiler::abi::trip_count(l, lo, hi))
         .fold(1u64, u64::saturating_mul);
     spec.index_width = IndexWidth::for_sizes(bound.iter().map(|b| b.2), total);
-    if d.texel_reads {
+    if d.traits.texel_reads {
         let candidates = *d
             .texel_candidates
             .entry(key)

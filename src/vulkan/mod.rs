@@ -238,7 +238,7 @@ impl Backend for VulkanBackend {
                 // The launch reads arrays through texels where it may: most
                 // arrays fit a texel view.
                 let spec = compiler::Spec {
-                    texels: if d.texel_reads {
+                    texels: if d.traits.texel_reads {
                         compiler::Spec::texel_candidates(kernel)
                     } else {
                         0
