@@ -6,9 +6,13 @@
 //! copy region per contiguous run (`device/strided.rs`).
 //!
 //! Devices are opened on first use, so a script that never leaves device 0
-//! pays for one `VkDevice` only.
+//! pays for one `VkDevice` only; one that a compiled program will use
+//! starts opening on a thread of its own (`opener.rs`), joined at its
+//! first use.
 
 use super::device::DevState;
+use super::opener::Opening;
+use crate::interp::machine::DeviceCode;
 use crate::interp::present::{DeviceBox, EnvError, Fault, Region, Storage};
 use crate::interp::queue::QueueId;
 use crate::interp::race::{Access, Tracker};
@@ -45,6 +49,13 @@ pub struct VkStorage {
     /// accl device number → adapter index in `instance.adapters()`.
     pub adapters: Vec<usize>,
     pub devs: Vec<Option<DevState>>,
+    /// Devices being opened on a thread of their own, by device number.
+    pub opening: Vec<Option<Opening>>,
+    /// Devices a compiled program will use start opening at once
+    /// (`ACCL_OPEN_AHEAD=0`: at their first use, for measuring).
+    pub open_ahead: bool,
+    /// How many devices were opened, either way (for tests).
+    pub opened: u32,
     /// Timestamps on for devices opened from now on.
     pub profiling: bool,
     /// The queue the current construct's operations go on, and its span.
@@ -75,8 +86,15 @@ impl VkStorage {
         };
         if self.devs[dev].is_none() {
             let t0 = crate::interp::phases::clock();
-            let mut d = DevState::open(&self.instance, adapter)?;
-            crate::interp::phases::opened(t0);
+            let (mut d, behind) = match self.opening[dev].take() {
+                Some(o) => {
+                    let (d, took) = o.join(&self.kernels)?;
+                    (d, Some(took))
+                }
+                None => (DevState::open(&self.instance, adapter)?, None),
+            };
+            crate::interp::phases::opened(t0, behind);
+            self.opened += 1;
             if self.profiling || self.trace.is_some() {
                 d.set_profiling(true)?;
             }
@@ -91,6 +109,43 @@ impl VkStorage {
             self.devs[dev] = Some(d);
         }
         Ok(self.devs[dev].as_mut().expect("opened above"))
+    }
+
+    /// A program that uses device `dev` was compiled, with `kernels`: start
+    /// compiling them for the device, which starts opening on a thread if
+    /// it is not open yet.
+    pub fn prepare(&mut self, dev: usize, kernels: &[Rc<DeviceCode>]) {
+        let Some(&adapter) = self.adapters.get(dev) else {
+            return;
+        };
+        if let Some(d) = &mut self.devs[dev] {
+            d.prefetch(kernels, &self.kernels);
+            return;
+        }
+        match &mut self.opening[dev] {
+            Some(Opening::Running(r)) => r.later.extend(kernels.iter().cloned()),
+            _ if self.open_ahead => {
+                self.opening[dev] = Opening::start(&self.instance, adapter, kernels, &self.kernels);
+            }
+            _ if !kernels.is_empty() => {
+                // The launch reports why the device cannot be used.
+                if let Ok((d, options)) = self.dev_and_kernels(dev) {
+                    d.prefetch(kernels, options);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Join device `dev`'s opening thread, if it has one, before an
+    /// operation on it starts (so that its timing holds no wait for the
+    /// device); a failure is reported by the device's next use.
+    pub fn settle(&mut self, dev: usize) {
+        if let Some(Some(Opening::Running(_))) = self.opening.get(dev) {
+            if let Err(f) = self.dev(dev) {
+                self.opening[dev] = Some(Opening::Failed(f));
+            }
+        }
     }
 
     /// Device `dev` (opened on first use) and the kernel options to
