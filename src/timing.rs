@@ -337,7 +337,14 @@ mod tests {
             .lines()
             .skip(1)
             .take(10)
-            .map(|l| l.split_whitespace().rev().nth(1).unwrap().parse::<f64>().unwrap())
+            .map(|l| {
+                l.split_whitespace()
+                    .rev()
+                    .nth(1)
+                    .unwrap()
+                    .parse::<f64>()
+                    .unwrap()
+            })
             .sum();
         assert!((total - 14.0).abs() < 1e-9, "{text}");
         assert!(

@@ -79,7 +79,8 @@ impl Engine {
         let on_host = self.cx.backend.name() == "host";
         let compiled = interp::compile(&p.prog, &self.builtins, on_host);
         let device_code = !on_host && uses_device(&p.prog, &self.builtins);
-        self.cx.backend
+        self.cx
+            .backend
             .prefetch(&compiled.kernels, device_code, &self.cx);
         Program {
             engine: self.id,
@@ -301,7 +302,9 @@ fn uses_device(prog: &lang::hir::Program, builtins: &lang::Builtins) -> bool {
         })
     }
     let device_builtin = |name: &str| {
-        name.starts_with("acc_memcpy") || name.starts_with("acc_async_test") || name == "acc_wait_any"
+        name.starts_with("acc_memcpy")
+            || name.starts_with("acc_async_test")
+            || name == "acc_wait_any"
     };
     std::iter::once(&prog.main)
         .chain(prog.functions.iter().map(|(_, f)| &f.body))

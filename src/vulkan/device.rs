@@ -24,10 +24,10 @@ pub use super::prefetch::PrefetchJob;
 use crate::interp::present::Fault;
 use crate::interp::queue::QueueId;
 use crate::interp::WaitLimits;
-use compiler::{Features, Spec};
+use compiler::Spec;
 use rustc_hash::FxHashMap;
 pub(crate) use spec::exact_f32;
-pub use spec::Traits;
+pub use spec::{KernelOptions, Traits};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -308,6 +308,12 @@ pub fn load_cache(device: &Device) {
 }
 
 impl DevState {
+    /// The specialisation of kernels for this device under the backend's
+    /// kernel options (index width set per launch).
+    pub fn spec(&self, o: &KernelOptions) -> Spec {
+        self.traits.spec(&self.device, o)
+    }
+
     pub fn open(instance: &Instance, adapter: usize) -> Result<DevState, Fault> {
         DevState::with_device(Device::new(instance, adapter).map_err(Fault::from)?)
     }
@@ -844,25 +850,9 @@ impl From<vk_runtime::VkError> for Fault {
     }
 }
 
-/// How kernels are compiled, for every device of a backend: bounds-check
-/// mode, the loop watchdog's budget, and features treated as missing (a
-/// testing aid, [`crate::Engine::disable_device_feature`]).
-#[derive(Debug, Clone, Default)]
-pub struct KernelOptions {
-    pub checks: bool,
-    pub loop_budget: u32,
-    pub disabled: Vec<String>,
-}
-
-/// `f` with the features named turned off (unknown names were refused
-/// when set).
-fn without_all(f: Features, names: &[String]) -> Features {
-    names.iter().fold(f, |f, n| f.without(n).unwrap_or(f))
-}
-
 mod bytes;
 mod kernels;
-mod spec;
+pub mod spec;
 mod split;
 mod strided;
 mod submission;

@@ -49,7 +49,9 @@ fn a_program_with_host_work_first_opens_its_device_once_behind_it() {
         assert_eq!(state(&b), (false, true, 1));
         let (a, _) = e.get_array::<f32>("a").unwrap();
         // Three times i % 5, doubled, plus one.
-        let want: Vec<f32> = (0..4096).map(|i| (3 * (i % 5)) as f32 * 2.0 + 1.0).collect();
+        let want: Vec<f32> = (0..4096)
+            .map(|i| (3 * (i % 5)) as f32 * 2.0 + 1.0)
+            .collect();
         assert_eq!(a, want);
         let mut host = Engine::new();
         host.eval(HOST_FIRST).unwrap();
@@ -106,7 +108,11 @@ fn a_failed_open_is_reported_as_a_synchronous_open_reports_it() {
             .collect();
         assert_eq!(messages[0], messages[1]);
         assert_eq!(messages[0].0, "accl::device::data");
-        assert!(messages[0].1.contains("no Vulkan adapter with index 1000"), "{:?}", messages[0]);
+        assert!(
+            messages[0].1.contains("no Vulkan adapter with index 1000"),
+            "{:?}",
+            messages[0]
+        );
     });
 }
 

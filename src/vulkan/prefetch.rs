@@ -53,13 +53,13 @@ pub fn job(key: u64, kernel: &compiler::Kernel, total: Option<u64>, spec: Spec) 
         key,
         kernel: kernel.clone(),
         spec,
-        wg: super::launch::work_group_size(
+        wg: super::device::spec::work_group_size(
             kernel,
             &spec,
             kernel.vector_length,
             total.unwrap_or(u64::MAX),
         ),
-        bindings: super::launch::binding_kinds(kernel, &spec, n),
+        bindings: super::device::spec::binding_kinds(kernel, &spec, n),
         push_bytes: plan.layout.push_constant_bytes(),
     }
 }

@@ -1,11 +1,14 @@
 //! What of a device decides how kernels are specialised for it
-//! ([`Traits`], read once from its adapter and the environment) and the
-//! specialisation itself. Apart from [`DevState`]: the thread that opens a
-//! device ahead of its first use (`vulkan/opener.rs`) compiles the
-//! program's kernels for it before any `DevState` exists, and must key
-//! them by the same specialisation as the launch will.
+//! ([`Traits`], read once from its adapter and the environment), the
+//! specialisation itself, and the shape of a launch that follows from it
+//! (work-group size, binding kinds). Apart from `DevState`, and importing
+//! nothing of the backend: the thread that opens a device ahead of its
+//! first use (`vulkan/opener.rs`) compiles the program's kernels for it
+//! before any `DevState` exists, and must key them by the same
+//! specialisation and shape as the launch will.
 
-use super::*;
+use compiler::{Features, Spec};
+use vk_runtime::{Binding, Device, TexelFormat};
 
 /// The device's answers to the specialisation's questions.
 #[derive(Debug, Clone, Copy)]
@@ -136,12 +139,61 @@ impl Traits {
     }
 }
 
-impl DevState {
-    /// The specialisation of kernels for this device under the backend's
-    /// kernel options (index width set per launch).
-    pub fn spec(&self, o: &KernelOptions) -> Spec {
-        self.traits.spec(&self.device, o)
+/// How kernels are compiled, for every device of a backend: bounds-check
+/// mode, the loop watchdog's budget, and features treated as missing (a
+/// testing aid, [`crate::Engine::disable_device_feature`]).
+#[derive(Debug, Clone, Default)]
+pub struct KernelOptions {
+    pub checks: bool,
+    pub loop_budget: u32,
+    pub disabled: Vec<String>,
+}
+
+/// `f` with the features named turned off (unknown names were refused
+/// when set).
+fn without_all(f: Features, names: &[String]) -> Features {
+    names.iter().fold(f, |f, n| f.without(n).unwrap_or(f))
+}
+
+/// The work-group size of a launch of `total` iterations.
+pub fn work_group_size(
+    kernel: &compiler::Kernel,
+    spec: &compiler::Spec,
+    vector_length: Option<u32>,
+    total: u64,
+) -> u32 {
+    // Few iterations (a row per iteration, each running a long sequential
+    // loop, as the block Mandelbrot does): small work groups spread them
+    // over more compute units instead of packing them into a couple, so one
+    // kernel finishes sooner and kernels of other queues find idle units.
+    // Aim at ~1024 groups; never below a warp (32).
+    if let Some(t) = compiler::plan::teams(kernel, spec) {
+        return t.workgroup_size();
     }
+    if let Some((a, b)) = kernel.tile {
+        return a * b;
+    }
+    vector_length.unwrap_or_else(|| {
+        if kernel.shape == compiler::Shape::Flat && kernel.reductions.is_empty() {
+            (total / 1024).next_power_of_two().clamp(
+                32.min(spec.workgroup_size as u64),
+                spec.workgroup_size as u64,
+            ) as u32
+        } else {
+            spec.workgroup_size
+        }
+    })
+}
+
+/// The kind of each of a pipeline's `n` bindings under `spec`: arrays
+/// read through texels ([`texels`]), every other binding a storage buffer.
+pub fn binding_kinds(kernel: &compiler::Kernel, spec: &compiler::Spec, n: u32) -> Vec<Binding> {
+    (0..n as usize)
+        .map(|i| match spec.texel_elem(kernel, i) {
+            Some(e) => Binding::Texels(TexelFormat::of(e.is_float(), e.is_signed_int())),
+            None => Binding::Storage,
+        })
+        .collect()
 }
 
 /// How kernels on the device make f32 `/` and `sqrt` correctly rounded
