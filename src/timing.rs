@@ -149,7 +149,8 @@ pub fn phases(
     let run = ms(t.run);
     // The program waits for a device at its first use, in the run (a
     // device opens on a thread of its own from the program's compile on,
-    // or at that use).
+    // or at that use; a thread done by the time the compile hands it the
+    // kernels is joined then, without a wait).
     let open = ms(p.open.time);
     let compile = ms(t.compile);
     let interpreted = (run - open - native - io - launch_ms - wait_ms - copies_ms).max(0.0);

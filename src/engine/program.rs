@@ -77,11 +77,12 @@ impl Engine {
             .collect();
         // A device runs the constructs: the host JIT leaves them out.
         let on_host = self.cx.backend.name() == "host";
+        if !on_host && uses_device(&p.prog, &self.builtins) {
+            // Its driver starts while the host code compiles and runs.
+            self.cx.backend.will_use(&self.cx);
+        }
         let compiled = interp::compile(&p.prog, &self.builtins, on_host);
-        let device_code = !on_host && uses_device(&p.prog, &self.builtins);
-        self.cx
-            .backend
-            .prefetch(&compiled.kernels, device_code, &self.cx);
+        self.cx.backend.prefetch(&compiled.kernels, &self.cx);
         Program {
             engine: self.id,
             host_gen: self.host_gen,

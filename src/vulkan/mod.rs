@@ -223,15 +223,17 @@ impl Backend for VulkanBackend {
     /// threads while the host starts running it: the first launch of each
     /// usually finds its pipeline ready (or waits only for the rest of its
     /// compile), and a script's kernels compile side by side instead of one
-    /// after another at their first launches. A device not open yet starts
-    /// opening on a thread of its own first (`opener.rs`), so that the
-    /// host's work before the program's first construct hides the driver's
-    /// start.
-    fn prefetch(&self, kernels: &[Rc<DeviceCode>], device_code: bool, cx: &Ctx) {
-        if kernels.is_empty() && !device_code {
-            return;
+    /// after another at their first launches. A device still opening
+    /// ([`Backend::will_use`]) compiles them as soon as it is open.
+    fn prefetch(&self, kernels: &[Rc<DeviceCode>], cx: &Ctx) {
+        if !kernels.is_empty() {
+            self.table.borrow_mut().store.prefetch(cx.device, kernels);
         }
-        self.table.borrow_mut().store.prepare(cx.device, kernels);
+    }
+    /// Open the device on a thread of its own while the program compiles
+    /// and its host code runs (`opener.rs`).
+    fn will_use(&self, cx: &Ctx) {
+        self.table.borrow_mut().store.open_ahead(cx.device);
     }
     fn num_devices(&self) -> usize {
         self.infos.len()

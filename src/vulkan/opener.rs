@@ -18,10 +18,11 @@
 //! ahead are waited for, its workers joined, its pipeline cache saved).
 
 use super::device::{self, DevState, KernelOptions, Traits};
-use super::prefetch::{self, Waiting};
+use super::prefetch::{self, PrefetchJob, Waiting};
 use crate::interp::machine::DeviceCode;
 use crate::interp::present::Fault;
 use std::rc::Rc;
+use std::sync::mpsc::{Receiver, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use vk_runtime::{Device, Instance};
@@ -65,22 +66,70 @@ pub enum Opening {
 
 /// The opening thread, joined when dropped.
 pub struct Running {
-    thread: Option<JoinHandle<Result<Opened, Fault>>>,
-    /// Kernels of inputs compiled since it started: compiled ahead once
-    /// it is joined.
-    pub later: Vec<Rc<DeviceCode>>,
+    thread: Option<JoinHandle<()>>,
+    /// What the thread made, sent as soon as the device is open (so that
+    /// a join finds it without waking the thread).
+    opened: Receiver<Result<Opened, Fault>>,
+    /// What it sent, once seen ([`Running::ready`]).
+    made: Option<Result<Opened, Fault>>,
+    /// Where the kernels of compiled programs go to the thread, which
+    /// compiles those it finds there once the device is open.
+    kernels: Sender<Vec<Ahead>>,
+    /// Every kernel sent: those the thread did not take are compiled at
+    /// the join.
+    sent: Vec<Rc<DeviceCode>>,
 }
 
 impl Opening {
-    /// Start opening adapter `adapter` of `instance` on a thread, then
-    /// compiling `kernels` for it under `options`. None if no thread
-    /// could be started (the device then opens at its first use).
-    pub fn start(
-        instance: &Instance,
-        adapter: usize,
-        kernels: &[Rc<DeviceCode>],
-        options: &KernelOptions,
-    ) -> Option<Opening> {
+    /// Start opening adapter `adapter` of `instance` on a thread, which
+    /// then compiles the kernels it was sent ([`Running::compile`]) under
+    /// `options`. None if no thread could be started (the device then
+    /// opens at its first use).
+    pub fn start(instance: &Instance, adapter: usize, options: &KernelOptions) -> Option<Opening> {
+        let instance = instance.clone();
+        let options = options.clone();
+        let (kernels, rx) = std::sync::mpsc::channel();
+        let (tx, opened) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("accl-open-device".into())
+            .spawn(move || {
+                // The receiver goes only with the backend, which joins
+                // this thread first.
+                let _ = tx.send(open(&instance, adapter, &rx, &options));
+            })
+            .ok()?;
+        Some(Opening::Running(Running {
+            thread: Some(thread),
+            opened,
+            made: None,
+            kernels,
+            sent: Vec::new(),
+        }))
+    }
+
+    /// Wait for the device to be open: its state, with its kernels
+    /// compiling, and how long the opening took on the thread. `options`:
+    /// what kernels the thread did not take compile under.
+    pub fn join(self, options: &KernelOptions) -> Result<(DevState, Duration), Fault> {
+        match self {
+            Opening::Running(mut r) => r.finish(options),
+            Opening::Failed(f) => Err(f),
+        }
+    }
+}
+
+impl Running {
+    /// Whether the thread is done opening (so a join would not wait).
+    pub fn ready(&mut self) -> bool {
+        if self.made.is_none() {
+            self.made = self.opened.try_recv().ok();
+        }
+        self.made.is_some()
+    }
+
+    /// Compile `kernels` (a compiled program's) on the device once it is
+    /// open.
+    pub fn compile(&mut self, kernels: &[Rc<DeviceCode>]) {
         let ahead: Vec<Ahead> = kernels
             .iter()
             .filter_map(|code| {
@@ -92,45 +141,35 @@ impl Opening {
                 })
             })
             .collect();
-        let instance = instance.clone();
-        let options = options.clone();
-        let thread = std::thread::Builder::new()
-            .name("accl-open-device".into())
-            .spawn(move || open(&instance, adapter, ahead, &options))
-            .ok()?;
-        Some(Opening::Running(Running {
-            thread: Some(thread),
-            later: Vec::new(),
-        }))
-    }
-
-    /// Wait for the opening thread: the device's state, with its kernels
-    /// compiling, and how long the opening took on the thread. `options`
-    /// are those the kernels of later inputs compile under.
-    pub fn join(self, options: &KernelOptions) -> Result<(DevState, Duration), Fault> {
-        match self {
-            Opening::Running(mut r) => r.finish(options),
-            Opening::Failed(f) => Err(f),
+        if !ahead.is_empty() {
+            self.sent.extend(kernels.iter().cloned());
+            // A thread that is done is gone: the join compiles these.
+            let _ = self.kernels.send(ahead);
         }
     }
-}
 
-impl Running {
     fn finish(&mut self, options: &KernelOptions) -> Result<(DevState, Duration), Fault> {
         let Some(thread) = self.thread.take() else {
             return Err(Fault::Failed("the device was opened already".into()));
         };
-        let mut opened = thread.join().unwrap_or_else(|_| {
-            Err(Fault::Failed(
-                "the thread opening the device panicked".into(),
-            ))
-        })?;
+        let made = match self.made.take() {
+            Some(m) => m,
+            None => self.opened.recv().unwrap_or_else(|_| {
+                Err(Fault::Failed(
+                    "the thread opening the device panicked".into(),
+                ))
+            }),
+        };
+        // It has sent: it ends at once, if it has not.
+        let _ = thread.join();
+        let mut opened = made?;
         let mut d = DevState::opened(opened.device.clone())?;
         d.take_prefetched((
             std::mem::take(&mut opened.waiting),
             std::mem::take(&mut opened.workers),
         ));
-        d.prefetch(&std::mem::take(&mut self.later), options);
+        // (Those the thread took are on their way: `prefetch` skips them.)
+        d.prefetch(&std::mem::take(&mut self.sent), options);
         Ok((d, opened.took))
     }
 }
@@ -138,20 +177,21 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         if self.thread.is_some() {
-            self.later.clear();
             // The device it opened goes as an opened device goes: the
             // kernels it compiles are waited for and join the pipeline
             // cache.
+            self.sent.clear();
             let _ = self.finish(&KernelOptions::default());
         }
     }
 }
 
-/// The opening thread's work.
+/// The opening thread's work: open, then start compiling the kernels
+/// `kernels` brought meanwhile.
 fn open(
     instance: &Instance,
     adapter: usize,
-    kernels: Vec<Ahead>,
+    kernels: &Receiver<Vec<Ahead>>,
     options: &KernelOptions,
 ) -> Result<Opened, Fault> {
     let t0 = std::time::Instant::now();
@@ -162,11 +202,16 @@ fn open(
     let spec = traits.spec(&device, options);
     let mut seen = std::collections::HashSet::new();
     let jobs = kernels
-        .iter()
+        .try_iter()
+        .flatten()
         .filter_map(|k| {
             let spec = prefetch::launch_spec(&k.kernel, spec, traits.texel_reads);
-            seen.insert((k.key, spec))
-                .then(|| prefetch::job(k.key, &k.kernel, k.total, spec))
+            seen.insert((k.key, spec)).then_some(PrefetchJob {
+                key: k.key,
+                kernel: k.kernel,
+                spec,
+                total: k.total,
+            })
         })
         .collect();
     let (waiting, workers) = prefetch::spawn(&device, jobs);

@@ -4,6 +4,7 @@
 //! the thread that opens it, `opener.rs`); a launch takes its own result
 //! in [`DevState::module`].
 
+use super::device::spec::{binding_kinds, work_group_size};
 use super::device::{DevState, KernelOptions, Prefetched};
 use crate::interp::machine::DeviceCode;
 use compiler::Spec;
@@ -13,16 +14,14 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use vk_runtime::{ComputePipeline, Device};
 
-/// A kernel to compile ahead of its first launch.
+/// A kernel to compile ahead of its first launch, for the specialisation
+/// its launch will most likely use ([`launch_spec`]), with its iteration
+/// count when that is a constant.
 pub struct PrefetchJob {
     pub key: u64,
     pub kernel: compiler::Kernel,
     pub spec: Spec,
-    /// The work-group size its launch will most likely use, with the
-    /// pipeline's binding count and push-constant bytes.
-    pub wg: u32,
-    pub bindings: Vec<vk_runtime::Binding>,
-    pub push_bytes: u32,
+    pub total: Option<u64>,
 }
 
 /// The specialisation a launch of `kernel` will most likely use, from the
@@ -39,29 +38,27 @@ pub fn launch_spec(kernel: &compiler::Kernel, spec: Spec, texel_reads: bool) -> 
     }
 }
 
-/// The job of compiling `kernel` (fingerprint `key`) for `spec`
-/// ([`launch_spec`]). The guess of the launch's work-group size (that of
-/// its constant iteration count `total`, else the device's default) is
-/// right for most kernels; a wrong one costs what compiling at the launch
-/// always cost.
-pub fn job(key: u64, kernel: &compiler::Kernel, total: Option<u64>, spec: Spec) -> PrefetchJob {
-    let plan = compiler::Plan::of(kernel, &spec);
+/// The pipeline shape of job `j`: the work-group size its launch will most
+/// likely use (that of its constant iteration count, else the device's
+/// default; a wrong guess costs what compiling at the launch always cost),
+/// its bindings' kinds and its push-constant bytes.
+fn shape(j: &PrefetchJob) -> (u32, Vec<vk_runtime::Binding>, u32) {
+    let (kernel, spec) = (&j.kernel, &j.spec);
+    let plan = compiler::Plan::of(kernel, spec);
     let n = plan.layout.num_bindings(kernel)
         + u32::from(spec.uses_fault_buffer())
         + u32::from(plan.resume);
-    PrefetchJob {
-        key,
-        kernel: kernel.clone(),
+    let wg = work_group_size(
+        kernel,
         spec,
-        wg: super::device::spec::work_group_size(
-            kernel,
-            &spec,
-            kernel.vector_length,
-            total.unwrap_or(u64::MAX),
-        ),
-        bindings: super::device::spec::binding_kinds(kernel, &spec, n),
-        push_bytes: plan.layout.push_constant_bytes(),
-    }
+        kernel.vector_length,
+        j.total.unwrap_or(u64::MAX),
+    );
+    (
+        wg,
+        binding_kinds(kernel, spec, n),
+        plan.layout.push_constant_bytes(),
+    )
 }
 
 /// What a launch waits on for its kernel compiled ahead, by (fingerprint,
@@ -99,15 +96,16 @@ pub(super) fn spawn(device: &Device, jobs: Vec<PrefetchJob>) -> (Waiting, Vec<Jo
             let start = std::time::Instant::now();
             let words = compiler::compile(&j.kernel, &j.spec).map(Arc::new);
             let pipeline = words.as_ref().ok().map(|w| {
+                let (wg, bindings, push_bytes) = shape(&j);
                 let p = ComputePipeline::with_bindings(
                     &device,
                     w,
                     "main",
-                    &j.bindings,
-                    j.push_bytes,
-                    &[(0, j.wg)],
+                    &bindings,
+                    push_bytes,
+                    &[(0, wg)],
                 );
-                (j.wg, p)
+                (wg, p)
             });
             // The launch may never come (its receiver is gone): fine.
             let took = (start, std::time::Instant::now());
@@ -141,8 +139,14 @@ impl DevState {
                 let kernel = code.kernel.as_ref().ok()?;
                 let key = *code.fingerprint.get_or_init(|| kernel.fingerprint());
                 let spec = launch_spec(kernel, spec, self.traits.texel_reads);
-                (!self.has_module(key, kernel, &spec) && seen.insert((key, spec)))
-                    .then(|| job(key, kernel, code.total_hint, spec))
+                (!self.has_module(key, kernel, &spec) && seen.insert((key, spec))).then(|| {
+                    PrefetchJob {
+                        key,
+                        kernel: kernel.clone(),
+                        spec,
+                        total: code.total_hint,
+                    }
+                })
             })
             .collect();
         self.take_prefetched(spawn(&self.device, jobs));

@@ -111,29 +111,38 @@ impl VkStorage {
         Ok(self.devs[dev].as_mut().expect("opened above"))
     }
 
-    /// A program that uses device `dev` was compiled, with `kernels`: start
-    /// compiling them for the device, which starts opening on a thread if
-    /// it is not open yet.
-    pub fn prepare(&mut self, dev: usize, kernels: &[Rc<DeviceCode>]) {
+    /// A program that uses device `dev` is being compiled: start opening
+    /// it on a thread, unless it is open or opening.
+    pub fn open_ahead(&mut self, dev: usize) {
         let Some(&adapter) = self.adapters.get(dev) else {
             return;
         };
-        if let Some(d) = &mut self.devs[dev] {
-            d.prefetch(kernels, &self.kernels);
+        let idle =
+            self.devs[dev].is_none() && !matches!(self.opening[dev], Some(Opening::Running(_)));
+        if self.open_ahead && idle {
+            self.opening[dev] = Opening::start(&self.instance, adapter, &self.kernels);
+        }
+    }
+
+    /// A program with `kernels` for device `dev` was compiled: start
+    /// compiling them for the device (by the thread that opens it, if it
+    /// is opening; else opening it now).
+    pub fn prefetch(&mut self, dev: usize, kernels: &[Rc<DeviceCode>]) {
+        if dev >= self.devs.len() {
             return;
         }
-        match &mut self.opening[dev] {
-            Some(Opening::Running(r)) => r.later.extend(kernels.iter().cloned()),
-            _ if self.open_ahead => {
-                self.opening[dev] = Opening::start(&self.instance, adapter, kernels, &self.kernels);
+        if let Some(Opening::Running(r)) = &mut self.opening[dev] {
+            if !r.ready() {
+                return r.compile(kernels);
             }
-            _ if !kernels.is_empty() => {
-                // The launch reports why the device cannot be used.
-                if let Ok((d, options)) = self.dev_and_kernels(dev) {
-                    d.prefetch(kernels, options);
-                }
-            }
-            _ => {}
+        }
+        let opening = self.opening[dev].is_some();
+        // Open (a thread that is done is joined without a wait).
+        match self.dev_and_kernels(dev) {
+            Ok((d, options)) => d.prefetch(kernels, options),
+            // The device's use reports why it cannot be opened.
+            Err(f) if opening => self.opening[dev] = Some(Opening::Failed(f)),
+            Err(_) => {}
         }
     }
 
