@@ -3,19 +3,24 @@
 //! Opening a Vulkan device costs about half a second on an NVIDIA GPU
 //! (the driver's own start, as a CUDA context's), and most programs do
 //! host work (reading or generating their input) before their first
-//! construct. So when a program that will use the current device is
-//! compiled, that device starts opening on a thread ([`Opening::start`]),
-//! which then starts compiling the program's kernels for it (the pipeline
-//! cache loaded first, as a synchronous open does); the device's first
-//! real use joins the thread ([`Opening::join`]) and reports its error, if
-//! any, as a synchronous open would have.
+//! construct. So when a checked program will use the current device, that
+//! device starts opening on a thread ([`Opening::start`]) before the
+//! program's host code is compiled. The compile hands the thread the
+//! program's kernels ([`Running::compile`]); once the device is open (and
+//! its pipeline cache loaded, as a synchronous open does) the thread
+//! starts compiling those it has, sends what it made and ends. The
+//! device's first real use takes that ([`Opening::join`]: no wait if the
+//! thread is done, so no wake-up of it either) and reports its error, if
+//! any, as a synchronous open would have; kernels handed over after the
+//! thread was done compile from there.
 //!
-//! Ownership: only a `vk_runtime::Device` (an `Arc` handle, `Send`)
-//! crosses threads; the `DevState` around it, with its `Rc`s and its
-//! queues, is made on the program's thread at the join. The thread never
-//! outlives its backend: dropping an [`Opening`] joins it, and the device
-//! it opened goes the way an opened device goes (its kernels compiled
-//! ahead are waited for, its workers joined, its pipeline cache saved).
+//! Ownership: only a `vk_runtime::Device` (an `Arc` handle, `Send`) and
+//! the kernel IR cross threads; the `DevState` around the device, with its
+//! `Rc`s and its queues, is made on the program's thread at the join. The
+//! thread never outlives its backend: dropping a [`Running`] joins it, and
+//! the device it opened goes the way an opened device goes (its kernels
+//! compiled ahead are waited for, its workers joined, its pipeline cache
+//! saved).
 
 use super::device::{self, DevState, KernelOptions, Traits};
 use super::prefetch::{self, PrefetchJob, Waiting};
