@@ -327,6 +327,18 @@ println(s, \" \", x[3]);
             "{err}"
         );
         assert_eq!(count("launches"), Some(if host { 0 } else { 1 }), "{err}");
+        // The device opened once, on a thread of its own from the
+        // program's compile on (the row is the time the run waited for it).
+        assert_eq!(
+            count("open the device"),
+            Some(if host { 0 } else { 1 }),
+            "{err}"
+        );
+        assert_eq!(
+            err.contains("opened on a thread of their own: 1 device(s) in "),
+            !host,
+            "{err}"
+        );
         // The rows split the wall time: their shares add up to 100%
         // (each rounded to 0.1%).
         let share: f64 = rows.iter().map(|r| r.3).sum();

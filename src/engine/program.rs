@@ -77,6 +77,10 @@ impl Engine {
             .collect();
         // A device runs the constructs: the host JIT leaves them out.
         let on_host = self.cx.backend.name() == "host";
+        if !on_host && uses_device(&p.prog, &self.builtins) {
+            // Its driver starts while the host code compiles and runs.
+            self.cx.backend.will_use(&self.cx);
+        }
         let compiled = interp::compile(&p.prog, &self.builtins, on_host);
         self.cx.backend.prefetch(&compiled.kernels, &self.cx);
         Program {
@@ -280,4 +284,35 @@ fn top_level_lets(block: &[lang::hir::Stmt]) -> Box<dyn Iterator<Item = lang::hi
                 }
             }),
     )
+}
+
+/// Whether checked program `prog` has code that uses a device: a construct
+/// (other than `set`, `init` and `shutdown`, which reach a device only
+/// through the others) or a builtin that copies device data or tests its
+/// queues. (The backend then opens the device ahead of that code.)
+fn uses_device(prog: &lang::hir::Program, builtins: &lang::Builtins) -> bool {
+    use lang::hir::{DirectiveKind as D, Expr, StmtKind as S};
+    fn block(b: &[lang::hir::Stmt]) -> bool {
+        b.iter().any(|s| match &s.kind {
+            S::If { then, els, .. } => block(then) || block(els),
+            S::While { body, .. } => block(body),
+            S::For(f) => block(&f.body),
+            S::Block(b) => block(b),
+            S::Construct(c) => !matches!(c.kind, D::Set | D::Init | D::Shutdown),
+            _ => false,
+        })
+    }
+    let device_builtin = |name: &str| {
+        name.starts_with("acc_memcpy")
+            || name.starts_with("acc_async_test")
+            || name == "acc_wait_any"
+    };
+    std::iter::once(&prog.main)
+        .chain(prog.functions.iter().map(|(_, f)| &f.body))
+        .any(|b| {
+            block(&b.block)
+                || b.exprs.iter().any(|(_, e)| {
+                    matches!(e, Expr::Builtin(id, _) if device_builtin(&builtins.get(*id).name))
+                })
+        })
 }

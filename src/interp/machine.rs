@@ -523,6 +523,9 @@ pub trait Backend {
     /// A program's device code, before it runs: a backend may start
     /// compiling it for the current device ahead of the first launches.
     fn prefetch(&self, _kernels: &[Rc<DeviceCode>], _cx: &Ctx) {}
+    /// A program with constructs or device builtins for the current device
+    /// is about to be compiled: a backend may start opening that device.
+    fn will_use(&self, _cx: &Ctx) {}
     fn num_devices(&self) -> usize;
     /// The present table of every device.
     fn env<'a>(&'a self, cx: &'a mut Ctx) -> EnvRef<'a>;

@@ -24,9 +24,15 @@ pub struct Phases {
     pub native: Spent,
     /// The file I/O builtins (`load_*`, `save_*`, `write_png`).
     pub io: Spent,
-    /// Opening a device (its first use: the driver's own start, about half
-    /// a second on an NVIDIA GPU, as a CUDA context's).
+    /// Waiting for a device to open at its first use (the driver's own
+    /// start, about half a second on an NVIDIA GPU, as a CUDA context's):
+    /// all of a synchronous open, the rest of one on a thread of its own.
     pub open: Spent,
+    /// The opens that ran on a thread of their own while the program ran,
+    /// and how long they took there.
+    pub open_behind: Spent,
+    /// Of that, the time the program did not wait for.
+    pub open_hidden: Duration,
 }
 
 thread_local! {
@@ -63,8 +69,18 @@ fn add(t0: Option<Instant>, which: impl FnOnce(&mut Phases) -> &mut Spent) {
     }
 }
 
-/// Opening a device, begun at `t0` ([`clock`]), ended.
-pub fn opened(t0: Option<Instant>) {
+/// A device opened: the wait for it began at `t0` ([`clock`]); `behind`:
+/// it opened on a thread of its own, in that time.
+pub fn opened(t0: Option<Instant>, behind: Option<Duration>) {
+    if let (Some(t0), Some(took)) = (t0, behind) {
+        NOW.with(|p| {
+            let mut now = p.get();
+            now.open_behind.count += 1;
+            now.open_behind.time += took;
+            now.open_hidden += took.saturating_sub(t0.elapsed());
+            p.set(now);
+        });
+    }
     add(t0, |p| &mut p.open);
 }
 
@@ -111,5 +127,20 @@ mod tests {
         assert_eq!(p.io.count, 2);
         native(clock());
         assert_eq!(stop(), Phases::default());
+        // (One test: counting is on or off for the whole process.)
+        start();
+        // A synchronous open, then one that took 50 ms on its thread and
+        // was waited for at least 2 ms of.
+        opened(clock(), None);
+        let t = clock();
+        std::thread::sleep(Duration::from_millis(2));
+        opened(t, Some(Duration::from_millis(50)));
+        let p = stop();
+        assert_eq!(p.open.count, 2);
+        assert!(p.open.time >= Duration::from_millis(2), "{p:?}");
+        assert_eq!(p.open_behind.count, 1);
+        assert_eq!(p.open_behind.time, Duration::from_millis(50));
+        assert!(p.open_hidden <= Duration::from_millis(48), "{p:?}");
+        assert!(p.open_hidden > Duration::ZERO, "{p:?}");
     }
 }

@@ -24,8 +24,10 @@ pub use super::prefetch::PrefetchJob;
 use crate::interp::present::Fault;
 use crate::interp::queue::QueueId;
 use crate::interp::WaitLimits;
-use compiler::{Features, Spec};
+use compiler::Spec;
 use rustc_hash::FxHashMap;
+pub(crate) use spec::exact_f32;
+pub use spec::{KernelOptions, Traits};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -175,20 +177,8 @@ pub struct DevState {
     /// The synchronous queue's second companion, by index in `copies`
     /// (`split`), once made.
     split_copy: Option<usize>,
-    /// The driver is llvmpipe (lavapipe): asked at every launch.
-    llvmpipe: bool,
-    /// Kernels read arrays through texel buffers where they may
-    /// (`compiler::Spec::texels`): on llvmpipe, unless `ACCL_TEXEL_READS=0`.
-    pub texel_reads: bool,
-    /// Written storage buffers are `Coherent` (`compiler::Spec::coherent_writes`).
-    coherent_writes: bool,
-    /// Kernels keep signed zeros, infinities and NaNs (f32, f64)
-    /// (`compiler::Spec::preserve_float`).
-    preserve_float: [bool; 2],
-    /// Kernels keep subnormals (f32, f64) (`compiler::Spec::preserve_denorms`).
-    preserve_denorms: [bool; 2],
-    /// How f32 `/` and `sqrt` are correctly rounded (`compiler::Spec::exact_f32`).
-    exact_f32: compiler::ExactF32,
+    /// How kernels are specialised for the device.
+    pub traits: Traits,
     /// Each kernel's `compiler::Spec::texel_candidates`, by its key.
     pub texel_candidates: FxHashMap<u64, u64>,
     /// Whether large synchronous copies are split over two copy engines
@@ -274,30 +264,6 @@ pub struct DevState {
 /// How long a host wait blocks before it looks at the limits again.
 const WAIT_SLICE: std::time::Duration = std::time::Duration::from_millis(5);
 
-/// How kernels on the device make f32 `/` and `sqrt` correctly rounded
-/// (`compiler::Spec::exact_f32`; every route needs f64): none on lavapipe,
-/// which rounds them correctly itself; the `fma` route on NVIDIA's GPUs,
-/// whose `Fma` was measured fused on an H100; elsewhere the f64 route,
-/// which needs no fused `Fma` (lavapipe's rounds twice, and Vulkan allows
-/// it; other drivers were not measured). `ACCL_EXACT_F32` decides, for measuring and
-/// testing: `0` (the driver's instructions), `1` (the route a GPU of this
-/// vendor takes, even on lavapipe), `fma`, `fma-f64`, `f64`.
-pub(crate) fn exact_f32(info: &vk_runtime::AdapterInfo) -> compiler::ExactF32 {
-    use compiler::ExactF32;
-    let lavapipe = info.driver.contains("llvmpipe") || info.name.contains("llvmpipe");
-    let fused = info.vendor_id == 0x10de && !lavapipe;
-    match std::env::var("ACCL_EXACT_F32").as_deref() {
-        Ok("0") => ExactF32::Off,
-        Ok("fma") => ExactF32::Fma,
-        Ok("fma-f64") => ExactF32::FmaByF64,
-        Ok("f64") => ExactF32::InF64,
-        _ if fused => ExactF32::Fma,
-        Ok("1") => ExactF32::InF64,
-        _ if lavapipe => ExactF32::Off,
-        _ => ExactF32::InF64,
-    }
-}
-
 /// How long host waits poll a device before blocking: 2 ms on GPUs (as
 /// CUDA spins by default: a blocking wait's wake-up costs more than the
 /// short waits of most constructs), none on CPU devices, whose work runs
@@ -332,13 +298,34 @@ fn cache_file(info: &vk_runtime::AdapterInfo) -> Option<PathBuf> {
     )))
 }
 
+/// Merge the pipeline cache kept for the device's adapter into its cache,
+/// before its first pipeline.
+pub fn load_cache(device: &Device) {
+    if let Some(f) = cache_file(device.info()) {
+        // A missing or stale cache only costs compile time.
+        let _ = device.load_pipeline_cache(f);
+    }
+}
+
 impl DevState {
+    /// The specialisation of kernels for this device under the backend's
+    /// kernel options (index width set per launch).
+    pub fn spec(&self, o: &KernelOptions) -> Spec {
+        self.traits.spec(&self.device, o)
+    }
+
     pub fn open(instance: &Instance, adapter: usize) -> Result<DevState, Fault> {
         DevState::with_device(Device::new(instance, adapter).map_err(Fault::from)?)
     }
 
     /// The state of a device opened already (one the embedder made).
     pub fn with_device(device: Device) -> Result<DevState, Fault> {
+        load_cache(&device);
+        DevState::opened(device)
+    }
+
+    /// The state of `device`, whose pipeline cache is loaded ([`load_cache`]).
+    pub fn opened(device: Device) -> Result<DevState, Fault> {
         let queue = Queue::new(&device, 0).map_err(Fault::from)?;
         let queues = vec![(QueueId::Sync, queue)];
         let copy_engines = match std::env::var("ACCL_COPY_QUEUES").as_deref() {
@@ -348,15 +335,6 @@ impl DevState {
             _ => CopyEngines::Transfer,
         };
         let cache_file = cache_file(device.info());
-        let limits = &device.info().limits;
-        let knob_or = |k, v| match std::env::var_os(k).is_some_and(|v| v == "0") {
-            true => [false; 2],
-            false => v,
-        };
-        if let Some(f) = &cache_file {
-            // A missing or stale cache only costs compile time.
-            let _ = device.load_pipeline_cache(f);
-        }
         Ok(DevState {
             queues,
             copies: Vec::new(),
@@ -372,25 +350,8 @@ impl DevState {
                 .unwrap_or(IMPORT_PIECE),
             spin: spin_time(device.info()),
             split_copy: None,
-            llvmpipe: device.info().driver.contains("llvmpipe")
-                || device.info().name.contains("llvmpipe"),
-            texel_reads: (device.info().driver.contains("llvmpipe")
-                || device.info().name.contains("llvmpipe"))
-                && std::env::var_os("ACCL_TEXEL_READS").is_none_or(|v| v != "0"),
+            traits: Traits::of(&device),
             texel_candidates: FxHashMap::default(),
-            // `compiler::Spec::coherent_writes`; `ACCL_COHERENT_WRITES=0`
-            // turns it off, for measuring.
-            coherent_writes: device.info().vendor_id == 0x10de
-                && std::env::var_os("ACCL_COHERENT_WRITES").is_none_or(|v| v != "0"),
-            // `compiler::Spec::preserve_float` and `preserve_denorms`;
-            // `ACCL_FLOAT_CONTROLS=0` turns both off, `ACCL_DENORMS=0` the
-            // second, for measuring.
-            preserve_float: knob_or("ACCL_FLOAT_CONTROLS", limits.signed_zero_inf_nan_preserve),
-            preserve_denorms: knob_or(
-                "ACCL_FLOAT_CONTROLS",
-                knob_or("ACCL_DENORMS", limits.denorm_preserve),
-            ),
-            exact_f32: exact_f32(device.info()),
             split_copies: std::env::var_os("ACCL_SPLIT_COPIES").is_none_or(|v| v != "0"),
             copy_rate: 0.0,
             // A knob for measuring, and a way around a driver whose imports
@@ -427,88 +388,6 @@ impl DevState {
             workers: Vec::new(),
             device,
         })
-    }
-
-    /// The specialisation of kernels for this device under the backend's
-    /// kernel options (index width set per launch).
-    pub fn spec(&self, o: &KernelOptions) -> Spec {
-        let info = self.device.info();
-        let f = self.device.features();
-        let l = &info.limits;
-        let llvmpipe = self.llvmpipe;
-        let cpu = info.device_type == vk_runtime::DeviceType::Cpu;
-        Spec {
-            spirv_version: if info.api_version >= (1, 2, 0) {
-                (1, 5)
-            } else {
-                (1, 3)
-            },
-            workgroup_size: 256
-                .min(l.max_compute_work_group_invocations)
-                .min(l.max_compute_work_group_size[0])
-                .max(1),
-            index_width: compiler::IndexWidth::U32,
-            checks: o.checks,
-            loop_budget: o.loop_budget,
-            loop_cap: llvmpipe,
-            split_by_reciprocal: llvmpipe,
-            sext_by_words: llvmpipe,
-            coherent_writes: self.coherent_writes,
-            preserve_float: self.preserve_float,
-            preserve_denorms: self.preserve_denorms,
-            exact_f32: self.exact_f32,
-            exact_f32_skew: 0,
-            features: without_all(
-                Features {
-                    float64: f.shader_float64,
-                    int64: f.shader_int64,
-                    storage_buffer_8bit: f.storage_buffer_8bit_access,
-                    int64_atomics: f.shader_buffer_int64_atomics,
-                    float32_atomic_add: f.shader_buffer_float32_atomic_add,
-                    float64_atomic_add: f.shader_buffer_float64_atomic_add,
-                    buffer_device_address: f.buffer_device_address,
-                },
-                &o.disabled,
-            ),
-            max_push_constants: l.max_push_constants_size.min(128),
-            subgroup_size: if ["basic", "shuffle"]
-                .iter()
-                .all(|op| f.subgroup_operations.contains(op))
-                && l.subgroup_size.is_power_of_two()
-                && !o.disabled.iter().any(|d| d == "subgroups")
-            {
-                l.subgroup_size
-            } else {
-                0
-            },
-            max_workgroup_size: l
-                .max_compute_work_group_invocations
-                .min(l.max_compute_work_group_size[0]),
-            // llvmpipe leaves every loop after 65,535 iterations in total
-            // per SIMD group (`compiler::unroll`); unrolling divides that.
-            // Elsewhere, with the watchdog on, 4: it counts one back-edge per
-            // unrolled body, which on an H200 brought its cost on a tight
-            // loop (the Mandelbrot kernel) from 1.31x down to 1.10x.
-            // Several iterations per trip of a flat loop keep more loads in
-            // flight on a GPU; a CPU driver gains nothing from it. On H200s
-            // (2^28 f32, 3-9 processes per setting, two hosts) an
-            // element-wise loop ran best at four (copy 3980 GB/s against
-            // 3918 at eight, saxpy 4170 against 4057; 2 and 16 slower), a
-            // sum at eight (3955 against 3864 at four, 3891 at 16).
-            coarsen: if cpu { 1 } else { 4 },
-            coarsen_reduction: if cpu { 1 } else { 8 },
-            unroll: if llvmpipe {
-                8
-            } else if o.loop_budget != 0 {
-                4
-            } else {
-                1
-            },
-            // Set per launch, by the sizes of the buffers bound.
-            by_address: 0,
-            texels: 0,
-            local_copies: [0; 4],
-        }
     }
 
     /// The accl queue `id`, created on first use.
@@ -971,24 +850,9 @@ impl From<vk_runtime::VkError> for Fault {
     }
 }
 
-/// How kernels are compiled, for every device of a backend: bounds-check
-/// mode, the loop watchdog's budget, and features treated as missing (a
-/// testing aid, [`crate::Engine::disable_device_feature`]).
-#[derive(Debug, Clone, Default)]
-pub struct KernelOptions {
-    pub checks: bool,
-    pub loop_budget: u32,
-    pub disabled: Vec<String>,
-}
-
-/// `f` with the features named turned off (unknown names were refused
-/// when set).
-fn without_all(f: Features, names: &[String]) -> Features {
-    names.iter().fold(f, |f, n| f.without(n).unwrap_or(f))
-}
-
 mod bytes;
 mod kernels;
+pub mod spec;
 mod split;
 mod strided;
 mod submission;

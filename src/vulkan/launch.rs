@@ -3,6 +3,7 @@
 //! section, check the arrays' rows against pending async work, dispatch on
 //! the construct's queue (and wait, unless it is async).
 
+use super::device::spec::{binding_kinds, work_group_size};
 use super::device::{DevState, Prepared};
 use super::storage::VkStorage;
 use crate::interp::error;
@@ -22,7 +23,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 use stdlib::Array;
-use vk_runtime::{Binding, Buffer, BufferBinding, StagingBuffer, StagingKind, TexelFormat};
+use vk_runtime::{Buffer, BufferBinding, StagingBuffer, StagingKind};
 
 /// A device fault while launching: its own diagnostic, or a launch error.
 fn launch_fault(span: Span, f: Fault) -> Box<Diag> {
@@ -380,7 +381,7 @@ fn dispatch(
         .map(|(l, &(lo, hi))| compiler::abi::trip_count(l, lo, hi))
         .fold(1u64, u64::saturating_mul);
     spec.index_width = IndexWidth::for_sizes(bound.iter().map(|b| b.2), total);
-    if d.texel_reads {
+    if d.traits.texel_reads {
         let candidates = *d
             .texel_candidates
             .entry(key)
@@ -725,36 +726,6 @@ enum Reduced {
     Later(Vec<Box<dyn FnOnce() -> Value>>),
 }
 
-/// The work-group size of a launch of `total` iterations.
-pub fn work_group_size(
-    kernel: &compiler::Kernel,
-    spec: &compiler::Spec,
-    vector_length: Option<u32>,
-    total: u64,
-) -> u32 {
-    // Few iterations (a row per iteration, each running a long sequential
-    // loop, as the block Mandelbrot does): small work groups spread them
-    // over more compute units instead of packing them into a couple, so one
-    // kernel finishes sooner and kernels of other queues find idle units.
-    // Aim at ~1024 groups; never below a warp (32).
-    if let Some(t) = compiler::plan::teams(kernel, spec) {
-        return t.workgroup_size();
-    }
-    if let Some((a, b)) = kernel.tile {
-        return a * b;
-    }
-    vector_length.unwrap_or_else(|| {
-        if kernel.shape == compiler::Shape::Flat && kernel.reductions.is_empty() {
-            (total / 1024).next_power_of_two().clamp(
-                32.min(spec.workgroup_size as u64),
-                spec.workgroup_size as u64,
-            ) as u32
-        } else {
-            spec.workgroup_size
-        }
-    })
-}
-
 /// Work groups of any other kernel at most: past this, each invocation
 /// takes several iterations of the grid-stride loop. Measured on an H200
 /// (2^26 f32 elements) against one group per 256 elements: the copy kernel
@@ -869,17 +840,6 @@ fn texels(
     mask
 }
 
-/// The kind of each of a pipeline's `n` bindings under `spec`: arrays
-/// read through texels ([`texels`]), every other binding a storage buffer.
-pub fn binding_kinds(kernel: &compiler::Kernel, spec: &compiler::Spec, n: u32) -> Vec<Binding> {
-    (0..n as usize)
-        .map(|i| match spec.texel_elem(kernel, i) {
-            Some(e) => Binding::Texels(TexelFormat::of(e.is_float(), e.is_signed_int())),
-            None => Binding::Storage,
-        })
-        .collect()
-}
-
 /// Does this launch run `v`, the parallel kernel of an `auto` loop? Its
 /// test reads the frame's scalars (after their pending results land) and
 /// tells two names of one array apart.
@@ -922,6 +882,7 @@ fn element_size(kernel: &compiler::Kernel, i: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use vk_runtime::{Binding, TexelFormat};
 
     /// Kernel `i` of `src` and its plan under a GPU's specialisation.
     fn kernel(src: &str, i: usize) -> (compiler::Kernel, compiler::Spec, compiler::Plan) {

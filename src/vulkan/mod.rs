@@ -8,7 +8,9 @@
 //!   fingerprint, on-disk pipeline cache);
 //! * [`launch`]: one kernel launch;
 //! * `prefetch`: kernels compiled on worker threads ahead of their first
-//!   launch.
+//!   launch;
+//! * `opener`: devices opened on a thread of their own while the host
+//!   works, before their first use.
 //!
 //! The construct flow (data clauses, reference counts, errors) is the one
 //! the host reference uses (`interp::construct::run_construct`); this
@@ -22,6 +24,7 @@
 pub mod checks;
 pub mod device;
 pub mod launch;
+mod opener;
 mod prefetch;
 pub mod storage;
 pub mod trace;
@@ -181,6 +184,9 @@ impl VulkanBackend {
             instance,
             adapters: infos.iter().map(|a| a.index).collect(),
             devs: infos.iter().map(|_| None).collect(),
+            opening: infos.iter().map(|_| None).collect(),
+            open_ahead: std::env::var_os("ACCL_OPEN_AHEAD").is_none_or(|v| v != "0"),
+            opened: 0,
             profiling: false,
             queue: QueueId::Sync,
             span: Span::default(),
@@ -218,57 +224,17 @@ impl Backend for VulkanBackend {
     /// threads while the host starts running it: the first launch of each
     /// usually finds its pipeline ready (or waits only for the rest of its
     /// compile), and a script's kernels compile side by side instead of one
-    /// after another at their first launches. The guess of the launch's
-    /// specialisation (32-bit indexing, the work-group size of its constant
-    /// trip count, else the device's default) is right for most kernels; a
-    /// wrong one costs what compiling at the launch always cost.
+    /// after another at their first launches. A device still opening
+    /// ([`Backend::will_use`]) compiles them as soon as it is open.
     fn prefetch(&self, kernels: &[Rc<DeviceCode>], cx: &Ctx) {
-        if kernels.is_empty() {
-            return;
+        if !kernels.is_empty() {
+            self.table.borrow_mut().store.prefetch(cx.device, kernels);
         }
-        let mut t = self.table.borrow_mut();
-        let Ok((d, options)) = t.store.dev_and_kernels(cx.device) else {
-            return; // the launch reports why the device cannot be used
-        };
-        let spec = d.spec(options);
-        let jobs = kernels
-            .iter()
-            .filter_map(|code| {
-                let kernel = code.kernel.as_ref().ok()?;
-                let key = *code.fingerprint.get_or_init(|| kernel.fingerprint());
-                // The launch reads arrays through texels where it may: most
-                // arrays fit a texel view.
-                let spec = compiler::Spec {
-                    texels: if d.texel_reads {
-                        compiler::Spec::texel_candidates(kernel)
-                    } else {
-                        0
-                    },
-                    ..spec
-                };
-                if d.has_module(key, kernel, &spec) {
-                    return None;
-                }
-                let plan = compiler::Plan::of(kernel, &spec);
-                let n = plan.layout.num_bindings(kernel)
-                    + u32::from(spec.uses_fault_buffer())
-                    + u32::from(plan.resume);
-                Some(device::PrefetchJob {
-                    key,
-                    kernel: kernel.clone(),
-                    spec,
-                    wg: launch::work_group_size(
-                        kernel,
-                        &spec,
-                        kernel.vector_length,
-                        code.total_hint.unwrap_or(u64::MAX),
-                    ),
-                    bindings: launch::binding_kinds(kernel, &spec, n),
-                    push_bytes: plan.layout.push_constant_bytes(),
-                })
-            })
-            .collect();
-        d.prefetch(jobs);
+    }
+    /// Open the device on a thread of its own while the program compiles
+    /// and its host code runs (`opener.rs`).
+    fn will_use(&self, cx: &Ctx) {
+        self.table.borrow_mut().store.open_ahead(cx.device);
     }
     fn num_devices(&self) -> usize {
         self.infos.len()
@@ -470,6 +436,7 @@ impl Backend for VulkanBackend {
         let mut t = self.table.borrow_mut();
         let store = &mut t.store;
         store.set_limits(cx.wait_limits());
+        store.settle(cx.device);
         store.queue = queue;
         store.span = span;
         if store.tracker.is_empty() && store.names.len() > 4096 {
@@ -824,6 +791,8 @@ impl Drop for VulkanBackend {
         // Device memory goes before the devices (the table holds buffers).
         let t = self.table.get_mut();
         t.clear();
+        // Opening threads are joined (their devices go as open ones do).
+        t.store.opening.clear();
         t.store.devs.clear();
     }
 }

@@ -6,9 +6,13 @@
 //! copy region per contiguous run (`device/strided.rs`).
 //!
 //! Devices are opened on first use, so a script that never leaves device 0
-//! pays for one `VkDevice` only.
+//! pays for one `VkDevice` only; one that a compiled program will use
+//! starts opening on a thread of its own (`opener.rs`), joined at its
+//! first use.
 
 use super::device::DevState;
+use super::opener::Opening;
+use crate::interp::machine::DeviceCode;
 use crate::interp::present::{DeviceBox, EnvError, Fault, Region, Storage};
 use crate::interp::queue::QueueId;
 use crate::interp::race::{Access, Tracker};
@@ -49,6 +53,13 @@ pub struct VkStorage {
     /// accl device number → adapter index in `instance.adapters()`.
     pub adapters: Vec<usize>,
     pub devs: Vec<Option<DevState>>,
+    /// Devices being opened on a thread of their own, by device number.
+    pub opening: Vec<Option<Opening>>,
+    /// Devices a compiled program will use start opening at once
+    /// (`ACCL_OPEN_AHEAD=0`: at their first use, for measuring).
+    pub open_ahead: bool,
+    /// How many devices were opened, either way (for tests).
+    pub opened: u32,
     /// Timestamps on for devices opened from now on.
     pub profiling: bool,
     /// The queue the current construct's operations go on, and its span.
@@ -84,8 +95,15 @@ impl VkStorage {
         };
         if self.devs[dev].is_none() {
             let t0 = crate::interp::phases::clock();
-            let mut d = DevState::open(&self.instance, adapter)?;
-            crate::interp::phases::opened(t0);
+            let (mut d, behind) = match self.opening[dev].take() {
+                Some(o) => {
+                    let (d, took) = o.join(&self.kernels)?;
+                    (d, Some(took))
+                }
+                None => (DevState::open(&self.instance, adapter)?, None),
+            };
+            crate::interp::phases::opened(t0, behind);
+            self.opened += 1;
             if self.profiling || self.trace.is_some() {
                 d.set_profiling(true)?;
             }
@@ -100,6 +118,52 @@ impl VkStorage {
             self.devs[dev] = Some(d);
         }
         Ok(self.devs[dev].as_mut().expect("opened above"))
+    }
+
+    /// A program that uses device `dev` is being compiled: start opening
+    /// it on a thread, unless it is open or opening.
+    pub fn open_ahead(&mut self, dev: usize) {
+        let Some(&adapter) = self.adapters.get(dev) else {
+            return;
+        };
+        let idle =
+            self.devs[dev].is_none() && !matches!(self.opening[dev], Some(Opening::Running(_)));
+        if self.open_ahead && idle {
+            self.opening[dev] = Opening::start(&self.instance, adapter, &self.kernels);
+        }
+    }
+
+    /// A program with `kernels` for device `dev` was compiled: start
+    /// compiling them for the device (by the thread that opens it, if it
+    /// is opening; else opening it now).
+    pub fn prefetch(&mut self, dev: usize, kernels: &[Rc<DeviceCode>]) {
+        if dev >= self.devs.len() {
+            return;
+        }
+        if let Some(Opening::Running(r)) = &mut self.opening[dev] {
+            if !r.ready() {
+                return r.compile(kernels);
+            }
+        }
+        let opening = self.opening[dev].is_some();
+        // Open (a thread that is done is joined without a wait).
+        match self.dev_and_kernels(dev) {
+            Ok((d, options)) => d.prefetch(kernels, options),
+            // The device's use reports why it cannot be opened.
+            Err(f) if opening => self.opening[dev] = Some(Opening::Failed(f)),
+            Err(_) => {}
+        }
+    }
+
+    /// Join device `dev`'s opening thread, if it has one, before an
+    /// operation on it starts (so that its timing holds no wait for the
+    /// device); a failure is reported by the device's next use.
+    pub fn settle(&mut self, dev: usize) {
+        if let Some(Some(Opening::Running(_))) = self.opening.get(dev) {
+            if let Err(f) = self.dev(dev) {
+                self.opening[dev] = Some(Opening::Failed(f));
+            }
+        }
     }
 
     /// Device `dev` (opened on first use) and the kernel options to
