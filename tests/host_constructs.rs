@@ -357,7 +357,7 @@ for i in 0..N {{ println(a[i, 1], \" \", a[i, N / 2], \" \", a[i, N - 3]); }}
     assert_eq!(
         trace
             .iter()
-            .filter(|l| l.ends_with("on up to 2 thread(s); inner loop `j` in 4-lane SIMD"))
+            .filter(|l| l.ends_with("on up to 2 thread(s); innermost loop `j` in 4-lane SIMD"))
             .count(),
         2,
         "{trace:?}"
@@ -374,7 +374,7 @@ for i in 0..N {{ println(a[i, 1], \" \", a[i, N / 2], \" \", a[i, N - 3]); }}
     assert_eq!(
         text.lines()
             .filter(|l| l.starts_with("  on the host: compiled; ")
-                && l.ends_with("; inner loop `j` in 4-lane SIMD"))
+                && l.ends_with("; innermost loop `j` in 4-lane SIMD"))
             .count(),
         2,
         "{text}"

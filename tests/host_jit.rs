@@ -648,8 +648,18 @@ for n in 0..13 { for j in 0..16 { println(a[n, j], \" \", e[n, j], \" \", q[n, j
     assert_eq!(out.stdout, want);
     let lines = simd_lines(&out);
     let has = |w: &str| lines.iter().filter(|l| l.contains(w)).count();
-    assert_eq!(has("inner loop `j` in 4-lane SIMD"), 2, "{}", out.stderr);
-    assert_eq!(has("inner loop `j` in 2-lane SIMD"), 1, "{}", out.stderr);
+    assert_eq!(
+        has("innermost loop `j` in 4-lane SIMD"),
+        2,
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        has("innermost loop `j` in 2-lane SIMD"),
+        1,
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

@@ -336,7 +336,7 @@ pub fn describe(loops: &[(String, u8)]) -> Option<String> {
     }
     let each: Vec<String> = loops
         .iter()
-        .map(|(v, n)| format!("inner loop `{v}` in {n}-lane SIMD"))
+        .map(|(v, n)| format!("innermost loop `{v}` in {n}-lane SIMD"))
         .collect();
     Some(each.join(", "))
 }
@@ -536,11 +536,11 @@ impl Gen<'_, '_> {
             match &self.body.exprs[e] {
                 Expr::Local(l) if lets.contains(l) => {}
                 Expr::Const(_) | Expr::Local(_) => {
-                    let k = key(self.body, e);
-                    if !out.contains_key(&k) {
+                    if let std::collections::hash_map::Entry::Vacant(at) =
+                        out.entry(key(self.body, e))
+                    {
                         let x = self.expr(e);
-                        let v = self.b.ins().splat(vt, x);
-                        out.insert(k, v);
+                        at.insert(self.b.ins().splat(vt, x));
                     }
                 }
                 Expr::Unary(_, a) | Expr::Cast(a, _) => es.push(*a),
@@ -810,7 +810,7 @@ fn f(a: f32[], c: f64[], m: f32[,], u: u8[], q: i32[], k: i64, n: i64) {{ {body}
         assert_eq!(describe(&[]), None);
         assert_eq!(
             describe(&[("j".into(), 4)]).as_deref(),
-            Some("inner loop `j` in 4-lane SIMD")
+            Some("innermost loop `j` in 4-lane SIMD")
         );
     }
 }
