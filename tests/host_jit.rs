@@ -705,3 +705,38 @@ println(a[49], \" \", c[49], \" \", x[49], \" \", x[0]);
         assert!(out.stderr.contains(want), "{}", out.stderr);
     }
 }
+
+#[test]
+fn accl_jit_simd_0_keeps_the_loops_scalar_with_the_same_results() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("t.accl");
+    let src = "let x = zeros(f32, 103);
+let y = zeros(f32, 103);
+for j in 0..103 { y[j] = 0.1 * j as f32; }
+for j in 0..102 { x[j] = (y[j] + y[j + 1]) / 3.0; }
+println(x[0], \" \", x[57], \" \", x[101], \" \", x[102]);
+";
+    std::fs::write(&path, src).expect("write script");
+    let run = |simd: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_accl"))
+            .args(["run", "--host"])
+            .arg(&path)
+            .env("ACCL_JIT_SIMD", simd)
+            .env("ACCL_JIT_TRACE", "1")
+            .output()
+            .expect("run accl");
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (String::from_utf8_lossy(&out.stdout).into_owned(), err)
+    };
+    let ((on, on_trace), (off, off_trace)) = (run("1"), run("0"));
+    let y = |j: usize| 0.1f32 * j as f32;
+    let x = |j: usize| (y(j) + y(j + 1)) / 3.0;
+    assert_eq!(on, format!("{} {} {} 0\n", x(0), x(57), x(101)));
+    assert_eq!(on, off);
+    assert!(
+        on_trace.contains("innermost loop `j` in 4-lane SIMD"),
+        "{on_trace}"
+    );
+    assert!(!off_trace.contains("SIMD"), "{off_trace}");
+}
