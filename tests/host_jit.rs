@@ -678,15 +678,22 @@ let x = zeros(f32, 50);
 let y = zeros(f32, 50);
 for j in 0..50 { y[j] = 1.0 + j as f32; }
 for j in 0..50 { x[j] = y[j] * 2.0; }
+let p = zeros(i32, 9);
+for j in 0..9 { p[j] = j * j; }
+let t = zeros(i32, 2, 3, 9);
+let r: i32 = 5;
+for j in 0..8 { t[1, 2, j] = p[j + 1] - r; }
 println(a[49], \" \", c[49], \" \", x[49], \" \", x[0]);
+println(t[1, 2, 0], \" \", t[1, 2, 7], \" \", t[1, 2, 8], \" \", t[0, 2, 7], \" \", t[1, 1, 7]);
 ";
     let (out, _) = both(src);
     assert!(out.ok, "{}", out.stderr);
     let c49 = (1..50).fold(2.0f64, |c, _| c * 1.5);
-    assert_eq!(out.stdout, format!("50.5 {c49} 100 2\n"));
-    // The aliased loop and the copy plan SIMD (the alias is found at run
-    // time); the loop with a dependence does not.
-    assert_eq!(simd_lines(&out).len(), 2, "{}", out.stderr);
+    // t[1, 2, j] = (j + 1)^2 - 5 for j < 8, through the rank-3 row.
+    assert_eq!(out.stdout, format!("50.5 {c49} 100 2\n-4 59 0 0 0\n"));
+    // The aliased loop, the copy and the rank-3 row plan SIMD (the alias
+    // is found at run time); the loop with a dependence does not.
+    assert_eq!(simd_lines(&out).len(), 3, "{}", out.stderr);
     // Out of bounds in a loop that would run in SIMD: the same error, at
     // the element where the interpreter stops (j = 39 reads y[40]), after
     // the same elements were written.
