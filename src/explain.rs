@@ -105,13 +105,17 @@ fn on_host(jit: Option<&Result<host_jit::JitProgram, String>>, c: &hir::Construc
         Some(Ok(j)) => j,
     };
     if let Some(g) = j.gang_unit(c) {
-        return match &g.threads {
+        let how = match &g.threads {
             // No thread count: the report is the same on every machine.
             Ok(()) => "compiled; the gang loop's iterations run in fixed chunks on the \
                        machine's threads (`ACCL_HOST_THREADS`), reductions combined in chunk \
                        order"
                 .into(),
             Err(w) => format!("compiled, on one thread: {}", w.what),
+        };
+        return match host_jit::simd::describe(&g.simd) {
+            Some(v) => format!("{how}; {v}"),
+            None => how,
         };
     }
     match j.gang_refused(c) {

@@ -354,3 +354,85 @@ for i in 0..n { t += a[i]; }
     // after the data region may be compiled as well).
     assert!(entered >= 21, "{entered} entries:\n{err}");
 }
+
+#[test]
+fn a_stencil_runs_its_inner_loop_in_simd_on_each_thread_with_the_interpreters_bits() {
+    // 98 x 97 turns (more than one chunk, so both threads run; 97 is no
+    // multiple of 4). Rows alternate between two arrays, as in Jacobi.
+    let n = 100;
+    let src = format!(
+        "const N = {n};
+let a = zeros(f32, N, N);
+let b = zeros(f32, N, N);
+for i in 0..N {{ for j in 0..N {{ a[i, j] = ((i * 7 + j * 3) % 11) as f32; }} }}
+for s in 0..2 {{
+    parallel loop collapse(2) copyin(a) copy(b) for i in 1..N - 1 {{
+        for j in 1..N - 2 {{
+            b[i, j] = 0.2 * (a[i, j] + a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1]);
+        }}
+    }}
+    parallel loop collapse(2) copy(a) copyin(b) for i in 1..N - 1 {{
+        for j in 1..N - 2 {{
+            a[i, j] = 0.2 * (b[i, j] + b[i - 1, j] + b[i + 1, j] + b[i, j - 1] + b[i, j + 1]);
+        }}
+    }}
+}}
+for i in 0..N {{ println(a[i, 1], \" \", a[i, N / 2], \" \", a[i, N - 3]); }}
+"
+    );
+    let (out, trace) = both(&src);
+    assert!(out.ok, "{}", out.stderr);
+    let mut a: Vec<f32> = (0..n * n)
+        .map(|k| (((k / n) * 7 + (k % n) * 3) % 11) as f32)
+        .collect();
+    let mut b = vec![0f32; n * n];
+    let sweep = |from: &[f32], to: &mut [f32]| {
+        for i in 1..n - 1 {
+            for j in 1..n - 2 {
+                let at = |i: usize, j: usize| from[i * n + j];
+                to[i * n + j] =
+                    0.2 * (at(i, j) + at(i - 1, j) + at(i + 1, j) + at(i, j - 1) + at(i, j + 1));
+            }
+        }
+    };
+    for _ in 0..2 {
+        sweep(&a, &mut b);
+        sweep(&b, &mut a);
+    }
+    let want: String = (0..n)
+        .map(|i| {
+            format!(
+                "{} {} {}\n",
+                a[i * n + 1],
+                a[i * n + n / 2],
+                a[i * n + n - 3]
+            )
+        })
+        .collect();
+    assert_eq!(out.stdout, want);
+    assert_eq!(
+        trace
+            .iter()
+            .filter(|l| l.ends_with("on up to 2 thread(s); innermost loop `j` in 4-lane SIMD"))
+            .count(),
+        2,
+        "{trace:?}"
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("t.accl");
+    std::fs::write(&path, &src).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_accl"))
+        .args(["check", "--explain"])
+        .arg(&path)
+        .output()
+        .expect("run accl");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("  on the host: compiled; ")
+                && l.ends_with("; innermost loop `j` in 4-lane SIMD"))
+            .count(),
+        2,
+        "{text}"
+    );
+}

@@ -263,19 +263,7 @@ impl Walk {
 
 impl crate::Builder<'_> {
     /// Construct `c`'s loop nest as a [`GangEntry`].
-    #[allow(clippy::type_complexity)]
-    pub(crate) fn gang_unit(
-        &mut self,
-        body: &Body,
-        c: &Construct,
-    ) -> Result<
-        (
-            cranelift_module::FuncId,
-            Vec<usize>,
-            Vec<(usize, lang::Scalar, u8)>,
-        ),
-        String,
-    > {
+    pub(crate) fn gang_unit(&mut self, body: &Body, c: &Construct) -> Result<crate::Built, String> {
         use crate::lower::{self, Exit};
         use cranelift_codegen::ir::{types, InstBuilder};
         use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -330,7 +318,7 @@ impl crate::Builder<'_> {
             g.b.finalize(fc);
         }
         self.define(id, &mut ctx)?;
-        Ok((id, scalars, arrays))
+        Ok((id, scalars, arrays, std::mem::take(&mut self.simd)))
     }
 }
 

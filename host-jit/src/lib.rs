@@ -13,8 +13,8 @@
 //!
 //! Modules: [`plan`] (what compiles), [`walk`] (locals a statement names),
 //! [`runtime`] (the shared block and math routines), [`lower`] (statements,
-//! control flow, traps) and [`expr`] (expressions); this module owns the
-//! machine code.
+//! control flow, traps), [`expr`] (expressions) and [`simd`] (innermost
+//! loops in vector lanes); this module owns the machine code.
 
 mod entry;
 mod expr;
@@ -22,6 +22,7 @@ pub mod gang;
 mod lower;
 pub mod plan;
 pub mod runtime;
+pub mod simd;
 mod walk;
 
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature};
@@ -102,6 +103,10 @@ pub struct LoopUnit {
     pub rets: Rets,
     /// The top-level variables the functions it calls use.
     pub globals: Vec<usize>,
+    /// The loop's span.
+    pub span: Span,
+    /// Its loops that run in SIMD ([`simd::describe`]).
+    pub simd: Vec<(String, u8)>,
 }
 
 /// A compute construct's loop nest, compiled ([`gang`]).
@@ -118,7 +123,18 @@ pub struct GangUnit {
     /// Whether the gang loop's iterations may run on several threads, or
     /// why not ([`gang::parallel_why`]).
     pub threads: Result<(), plan::Why>,
+    /// Its loops that run in SIMD ([`simd::describe`]).
+    pub simd: Vec<(String, u8)>,
 }
+
+/// What code generation made of a loop or a construct: the entry, the
+/// frame's scalars and arrays it takes, and its loops in SIMD.
+type Built = (
+    FuncId,
+    Vec<usize>,
+    Vec<(usize, Scalar, u8)>,
+    Vec<(String, u8)>,
+);
 
 /// A function or loop that stays with the interpreter, and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -184,6 +200,18 @@ impl JitProgram {
         let mut r: Vec<&plan::Why> = self.gang_refused.values().collect();
         r.sort_by_key(|w| w.span.start);
         (g, r)
+    }
+
+    /// The compiled loops with loops in SIMD, in source order: the span
+    /// and what runs in SIMD ([`simd::describe`]).
+    pub fn simd_loops(&self) -> Vec<(Span, String)> {
+        let mut v: Vec<(Span, String)> = self
+            .loops
+            .values()
+            .filter_map(|u| Some((u.span, simd::describe(&u.simd)?)))
+            .collect();
+        v.sort_by_key(|(s, _)| s.start);
+        v
     }
 
     /// How many functions and loops were compiled.
@@ -434,6 +462,7 @@ fn attempt(
         fn_globals: &fn_globals,
         main: &prog.main,
         next_name: 0,
+        simd: Vec::new(),
     };
     let r = b.units(prog, loops, gangs);
     let (entries, loop_ids, gang_ids) = match r {
@@ -458,7 +487,7 @@ fn attempt(
         });
     }
     let mut units = HashMap::new();
-    for ((body, s, rets), (id, scalars, arrays)) in loops.iter().zip(loop_ids) {
+    for ((body, s, rets), (id, scalars, arrays, simd)) in loops.iter().zip(loop_ids) {
         let code = b.module.get_finalized_function(id);
         let globals = callees_globals(body, std::slice::from_ref(*s), &fn_globals);
         units.insert(
@@ -470,11 +499,13 @@ fn attempt(
                 arrays,
                 rets: rets.clone(),
                 globals,
+                span: s.span,
+                simd,
             },
         );
     }
     let mut gang_units = HashMap::new();
-    for ((body, c), (id, scalars, arrays)) in gangs.iter().zip(gang_ids) {
+    for ((body, c), (id, scalars, arrays, simd)) in gangs.iter().zip(gang_ids) {
         let code = b.module.get_finalized_function(id);
         let inner: &[Stmt] = match &c.body {
             hir::ConstructBody::Loops { body: inner, .. } => inner,
@@ -491,6 +522,7 @@ fn attempt(
                 arrays,
                 globals,
                 threads: gang::parallel_why(planner, body, c),
+                simd,
             },
         );
     }
@@ -575,6 +607,8 @@ struct Builder<'a> {
     /// The top-level body (whose locals are the top-level variables).
     main: &'a Body,
     next_name: usize,
+    /// The loops in SIMD of the unit being built.
+    simd: Vec<(String, u8)>,
 }
 
 impl Builder<'_> {
@@ -586,14 +620,7 @@ impl Builder<'_> {
         prog: &hir::Program,
         loops: &[(&Body, &Stmt, Rets)],
         gangs: &[(&Body, &hir::Construct)],
-    ) -> Result<
-        (
-            Vec<(usize, FuncId)>,
-            Vec<(FuncId, Vec<usize>, Vec<(usize, Scalar, u8)>)>,
-            Vec<(FuncId, Vec<usize>, Vec<(usize, Scalar, u8)>)>,
-        ),
-        Failed,
-    > {
+    ) -> Result<(Vec<(usize, FuncId)>, Vec<Built>, Vec<Built>), Failed> {
         let mut entries = Vec::new();
         for (h, f) in prog.functions.iter() {
             if let Some(id) = self.fn_ids[h.index()] {
@@ -765,6 +792,7 @@ impl Builder<'_> {
             refs: HashMap::new(),
             checked: HashMap::new(),
             in_bounds: Vec::new(),
+            simd: &mut self.simd,
         }
     }
 
@@ -846,13 +874,7 @@ impl Builder<'_> {
     }
 
     /// One loop statement as a `LoopEntry`.
-    #[allow(clippy::type_complexity)]
-    fn loop_unit(
-        &mut self,
-        body: &Body,
-        s: &Stmt,
-        ret: Rets,
-    ) -> Result<(FuncId, Vec<usize>, Vec<(usize, Scalar, u8)>), String> {
+    fn loop_unit(&mut self, body: &Body, s: &Stmt, ret: Rets) -> Result<Built, String> {
         let (scalars, arrays) = frame_of(body, std::slice::from_ref(s));
         let fc = self.module.isa().frontend_config();
         let (id, mut ctx) = self.declare_entry("loop", 3)?;
@@ -889,7 +911,7 @@ impl Builder<'_> {
             g.b.finalize(fc);
         }
         self.define(id, &mut ctx)?;
-        Ok((id, scalars, arrays))
+        Ok((id, scalars, arrays, std::mem::take(&mut self.simd)))
     }
 }
 

@@ -97,6 +97,8 @@ pub struct Gen<'a, 'b> {
     /// In a loop of the top level: its scalar locals, which are top-level
     /// variables a called function may read or write in the frame.
     pub spills: Vec<usize>,
+    /// The loops that run in SIMD: the loop variable's name and the lanes.
+    pub simd: &'a mut Vec<(String, u8)>,
 }
 
 impl Gen<'_, '_> {
@@ -432,7 +434,7 @@ impl Gen<'_, '_> {
             let var = h.var.index();
             self.in_bounds
                 .extend(axes.iter().map(|&(s, a, c)| (var, s, a, c)));
-            self.for_turns(fl, lo, end, out, Some(base));
+            self.simd_turns(fl, lo, end, out, base);
             self.in_bounds.truncate(mark);
             self.b.switch_to_block(counted);
             self.for_turns(fl, lo, end, out, None);

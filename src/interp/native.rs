@@ -47,17 +47,23 @@ pub fn compile(
         for r in &j.refused {
             errln!("jit: {} stays interpreted: {}", r.unit, r.why.what);
         }
+        for (span, simd) in j.simd_loops() {
+            errln!("jit: loop at bytes {}..{}: {simd}", span.start, span.end);
+        }
         let (gangs, refused) = j.gangs();
         for g in gangs {
+            let simd = host_jit::simd::describe(&g.simd)
+                .map(|v| format!("; {v}"))
+                .unwrap_or_default();
             match &g.threads {
                 Ok(()) => errln!(
-                    "jit: construct at bytes {}..{} compiled, on up to {} thread(s)",
+                    "jit: construct at bytes {}..{} compiled, on up to {} thread(s){simd}",
                     g.span.start,
                     g.span.end,
                     threads()
                 ),
                 Err(w) => errln!(
-                    "jit: construct at bytes {}..{} compiled, on one thread: {}",
+                    "jit: construct at bytes {}..{} compiled, on one thread: {}{simd}",
                     g.span.start,
                     g.span.end,
                     w.what
