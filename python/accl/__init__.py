@@ -44,6 +44,7 @@ __all__ = [
     "empty",
     "asarray",
     "is_shared",
+    "is_copied",
 ]
 
 
@@ -71,8 +72,15 @@ def empty(shape: Union[int, Sequence[int]], dtype: Any = np.float32) -> np.ndarr
 
 
 def is_shared(a: Any) -> bool:
-    """Whether `a` views a whole accl array (passed to accl without a copy)."""
+    """Whether `a` views a whole accl array (passed to accl as that array)."""
     return _accl.is_shared(a)
+
+
+def is_copied(a: Any) -> bool:
+    """Whether passing the NumPy array `a` to accl copies it: neither in
+    accl's memory nor borrowable (Fortran order, strided, read-only,
+    misaligned, bool). Row-major contiguous arrays are borrowed."""
+    return _accl.is_copied(a)
 
 
 def asarray(a: Any, dtype: Any = None) -> np.ndarray:

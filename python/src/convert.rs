@@ -6,10 +6,13 @@
 //! handle onto the accl array, which keeps the elements alive as long as
 //! any NumPy view of them lives. Such an array (from `Engine.__getitem__`,
 //! `accl.zeros`, a function's result) goes back into the engine as the
-//! same accl array, with no copy; any other NumPy array (made by NumPy,
-//! in Fortran order, a strided slice) is copied in row-major order, and
+//! same accl array, with no copy. A NumPy array of NumPy's own memory that
+//! is row-major, contiguous, aligned and writable is borrowed: an accl
+//! array over its buffer (`borrow`). Any other (Fortran order, a strided
+//! slice, read-only, misaligned, bool) is copied in row-major order, and
 //! after a call the function's writes are copied back into it.
 
+use crate::borrow::{self, Borrowed};
 use crate::errors;
 use crate::owned::Owned;
 use accl::lang::{Scalar, Value};
@@ -147,19 +150,35 @@ fn shared(a: &Bound<'_, PyUntypedArray>) -> Option<Array> {
     (data == start && a.shape() == arr.shape() && a.is_c_contiguous()).then(|| arr.clone())
 }
 
-/// An array argument: the accl array to pass, and the NumPy array to
-/// copy the results back into when it had to be copied in.
+/// How a NumPy array reached accl.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Via {
+    /// It views an accl array, which is passed.
+    Shared,
+    /// An accl array over its buffer is passed.
+    Borrowed,
+    /// A copy is passed.
+    Copied,
+}
+
+/// An array argument: the accl array to pass, how it was made, and the
+/// NumPy array it came from (a copied one gets the function's writes
+/// back when it is writable).
 pub struct ArrayIn<'py> {
     pub array: Array,
-    pub copy_back: Option<Bound<'py, PyUntypedArray>>,
+    pub via: Via,
+    pub source: Bound<'py, PyUntypedArray>,
+    writable: bool,
 }
 
 /// `obj` as an accl array of rank 1 to 3 (of element type `want`, when
-/// given): shared when it views an accl array, else copied.
+/// given): shared when it views an accl array, borrowed when its memory
+/// can be (`borrow::borrowable`), else copied.
 pub fn array_in<'py>(
     obj: &Bound<'py, PyAny>,
     want: Option<(Scalar, u8)>,
     what: &dyn Fn() -> String,
+    borrowed: &mut Borrowed,
 ) -> PyResult<ArrayIn<'py>> {
     let py = obj.py();
     let Ok(a) = obj.cast::<PyUntypedArray>() else {
@@ -206,16 +225,45 @@ pub fn array_in<'py>(
     if let Some(array) = shared(a) {
         return Ok(ArrayIn {
             array,
-            copy_back: None,
+            via: Via::Shared,
+            source: a.clone(),
+            writable: true,
         });
     }
+    if borrow::borrowable(a, s) {
+        return Ok(ArrayIn {
+            array: borrowed.get(a, s)?,
+            via: Via::Borrowed,
+            source: a.clone(),
+            writable: true,
+        });
+    }
+    copy_in(a, s, what)
+}
+
+/// A row-major copy of `a` (of element type `s`), whose writes go back
+/// into `a` after the call when it is writable.
+pub fn copy_in<'py>(
+    a: &Bound<'py, PyUntypedArray>,
+    s: Scalar,
+    what: &dyn Fn() -> String,
+) -> PyResult<ArrayIn<'py>> {
+    let py = a.py();
     let shape = a.shape().to_vec();
+    // rust-numpy reads aligned arrays only: a misaligned one is first
+    // copied by NumPy (into fresh, aligned memory).
+    let aligned = if a.is_aligned() {
+        a.clone()
+    } else {
+        a.call_method1("copy", ("C",))?
+            .cast_into::<PyUntypedArray>()?
+    };
     let array = with_elem!(s, T => {
-        let t = a.cast::<PyArrayDyn<T>>()?;
+        let t = aligned.cast::<PyArrayDyn<T>>()?;
         let r = t.try_readonly().map_err(|e| errors::argument(py, format!("{}: {e}", what())))?;
         // `as_slice` is memory order: row-major only when C-contiguous.
         let v: Vec<T> = match r.as_slice() {
-            Ok(s) if a.is_c_contiguous() => s.to_vec(),
+            Ok(s) if aligned.is_c_contiguous() => s.to_vec(),
             _ => r.as_array().iter().copied().collect(),
         };
         Array::from_vec(v, shape).map_err(|e| errors::api(py, "accl::engine::bad_shape", e.to_string()))?
@@ -226,16 +274,63 @@ pub fn array_in<'py>(
         .extract::<bool>()?;
     Ok(ArrayIn {
         array,
-        copy_back: writable.then(|| a.clone()),
+        via: Via::Copied,
+        source: a.clone(),
+        writable,
     })
+}
+
+/// The bytes an argument's accl array spans.
+fn span(a: &Array) -> std::ops::Range<usize> {
+    a.try_data()
+        .map(|d| {
+            let b = d.bytes();
+            b.as_ptr() as usize..b.as_ptr() as usize + b.len()
+        })
+        .unwrap_or(0..0)
+}
+
+/// Borrowed arguments whose memory overlaps another argument's without
+/// being the same accl array (`x` and `x[1:]`, or a slice of an accl
+/// array beside that array) are copied instead, as every NumPy array was
+/// before arrays were borrowed: two accl arrays over one buffer would be
+/// copied to a device each on its own and written back over each other.
+/// All of them are copied, so the writes come back in argument order, the
+/// last one's winning, as before.
+pub fn separate(args: &mut [ArrayIn<'_>], what: &dyn Fn(usize) -> String) -> PyResult<()> {
+    let spans: Vec<_> = args.iter().map(|a| span(&a.array)).collect();
+    let clash: Vec<bool> = (0..args.len())
+        .map(|j| {
+            args[j].via == Via::Borrowed
+                && (0..args.len()).any(|i| {
+                    i != j
+                        && !args[i].array.same(&args[j].array)
+                        && spans[i].start < spans[j].end
+                        && spans[j].start < spans[i].end
+                })
+        })
+        .collect();
+    for (j, c) in clash.into_iter().enumerate() {
+        if c {
+            let s = args[j].array.scalar();
+            args[j] = copy_in(&args[j].source.clone(), s, &|| what(j))?;
+        }
+    }
+    Ok(())
 }
 
 /// Copy an argument's elements back into the NumPy array they were copied
 /// from (the function may have written them).
 pub fn copy_back(arg: &ArrayIn<'_>) -> PyResult<()> {
-    let Some(a) = &arg.copy_back else {
+    if arg.via != Via::Copied || !arg.writable {
         return Ok(());
-    };
+    }
+    let a = &arg.source;
+    if !a.is_aligned() {
+        // NumPy writes misaligned memory; rust-numpy does not.
+        a.set_item(a.py().Ellipsis(), view(a.py(), &arg.array)?)?;
+        return Ok(());
+    }
     with_elem!(arg.array.scalar(), T => {
         let t = a.cast::<PyArrayDyn<T>>()?;
         let mut w = t.try_readwrite().map_err(|e| errors::argument(a.py(), e.to_string()))?;
@@ -311,9 +406,10 @@ pub fn scalar_in(
 pub fn value_in<'py>(
     obj: &Bound<'py, PyAny>,
     what: &dyn Fn() -> String,
+    borrowed: &mut Borrowed,
 ) -> PyResult<(Val, Option<ArrayIn<'py>>)> {
     if obj.cast::<PyUntypedArray>().is_ok() {
-        let a = array_in(obj, None, what)?;
+        let a = array_in(obj, None, what, borrowed)?;
         return Ok((Val::Array(a.array.clone()), Some(a)));
     }
     if let Ok(s) = obj.cast::<PyString>() {
@@ -411,4 +507,17 @@ pub fn is_shared(obj: &Bound<'_, PyAny>) -> bool {
         .ok()
         .and_then(|a| shared(a))
         .is_some()
+}
+
+/// Whether passing `obj` to an accl function copies it (a NumPy array of
+/// a supported element type that is neither in accl's memory nor
+/// borrowable); false for anything that is not such an array.
+pub fn is_copied(obj: &Bound<'_, PyAny>) -> bool {
+    let Ok(a) = obj.cast::<PyUntypedArray>() else {
+        return false;
+    };
+    match numpy_scalar(a) {
+        Some(s) => shared(a).is_none() && !borrow::borrowable(a, s),
+        None => false,
+    }
 }
