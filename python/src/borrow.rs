@@ -64,6 +64,43 @@ pub fn borrowable(a: &Bound<'_, PyUntypedArray>, s: Scalar) -> bool {
         && !a.is_empty()
 }
 
+/// A new accl array over `a`'s buffer, holding `a` (`borrowable(a, s)`
+/// holds, or `a` is a fresh row-major copy of that kind).
+pub fn over(a: &Bound<'_, PyUntypedArray>, s: Scalar) -> PyResult<Array> {
+    // SAFETY: a valid array object, read under the GIL.
+    let data = unsafe { (*a.as_array_ptr()).fields.data };
+    let owner: Py<PyAny> = a.clone().into_any().unbind();
+    let shape = a.shape().to_vec();
+    macro_rules! make {
+        ($t:ty) => {
+            // SAFETY: `borrowable`: the buffer is aligned for the element
+            // type, contiguous and row-major with the shape's elements,
+            // each a valid value (NumPy's dtype is the same type; bool is
+            // never borrowed). `owner` keeps the array, and so its buffer,
+            // alive, and NumPy neither moves nor resizes the buffer of an
+            // array something references (`resize` refuses). Python code
+            // touches it only between engine calls, under the GIL the
+            // engine gives up only while it runs this thread's call.
+            unsafe { Array::from_foreign(data as *mut $t, shape, Box::new(owner)) }
+        };
+    }
+    match s {
+        Scalar::I32 => make!(i32),
+        Scalar::I64 => make!(i64),
+        Scalar::U32 => make!(u32),
+        Scalar::U8 => make!(u8),
+        Scalar::F32 => make!(f32),
+        Scalar::F64 => make!(f64),
+        Scalar::Bool => {
+            return Err(crate::errors::argument(
+                a.py(),
+                "a bool array is copied, not borrowed",
+            ))
+        }
+    }
+    .map_err(|e| crate::errors::api(a.py(), "accl::engine::bad_shape", e.to_string()))
+}
+
 impl Borrowed {
     /// The accl array over `a`'s buffer (element type `s`, which the
     /// caller took from its dtype; `borrowable(a, s)` holds): the one made
@@ -82,32 +119,8 @@ impl Borrowed {
             e.used = self.clock;
             return Ok(e.array.clone());
         }
-        let owner: Py<PyAny> = a.clone().into_any().unbind();
+        let array = over(a, s)?;
         let shape = shape.to_vec();
-        macro_rules! make {
-            ($t:ty) => {
-                // SAFETY: `borrowable`: the buffer is aligned for the
-                // element type, contiguous and row-major with the shape's
-                // elements, each a valid value (NumPy's dtype is the same
-                // type; bool is never borrowed). `owner` keeps the array,
-                // and so its buffer, alive, and NumPy neither moves nor
-                // resizes the buffer of an array something references
-                // (`resize` refuses). Python code touches it only between
-                // engine calls, under the GIL the engine gives up only
-                // while it runs this thread's call.
-                unsafe { Array::from_foreign(data as *mut $t, shape.clone(), Box::new(owner)) }
-            };
-        }
-        let array = match s {
-            Scalar::I32 => make!(i32),
-            Scalar::I64 => make!(i64),
-            Scalar::U32 => make!(u32),
-            Scalar::U8 => make!(u8),
-            Scalar::F32 => make!(f32),
-            Scalar::F64 => make!(f64),
-            Scalar::Bool => unreachable!("bool arrays are copied (borrowable)"),
-        }
-        .map_err(|e| crate::errors::api(a.py(), "accl::engine::bad_shape", e.to_string()))?;
         // One entry per NumPy array: one whose shape or dtype was changed
         // in place since leaves (its accl array lives on where it is held).
         let obj = a.as_ptr();

@@ -113,23 +113,25 @@ pub fn view<'py>(py: Python<'py>, a: &Array) -> PyResult<Bound<'py, PyAny>> {
     })
 }
 
-/// A NumPy array's element type as an accl scalar.
+/// A NumPy array's element type as an accl scalar: a plain numeric or
+/// bool dtype of the machine's byte order. (By kind and size rather than
+/// by comparing with each of the seven dtypes: this runs at every call.)
 fn numpy_scalar(a: &Bound<'_, PyUntypedArray>) -> Option<Scalar> {
-    let py = a.py();
-    let d = a.dtype();
     use numpy::PyArrayDescrMethods;
-    [
-        (numpy::dtype::<f32>(py), Scalar::F32),
-        (numpy::dtype::<f64>(py), Scalar::F64),
-        (numpy::dtype::<i32>(py), Scalar::I32),
-        (numpy::dtype::<i64>(py), Scalar::I64),
-        (numpy::dtype::<u32>(py), Scalar::U32),
-        (numpy::dtype::<u8>(py), Scalar::U8),
-        (numpy::dtype::<bool>(py), Scalar::Bool),
-    ]
-    .into_iter()
-    .find(|(t, _)| d.is_equiv_to(t))
-    .map(|(_, s)| s)
+    let d = a.dtype();
+    if d.has_fields() || d.has_subarray() || d.is_native_byteorder() == Some(false) {
+        return None;
+    }
+    Some(match (d.kind(), d.itemsize()) {
+        (b'b', 1) => Scalar::Bool,
+        (b'i', 4) => Scalar::I32,
+        (b'i', 8) => Scalar::I64,
+        (b'u', 4) => Scalar::U32,
+        (b'u', 1) => Scalar::U8,
+        (b'f', 4) => Scalar::F32,
+        (b'f', 8) => Scalar::F64,
+        _ => return None,
+    })
 }
 
 /// The accl array a NumPy array views, when it is one of ours and views
@@ -250,24 +252,43 @@ pub fn copy_in<'py>(
 ) -> PyResult<ArrayIn<'py>> {
     let py = a.py();
     let shape = a.shape().to_vec();
-    // rust-numpy reads aligned arrays only: a misaligned one is first
-    // copied by NumPy (into fresh, aligned memory).
-    let aligned = if a.is_aligned() {
+    let bad_shape = |e: accl::stdlib::array::ShapeError| {
+        errors::api(py, "accl::engine::bad_shape", e.to_string())
+    };
+    let unreadable = |e: numpy::BorrowError| errors::argument(py, format!("{}: {e}", what()));
+    // Any other layout NumPy copies into fresh row-major, aligned memory
+    // first, at its own speed (walking a strided view element by element
+    // in Rust took 0.8 s for 1M elements in the dev build).
+    let row_major = a.is_c_contiguous() && a.is_aligned();
+    let c = if row_major {
         a.clone()
     } else {
         a.call_method1("copy", ("C",))?
             .cast_into::<PyUntypedArray>()?
     };
-    let array = with_elem!(s, T => {
-        let t = aligned.cast::<PyArrayDyn<T>>()?;
-        let r = t.try_readonly().map_err(|e| errors::argument(py, format!("{}: {e}", what())))?;
-        // `as_slice` is memory order: row-major only when C-contiguous.
-        let v: Vec<T> = match r.as_slice() {
-            Ok(s) if aligned.is_c_contiguous() => s.to_vec(),
-            _ => r.as_array().iter().copied().collect(),
-        };
-        Array::from_vec(v, shape).map_err(|e| errors::api(py, "accl::engine::bad_shape", e.to_string()))?
-    });
+    let array = if s == Scalar::Bool {
+        // As bytes: NumPy lets any byte into a bool array (through a
+        // `uint8` view), and accl's bool is 0 or 1.
+        let u = c
+            .call_method1("view", ("u1",))?
+            .cast_into::<PyArrayDyn<u8>>()?;
+        let r = u.try_readonly().map_err(unreadable)?;
+        let bytes = r
+            .as_slice()
+            .map_err(|e| errors::argument(py, e.to_string()))?;
+        Array::from_vec(bytes.iter().map(|&b| b != 0).collect::<Vec<bool>>(), shape)
+            .map_err(bad_shape)?
+    } else if row_major {
+        with_elem!(s, T => {
+            let t = c.cast::<PyArrayDyn<T>>()?;
+            let r = t.try_readonly().map_err(unreadable)?;
+            let v = r.as_slice().map_err(|e| errors::argument(py, e.to_string()))?.to_vec();
+            Array::from_vec(v, shape).map_err(bad_shape)?
+        })
+    } else {
+        // NumPy's fresh copy is accl's alone: borrowed, not copied again.
+        borrow::over(&c, s)?
+    };
     let writable = a
         .getattr("flags")?
         .getattr("writeable")?
@@ -326,26 +347,27 @@ pub fn copy_back(arg: &ArrayIn<'_>) -> PyResult<()> {
         return Ok(());
     }
     let a = &arg.source;
-    if !a.is_aligned() {
-        // NumPy writes misaligned memory; rust-numpy does not.
-        a.set_item(a.py().Ellipsis(), view(a.py(), &arg.array)?)?;
-        return Ok(());
-    }
-    with_elem!(arg.array.scalar(), T => {
-        let t = a.cast::<PyArrayDyn<T>>()?;
-        let mut w = t.try_readwrite().map_err(|e| errors::argument(a.py(), e.to_string()))?;
-        let d = arg.array.data();
-        let src = <T as accl::stdlib::Elem>::slice(&d).unwrap_or_default();
-        // Row-major memory takes one copy; any other layout, element by
-        // element in logical order.
-        if a.is_c_contiguous() {
-            if let Ok(dst) = w.as_slice_mut().map_err(drop).and_then(|d| if d.len() == src.len() { Ok(d) } else { Err(()) }) {
-                dst.copy_from_slice(src);
-                return Ok(());
+    if a.is_c_contiguous() && a.is_aligned() && arg.array.scalar() != Scalar::Bool {
+        let done = with_elem!(arg.array.scalar(), T => {
+            let t = a.cast::<PyArrayDyn<T>>()?;
+            let mut w = t.try_readwrite().map_err(|e| errors::argument(a.py(), e.to_string()))?;
+            let d = arg.array.data();
+            let src = <T as accl::stdlib::Elem>::slice(&d).unwrap_or_default();
+            match w.as_slice_mut() {
+                Ok(dst) if dst.len() == src.len() => {
+                    dst.copy_from_slice(src);
+                    true
+                }
+                _ => false,
             }
+        });
+        if done {
+            return Ok(());
         }
-        w.as_array_mut().iter_mut().zip(src).for_each(|(d, s)| *d = *s);
-    });
+    }
+    // Any other layout (and bool), NumPy assigns from a view of accl's
+    // elements.
+    a.set_item(a.py().Ellipsis(), view(a.py(), &arg.array)?)?;
     Ok(())
 }
 
@@ -355,6 +377,17 @@ pub fn scalar_in(
     want: Scalar,
     what: &dyn Fn() -> String,
 ) -> PyResult<Value> {
+    // A Python float or int, the usual arguments, without naming the type.
+    let float = matches!(want, Scalar::F32 | Scalar::F64);
+    if obj.is_exact_instance_of::<PyFloat>() || (float && obj.is_exact_instance_of::<PyInt>()) {
+        if let (true, Ok(x)) = (float, obj.extract::<f64>()) {
+            return Ok(if want == Scalar::F32 {
+                Value::F32(x as f32)
+            } else {
+                Value::F64(x)
+            });
+        }
+    }
     let py = obj.py();
     let bad = || {
         errors::argument(
@@ -366,7 +399,8 @@ pub fn scalar_in(
             ),
         )
     };
-    let is_bool = obj.is_instance_of::<PyBool>() || type_name(obj) == "bool_";
+    let int = obj.is_exact_instance_of::<PyInt>();
+    let is_bool = obj.is_instance_of::<PyBool>() || (!int && type_name(obj) == "bool_");
     if want == Scalar::Bool {
         return if is_bool {
             Ok(Value::Bool(obj.is_truthy()?))
@@ -386,7 +420,7 @@ pub fn scalar_in(
         });
     }
     // An integer parameter takes integers only (no silent truncation).
-    if obj.is_instance_of::<PyFloat>() || type_name(obj).starts_with("float") {
+    if obj.is_instance_of::<PyFloat>() || (!int && type_name(obj).starts_with("float")) {
         return Err(bad());
     }
     let x: i128 = obj.extract().map_err(|_| bad())?;

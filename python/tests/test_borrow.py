@@ -109,6 +109,10 @@ def test_read_only_and_bool_arrays_are_copied(engine):
         "fn count(b: bool[]) -> i32 { let n = 0; for i in 0..len(b) { if b[i] { n = n + 1; } } return n; }"
     )
     assert mod.first(r) == 3.0 and mod.count(b) == 2
+    # Any byte but 0 in a bool array (put there through a uint8 view) is
+    # true, as NumPy reads it.
+    odd = np.array([0, 2, 1, 255], dtype=np.uint8).view(np.bool_)
+    assert mod.count(odd) == 3
 
 
 def test_overlapping_arguments_are_copied(engine):
