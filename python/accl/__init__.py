@@ -11,12 +11,44 @@ and out (docs/python.md).
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Sequence, Union
 
 import numpy as np
 
-from . import _accl
-from ._accl import (
+
+def _stack_room(want: int = 64 << 20) -> None:
+    """Let the main thread's stack grow to `want` bytes (RLIMIT_STACK's soft
+    limit, raised when lower and the hard limit allows; Linux only).
+
+    accl runs every input with at least 32 MiB of stack left. Under the
+    usual 8 MiB limit that means a fresh stack segment mapped and unmapped
+    at every call from Python (10 us of an empty call's 12, and more in a
+    process whose other threads ran lately, such as a Vulkan driver's: the
+    unmapping stops them). With room on the main thread's own stack, which
+    Linux grows on demand up to the limit, no segment is made. Set
+    ACCL_KEEP_STACK_LIMIT=1 to leave the limit alone."""
+    if not sys.platform.startswith("linux") or os.environ.get("ACCL_KEEP_STACK_LIMIT"):
+        return
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    if soft == resource.RLIM_INFINITY or soft >= want:
+        return
+    if hard != resource.RLIM_INFINITY and hard < want:
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_STACK, (want, hard))
+    except (ValueError, OSError):
+        pass
+
+
+# Before the native module makes its first call on this thread, which is
+# when the stack's extent is read.
+_stack_room()
+
+from . import _accl  # noqa: E402
+from ._accl import (  # noqa: E402
     ApiError,
     CheckError,
     DeviceError,
