@@ -78,9 +78,11 @@ pub fn over(a: &Bound<'_, PyUntypedArray>, s: Scalar) -> PyResult<Array> {
             // each a valid value (NumPy's dtype is the same type; bool is
             // never borrowed). `owner` keeps the array, and so its buffer,
             // alive, and NumPy neither moves nor resizes the buffer of an
-            // array something references (`resize` refuses). Python code
-            // touches it only between engine calls, under the GIL the
-            // engine gives up only while it runs this thread's call.
+            // array something references (`resize` refuses). This thread's
+            // Python code touches it only between engine calls; another
+            // thread writing it while a call runs without the GIL races
+            // with accl as with any native code NumPy shares a buffer
+            // with (docs/python.md tells callers not to).
             unsafe { Array::from_foreign(data as *mut $t, shape, Box::new(owner)) }
         };
     }
