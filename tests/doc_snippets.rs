@@ -118,6 +118,39 @@ fn embedding_compile_snippet_compiles_and_runs() {
     assert!(u[98] > 0.5 && u[1] > 0.0, "the relaxation ran: {u:?}");
 }
 
+snippet! { foreign_array, |e: &mut accl::Engine| {
+    let mut mem = vec![1.0f32, 2.0, 3.0, 4.0];
+    // SAFETY: `mem` outlives the array (the engine `e` lets go of it with the
+    // variable), and is read only between engine calls.
+    let a = unsafe { accl::Array::from_foreign(mem.as_mut_ptr(), vec![2, 2], Box::new(())) }.unwrap();
+    e.set_array_handle("m", a);
+    e.eval("m[1, 0] = m[0, 1] * 10.0;")?;
+    e.remove("m");
+    assert_eq!(mem, [1.0, 2.0, 20.0, 4.0]);
+}}
+
+#[test]
+fn embedding_foreign_array_snippet_compiles_and_runs() {
+    in_doc("docs/embedding.md", foreign_array::TEXT);
+    foreign_array(&mut accl::Engine::new()).unwrap_or_else(|e| panic!("{}", e.render(100)));
+    // What the snippet's SAFETY comment relies on: removing the variable
+    // drops the engine's last handle, and with it the owner.
+    let owner = std::sync::Arc::new(());
+    let mut mem = vec![0i32; 3];
+    // SAFETY: `mem` outlives the engine, which holds the array.
+    let a =
+        unsafe { accl::Array::from_foreign(mem.as_mut_ptr(), vec![3], Box::new(owner.clone())) }
+            .unwrap();
+    let mut e = accl::Engine::new();
+    e.set_array_handle("m", a);
+    e.eval("m[2] = len(m) as i32 * 7;").unwrap();
+    assert_eq!(std::sync::Arc::strong_count(&owner), 2);
+    e.remove("m");
+    assert_eq!(std::sync::Arc::strong_count(&owner), 1);
+    drop(e);
+    assert_eq!(mem, [0, 0, 21]);
+}
+
 snippet! { register, |engine: &mut accl::Engine| {
     engine.register_fn("tag", |s: &str, n: i32| format!("{s}_{n:04}"));
     engine.register_fn("scale", |x: &mut [f32], k: f32| x.iter_mut().for_each(|v| *v *= k));

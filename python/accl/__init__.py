@@ -11,12 +11,44 @@ and out (docs/python.md).
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Sequence, Union
 
 import numpy as np
 
-from . import _accl
-from ._accl import (
+
+def _stack_room(want: int = 64 << 20) -> None:
+    """Let the main thread's stack grow to `want` bytes (RLIMIT_STACK's soft
+    limit, raised when lower and the hard limit allows; Linux only).
+
+    accl runs every input with at least 32 MiB of stack left. Under the
+    usual 8 MiB limit that means a fresh stack segment mapped and unmapped
+    at every call from Python (10 us of an empty call's 12, and more in a
+    process whose other threads ran lately, such as a Vulkan driver's: the
+    unmapping stops them). With room on the main thread's own stack, which
+    Linux grows on demand up to the limit, no segment is made. Set
+    ACCL_KEEP_STACK_LIMIT=1 to leave the limit alone."""
+    if not sys.platform.startswith("linux") or os.environ.get("ACCL_KEEP_STACK_LIMIT"):
+        return
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    if soft == resource.RLIM_INFINITY or soft >= want:
+        return
+    if hard != resource.RLIM_INFINITY and hard < want:
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_STACK, (want, hard))
+    except (ValueError, OSError):
+        pass
+
+
+# Before the native module makes its first call on this thread, which is
+# when the stack's extent is read.
+_stack_room()
+
+from . import _accl  # noqa: E402
+from ._accl import (  # noqa: E402
     ApiError,
     CheckError,
     DeviceError,
@@ -44,6 +76,7 @@ __all__ = [
     "empty",
     "asarray",
     "is_shared",
+    "is_copied",
 ]
 
 
@@ -71,8 +104,15 @@ def empty(shape: Union[int, Sequence[int]], dtype: Any = np.float32) -> np.ndarr
 
 
 def is_shared(a: Any) -> bool:
-    """Whether `a` views a whole accl array (passed to accl without a copy)."""
+    """Whether `a` views a whole accl array (passed to accl as that array)."""
     return _accl.is_shared(a)
+
+
+def is_copied(a: Any) -> bool:
+    """Whether passing the NumPy array `a` to accl copies it: neither in
+    accl's memory nor borrowable (Fortran order, strided, read-only,
+    misaligned, bool). Row-major contiguous arrays are borrowed."""
+    return _accl.is_copied(a)
 
 
 def asarray(a: Any, dtype: Any = None) -> np.ndarray:

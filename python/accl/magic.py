@@ -6,7 +6,7 @@
 
 Before the cell runs, each NumPy array and scalar of the notebook that the
 cell names is bound in the magic's engine (an array in accl memory is
-shared, any other copied). After it, each engine variable the cell names
+shared, a row-major NumPy array borrowed, any other copied). After it, each engine variable the cell names
 is bound in the notebook as a NumPy view of the engine's array (or a
 scalar), so later Python code and later cells see one array. `%accl_engine
 host` (or a device) starts a fresh engine on another backend. The cell's

@@ -23,6 +23,9 @@ fn nop(a: f32, x: f32[], y: f32[]) { }
 fn saxpy_loop(a: f32, x: f32[], y: f32[]) {
     for i in 0..len(x) { y[i] = a * x[i] + y[i]; }
 }
+fn saxpy2(a: f32, x: f32[,], y: f32[,]) {
+    parallel loop collapse(2) for i in 0..shape(x, 0) { for j in 0..shape(x, 1) { y[i, j] = a * x[i, j] + y[i, j]; } }
+}
 fn saxpy_present(a: f32, x: f32[], y: f32[]) {
     parallel loop present(x, y) for i in 0..len(x) { y[i] = a * x[i] + y[i]; }
 }
@@ -77,11 +80,22 @@ def bench_engine(device, n, runs):
     row(f"{name}: saxpy, 1 element", median_us(lambda: mod.saxpy(2.0, tiny, tiny), runs), tw)
     xn = np.ones(n, dtype=np.float32)
     yn = np.zeros(n, dtype=np.float32)
-    row(f"{name}: saxpy, NumPy's arrays (copied)", median_us(lambda: mod.saxpy(2.0, xn, yn), runs), work)
+    row(f"{name}: saxpy, NumPy's arrays (borrowed)", median_us(lambda: mod.saxpy(2.0, xn, yn), runs), work)
+    # Fortran order is copied in and written back at each call.
+    xf = np.asfortranarray(np.ones((n // 1024, 1024), dtype=np.float32))
+    yf = np.asfortranarray(np.zeros((n // 1024, 1024), dtype=np.float32))
+    e["x2"], e["y2"] = accl.zeros(xf.shape), accl.zeros(yf.shape)
+    w2 = inside_us(e, "saxpy2(2.0f32, x2, y2)", runs)
+    row(f"{name}: saxpy, Fortran order (copied)", median_us(lambda: mod.saxpy2(2.0, xf, yf), runs), w2)
     if e.backend != "host":
         e.run("enter data copyin(x, y);")
         work = inside_us(e, "saxpy_present(2.0f32, x, y)", runs)
         row(f"{name}: present(x, y) on the device", median_us(lambda: mod.saxpy_present(2.0, x, y), runs), work)
+        e.run("exit data delete(x, y);")
+        # The same with NumPy's own arrays, bound as the engine's x and y.
+        e["x"], e["y"] = xn, yn
+        e.run("enter data copyin(x, y);")
+        row(f"{name}: present(x, y), NumPy's arrays", median_us(lambda: mod.saxpy_present(2.0, xn, yn), runs), work)
         e.run("exit data delete(x, y);")
 
 

@@ -6,10 +6,13 @@
 //! handle onto the accl array, which keeps the elements alive as long as
 //! any NumPy view of them lives. Such an array (from `Engine.__getitem__`,
 //! `accl.zeros`, a function's result) goes back into the engine as the
-//! same accl array, with no copy; any other NumPy array (made by NumPy,
-//! in Fortran order, a strided slice) is copied in row-major order, and
+//! same accl array, with no copy. A NumPy array of NumPy's own memory that
+//! is row-major, contiguous, aligned and writable is borrowed: an accl
+//! array over its buffer (`borrow`). Any other (Fortran order, a strided
+//! slice, read-only, misaligned, bool) is copied in row-major order, and
 //! after a call the function's writes are copied back into it.
 
+use crate::borrow::{self, Borrowed};
 use crate::errors;
 use crate::owned::Owned;
 use accl::lang::{Scalar, Value};
@@ -110,23 +113,25 @@ pub fn view<'py>(py: Python<'py>, a: &Array) -> PyResult<Bound<'py, PyAny>> {
     })
 }
 
-/// A NumPy array's element type as an accl scalar.
+/// A NumPy array's element type as an accl scalar: a plain numeric or
+/// bool dtype of the machine's byte order. (By kind and size rather than
+/// by comparing with each of the seven dtypes: this runs at every call.)
 fn numpy_scalar(a: &Bound<'_, PyUntypedArray>) -> Option<Scalar> {
-    let py = a.py();
-    let d = a.dtype();
     use numpy::PyArrayDescrMethods;
-    [
-        (numpy::dtype::<f32>(py), Scalar::F32),
-        (numpy::dtype::<f64>(py), Scalar::F64),
-        (numpy::dtype::<i32>(py), Scalar::I32),
-        (numpy::dtype::<i64>(py), Scalar::I64),
-        (numpy::dtype::<u32>(py), Scalar::U32),
-        (numpy::dtype::<u8>(py), Scalar::U8),
-        (numpy::dtype::<bool>(py), Scalar::Bool),
-    ]
-    .into_iter()
-    .find(|(t, _)| d.is_equiv_to(t))
-    .map(|(_, s)| s)
+    let d = a.dtype();
+    if d.has_fields() || d.has_subarray() || d.is_native_byteorder() == Some(false) {
+        return None;
+    }
+    Some(match (d.kind(), d.itemsize()) {
+        (b'b', 1) => Scalar::Bool,
+        (b'i', 4) => Scalar::I32,
+        (b'i', 8) => Scalar::I64,
+        (b'u', 4) => Scalar::U32,
+        (b'u', 1) => Scalar::U8,
+        (b'f', 4) => Scalar::F32,
+        (b'f', 8) => Scalar::F64,
+        _ => return None,
+    })
 }
 
 /// The accl array a NumPy array views, when it is one of ours and views
@@ -147,19 +152,35 @@ fn shared(a: &Bound<'_, PyUntypedArray>) -> Option<Array> {
     (data == start && a.shape() == arr.shape() && a.is_c_contiguous()).then(|| arr.clone())
 }
 
-/// An array argument: the accl array to pass, and the NumPy array to
-/// copy the results back into when it had to be copied in.
+/// How a NumPy array reached accl.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Via {
+    /// It views an accl array, which is passed.
+    Shared,
+    /// An accl array over its buffer is passed.
+    Borrowed,
+    /// A copy is passed.
+    Copied,
+}
+
+/// An array argument: the accl array to pass, how it was made, and the
+/// NumPy array it came from (a copied one gets the function's writes
+/// back when it is writable).
 pub struct ArrayIn<'py> {
     pub array: Array,
-    pub copy_back: Option<Bound<'py, PyUntypedArray>>,
+    pub via: Via,
+    pub source: Bound<'py, PyUntypedArray>,
+    writable: bool,
 }
 
 /// `obj` as an accl array of rank 1 to 3 (of element type `want`, when
-/// given): shared when it views an accl array, else copied.
+/// given): shared when it views an accl array, borrowed when its memory
+/// can be (`borrow::borrowable`), else copied.
 pub fn array_in<'py>(
     obj: &Bound<'py, PyAny>,
     want: Option<(Scalar, u8)>,
     what: &dyn Fn() -> String,
+    borrowed: &mut Borrowed,
 ) -> PyResult<ArrayIn<'py>> {
     let py = obj.py();
     let Ok(a) = obj.cast::<PyUntypedArray>() else {
@@ -206,51 +227,147 @@ pub fn array_in<'py>(
     if let Some(array) = shared(a) {
         return Ok(ArrayIn {
             array,
-            copy_back: None,
+            via: Via::Shared,
+            source: a.clone(),
+            writable: true,
         });
     }
+    if borrow::borrowable(a, s) {
+        return Ok(ArrayIn {
+            array: borrowed.get(a, s)?,
+            via: Via::Borrowed,
+            source: a.clone(),
+            writable: true,
+        });
+    }
+    copy_in(a, s, what)
+}
+
+/// A row-major copy of `a` (of element type `s`), whose writes go back
+/// into `a` after the call when it is writable.
+pub fn copy_in<'py>(
+    a: &Bound<'py, PyUntypedArray>,
+    s: Scalar,
+    what: &dyn Fn() -> String,
+) -> PyResult<ArrayIn<'py>> {
+    let py = a.py();
     let shape = a.shape().to_vec();
-    let array = with_elem!(s, T => {
-        let t = a.cast::<PyArrayDyn<T>>()?;
-        let r = t.try_readonly().map_err(|e| errors::argument(py, format!("{}: {e}", what())))?;
-        // `as_slice` is memory order: row-major only when C-contiguous.
-        let v: Vec<T> = match r.as_slice() {
-            Ok(s) if a.is_c_contiguous() => s.to_vec(),
-            _ => r.as_array().iter().copied().collect(),
-        };
-        Array::from_vec(v, shape).map_err(|e| errors::api(py, "accl::engine::bad_shape", e.to_string()))?
-    });
+    let bad_shape = |e: accl::stdlib::array::ShapeError| {
+        errors::api(py, "accl::engine::bad_shape", e.to_string())
+    };
+    let unreadable = |e: numpy::BorrowError| errors::argument(py, format!("{}: {e}", what()));
+    // Any other layout NumPy copies into fresh row-major, aligned memory
+    // first, at its own speed (walking a strided view element by element
+    // in Rust took 0.8 s for 1M elements in the dev build).
+    let row_major = a.is_c_contiguous() && a.is_aligned();
+    let c = if row_major {
+        a.clone()
+    } else {
+        a.call_method1("copy", ("C",))?
+            .cast_into::<PyUntypedArray>()?
+    };
+    let array = if s == Scalar::Bool {
+        // As bytes: NumPy lets any byte into a bool array (through a
+        // `uint8` view), and accl's bool is 0 or 1.
+        let u = c
+            .call_method1("view", ("u1",))?
+            .cast_into::<PyArrayDyn<u8>>()?;
+        let r = u.try_readonly().map_err(unreadable)?;
+        let bytes = r
+            .as_slice()
+            .map_err(|e| errors::argument(py, e.to_string()))?;
+        Array::from_vec(bytes.iter().map(|&b| b != 0).collect::<Vec<bool>>(), shape)
+            .map_err(bad_shape)?
+    } else if row_major {
+        with_elem!(s, T => {
+            let t = c.cast::<PyArrayDyn<T>>()?;
+            let r = t.try_readonly().map_err(unreadable)?;
+            let v = r.as_slice().map_err(|e| errors::argument(py, e.to_string()))?.to_vec();
+            Array::from_vec(v, shape).map_err(bad_shape)?
+        })
+    } else {
+        // NumPy's fresh copy is accl's alone: borrowed, not copied again.
+        borrow::over(&c, s)?
+    };
     let writable = a
         .getattr("flags")?
         .getattr("writeable")?
         .extract::<bool>()?;
     Ok(ArrayIn {
         array,
-        copy_back: writable.then(|| a.clone()),
+        via: Via::Copied,
+        source: a.clone(),
+        writable,
     })
+}
+
+/// The bytes an argument's accl array spans.
+fn span(a: &Array) -> std::ops::Range<usize> {
+    a.try_data()
+        .map(|d| {
+            let b = d.bytes();
+            b.as_ptr() as usize..b.as_ptr() as usize + b.len()
+        })
+        .unwrap_or(0..0)
+}
+
+/// Borrowed arguments whose memory overlaps another argument's without
+/// being the same accl array (`x` and `x[1:]`, or a slice of an accl
+/// array beside that array) are copied instead, as every NumPy array was
+/// before arrays were borrowed: two accl arrays over one buffer would be
+/// copied to a device each on its own and written back over each other.
+/// All of them are copied, so the writes come back in argument order, the
+/// last one's winning, as before.
+pub fn separate(args: &mut [ArrayIn<'_>], what: &dyn Fn(usize) -> String) -> PyResult<()> {
+    let spans: Vec<_> = args.iter().map(|a| span(&a.array)).collect();
+    let clash: Vec<bool> = (0..args.len())
+        .map(|j| {
+            args[j].via == Via::Borrowed
+                && (0..args.len()).any(|i| {
+                    i != j
+                        && !args[i].array.same(&args[j].array)
+                        && spans[i].start < spans[j].end
+                        && spans[j].start < spans[i].end
+                })
+        })
+        .collect();
+    for (j, c) in clash.into_iter().enumerate() {
+        if c {
+            let s = args[j].array.scalar();
+            args[j] = copy_in(&args[j].source.clone(), s, &|| what(j))?;
+        }
+    }
+    Ok(())
 }
 
 /// Copy an argument's elements back into the NumPy array they were copied
 /// from (the function may have written them).
 pub fn copy_back(arg: &ArrayIn<'_>) -> PyResult<()> {
-    let Some(a) = &arg.copy_back else {
+    if arg.via != Via::Copied || !arg.writable {
         return Ok(());
-    };
-    with_elem!(arg.array.scalar(), T => {
-        let t = a.cast::<PyArrayDyn<T>>()?;
-        let mut w = t.try_readwrite().map_err(|e| errors::argument(a.py(), e.to_string()))?;
-        let d = arg.array.data();
-        let src = <T as accl::stdlib::Elem>::slice(&d).unwrap_or_default();
-        // Row-major memory takes one copy; any other layout, element by
-        // element in logical order.
-        if a.is_c_contiguous() {
-            if let Ok(dst) = w.as_slice_mut().map_err(drop).and_then(|d| if d.len() == src.len() { Ok(d) } else { Err(()) }) {
-                dst.copy_from_slice(src);
-                return Ok(());
+    }
+    let a = &arg.source;
+    if a.is_c_contiguous() && a.is_aligned() && arg.array.scalar() != Scalar::Bool {
+        let done = with_elem!(arg.array.scalar(), T => {
+            let t = a.cast::<PyArrayDyn<T>>()?;
+            let mut w = t.try_readwrite().map_err(|e| errors::argument(a.py(), e.to_string()))?;
+            let d = arg.array.data();
+            let src = <T as accl::stdlib::Elem>::slice(&d).unwrap_or_default();
+            match w.as_slice_mut() {
+                Ok(dst) if dst.len() == src.len() => {
+                    dst.copy_from_slice(src);
+                    true
+                }
+                _ => false,
             }
+        });
+        if done {
+            return Ok(());
         }
-        w.as_array_mut().iter_mut().zip(src).for_each(|(d, s)| *d = *s);
-    });
+    }
+    // Any other layout (and bool), NumPy assigns from a view of accl's
+    // elements.
+    a.set_item(a.py().Ellipsis(), view(a.py(), &arg.array)?)?;
     Ok(())
 }
 
@@ -260,6 +377,17 @@ pub fn scalar_in(
     want: Scalar,
     what: &dyn Fn() -> String,
 ) -> PyResult<Value> {
+    // A Python float or int, the usual arguments, without naming the type.
+    let float = matches!(want, Scalar::F32 | Scalar::F64);
+    if obj.is_exact_instance_of::<PyFloat>() || (float && obj.is_exact_instance_of::<PyInt>()) {
+        if let (true, Ok(x)) = (float, obj.extract::<f64>()) {
+            return Ok(if want == Scalar::F32 {
+                Value::F32(x as f32)
+            } else {
+                Value::F64(x)
+            });
+        }
+    }
     let py = obj.py();
     let bad = || {
         errors::argument(
@@ -271,7 +399,8 @@ pub fn scalar_in(
             ),
         )
     };
-    let is_bool = obj.is_instance_of::<PyBool>() || type_name(obj) == "bool_";
+    let int = obj.is_exact_instance_of::<PyInt>();
+    let is_bool = obj.is_instance_of::<PyBool>() || (!int && type_name(obj) == "bool_");
     if want == Scalar::Bool {
         return if is_bool {
             Ok(Value::Bool(obj.is_truthy()?))
@@ -291,7 +420,7 @@ pub fn scalar_in(
         });
     }
     // An integer parameter takes integers only (no silent truncation).
-    if obj.is_instance_of::<PyFloat>() || type_name(obj).starts_with("float") {
+    if obj.is_instance_of::<PyFloat>() || (!int && type_name(obj).starts_with("float")) {
         return Err(bad());
     }
     let x: i128 = obj.extract().map_err(|_| bad())?;
@@ -311,9 +440,10 @@ pub fn scalar_in(
 pub fn value_in<'py>(
     obj: &Bound<'py, PyAny>,
     what: &dyn Fn() -> String,
+    borrowed: &mut Borrowed,
 ) -> PyResult<(Val, Option<ArrayIn<'py>>)> {
     if obj.cast::<PyUntypedArray>().is_ok() {
-        let a = array_in(obj, None, what)?;
+        let a = array_in(obj, None, what, borrowed)?;
         return Ok((Val::Array(a.array.clone()), Some(a)));
     }
     if let Ok(s) = obj.cast::<PyString>() {
@@ -411,4 +541,17 @@ pub fn is_shared(obj: &Bound<'_, PyAny>) -> bool {
         .ok()
         .and_then(|a| shared(a))
         .is_some()
+}
+
+/// Whether passing `obj` to an accl function copies it (a NumPy array of
+/// a supported element type that is neither in accl's memory nor
+/// borrowable); false for anything that is not such an array.
+pub fn is_copied(obj: &Bound<'_, PyAny>) -> bool {
+    let Ok(a) = obj.cast::<PyUntypedArray>() else {
+        return false;
+    };
+    match numpy_scalar(a) {
+        Some(s) => shared(a).is_none() && !borrow::borrowable(a, s),
+        None => false,
+    }
 }

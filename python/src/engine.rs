@@ -2,6 +2,7 @@
 //! each method converts its arguments (`convert`), calls the embedding API
 //! with the GIL released, and maps errors (`errors`).
 
+use crate::borrow::Borrowed;
 use crate::convert::{self, ArrayIn};
 use crate::errors;
 use crate::owned::Owned;
@@ -57,6 +58,8 @@ pub struct State {
     interrupt: Rc<RefCell<Option<PyErr>>>,
     /// Where `print` goes: a callable of one str, or `sys.stdout`.
     printer: Rc<RefCell<Option<Py<PyAny>>>>,
+    /// NumPy arrays passed without a copy, by buffer.
+    borrowed: Borrowed,
 }
 
 /// A Python exception for the result of an engine call: the pending
@@ -166,6 +169,7 @@ impl Engine {
                 inner,
                 interrupt,
                 printer,
+                borrowed: Borrowed::default(),
             }),
         })
     }
@@ -280,11 +284,16 @@ impl Engine {
         Err(pyo3::exceptions::PyKeyError::new_err(name.to_string()))
     }
 
-    /// Bind a variable: a NumPy array (shared when it views an accl array,
-    /// else copied), a scalar or a str.
+    /// Bind a variable: a NumPy array (the same memory when it views an
+    /// accl array or can be borrowed, else a copy), a scalar or a str.
     fn __setitem__(&mut self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let st = self.state.get_mut()?;
-        let (v, _) = convert::value_in(value, &|| format!("the value of `{name}`"))?;
+        st.borrowed.sweep(value.py());
+        let (v, _) = convert::value_in(
+            value,
+            &|| format!("the value of `{name}`"),
+            &mut st.borrowed,
+        )?;
         match v {
             Val::Array(a) => st.inner.set_array_handle(name, a),
             Val::Str(s) => st.inner.set_str(name, &s),
@@ -423,33 +432,54 @@ impl Function {
                 ),
             ));
         }
-        let mut vals = Vec::with_capacity(args.len());
-        let mut copied: Vec<ArrayIn<'_>> = Vec::new();
-        for (p, a) in self.params.iter().zip(args.iter()) {
-            let what = || format!("argument `{}` of `{}`", p.name, self.name);
-            match p.kind {
-                Kind::Scalar(s) => vals.push(Val::Scalar(convert::scalar_in(&a, s, &what)?)),
-                Kind::Array(s, r) => {
-                    let arg = convert::array_in(&a, Some((s, r)), &what)?;
-                    vals.push(Val::Array(arg.array.clone()));
-                    if arg.copy_back.is_some() {
-                        copied.push(arg);
-                    }
-                }
-                Kind::Str | Kind::Other => {
-                    let (v, arr) = convert::value_in(&a, &what)?;
-                    vals.push(v);
-                    copied.extend(arr.filter(|a| a.copy_back.is_some()));
-                }
-            }
-        }
         let mut engine = self.engine.bind(py).try_borrow_mut().map_err(|_| {
             errors::api(py, "accl::api::busy", "the engine is running another call")
         })?;
+        let st = engine.state.get_mut()?;
+        st.borrowed.sweep(py);
+        let what = |i: usize| format!("argument `{}` of `{}`", self.params[i].name, self.name);
+        // Scalars and strings as values; arrays by position in `arrays`.
+        let mut vals = Vec::with_capacity(args.len());
+        let mut arrays: Vec<ArrayIn<'_>> = Vec::new();
+        for (i, (p, a)) in self.params.iter().zip(args.iter()).enumerate() {
+            let what = || what(i);
+            match p.kind {
+                Kind::Scalar(s) => vals.push(Ok(Val::Scalar(convert::scalar_in(&a, s, &what)?))),
+                Kind::Array(s, r) => {
+                    arrays.push(convert::array_in(
+                        &a,
+                        Some((s, r)),
+                        &what,
+                        &mut st.borrowed,
+                    )?);
+                    vals.push(Err(arrays.len() - 1));
+                }
+                Kind::Str | Kind::Other => {
+                    let (v, arr) = convert::value_in(&a, &what, &mut st.borrowed)?;
+                    match arr {
+                        Some(arr) => {
+                            arrays.push(arr);
+                            vals.push(Err(arrays.len() - 1));
+                        }
+                        None => vals.push(Ok(v)),
+                    }
+                }
+            }
+        }
+        if arrays.len() > 1 {
+            convert::separate(&mut arrays, &|k| {
+                let i = vals.iter().position(|v| matches!(v, Err(j) if *j == k));
+                what(i.unwrap_or(0))
+            })?;
+        }
+        let vals: Vec<Val> = vals
+            .into_iter()
+            .map(|v| v.unwrap_or_else(|k| Val::Array(arrays[k].array.clone())))
+            .collect();
         let name = self.name.as_str();
-        let out = engine.state.get_mut()?.call(py, |e| e.call_fn(name, &vals));
-        for c in &copied {
-            convert::copy_back(c)?;
+        let out = st.call(py, |e| e.call_fn(name, &vals));
+        for a in &arrays {
+            convert::copy_back(a)?;
         }
         out
     }

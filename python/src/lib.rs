@@ -1,8 +1,10 @@
 //! accl from Python (`import accl`): the native module `accl._accl`. A
-//! thin layer over the embedding API: conversions in `convert`, errors in
+//! thin layer over the embedding API: conversions in `convert` (NumPy
+//! memory borrowed without a copy in `borrow`), errors in
 //! `errors`, the classes in `engine`; the Python package (`accl/`) adds
 //! the Jupyter kernel and the `%%accl` magic.
 
+mod borrow;
 mod convert;
 mod engine;
 mod errors;
@@ -32,6 +34,14 @@ fn is_shared(a: &Bound<'_, PyAny>) -> bool {
     convert::is_shared(a)
 }
 
+/// Whether passing a NumPy array to an accl function copies it (it is
+/// neither in accl's memory nor borrowable: Fortran order, strided,
+/// read-only, misaligned, bool).
+#[pyfunction]
+fn is_copied(a: &Bound<'_, PyAny>) -> bool {
+    convert::is_copied(a)
+}
+
 #[pymodule]
 fn _accl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<engine::Engine>()?;
@@ -41,6 +51,7 @@ fn _accl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(zeros, m)?)?;
     m.add_function(wrap_pyfunction!(is_shared, m)?)?;
+    m.add_function(wrap_pyfunction!(is_copied, m)?)?;
     errors::add(m)?;
     Ok(())
 }

@@ -3,15 +3,18 @@
 //!
 //! An [`Array`] is a reference value (`let B = A` aliases): a shared handle
 //! to one typed, contiguous, row-major buffer ([`Data`], an enum over
-//! `Vec<T>` per element type, never boxed per element) and an immutable
-//! shape. Every array gets a process-unique [`Array::id`] at creation, so a
+//! [`Buf<T>`] per element type, never boxed per element: accl's own `Vec<T>`
+//! or memory another library owns, such as a NumPy array's) and an
+//! immutable shape. Every array gets a process-unique [`Array::id`] at creation, so a
 //! present table can be keyed by it without depending on addresses that the
 //! allocator may reuse. The buffer is behind a `RefCell` (the interpreter is
 //! single-threaded); [`Array::with_bytes`] and [`Array::with_bytes_mut`] give
 //! the raw bytes to a transfer engine. `bool` elements are stored as `bool`
 //! (one byte, 0 or 1); writing raw bytes into one normalises them.
 
+pub use crate::buf::Buf;
 use lang::{Scalar, Value};
+use std::any::Any;
 use std::cell::{Ref, RefCell, RefMut};
 use std::fmt;
 use std::rc::Rc;
@@ -20,13 +23,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Typed element storage.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Data {
-    Bool(Vec<bool>),
-    I32(Vec<i32>),
-    I64(Vec<i64>),
-    U32(Vec<u32>),
-    U8(Vec<u8>),
-    F32(Vec<f32>),
-    F64(Vec<f64>),
+    Bool(Buf<bool>),
+    I32(Buf<i32>),
+    I64(Buf<i64>),
+    U32(Buf<u32>),
+    U8(Buf<u8>),
+    F32(Buf<f32>),
+    F64(Buf<f64>),
 }
 
 /// A Rust element type of an accl array.
@@ -34,9 +37,12 @@ pub trait Elem: Copy + PartialOrd + fmt::Debug + Default + 'static {
     const SCALAR: Scalar;
     fn slice(d: &Data) -> Option<&[Self]>;
     fn slice_mut(d: &mut Data) -> Option<&mut [Self]>;
-    fn into_data(v: Vec<Self>) -> Data;
-    /// The typed vector of `d` (moved out), or `d` back if it holds
-    /// another element type.
+    fn into_data(v: Vec<Self>) -> Data {
+        Self::buf_data(Buf::from(v))
+    }
+    fn buf_data(b: Buf<Self>) -> Data;
+    /// The typed vector of `d` (moved out; copied when the elements are
+    /// foreign memory), or `d` back if it holds another element type.
     fn from_data(d: Data) -> Result<Vec<Self>, Data>;
     fn to_value(self) -> Value;
     /// `v as Self` (Rust cast semantics); `v` is any scalar value.
@@ -61,12 +67,12 @@ macro_rules! elem {
                     _ => None,
                 }
             }
-            fn into_data(v: Vec<Self>) -> Data {
-                Data::$var(v)
+            fn buf_data(b: Buf<Self>) -> Data {
+                Data::$var(b)
             }
             fn from_data(d: Data) -> Result<Vec<Self>, Data> {
                 match d {
-                    Data::$var(v) => Ok(v),
+                    Data::$var(v) => Ok(v.into_vec()),
                     d => Err(d),
                 }
             }
@@ -109,14 +115,19 @@ macro_rules! with_data {
 impl Data {
     pub fn zeros(t: Scalar, n: usize) -> Data {
         match t {
-            Scalar::Bool => Data::Bool(vec![false; n]),
-            Scalar::I32 => Data::I32(vec![0; n]),
-            Scalar::I64 => Data::I64(vec![0; n]),
-            Scalar::U32 => Data::U32(vec![0; n]),
-            Scalar::U8 => Data::U8(vec![0; n]),
-            Scalar::F32 => Data::F32(vec![0.0; n]),
-            Scalar::F64 => Data::F64(vec![0.0; n]),
+            Scalar::Bool => bool::into_data(vec![false; n]),
+            Scalar::I32 => i32::into_data(vec![0; n]),
+            Scalar::I64 => i64::into_data(vec![0; n]),
+            Scalar::U32 => u32::into_data(vec![0; n]),
+            Scalar::U8 => u8::into_data(vec![0; n]),
+            Scalar::F32 => f32::into_data(vec![0.0; n]),
+            Scalar::F64 => f64::into_data(vec![0.0; n]),
         }
+    }
+    /// Whether the elements are memory another library owns
+    /// ([`Array::from_foreign`]).
+    pub fn is_foreign(&self) -> bool {
+        with_data!(self, v => v.is_foreign())
     }
     /// Like [`Data::zeros`], but an allocation the system refuses is an
     /// error instead of an abort.
@@ -362,6 +373,47 @@ impl Array {
     pub fn from_vec<T: Elem>(v: Vec<T>, shape: Vec<usize>) -> Result<Array, ShapeError> {
         Array::new(T::into_data(v), shape)
     }
+    /// An array over memory another library owns (a NumPy array's buffer,
+    /// a memory-mapped file): no copy. `owner` is dropped when the last
+    /// handle onto the array goes, which may be after the engine's last
+    /// use of it (a device copy of the elements holds a handle until it
+    /// completes).
+    ///
+    /// # Safety
+    ///
+    /// Until `owner` is dropped, `ptr` must be non-null, aligned for `T`
+    /// and valid for reads and writes of the shape's product of elements,
+    /// each a valid `T` (for `bool`, every byte 0 or 1), and the memory
+    /// must not be freed, moved or resized. accl reads and writes the
+    /// elements as its own: anything else may touch them only while no
+    /// engine runs on the array (between calls, with no async device copy
+    /// of it pending).
+    ///
+    /// ```
+    /// use stdlib::{Array, Elem};
+    /// let mut mem = vec![1.0f32, 2.0, 3.0, 4.0];
+    /// // SAFETY: `mem` outlives the array and is not touched while it lives.
+    /// let a = unsafe { Array::from_foreign(mem.as_mut_ptr(), vec![2, 2], Box::new(())) }.unwrap();
+    /// f32::slice_mut(&mut a.data_mut()).unwrap()[2] = 20.0;
+    /// assert_eq!(a.get::<f32>(1), Ok(2.0));
+    /// drop(a);
+    /// assert_eq!(mem, [1.0, 2.0, 20.0, 4.0]);
+    /// ```
+    pub unsafe fn from_foreign<T: Elem>(
+        ptr: *mut T,
+        shape: Vec<usize>,
+        owner: Box<dyn Any + Send + Sync>,
+    ) -> Result<Array, ShapeError> {
+        let n = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .ok_or(ShapeError::TooLarge)?;
+        // SAFETY: the caller's contract, for the `n` elements of `shape`.
+        Array::new(
+            T::buf_data(unsafe { Buf::from_foreign(ptr, n, owner) }),
+            shape,
+        )
+    }
     /// The identity of the storage: equal for aliases, unique per allocation.
     #[inline(always)]
     pub fn id(&self) -> u64 {
@@ -437,13 +489,15 @@ impl Array {
         self.data_mut().bytes_mut().map(f)
     }
     /// The elements, moved out without a copy, when this is the last
-    /// handle onto them; the array back otherwise.
+    /// handle onto them; the array back otherwise. (Foreign elements stay
+    /// foreign: [`Buf::into_vec`] copies them.)
     pub fn try_into_data(self) -> Result<Data, Array> {
         Rc::try_unwrap(self.0)
             .map(|o| o.data.into_inner())
             .map_err(Array)
     }
-    /// A new array with a copy of the data.
+    /// A new array with a copy of the data (accl's own memory, whatever
+    /// this one's).
     pub fn deep_clone(&self) -> Array {
         Array::new(self.data().clone(), self.shape().to_vec()).unwrap_or_else(|_| self.clone())
     }
@@ -465,5 +519,48 @@ impl PartialEq for Array {
     /// Same shape and same elements (not identity: see [`Array::same`]).
     fn eq(&self, o: &Array) -> bool {
         self.shape() == o.shape() && *self.data() == *o.data()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_foreign_array_reads_and_writes_the_memory_it_was_given() {
+        let mut mem = vec![1i64, 2, 3, 4, 5, 6];
+        let owner = std::sync::Arc::new(());
+        // SAFETY: `mem` outlives the array and is read only after it goes.
+        let a =
+            unsafe { Array::from_foreign(mem.as_mut_ptr(), vec![2, 3], Box::new(owner.clone())) }
+                .unwrap();
+        assert!(a.data().is_foreign());
+        assert_eq!((a.get::<i64>(4), a.row_len()), (Ok(5), 3));
+        a.data_mut().set(5, Value::I64(60));
+        // Equal to the same elements in accl's own memory; a deep clone is
+        // accl's own memory.
+        let owned = Array::from_vec(vec![1i64, 2, 3, 4, 5, 60], vec![2, 3]).unwrap();
+        assert_eq!(a, owned);
+        let c = a.deep_clone();
+        assert!(!c.data().is_foreign());
+        c.data_mut().set(0, Value::I64(-1));
+        assert_eq!(a.get::<i64>(0), Ok(1));
+        // The elements moved out as a Vec are a copy; the owner goes with
+        // the last handle.
+        let v = i64::from_data(a.try_into_data().unwrap()).unwrap();
+        assert_eq!(v, vec![1, 2, 3, 4, 5, 60]);
+        assert_eq!(std::sync::Arc::strong_count(&owner), 1);
+        assert_eq!(mem, vec![1, 2, 3, 4, 5, 60]);
+    }
+
+    #[test]
+    fn a_foreign_array_has_one_to_three_axes() {
+        let mut mem = [0f32; 4];
+        for shape in [vec![], vec![1, 2, 2, 1]] {
+            // SAFETY: the shape's product (1 or 4) of valid elements; the
+            // array is refused, its storage dropped at once.
+            let r = unsafe { Array::from_foreign(mem.as_mut_ptr(), shape, Box::new(())) };
+            assert!(matches!(r, Err(ShapeError::Mismatch { .. })));
+        }
     }
 }

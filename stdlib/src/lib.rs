@@ -14,6 +14,7 @@
 //! MPI builtins' signatures).
 
 pub mod array;
+pub mod buf;
 pub mod csvio;
 pub mod format;
 pub mod image;
@@ -24,5 +25,5 @@ pub mod ops;
 pub mod sigs;
 pub mod text;
 
-pub use array::{Array, Data, Elem};
+pub use array::{Array, Buf, Data, Elem};
 pub use sigs::builtins;
