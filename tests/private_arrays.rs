@@ -492,3 +492,37 @@ let total = sum(out);",
         &[("total", "5445776000.0")],
     );
 }
+
+#[test]
+fn copies_kept_in_the_lanes_take_no_device_memory() {
+    // 65,536 iterations: one copy each of 4 i32 would be 1 MiB, past the
+    // 512 KiB cap, while `o` takes 256 KiB. Kept in the lanes, the copies
+    // need none of it; 100 elements a copy (26 MB) is refused by the cap.
+    let src = |len: u32| {
+        format!(
+            "let c = zeros(i32, {len});
+let o = zeros(i32, 65536);
+parallel loop private(c) copy(o) for i in 0..65536 {{
+    c[i % 4] += i;
+    o[i] = c[i % 4] + c[(i + 1) % 4] + i;
+}}
+let last = o[65535];"
+        )
+    };
+    let cap = |e: &mut accl::Engine| {
+        e.set_max_device_bytes(Some(512 << 10));
+    };
+    let r = common::run_with(&src(4), true, cap);
+    r.result
+        .as_ref()
+        .unwrap_or_else(|d| panic!("{}", d.render(100)));
+    assert_eq!(r.engine.get::<i32>("last"), Some(2 * 65535));
+    let r = common::run_with(&src(100), true, cap);
+    let err = r.result.expect_err("a hidden array of 26 MB");
+    assert_eq!(
+        err.code(),
+        "accl::device::out_of_memory",
+        "{}",
+        err.render(100)
+    );
+}

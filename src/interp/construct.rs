@@ -306,18 +306,10 @@ pub fn set_device_type(cx: &mut Ctx, t: &str, k: i128, span: Span) -> R<()> {
 fn kernel(c: &CConstruct, fr: &mut Frame, cx: &mut Ctx) -> R<Flow> {
     let b = cx.backend.clone();
     let mut undo = Vec::new();
-    // The hidden arrays of `private` copies the construct creates
-    // (`lang::check::private_arrays` names them `<name>'private<n>`).
-    let copies: smallvec::SmallVec<[u64; 4]> = c
-        .data
-        .iter()
-        .filter(|d| d.kind == hir::DataKind::Create && d.name.contains("'private"))
-        .filter_map(|d| fr.a.get(d.slot)?.as_ref().map(|a| a.id()))
-        .collect();
-    b.defer_zero(&copies);
+    b.copies_ahead(Some((c, fr)));
     let r =
         enter_structured(c, fr, cx, &mut undo).and_then(|_| enter_implicit(c, fr, cx, &mut undo));
-    b.defer_zero(&[]);
+    b.copies_ahead(None);
     if let Err(e) = r {
         let _ = exit_structured(cx, undo, false, c.span);
         return Err(e);

@@ -715,11 +715,12 @@ pub trait Backend {
         let _ = cx;
         false
     }
-    /// The `create`s entered from now on of the arrays `ids` (a compute
-    /// construct's hidden arrays of private copies) may leave their
-    /// storage uncleared until a launch reads it (`&[]`: none).
-    fn defer_zero(&self, ids: &[u64]) {
-        let _ = ids;
+    /// Compute construct `c` is about to enter its data clauses (`Some`),
+    /// or has (`None`): the `create`s of its hidden arrays of private
+    /// copies may leave their storage uncleared until a launch reads it,
+    /// or make no storage at all where every lane keeps its copy.
+    fn copies_ahead(&self, c: Option<(&CConstruct, &Frame)>) {
+        let _ = c;
     }
     /// Could pending async work race with a host access of any row of
     /// `a`? Compiled code checks no access, so it runs while work is

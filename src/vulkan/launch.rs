@@ -18,9 +18,7 @@ use compiler::{ArgLocation, ArrayArgs, IndexWidth, LaunchArgs};
 use lang::value::combine;
 use lang::{Diag, Span, Value};
 use smallvec::SmallVec;
-use std::cell::Cell;
 use std::cell::RefCell;
-use std::rc::Rc;
 use std::sync::Arc;
 use stdlib::Array;
 use vk_runtime::{Buffer, BufferBinding, StagingBuffer, StagingKind};
@@ -137,7 +135,8 @@ pub fn launch(
     let mut bound: SmallVec<[(Buffer, ArrayArgs, u64); 4]> = SmallVec::new();
     let track = table.store.queue != QueueId::Sync || !table.store.tracker.is_empty();
     let mut touched: SmallVec<[Access; 4]> = SmallVec::new();
-    let mut unzeroed: SmallVec<[(usize, Rc<Cell<bool>>); 2]> = SmallVec::new();
+    let mut unzeroed: SmallVec<[super::copies::Unzeroed; 2]> = SmallVec::new();
+    let mut placeholders: SmallVec<[usize; 2]> = SmallVec::new();
     for (i, (_, ap)) in kernel.arrays.iter().enumerate() {
         let a = fr.a[ap.host.index()].clone().ok_or_else(error::uninit)?;
         let rows = a.shape()[0];
@@ -233,6 +232,9 @@ pub fn launch(
         if sec.unzeroed.get() {
             unzeroed.push((i, sec.unzeroed.clone()));
         }
+        if sec.placeholder {
+            placeholders.push(i);
+        }
         bound.push((sec.buffer.clone(), args, a.len() as u64));
     }
 
@@ -260,7 +262,7 @@ pub fn launch(
             key,
             dev,
             &mut bound,
-            &unzeroed,
+            (&unzeroed, &placeholders),
             params,
             levels,
             (vector_length, num_gangs),
@@ -337,7 +339,7 @@ fn dispatch(
     key: u64,
     dev: usize,
     bound: &mut [(Buffer, ArrayArgs, u64)],
-    unzeroed: &[(usize, Rc<Cell<bool>>)],
+    copies: (&[super::copies::Unzeroed], &[usize]),
     params: Vec<Value>,
     levels: Vec<(i128, i128)>,
     (vector_length, num_gangs): (Option<u32>, Option<u64>),
@@ -388,30 +390,12 @@ fn dispatch(
             .or_insert_with(|| compiler::Spec::texel_candidates(kernel));
         spec.texels = texels(candidates, bound, &limits);
     }
-    // Lanes hold small private copies as local arrays, unless
-    // `ACCL_LOCAL_COPIES=0` (a knob for measuring).
-    static LOCAL_COPIES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *LOCAL_COPIES.get_or_init(|| std::env::var_os("ACCL_LOCAL_COPIES").is_none_or(|v| v != "0"))
-    {
+    if super::copies::local_copies_on() {
         spec.local_copies = compiler::private_copies::local_sizes(kernel, spec.checks, |a| {
             args.arrays.get(a).map(|x| &x.dims[..])
         });
     }
-    // Private copies left uncleared at their `create`: cleared now, unless
-    // every lane keeps its copy in the lane and never reads the array.
-    for (i, flag) in unzeroed {
-        let local = kernel
-            .private_copies
-            .iter()
-            .take(compiler::private_copies::LOCAL_ARRAYS)
-            .position(|p| p.array.index() == *i)
-            .is_some_and(|k| spec.local_copies[k] > 0);
-        if !local && flag.get() {
-            d.zero(queue, &bound[*i].0)
-                .map_err(|f| launch_fault(c.span, f))?;
-            flag.set(false);
-        }
-    }
+    super::copies::before_launch(d, queue, c, kernel, spec.local_copies, bound, copies)?;
     if spec.index_width == IndexWidth::U64 && !spec.features.int64 {
         return Err(launch_error(
             c.span,

@@ -22,6 +22,7 @@
 //! there is no GPU), or the list in `ACCL_DEVICES` ([`select_devices`]).
 
 pub mod checks;
+mod copies;
 pub mod device;
 pub mod launch;
 mod opener;
@@ -201,6 +202,7 @@ impl VulkanBackend {
                 ..Default::default()
             },
             defer_zero: Vec::new(),
+            placeholders: Vec::new(),
         };
         VulkanBackend {
             table: RefCell::new(Table::new(store)),
@@ -633,10 +635,14 @@ impl Backend for VulkanBackend {
             .push(name.to_string());
         Ok(())
     }
-    fn defer_zero(&self, ids: &[u64]) {
+    fn copies_ahead(&self, c: Option<(&CConstruct, &Frame)>) {
         let mut t = self.table.borrow_mut();
-        t.store.defer_zero.clear();
-        t.store.defer_zero.extend_from_slice(ids);
+        let s = &mut t.store;
+        s.defer_zero.clear();
+        s.placeholders.clear();
+        if let Some((c, fr)) = c {
+            (s.defer_zero, s.placeholders) = copies::hidden_copies(c, fr, s.kernels.checks);
+        }
     }
     fn has_pending(&self, _cx: &Ctx) -> bool {
         !self.table.borrow().store.tracker.is_empty()

@@ -32,6 +32,10 @@ pub struct SecBuf {
     /// ([`VkStorage::defer_zero`]), cleared by the first launch that may
     /// read it.
     pub unzeroed: Rc<Cell<bool>>,
+    /// Four bytes standing for a hidden array of private copies that every
+    /// lane keeps in itself ([`VkStorage::placeholders`]): no launch may
+    /// read it.
+    pub placeholder: bool,
     _charge: Charge,
 }
 
@@ -85,6 +89,10 @@ pub struct VkStorage {
     /// once, since a launch that keeps every lane's copy in the lane never
     /// does (set around a compute construct's data entry).
     pub defer_zero: Vec<u64>,
+    /// Of those, the ones every lane of the launch keeps in itself (a
+    /// function-local array, `compiler::private_copies::local_sizes`): a
+    /// placeholder stands for their storage.
+    pub placeholders: Vec<u64>,
 }
 
 impl VkStorage {
@@ -300,6 +308,7 @@ impl VkStorage {
             buffer,
             row_bytes: rb,
             unzeroed: Rc::default(),
+            placeholder: false,
             _charge: Charge {
                 used: d.used.clone(),
                 bytes: 0,
@@ -387,6 +396,7 @@ impl Storage for VkStorage {
             .iter()
             .any(|f| f == "bufferDeviceAddress");
         let defer_zero = self.defer_zero.contains(&host.id());
+        let placeholder = self.placeholders.contains(&host.id());
         let d = self.dev(dev).map_err(EnvError::Device)?;
         let rb = row_bytes(host);
         let bytes = (hi - lo) as u64 * rb;
@@ -413,7 +423,10 @@ impl Storage for VkStorage {
         }
         // At least 4 bytes and a multiple of 4: a `u8` array of any length
         // can be bound and filled.
-        let size = bytes.max(4).div_ceil(4) * 4;
+        let size = match placeholder {
+            true => 4,
+            false => bytes.max(4).div_ceil(4) * 4,
+        };
         // Refused before the driver is asked: a driver that overcommits
         // (lavapipe takes system memory) would fail later, or never.
         let heap = d.device.info().device_local_memory;
@@ -452,6 +465,7 @@ impl Storage for VkStorage {
             buffer,
             row_bytes: rb,
             unzeroed: Rc::default(),
+            placeholder,
             _charge: Charge {
                 used: d.used.clone(),
                 bytes: size,
@@ -473,6 +487,8 @@ impl Storage for VkStorage {
                 &byte_runs(host, r),
             )
             .map_err(EnvError::Device)?;
+        } else if placeholder {
+            // Nothing to clear: no launch reads it.
         } else if defer_zero {
             // Copies a launch may keep in its lanes instead: cleared when
             // one reads them (`launch::clear_copies`).
