@@ -289,13 +289,7 @@ impl Device {
             });
         }
 
-        // Queues: all of every compute family and of every transfer-only family.
-        let families: Vec<_> = info
-            .queue_families
-            .iter()
-            .filter(|q| q.count > 0 && (q.compute || q.is_transfer_only()))
-            .cloned()
-            .collect();
+        let families = families_to_open(&info);
         let max_count = families.iter().map(|q| q.count).max().unwrap_or(1) as usize;
         let priorities = vec![1.0f32; max_count];
         let queue_infos: Vec<_> = families
@@ -801,6 +795,36 @@ unsafe fn push_descriptor_of(
 ///
 /// # Safety
 /// `raw` was created with at least `i + 1` queues of that family.
+/// The queue families a device opens, each with the number of its queues
+/// to create: all of every compute family and of every transfer-only
+/// family, except on NVIDIA, whose driver takes about 18 ms per queue in
+/// `vkCreateDevice` (all 34 of an H100's: 650-780 ms, against 57 ms for
+/// one). There only the queues accl uses are made: one per compute family
+/// ([`Device::hardware_queues`]; `ACCL_HW_QUEUES=N` asks for N, spread
+/// over the families) and two of the first transfer-only family (the copy
+/// engines' queue and its companion for split copies).
+fn families_to_open(info: &AdapterInfo) -> Vec<QueueFamilyInfo> {
+    let all = info
+        .queue_families
+        .iter()
+        .filter(|q| q.count > 0 && (q.compute || q.is_transfer_only()));
+    if info.vendor_id != 0x10de {
+        return all.cloned().collect();
+    }
+    let compute_families = all.clone().filter(|q| q.compute).count().max(1);
+    let per_family = std::env::var("ACCL_HW_QUEUES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(1, |n| n.div_ceil(compute_families).max(1)) as u32;
+    let first_transfer = all.clone().find(|q| q.is_transfer_only()).map(|q| q.index);
+    all.filter(|q| q.compute || Some(q.index) == first_transfer)
+        .map(|q| QueueFamilyInfo {
+            count: q.count.min(if q.compute { per_family } else { 2 }),
+            ..q.clone()
+        })
+        .collect()
+}
+
 unsafe fn hw_queue(raw: &ash::Device, q: &QueueFamilyInfo, i: u32, slot: usize) -> HwQueue {
     HwQueue {
         raw: raw.get_device_queue(q.index, i),
@@ -823,6 +847,52 @@ unsafe fn hw_queue(raw: &ash::Device, q: &QueueFamilyInfo, i: u32, slot: usize) 
 mod tests {
     use super::*;
     use crate::InstanceOptions;
+
+    /// An H100's queue families: graphics+compute (16), transfer-only (2),
+    /// compute-only (8), and two more transfer-only ones (7 and 1).
+    fn h100_families(mut info: AdapterInfo) -> AdapterInfo {
+        let fam = |index, compute, graphics, count| QueueFamilyInfo {
+            index,
+            compute,
+            transfer: true,
+            graphics,
+            count,
+            timestamp_valid_bits: 64,
+        };
+        info.queue_families = vec![
+            fam(0, true, true, 16),
+            fam(1, false, false, 2),
+            fam(2, true, false, 8),
+            fam(3, false, false, 7),
+            fam(4, false, false, 1),
+        ];
+        info
+    }
+
+    #[test]
+    fn nvidia_opens_only_the_queues_accl_uses() {
+        let instance = Instance::new(&InstanceOptions::default()).unwrap();
+        let info = h100_families(instance.adapters().unwrap().remove(0));
+        let counts = |info: &AdapterInfo| -> Vec<(u32, u32)> {
+            families_to_open(info)
+                .iter()
+                .map(|q| (q.index, q.count))
+                .collect()
+        };
+        // Elsewhere, every queue of every family accl can use.
+        let other = AdapterInfo {
+            vendor_id: 0x1002,
+            ..info.clone()
+        };
+        assert_eq!(counts(&other), [(0, 16), (1, 2), (2, 8), (3, 7), (4, 1)]);
+        let nvidia = AdapterInfo {
+            vendor_id: 0x10de,
+            ..info
+        };
+        if std::env::var_os("ACCL_HW_QUEUES").is_none() {
+            assert_eq!(counts(&nvidia), [(0, 1), (1, 2), (2, 1)]);
+        }
+    }
 
     /// The messenger really records layer messages: a deliberately invalid
     /// call (a buffer of size 0) must produce one, and taking clears it.
