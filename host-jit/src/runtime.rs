@@ -157,7 +157,9 @@ macro_rules! math_fns2 {
 // `min`/`max` are std's (`stdlib::math::Math`), whose NaN and signed-zero
 // behaviour is not Cranelift's `fmin`/`fmax`; `%` is `fmod`.
 math_fns2! {
-    "pow": accl_pow_f32 accl_pow_f64 = |x, y| x.powf(y);
+    // The interpreter's `pow` (stdlib's `math::pow_f64`): a square is
+    // `x * x`, as C compilers emit `pow(x, 2.0)`.
+    "pow": accl_pow_f32 accl_pow_f64 = |x, y| if y == 2.0 { x * x } else { x.powf(y) };
     "atan2": accl_atan2_f32 accl_atan2_f64 = |x, y| x.atan2(y);
     "min": accl_min_f32 accl_min_f64 = |x, y| x.min(y);
     "max": accl_max_f32 accl_max_f64 = |x, y| x.max(y);
