@@ -54,6 +54,19 @@ fn both(src: &str) -> (Out, Vec<String>) {
     (j, constructs)
 }
 
+/// `accl ARGS t.accl` on a script file holding `src`, with `env` set.
+fn accl(args: &[&str], src: &str, env: &[(&str, &str)]) -> std::process::Output {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("t.accl");
+    std::fs::write(&path, src).expect("write script");
+    Command::new(env!("CARGO_BIN_EXE_accl"))
+        .args(args)
+        .arg(&path)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run accl")
+}
+
 #[test]
 fn compiled_constructs_give_known_answers_on_threads_with_the_interpreters_bits() {
     // 300 x 50 turns and 20000 turns: several chunks each, so threads run.
@@ -255,23 +268,13 @@ for i in 0..10 { s += a[i + 1]; }
 
 #[test]
 fn explain_says_how_each_construct_runs_on_the_host() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("t.accl");
-    std::fs::write(
-        &path,
-        "let a = zeros(i32, 10);
+    let src = "let a = zeros(i32, 10);
 parallel loop for i in 0..10 { a[i] = i; }
 let s = 0;
 parallel loop reduction(+: s) for i in 0..10 { s += a[9 - i] % 3; }
 parallel num_gangs(2) { let x = 1; }
-",
-    )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_accl"))
-        .args(["check", "--explain"])
-        .arg(&path)
-        .output()
-        .expect("run accl");
+";
+    let out = accl(&["check", "--explain"], src, &[]);
     let text = String::from_utf8_lossy(&out.stdout);
     let host: Vec<&str> = text
         .lines()
@@ -289,12 +292,7 @@ parallel num_gangs(2) { let x = 1; }
         host[2],
         "interpreted (only a construct's loop nest is compiled)"
     );
-    let off = Command::new(env!("CARGO_BIN_EXE_accl"))
-        .args(["check", "--explain"])
-        .arg(&path)
-        .env("ACCL_JIT", "0")
-        .output()
-        .expect("run accl");
+    let off = accl(&["check", "--explain"], src, &[("ACCL_JIT", "0")]);
     assert!(String::from_utf8_lossy(&off.stdout)
         .contains("  on the host: interpreted (the host JIT is off: ACCL_JIT=0)"));
 }
@@ -335,15 +333,11 @@ for i in 0..n { t += a[i]; }
     // ends at i + 10; c[i] is 2i: the sum is 3 * 499500 + 10 * 1000.
     assert_eq!(out.stdout.trim(), "1508500", "{}", out.stderr);
     assert!(out.stderr.contains("accl::race::host"), "{}", out.stderr);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("t.accl");
-    std::fs::write(&path, src).expect("write script");
-    let timed = Command::new(env!("CARGO_BIN_EXE_accl"))
-        .args(["run", "--host", "--time"])
-        .arg(&path)
-        .env("ACCL_HOST_THREADS", "1")
-        .output()
-        .expect("run accl");
+    let timed = accl(
+        &["run", "--host", "--time"],
+        src,
+        &[("ACCL_HOST_THREADS", "1")],
+    );
     let err = String::from_utf8_lossy(&timed.stderr);
     let entered: u64 = err
         .lines()
@@ -418,14 +412,7 @@ for i in 0..N {{ println(a[i, 1], \" \", a[i, N / 2], \" \", a[i, N - 3]); }}
         2,
         "{trace:?}"
     );
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("t.accl");
-    std::fs::write(&path, &src).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_accl"))
-        .args(["check", "--explain"])
-        .arg(&path)
-        .output()
-        .expect("run accl");
+    let out = accl(&["check", "--explain"], &src, &[]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         text.lines()

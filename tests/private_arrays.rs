@@ -443,6 +443,24 @@ parallel loop gang vector private(tmp) for i in 0..64 {
     );
 }
 
+/// `launches` launches of a `parallel loop` of `n` iterations whose private
+/// copy of `c` (`len` i32) each iteration reads before writing it: from
+/// zero, so o[i] = 2i.
+fn reads_its_copy_first(len: u32, n: u32, launches: u32) -> String {
+    format!(
+        "let c = zeros(i32, {len});
+let o = zeros(i32, {n});
+for r in 0..{launches} {{
+    parallel loop private(c) copy(o) for i in 0..{n} {{
+        c[i % 4] += i;
+        o[i] = c[i % 4] + c[(i + 1) % 4] + i;
+    }}
+}}
+let total = sum(o);
+let last = o[{n} - 1];"
+    )
+}
+
 #[test]
 fn copies_kept_in_the_lanes_leave_their_array_uncleared() {
     // Each iteration reads its copy before writing it: zeros on both
@@ -450,19 +468,7 @@ fn copies_kept_in_the_lanes_leave_their_array_uncleared() {
     // lane and the hidden array of copies is never read, so no launch
     // clears it; with 100 elements the copies live in that array (or in
     // workgroup memory, decided in the kernel) and each launch clears it.
-    let src = |len: u32| {
-        format!(
-            "let c = zeros(i32, {len});
-let o = zeros(i32, 4096);
-for r in 0..3 {{
-    parallel loop private(c) copy(o) for i in 0..4096 {{
-        c[i % 4] += i;
-        o[i] = c[i % 4] + c[(i + 1) % 4] + i;
-    }}
-}}
-let total = sum(o);"
-        )
-    };
+    let src = |len: u32| reads_its_copy_first(len, 4096, 3);
     for len in [4, 100] {
         values_on_both(&src(len), &[("total", "16773120")]);
         let zeros = common::trace_events(&src(len))
@@ -498,17 +504,7 @@ fn copies_kept_in_the_lanes_take_no_device_memory() {
     // 65,536 iterations: one copy each of 4 i32 would be 1 MiB, past the
     // 512 KiB cap, while `o` takes 256 KiB. Kept in the lanes, the copies
     // need none of it; 100 elements a copy (26 MB) is refused by the cap.
-    let src = |len: u32| {
-        format!(
-            "let c = zeros(i32, {len});
-let o = zeros(i32, 65536);
-parallel loop private(c) copy(o) for i in 0..65536 {{
-    c[i % 4] += i;
-    o[i] = c[i % 4] + c[(i + 1) % 4] + i;
-}}
-let last = o[65535];"
-        )
-    };
+    let src = |len: u32| reads_its_copy_first(len, 65536, 1);
     let cap = |e: &mut accl::Engine| {
         e.set_max_device_bytes(Some(512 << 10));
     };

@@ -692,7 +692,11 @@ mod tests {
         let prog = lang::check_source(src, &Builtins::new())
             .unwrap_or_else(|d| panic!("{src}: {:?}", d[0].message))
             .program;
-        let (_, f) = prog.functions.iter().next().expect("a function");
+        let (_, f) = prog
+            .functions
+            .iter()
+            .find(|(_, f)| f.name == "f")
+            .expect("a function `f`");
         let fl = f
             .body
             .block
@@ -785,20 +789,7 @@ mod tests {
                 "fn g(x: f32) -> f32 {{ return x; }}
 fn f(a: f32[], c: f64[], m: f32[,], u: u8[], q: i32[], k: i64, n: i64) {{ {body} }}"
             );
-            let prog = lang::check_source(&src, &Builtins::new())
-                .unwrap_or_else(|d| panic!("{src}: {:?}", d[0].message))
-                .program;
-            let (_, f) = prog.functions.iter().nth(1).expect("f");
-            let fl = f
-                .body
-                .block
-                .iter()
-                .find_map(|s| match &s.kind {
-                    StmtKind::For(fl) => Some(fl),
-                    _ => None,
-                })
-                .expect("a loop");
-            match plan(&f.body, fl, &Builtins::new()) {
+            match plan_of(&src) {
                 Ok(p) => panic!("{body}: vectorised as {p:?}"),
                 Err(w) => assert!(w.contains(want), "{body}: {w}"),
             }
