@@ -1,7 +1,7 @@
 //! The storage of a compute construct's hidden arrays of private copies
-//! (`lang::check::private_arrays`: `<name>'private<n>`, made just before
-//! the construct, which takes each with `create`). A launch whose lanes
-//! keep their copies as function-local arrays
+//! (`lang::check::private_arrays`: made just before the construct, which
+//! takes each with `create`, or `copyin` for `firstprivate`). A launch
+//! whose lanes keep their copies as function-local arrays
 //! (`compiler::private_copies::local_sizes`) never reads or writes the
 //! hidden array, so its `create` makes a four-byte placeholder instead of
 //! device memory of one copy per iteration (miniWeather's three arrays of
@@ -12,7 +12,6 @@ use crate::interp::error;
 use crate::interp::machine::CConstruct;
 use crate::interp::queue::QueueId;
 use crate::interp::value::{Frame, R};
-use lang::hir::DataKind;
 use std::cell::Cell;
 use std::rc::Rc;
 use vk_runtime::Buffer;
@@ -24,27 +23,30 @@ pub fn local_copies_on() -> bool {
     *ON.get_or_init(|| std::env::var_os("ACCL_LOCAL_COPIES").is_none_or(|v| v != "0"))
 }
 
-/// The ids of the hidden arrays of private copies that construct `c`
-/// creates, and of those the ones whose launch will keep every copy in its
-/// lanes (with bounds-check mode `checks`, none).
+/// The ids of the hidden arrays of `private` copies that construct `c`'s
+/// kernel uses (the construct creates them), and of those the ones whose
+/// launch will keep every copy in its lanes (with bounds-check mode
+/// `checks`, none).
 pub fn hidden_copies(c: &CConstruct, fr: &Frame, checks: bool) -> (Vec<u64>, Vec<u64>) {
-    let hidden: Vec<(usize, u64)> = c
-        .data
-        .iter()
-        .filter(|d| d.kind == DataKind::Create && d.name.contains("'private"))
-        .filter_map(|d| Some((d.slot, fr.a.get(d.slot)?.as_ref()?.id())))
-        .collect();
-    let ids = hidden.iter().map(|h| h.1).collect();
-    let code = c.device.as_deref();
-    // A launch may take the `auto` loop's other kernel instead: keep the
-    // storage (both kernels' choices are not compared here).
-    let Some(Ok(kernel)) = code
-        .filter(|d| d.variant.is_none())
-        .map(|d| d.kernel.as_ref())
-    else {
-        return (ids, Vec::new());
+    let Some(code) = c.device.as_deref() else {
+        return (Vec::new(), Vec::new());
     };
-    if hidden.is_empty() || !local_copies_on() {
+    let Ok(kernel) = &code.kernel else {
+        return (Vec::new(), Vec::new());
+    };
+    let id = |a: compiler::kir::ArrayH| {
+        let host = kernel.arrays[a].host.index();
+        fr.a.get(host)?.as_ref().map(|x| x.id())
+    };
+    let ids: Vec<u64> = kernel
+        .private_copies
+        .iter()
+        .filter(|p| !p.first)
+        .filter_map(|p| id(p.array))
+        .collect();
+    // A launch may take the `auto` loop's other kernel instead: keep the
+    // storage (the two kernels' choices are not compared here).
+    if ids.is_empty() || code.variant.is_some() || !local_copies_on() {
         return (ids, Vec::new());
     }
     let dims: Vec<Option<Vec<u64>>> = kernel
@@ -60,11 +62,8 @@ pub fn hidden_copies(c: &CConstruct, fr: &Frame, checks: bool) -> (Vec<u64>, Vec
         .private_copies
         .iter()
         .zip(local)
-        .filter(|(_, n)| *n > 0)
-        .filter_map(|(p, _)| {
-            let slot = kernel.arrays[p.array].host.index();
-            hidden.iter().find(|h| h.0 == slot).map(|h| h.1)
-        })
+        .filter(|(p, n)| *n > 0 && !p.first)
+        .filter_map(|(p, _)| id(p.array))
         .collect();
     (ids, placeholders)
 }
