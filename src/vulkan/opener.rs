@@ -1,7 +1,8 @@
 //! Devices opened on a thread of their own while the host works.
 //!
-//! Opening a Vulkan device costs about half a second on an NVIDIA GPU
-//! (the driver's own start, as a CUDA context's), and most programs do
+//! Opening a Vulkan device costs about 0.1 s on an NVIDIA H100 (the
+//! driver's own start, as a CUDA context's; 0.7 s when it made all 34
+//! queues, see `vk_runtime`'s `families_to_open`), and most programs do
 //! host work (reading or generating their input) before their first
 //! construct. So when a checked program will use the current device, that
 //! device starts opening on a thread ([`Opening::start`]) before the
