@@ -187,6 +187,15 @@ pub fn phases(
             }
         );
     }
+    if p.spread.count > 0 {
+        let _ = writeln!(
+            out,
+            "host loops on {} threads: {} run(s) in {:.3} ms of the compiled host code",
+            crate::interp::native::threads(),
+            p.spread.count,
+            ms(p.spread.time)
+        );
+    }
     if p.open_behind.count > 0 {
         let _ = writeln!(
             out,
@@ -304,6 +313,7 @@ mod tests {
         };
         let p = crate::interp::phases::Phases {
             native: spent(4, 2000),
+            spread: spent(1, 1500),
             io: spent(2, 1000),
             open: spent(1, 500),
             open_behind: spent(1, 8000),
@@ -348,6 +358,11 @@ mod tests {
             })
             .sum();
         assert!((total - 14.0).abs() < 1e-9, "{text}");
+        // Of the compiled host code, one loop ran on threads.
+        assert!(
+            text.contains(" threads: 1 run(s) in 1.500 ms of the compiled host code\n"),
+            "{text}"
+        );
         assert!(
             text.ends_with("opened on a thread of their own: 1 device(s) in 8.000 ms, 7.500 ms of it beside the program's work\n"),
             "{text}"

@@ -83,6 +83,8 @@ mod host_errors;
 mod host_examples;
 #[path = "host_fuzz.rs"]
 mod host_fuzz;
+#[path = "host_par.rs"]
+mod host_par;
 #[path = "host_present.rs"]
 mod host_present;
 #[path = "host_races.rs"]

@@ -264,15 +264,33 @@ impl Walk {
 impl crate::Builder<'_> {
     /// Construct `c`'s loop nest as a [`GangEntry`].
     pub(crate) fn gang_unit(&mut self, body: &Body, c: &Construct) -> Result<crate::Built, String> {
+        let (Some(all), ConstructBody::Loops { loops, body: inner }) = (nest(c), &c.body) else {
+            return Err("not a loop construct".into());
+        };
+        let innermost = ForLoop {
+            header: loops[loops.len() - 1].clone(),
+            body: inner.clone(),
+        };
+        self.range_entry(body, &all, loops, &innermost)
+    }
+
+    /// Loop statement `all`, a nest of `loops` (one header per level,
+    /// outermost first) around `innermost`, as a [`GangEntry`] over
+    /// ranges of each level: a construct's nest, or a plain loop of one
+    /// level ([`crate::par`]).
+    pub(crate) fn range_entry(
+        &mut self,
+        body: &Body,
+        all: &Stmt,
+        loops: &[lang::hir::LoopHeader],
+        innermost: &ForLoop,
+    ) -> Result<crate::Built, String> {
         use crate::lower::{self, Exit};
         use cranelift_codegen::ir::{types, InstBuilder};
         use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
         use cranelift_module::Module;
 
-        let (Some(all), ConstructBody::Loops { loops, body: inner }) = (nest(c), &c.body) else {
-            return Err("not a loop construct".into());
-        };
-        let (scalars, arrays) = crate::frame_of(body, std::slice::from_ref(&all));
+        let (scalars, arrays) = crate::frame_of(body, std::slice::from_ref(all));
         let fc = self.module.isa().frontend_config();
         let (id, mut ctx) = self.declare_entry("gang", 4)?;
         let top = std::ptr::eq(body, self.main);
@@ -308,11 +326,7 @@ impl crate::Builder<'_> {
                         .load(types::I64, lower::flags(), bounds, 16 * k + 8);
                 range.push((lo, end));
             }
-            let innermost = ForLoop {
-                header: loops[loops.len() - 1].clone(),
-                body: inner.clone(),
-            };
-            levels(&mut g, loops, &innermost, &range, 0);
+            levels(&mut g, loops, innermost, &range, 0);
             crate::entry::close(&mut g, body, slots, &scalars, [ret_exit, trap_exit]);
             g.b.seal_all_blocks();
             g.b.finalize(fc);

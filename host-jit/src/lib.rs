@@ -20,6 +20,7 @@ mod entry;
 mod expr;
 pub mod gang;
 mod lower;
+pub mod par;
 pub mod plan;
 pub mod runtime;
 pub mod simd;
@@ -107,6 +108,17 @@ pub struct LoopUnit {
     pub span: Span,
     /// Its loops that run in SIMD ([`simd::describe`]).
     pub simd: Vec<(String, u8)>,
+    /// Its range on several threads, or why its iterations cannot be
+    /// independent ([`par`]).
+    pub par: Result<ParUnit, plan::Why>,
+}
+
+/// A plain loop's entry over a range of its counter ([`gang::GangEntry`]
+/// of one level) and the test that decides, as it starts, whether its
+/// iterations may run on several threads.
+pub struct ParUnit {
+    pub entry: gang::GangEntry,
+    pub test: par::ParTest,
 }
 
 /// A compute construct's loop nest, compiled ([`gang`]).
@@ -180,6 +192,16 @@ impl JitProgram {
         self.loops.get(&(s as *const Stmt as usize))
     }
 
+    /// The range entry of the compiled loop at statement address `at`, or
+    /// why its iterations run in order.
+    pub fn loop_unit_par(&self, at: usize) -> Result<&ParUnit, Option<&plan::Why>> {
+        match self.loops.get(&at).map(|u| &u.par) {
+            Some(Ok(p)) => Ok(p),
+            Some(Err(w)) => Err(Some(w)),
+            None => Err(None),
+        }
+    }
+
     /// The compiled loop nest of construct `c`, if it has one.
     pub fn gang_unit(&self, c: &hir::Construct) -> Option<&GangUnit> {
         self.gangs.get(&(c as *const hir::Construct as usize))
@@ -209,6 +231,19 @@ impl JitProgram {
             .loops
             .values()
             .filter_map(|u| Some((u.span, simd::describe(&u.simd)?)))
+            .collect();
+        v.sort_by_key(|(s, _)| s.start);
+        v
+    }
+
+    /// The compiled plain loops, in source order: the span, and whether
+    /// their range may run on several threads (tested as each starts) or
+    /// why it runs in order ([`par`]).
+    pub fn par_loops(&self) -> Vec<(Span, Result<(), &plan::Why>)> {
+        let mut v: Vec<(Span, Result<(), &plan::Why>)> = self
+            .loops
+            .values()
+            .map(|u| (u.span, u.par.as_ref().map(|_| ())))
             .collect();
         v.sort_by_key(|(s, _)| s.start);
         v
@@ -464,8 +499,17 @@ fn attempt(
         next_name: 0,
         simd: Vec::new(),
     };
-    let r = b.units(prog, loops, gangs);
-    let (entries, loop_ids, gang_ids) = match r {
+    let pars: Vec<Result<par::ParTest, plan::Why>> = loops
+        .iter()
+        .map(|(body, s, _)| match &s.kind {
+            StmtKind::For(fl) => {
+                par::ParTest::of(planner, body, fl, std::ptr::eq(*body, &prog.main))
+            }
+            _ => par::refused(s.span, "it is a `while` loop"),
+        })
+        .collect();
+    let r = b.units(prog, loops, &pars, gangs);
+    let (entries, loop_ids, par_ids, gang_ids) = match r {
         Ok(v) => v,
         Err(e) => {
             // SAFETY: nothing of this module was handed out.
@@ -487,8 +531,22 @@ fn attempt(
         });
     }
     let mut units = HashMap::new();
+    let mut pars = pars.into_iter().zip(par_ids);
     for ((body, s, rets), (id, scalars, arrays, simd)) in loops.iter().zip(loop_ids) {
         let code = b.module.get_finalized_function(id);
+        let par = match pars.next() {
+            Some((Ok(test), Some(pid))) => Ok(ParUnit {
+                // SAFETY: built with the `GangEntry` signature by `range_entry`.
+                entry: unsafe {
+                    std::mem::transmute::<*const u8, gang::GangEntry>(
+                        b.module.get_finalized_function(pid),
+                    )
+                },
+                test,
+            }),
+            Some((Err(w), _)) => Err(w),
+            _ => par::refused(s.span, "its range entry was not built"),
+        };
         let globals = callees_globals(body, std::slice::from_ref(*s), &fn_globals);
         units.insert(
             *s as *const Stmt as usize,
@@ -501,6 +559,7 @@ fn attempt(
                 globals,
                 span: s.span,
                 simd,
+                par,
             },
         );
     }
@@ -619,8 +678,17 @@ impl Builder<'_> {
         &mut self,
         prog: &hir::Program,
         loops: &[(&Body, &Stmt, Rets)],
+        pars: &[Result<par::ParTest, plan::Why>],
         gangs: &[(&Body, &hir::Construct)],
-    ) -> Result<(Vec<(usize, FuncId)>, Vec<Built>, Vec<Built>), Failed> {
+    ) -> Result<
+        (
+            Vec<(usize, FuncId)>,
+            Vec<Built>,
+            Vec<Option<FuncId>>,
+            Vec<Built>,
+        ),
+        Failed,
+    > {
         let mut entries = Vec::new();
         for (h, f) in prog.functions.iter() {
             if let Some(id) = self.fn_ids[h.index()] {
@@ -630,12 +698,21 @@ impl Builder<'_> {
             }
         }
         let mut loop_ids = Vec::new();
-        for (body, s, ret) in loops {
+        let mut par_ids = Vec::new();
+        for ((body, s, ret), par) in loops.iter().zip(pars) {
             let at = *s as *const Stmt as usize;
             loop_ids.push(
                 self.loop_unit(body, s, ret.clone())
                     .map_err(|e| Failed::Loop(at, e))?,
             );
+            par_ids.push(match (&s.kind, par) {
+                (StmtKind::For(fl), Ok(_)) => Some(
+                    self.range_entry(body, s, std::slice::from_ref(&fl.header), fl)
+                        .map_err(|e| Failed::Loop(at, e))?
+                        .0,
+                ),
+                _ => None,
+            });
         }
         let mut gang_ids = Vec::new();
         for (body, c) in gangs {
@@ -645,7 +722,7 @@ impl Builder<'_> {
         self.module
             .finalize_definitions()
             .map_err(|e| Failed::Whole(e.to_string()))?;
-        Ok((entries, loop_ids, gang_ids))
+        Ok((entries, loop_ids, par_ids, gang_ids))
     }
 
     fn name(&mut self, what: &str) -> String {

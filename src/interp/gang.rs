@@ -29,16 +29,19 @@ const CHUNK_WORK: u128 = 4096;
 /// The most chunks a gang loop is cut into.
 const MAX_CHUNKS: u128 = 256;
 
-/// The gang loop's iterations per chunk, from every level's first and last
-/// counter value (all non-empty).
-fn rows_per_chunk(b: &[(i64, i64)]) -> u128 {
-    let trips = |&(lo, end): &(i64, i64)| (end as i128 - lo as i128 + 1) as u128;
-    let outer = trips(&b[0]);
-    let inner: u128 = b[1..].iter().map(trips).product::<u128>().max(1);
-    outer
+/// The chunks of range `lo..=end` (not empty) of an outer loop whose
+/// every turn runs about `inner` turns of the loops inside.
+pub fn chunks(lo: i64, end: i64, inner: u128) -> Vec<(i64, i64)> {
+    let outer = (end as i128 - lo as i128 + 1) as u128;
+    let rows = outer
         .div_ceil(MAX_CHUNKS)
-        .max(CHUNK_WORK.div_ceil(inner))
-        .max(1)
+        .max(CHUNK_WORK.div_ceil(inner.max(1)))
+        .max(1);
+    (0..)
+        .map(|k: u128| lo as i128 + (k * rows) as i128)
+        .take_while(|&s| s <= end as i128)
+        .map(|s| (s as i64, (s + rows as i128 - 1).min(end as i128) as i64))
+        .collect()
 }
 
 impl Compiler<'_> {
@@ -81,13 +84,9 @@ pub fn run_nest(
             _ => return Ok(Flow::Next),
         }
     }
-    let rows = rows_per_chunk(&b);
-    let (lo, end) = b[0];
-    let chunks: Vec<(i64, i64)> = (0..)
-        .map(|k: u128| lo as i128 + (k * rows) as i128)
-        .take_while(|&s| s <= end as i128)
-        .map(|s| (s as i64, (s + rows as i128 - 1).min(end as i128) as i64))
-        .collect();
+    let trips = |&(lo, end): &(i64, i64)| (end as i128 - lo as i128 + 1) as u128;
+    let inner: u128 = b[1..].iter().map(trips).product();
+    let chunks = chunks(b[0].0, b[0].1, inner);
     if let Some(g) = &c.gang {
         if let Some(r) = compiled(c, g, &b, &chunks, fr, cx) {
             return r;
@@ -121,7 +120,7 @@ fn per_chunk(
             fr.s[s] = value_to_bits(identity(op, t), t);
         }
         chunk(k, fr)?;
-        fold(c, &mut acc, |s| fr.s[s]);
+        fold(&c.reductions, &mut acc, |s| fr.s[s]);
     }
     for (&(_, s, _), v) in c.reductions.iter().zip(acc) {
         fr.s[s] = v;
@@ -131,12 +130,12 @@ fn per_chunk(
 
 /// Combine one chunk's partial reductions (`partial(slot)`) into `acc`
 /// (empty: the first chunk's are taken as they are).
-fn fold(c: &CConstruct, acc: &mut Vec<u64>, partial: impl Fn(usize) -> u64) {
+fn fold(reds: &[Reduction], acc: &mut Vec<u64>, partial: impl Fn(usize) -> u64) {
     if acc.is_empty() {
-        acc.extend(c.reductions.iter().map(|&(_, s, _)| partial(s)));
+        acc.extend(reds.iter().map(|&(_, s, _)| partial(s)));
         return;
     }
-    for (a, &(op, s, t)) in acc.iter_mut().zip(&c.reductions) {
+    for (a, &(op, s, t)) in acc.iter_mut().zip(reds) {
         let v = combine(op, bits_to_value(t, *a), bits_to_value(t, partial(s)));
         *a = value_to_bits(v, t);
     }
@@ -165,7 +164,15 @@ fn compiled(
     let n = threads().min(chunks.len());
     // Several threads only where no limit can fall due meanwhile.
     let r = if g.threads && n > 1 && cx.next_check == u64::MAX {
-        threaded(c, g, &flat, chunks, n, &descs, fr, cx)
+        let spread = Spread {
+            span: c.span,
+            entry: g.entry,
+            scalars: &g.scalars,
+            reductions: &c.reductions,
+            sites: &g.jit.sites,
+            globals: Globals::None,
+        };
+        threaded(&spread, &flat, chunks, n, &descs, fr, cx)
     } else {
         let sites = &g.jit.sites;
         per_chunk(c, chunks, fr, |k, fr| {
@@ -192,6 +199,30 @@ fn compiled(
     Some(r.map(|_| Flow::Next))
 }
 
+/// A reduction: operator, frame slot, type.
+pub type Reduction = (lang::hir::ReductionOp, usize, lang::Scalar);
+
+/// What the top-level variables are to compiled code run on threads.
+pub enum Globals<'a> {
+    /// It uses none.
+    None,
+    /// The frame's own slots (a loop of the top level): each thread's copy.
+    Own,
+    /// These slots, a copy for each thread (they are only read).
+    Copy(&'a [u64]),
+}
+
+/// Compiled code over chunks of a range, on several threads.
+pub struct Spread<'a> {
+    pub span: lang::Span,
+    pub entry: host_jit::gang::GangEntry,
+    /// The frame's scalar slots the code reads and writes.
+    pub scalars: &'a [usize],
+    pub reductions: &'a [Reduction],
+    pub sites: &'a [host_jit::Site],
+    pub globals: Globals<'a>,
+}
+
 /// The arrays' descriptors, shared by the threads of one run.
 struct Shared(*const ArrDesc);
 // SAFETY: the threads write disjoint elements (`host_jit::gang::parallel_why`)
@@ -216,10 +247,8 @@ unsafe extern "C" fn never(_rt: *mut Rt, _site: u32) -> u32 {
 /// The chunks on `n` threads (`std::thread::scope`), each claiming the next
 /// chunk in order; the first error in chunk order is the error, and after
 /// one no later chunk starts.
-#[allow(clippy::too_many_arguments)]
-fn threaded(
-    c: &CConstruct,
-    g: &GangCode,
+pub fn threaded(
+    sp: &Spread,
     flat: &[i64],
     chunks: &[(i64, i64)],
     n: usize,
@@ -232,8 +261,8 @@ fn threaded(
     let shared = Shared(descs.as_ptr());
     let (depth, max_depth) = (cx.depth as u64, cx.max_depth as u64);
     let base = &fr.s;
-    let entry = g.entry;
-    let reds = &c.reductions[..];
+    let entry = sp.entry;
+    let reds = sp.reductions;
     let run = || {
         let shared = &shared;
         let mut out: Vec<(usize, Done)> = Vec::new();
@@ -246,6 +275,15 @@ fn threaded(
             for &(op, s, t) in reds {
                 slots[s] = value_to_bits(identity(op, t), t);
             }
+            let mut top: Vec<u64> = match sp.globals {
+                Globals::Copy(g) => g.to_vec(),
+                _ => Vec::new(),
+            };
+            let globals = match sp.globals {
+                Globals::None => std::ptr::null_mut(),
+                Globals::Own => slots.as_mut_ptr(),
+                Globals::Copy(_) => top.as_mut_ptr(),
+            };
             let mut bounds = flat.to_vec();
             bounds[0] = chunks[k].0;
             bounds[1] = chunks[k].1;
@@ -259,11 +297,11 @@ fn threaded(
                 check: never,
                 hook: std::ptr::null_mut::<c_void>(),
                 rets: [0; lang::Tuple::MAX],
-                globals: std::ptr::null_mut(),
+                globals,
             };
             // SAFETY: as the one-thread run, with the chunk's own copy of
-            // the slots; the code uses no top-level variable (null
-            // `globals`), and other threads write other elements.
+            // the slots and of the top-level variables it reads (null when
+            // it uses none); other threads write other elements.
             let status = unsafe { entry(slots.as_mut_ptr(), shared.0, &mut rt, bounds.as_ptr()) };
             if status == runtime::TRAP {
                 failed.fetch_min(k, Ordering::Relaxed);
@@ -285,7 +323,7 @@ fn threaded(
         for h in hs {
             match h.join() {
                 Ok(v) => all.extend(v),
-                Err(_) => return Err(error::internal(c.span, "a host thread panicked")),
+                Err(_) => return Err(error::internal(sp.span, "a host thread panicked")),
             }
         }
         Ok(all)
@@ -295,19 +333,19 @@ fn threaded(
     for (_, d) in &done {
         cx.ops = cx.ops.saturating_add(d.ops);
         if d.status == runtime::TRAP {
-            return Err(trap_error(d.trap, &g.jit.sites, cx.max_depth, None));
+            return Err(trap_error(d.trap, sp.sites, cx.max_depth, None));
         }
-        if !c.reductions.is_empty() {
-            fold(c, &mut acc, |s| d.slots[s]);
+        if !reds.is_empty() {
+            fold(reds, &mut acc, |s| d.slots[s]);
         }
     }
     // The frame as the last iteration left it, then the reductions.
     if let Some((_, last)) = done.last() {
-        for &s in &g.scalars {
+        for &s in sp.scalars {
             fr.s[s] = last.slots[s];
         }
     }
-    for (&(_, s, _), v) in c.reductions.iter().zip(acc) {
+    for (&(_, s, _), v) in reds.iter().zip(acc) {
         fr.s[s] = v;
     }
     Ok(())

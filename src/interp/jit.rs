@@ -7,6 +7,7 @@
 use super::deferred::{deferred_access, Touch};
 use super::machine::{CExpr, Ctx, St};
 use super::native::{describe, enter};
+use super::par::ParRun;
 use super::scalar::Sc;
 use super::value::{Flow, Frame, R};
 use super::Compiler;
@@ -39,6 +40,7 @@ impl Compiler<'_> {
         let entry = u.entry;
         let arrays = u.arrays.clone();
         let tuple = u.rets.tuple.then_some(u.rets.types.len());
+        let (at, span, scalars) = (s as *const Stmt as usize, u.span, u.scalars.clone());
         Box::new(move |fr, cx| {
             let mut handles = Vec::with_capacity(arrays.len());
             for &(slot, _, _) in &arrays {
@@ -53,6 +55,19 @@ impl Compiler<'_> {
             let Some((descs, held)) = describe(&arrays, &handles) else {
                 return interp(fr, cx);
             };
+            if let Ok(unit) = &jit.loop_unit_par(at) {
+                let run = ParRun {
+                    unit,
+                    span,
+                    scalars: &scalars,
+                    arrays: &arrays,
+                    sites: &jit.sites,
+                };
+                if let Some(r) = run.run(&handles, &descs, fr, cx) {
+                    drop(held);
+                    return r.map(|_| Flow::Next);
+                }
+            }
             let slots = fr.s.as_mut_ptr();
             let globals = top_slots(cx, slots);
             let (status, ret, rets) = enter(cx, &jit.sites, globals, |rt| {

@@ -49,6 +49,7 @@ pub mod machine;
 pub mod memcpy;
 pub mod mpi;
 pub mod native;
+pub mod par;
 pub mod phases;
 pub mod present;
 pub mod queue;

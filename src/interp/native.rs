@@ -47,6 +47,22 @@ pub fn compile(
         for r in &j.refused {
             errln!("jit: {} stays interpreted: {}", r.unit, r.why.what);
         }
+        for (span, par) in j.par_loops() {
+            match par {
+                Ok(()) => errln!(
+                    "jit: loop at bytes {}..{}: on up to {} thread(s) when its test passes as it starts",
+                    span.start,
+                    span.end,
+                    threads()
+                ),
+                Err(w) => errln!(
+                    "jit: loop at bytes {}..{}: in order: {}",
+                    span.start,
+                    span.end,
+                    w.what
+                ),
+            }
+        }
         for (span, simd) in j.simd_loops() {
             errln!("jit: loop at bytes {}..{}: {simd}", span.start, span.end);
         }

@@ -22,6 +22,9 @@ pub struct Spent {
 pub struct Phases {
     /// Calls into compiled host code (functions and loops).
     pub native: Spent,
+    /// Of the calls into compiled host code, the plain loops that ran on
+    /// several threads.
+    pub spread: Spent,
     /// The file I/O builtins (`load_*`, `save_*`, `write_png`).
     pub io: Spent,
     /// Waiting for a device to open at its first use (the driver's own
@@ -88,6 +91,11 @@ pub fn opened(t0: Option<Instant>, behind: Option<Duration>) {
 #[inline]
 pub fn native(t0: Option<Instant>) {
     add(t0, |p| &mut p.native);
+}
+
+/// A plain loop that began at `t0` ([`clock`]) ran on several threads.
+pub fn spread(t0: Option<Instant>) {
+    add(t0, |p| &mut p.spread);
 }
 
 /// The clock now, when counting and builtin `name` reads or writes a file.

@@ -113,8 +113,10 @@ macro_rules! with_data {
 }
 
 impl Data {
+    /// `n` zeros of type `t`, in fresh pages the system hands out at first
+    /// write (huge pages for a large array).
     pub fn zeros(t: Scalar, n: usize) -> Data {
-        match t {
+        let mut d = match t {
             Scalar::Bool => bool::into_data(vec![false; n]),
             Scalar::I32 => i32::into_data(vec![0; n]),
             Scalar::I64 => i64::into_data(vec![0; n]),
@@ -122,7 +124,11 @@ impl Data {
             Scalar::U8 => u8::into_data(vec![0; n]),
             Scalar::F32 => f32::into_data(vec![0.0; n]),
             Scalar::F64 => f64::into_data(vec![0.0; n]),
+        };
+        if let Some(b) = d.bytes_mut() {
+            advise_huge_pages(b);
         }
+        d
     }
     /// Whether the elements are memory another library owns
     /// ([`Array::from_foreign`]).
@@ -145,7 +151,11 @@ impl Data {
             if p.is_null() {
                 return None;
             }
-            Some(T::into_data(unsafe { Vec::from_raw_parts(p, n, n) }))
+            let mut d = T::into_data(unsafe { Vec::from_raw_parts(p, n, n) });
+            if let Some(b) = d.bytes_mut() {
+                advise_huge_pages(b);
+            }
+            Some(d)
         }
         match t {
             Scalar::Bool => z::<bool>(n),

@@ -1,0 +1,98 @@
+//! Plain host loops on several threads: a compiled `for` loop whose
+//! iterations the JIT's test ([`host_jit::par`]) finds independent when it
+//! starts runs its range in chunks on the machine's threads, each chunk
+//! with its own copy of the frame's scalars, integer reductions combined
+//! after. Only where no limit can fall due meanwhile (an operation, time
+//! or progress limit stops a run at the exact operation, on one thread)
+//! and where the loop has enough turns to pay for the threads.
+
+use super::gang::{chunks, threaded, Globals, Spread};
+use super::machine::Ctx;
+use super::native::threads;
+use super::phases;
+use super::scalar::bits_to_value;
+use super::value::{Frame, R};
+use host_jit::par::Leaf;
+use host_jit::runtime::ArrDesc;
+use host_jit::{ParUnit, Site};
+use lang::{Scalar, Span};
+
+/// Turns of the innermost loops below which a loop stays on one thread:
+/// starting the threads costs about as much.
+const WORK: u128 = 1 << 16;
+
+/// What a compiled loop needs to run on threads.
+pub struct ParRun<'a> {
+    pub unit: &'a ParUnit,
+    pub span: Span,
+    pub scalars: &'a [usize],
+    pub arrays: &'a [(usize, Scalar, u8)],
+    pub sites: &'a [Site],
+}
+
+impl ParRun<'_> {
+    /// Run the loop on several threads when its test allows (the arrays
+    /// described by `descs`, from `handles`); None: run it in order.
+    pub fn run(
+        &self,
+        handles: &[stdlib::Array],
+        descs: &[ArrDesc],
+        fr: &mut Frame,
+        cx: &mut Ctx,
+    ) -> Option<R<()>> {
+        let n = threads();
+        if n < 2 || cx.next_check != u64::MAX {
+            return None;
+        }
+        let test = &self.unit.test;
+        // One array under two names: the test reasons by name.
+        for (k, &(slot, _, _)) in self.arrays.iter().enumerate() {
+            if test.writes(slot)
+                && handles
+                    .iter()
+                    .enumerate()
+                    .any(|(j, h)| j != k && h.id() == handles[k].id())
+            {
+                return None;
+            }
+        }
+        let top: Option<Vec<u64>> = cx.globals.as_ref().map(|g| g.s.clone());
+        let read = |leaf: Leaf, t: Scalar| {
+            let bits = match (leaf, &top) {
+                (Leaf::Slot(s), _) | (Leaf::Global(s), None) => *fr.s.get(s)?,
+                (Leaf::Global(s), Some(g)) => *g.get(s)?,
+            };
+            bits_to_value(t, bits).as_i128()
+        };
+        let shape = |slot: usize| {
+            let k = self.arrays.iter().position(|a| a.0 == slot)?;
+            Some(handles.get(k)?.shape().to_vec())
+        };
+        let plan = test.plan(&read, &shape)?;
+        if plan.work < WORK {
+            return None;
+        }
+        let count = (plan.end as i128 - plan.lo as i128 + 1) as u128;
+        let chunks = chunks(plan.lo, plan.end, plan.work / count);
+        let n = n.min(chunks.len());
+        if n < 2 {
+            return None;
+        }
+        let spread = Spread {
+            span: self.span,
+            entry: self.unit.entry,
+            scalars: self.scalars,
+            reductions: &test.reductions,
+            sites: self.sites,
+            globals: match &top {
+                None => Globals::Own,
+                Some(g) => Globals::Copy(g),
+            },
+        };
+        let t0 = phases::clock();
+        let r = threaded(&spread, &[plan.lo, plan.end], &chunks, n, descs, fr, cx);
+        phases::native(t0);
+        phases::spread(t0);
+        Some(r)
+    }
+}
