@@ -1,0 +1,211 @@
+//! The test of a loop, built from checked source and evaluated at given
+//! values.
+
+use super::*;
+use crate::plan::Planner;
+use lang::hir::ReductionOp;
+use lang::hir::{self, LocalH, StmtKind};
+use lang::Builtins;
+
+/// Function `f` of `src` (checked with no builtins) and the test of its
+/// first `for` loop.
+fn test_of(src: &str) -> (hir::Program, Result<ParTest, String>) {
+    let prog = lang::check_source(src, &Builtins::new())
+        .unwrap_or_else(|d| panic!("{src}: {:?}", d[0].message))
+        .program;
+    let builtins = Builtins::new();
+    let planner = Planner::new(&prog, &builtins);
+    let (_, f) = prog
+        .functions
+        .iter()
+        .find(|(_, f)| f.name == "f")
+        .expect("a function `f`");
+    let fl = f
+        .body
+        .block
+        .iter()
+        .find_map(|s| match &s.kind {
+            StmtKind::For(fl) => Some(fl),
+            _ => None,
+        })
+        .expect("a loop");
+    let t = ParTest::of(&planner, &f.body, fl, false).map_err(|w| w.what);
+    (prog, t)
+}
+
+/// The plan of `f`'s first loop with scalars `vals` and array shapes
+/// `shapes`, by name.
+fn plan(src: &str, vals: &[(&str, i128)], shapes: &[(&str, &[usize])]) -> Option<Plan> {
+    let (prog, t) = test_of(src);
+    let t = t.unwrap_or_else(|w| panic!("{src}: refused: {w}"));
+    let (_, f) = prog.functions.iter().find(|(_, f)| f.name == "f").unwrap();
+    let name = |slot: usize| f.body.locals[LocalH::new(slot)].name.clone();
+    let read = |leaf: Leaf, _: Scalar| match leaf {
+        Leaf::Slot(s) => vals.iter().find(|v| v.0 == name(s)).map(|v| v.1),
+        Leaf::Global(_) => None,
+    };
+    let shape = |slot: usize| {
+        shapes
+            .iter()
+            .find(|v| v.0 == name(slot))
+            .map(|v| v.1.to_vec())
+    };
+    t.plan(&read, &shape)
+}
+
+fn why(src: &str) -> String {
+    match test_of(src).1 {
+        Ok(t) => panic!("{src}: not refused: {t:?}"),
+        Err(w) => w,
+    }
+}
+
+const ROWS: &str = "fn f(a: i32[], m: i32, n: i32, w: i32) {
+    for i in 0..n {
+        for j in 0..w {
+            a[i * m + j] = i + j;
+        }
+    }
+}";
+
+#[test]
+fn rows_of_a_flat_array_are_apart_when_each_fits_its_stride() {
+    let p = plan(
+        ROWS,
+        &[("m", 100), ("n", 50), ("w", 100)],
+        &[("a", &[5000])],
+    );
+    assert_eq!(
+        p,
+        Some(Plan {
+            lo: 0,
+            end: 49,
+            work: 5000
+        })
+    );
+    // A row one element wider than the stride overlaps the next row.
+    assert_eq!(
+        plan(
+            ROWS,
+            &[("m", 100), ("n", 50), ("w", 101)],
+            &[("a", &[5100])]
+        ),
+        None
+    );
+    // One turn, or none: nothing to spread.
+    assert_eq!(
+        plan(ROWS, &[("m", 100), ("n", 1), ("w", 100)], &[("a", &[100])]),
+        None
+    );
+}
+
+#[test]
+fn planes_of_fields_split_into_a_digit_per_iteration() {
+    // miniWeather's initial state: field `v` of 4, row `k`, column `i`.
+    let src = "fn f(s: f64[], t: f64[], nx: i32, nz: i32) {
+    for k in 0..nz {
+        for i in 0..nx {
+            for v in 0..4 {
+                let ind = v * nz * nx + k * nx + i;
+                s[ind] = 0.0;
+                s[ind] = s[ind] + 1.0;
+                t[ind] = s[ind];
+            }
+            let top = 3 * nz * nx + k * nx + i;
+            t[top] = t[top] * 2.0;
+        }
+    }
+}";
+    let n = [("nx", 30), ("nz", 20)];
+    assert!(plan(src, &n, &[("s", &[2400]), ("t", &[2400])]).is_some());
+}
+
+#[test]
+fn a_read_of_the_row_before_is_a_dependence() {
+    let src = "fn f(a: f64[], m: i32, n: i32) {
+    for i in 1..n {
+        for j in 0..m {
+            a[i * m + j] = a[(i - 1) * m + j] + 1.0;
+        }
+    }
+}";
+    assert_eq!(plan(src, &[("m", 8), ("n", 8)], &[("a", &[64])]), None);
+}
+
+#[test]
+fn a_column_of_a_matrix_is_an_iteration_of_its_own() {
+    let src = "fn f(a: f64[,], n: i32) {
+    for j in 0..n {
+        for i in 0..n {
+            a[i, j] = 1.0;
+        }
+    }
+}";
+    assert!(plan(src, &[("n", 16)], &[("a", &[16, 16])]).is_some());
+    // A wider matrix: columns stay apart (their stride is a multiple).
+    assert!(plan(src, &[("n", 16)], &[("a", &[16, 32])]).is_some());
+}
+
+#[test]
+fn index_values_outside_their_type_run_in_order() {
+    let src = "fn f(a: f64[], m: i32, n: i32) {
+    for i in 0..n {
+        a[i * m] = 1.0;
+    }
+}";
+    assert!(plan(src, &[("m", 1 << 21), ("n", 2000)], &[("a", &[1 << 32])]).is_none());
+    assert!(plan(src, &[("m", 1 << 10), ("n", 2000)], &[("a", &[1 << 21])]).is_some());
+}
+
+#[test]
+fn integer_accumulations_are_reductions() {
+    let (_, t) = test_of(
+        "fn f(a: i32[], n: i32) -> i64 {
+    let s: i64 = 0;
+    let x: u32 = 0;
+    for i in 0..n {
+        s += a[i] as i64;
+        s -= 1;
+        x = x ^ (a[i] as u32);
+    }
+    return s;
+}",
+    );
+    let t = t.unwrap();
+    let ops: Vec<ReductionOp> = t.reductions.iter().map(|r| r.0).collect();
+    assert_eq!(ops, [ReductionOp::Add, ReductionOp::BitXor]);
+}
+
+#[test]
+fn what_iterations_share_keeps_them_in_order() {
+    assert!(why("fn f(a: f64[], n: i32) -> f64 {
+    let s = 0.0;
+    for i in 0..n { s += a[i]; }
+    return s;
+}")
+    .contains("declared outside the loop"));
+    assert!(why("fn f(a: i32[], n: i32) -> i32 {
+    let s = 0;
+    for i in 0..n { s += a[i]; a[i] = s; }
+    return s;
+}")
+    .contains("a reduction of the loop"));
+    assert!(why("fn f(a: i32[], n: i32) {
+    for i in 0..n { if a[i] < 0 { break; } a[i] = 1; }
+}")
+    .contains("`break`"));
+    assert!(why("let seed: u32 = 1;
+fn next() -> u32 { seed = seed * 1103515245 + 12345; return seed; }
+fn f(a: u32[], n: i32) {
+    for i in 0..n { a[i] = next(); }
+}")
+    .contains("assigns top-level variables"));
+    assert!(why("fn f(a: f64[], n: i32) {
+    for i in 0..n { a[i * i] = 1.0; }
+}")
+    .contains("not affine"));
+    assert!(why("fn f(a: f64[], b: i32[], n: i32) {
+    for i in 0..n { a[b[i]] = 1.0; }
+}")
+    .contains("not affine"));
+}
