@@ -431,6 +431,7 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
         errln!("  help: leave out --loop-budget, or run on a device");
         return ExitCode::FAILURE;
     }
+    let t_engine = std::time::Instant::now();
     let mut engine = match new_engine(backend) {
         Ok(e) => e,
         Err(m) => {
@@ -438,6 +439,7 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
             return ExitCode::FAILURE;
         }
     };
+    let engine_start = t_engine.elapsed();
     opts.kernels.apply(&mut engine);
     opts.limits.apply(&mut engine);
     engine.set_args(opts.args).set_env_access(true);
@@ -498,6 +500,18 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
     let messages = engine.take_validation_messages();
     for m in &messages {
         errln!("validation: {m}");
+    }
+    if opts.time {
+        // Outside the wall time: the engine's start (the Vulkan instance)
+        // before it, and its end (every device's memory and objects
+        // released) after.
+        let t_end = std::time::Instant::now();
+        drop(engine);
+        errln!(
+            "outside the wall: engine start {:.3} ms, engine end {:.3} ms",
+            engine_start.as_secs_f64() * 1e3,
+            t_end.elapsed().as_secs_f64() * 1e3
+        );
     }
     match r {
         Ok(_) if messages.is_empty() => ExitCode::SUCCESS,

@@ -169,7 +169,7 @@ for i in 0..n - 1 {
     }
 }
 assert(a[5] == 2 * (1 + 5) as i64, \"alias\");
-// A C-style generator on top-level state.
+// A generator on top-level state stepped on some turns only.
 let seed: u32 = 1;
 fn next() -> u32 {
     seed = seed * 1103515245 + 12345;
@@ -177,7 +177,9 @@ fn next() -> u32 {
 }
 for i in 0..n {
     for j in 0..m {
-        a[i * m + j] = next() as i64;
+        if j % 3 == 0 {
+            a[i * m + j] = next() as i64;
+        }
     }
 }
 // A float sum.
@@ -219,4 +221,51 @@ fn an_error_on_a_thread_is_the_first_error_the_loop_in_order_raises() {
         j.contains("index 89999 is out of bounds for axis 0 of extent 89999"),
         "{j}"
     );
+}
+
+#[test]
+fn c_style_generators_jump_ahead_to_each_chunks_first_value() {
+    // C's `rand()` (pathfinder, srad, nw) and a `% 2^31` generator on an
+    // `i64` (a benchmark's), stepped in a top-level loop nest and in a
+    // function's loop; after each loop the state is the one the loop in
+    // order leaves, and the next values follow on.
+    let src = "
+let rand_next: u32 = 1;
+fn c_srand(s: u32) { rand_next = s; }
+fn c_rand() -> i32 {
+    rand_next = rand_next * 1103515245 + 12345;
+    return ((rand_next / 65536) % 32768) as i32;
+}
+let seed: i64 = 42;
+fn lcg() -> i64 {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed;
+}
+let rows = 37;
+let cols = 4099;
+let wall = zeros(i32, rows * cols);
+c_srand(9);
+for i in 0..rows {
+    for j in 0..cols {
+        wall[i * cols + j] = c_rand() % 10;
+    }
+}
+let after = c_rand();
+fn fill(v: i64[], n: i32) {
+    for i in 0..n {
+        v[i] = lcg() % 1000 + lcg() % 7;
+    }
+}
+let v = zeros(i64, 100000);
+fill(v, 100000);
+let s: i64 = 0;
+for k in 0..rows * cols {
+    s += wall[k] as i64;
+}
+println(wall[0], \" \", wall[cols + 5], \" \", wall[rows * cols - 1], \" \", after, \" \", s);
+println(v[0], \" \", v[99999], \" \", lcg());
+";
+    let (err, runs) = threads_and_interpreter(src);
+    // The two generator loops and the checksum.
+    assert_eq!(runs, 3, "{err}");
 }

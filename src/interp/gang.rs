@@ -171,6 +171,7 @@ fn compiled(
             reductions: &c.reductions,
             sites: &g.jit.sites,
             globals: Globals::None,
+            starts: &[],
         };
         threaded(&spread, &flat, chunks, n, &descs, fr, cx)
     } else {
@@ -221,6 +222,9 @@ pub struct Spread<'a> {
     pub reductions: &'a [Reduction],
     pub sites: &'a [host_jit::Site],
     pub globals: Globals<'a>,
+    /// Top-level variables each chunk starts at a value of its own (a
+    /// generator's state jumped ahead): the slot and each chunk's bits.
+    pub starts: &'a [(usize, Vec<u64>)],
 }
 
 /// The arrays' descriptors, shared by the threads of one run.
@@ -230,12 +234,14 @@ struct Shared(*const ArrDesc);
 unsafe impl Sync for Shared {}
 unsafe impl Send for Shared {}
 
-/// What one chunk left: its status, trap, operation count and slots.
+/// What one chunk left: its status, trap, operation count, slots and
+/// copy of the top-level slots (empty unless [`Globals::Copy`]).
 struct Done {
     status: u32,
     trap: Trap,
     ops: u64,
     slots: Vec<u64>,
+    top: Vec<u64>,
 }
 
 /// The limit check of a chunk run on a thread of its own: never due (the
@@ -279,6 +285,12 @@ pub fn threaded(
                 Globals::Copy(g) => g.to_vec(),
                 _ => Vec::new(),
             };
+            for (slot, firsts) in sp.starts {
+                match sp.globals {
+                    Globals::Copy(_) => top[*slot] = firsts[k],
+                    _ => slots[*slot] = firsts[k],
+                }
+            }
             let globals = match sp.globals {
                 Globals::None => std::ptr::null_mut(),
                 Globals::Own => slots.as_mut_ptr(),
@@ -313,6 +325,7 @@ pub fn threaded(
                     trap: rt.trap,
                     ops: rt.ops,
                     slots,
+                    top,
                 },
             ));
         }
@@ -343,6 +356,12 @@ pub fn threaded(
     if let Some((_, last)) = done.last() {
         for &s in sp.scalars {
             fr.s[s] = last.slots[s];
+        }
+        for (s, _) in sp.starts {
+            match (&sp.globals, cx.globals.as_mut()) {
+                (Globals::Copy(_), Some(g)) => g.s[*s] = last.top[*s],
+                _ => fr.s[*s] = last.slots[*s],
+            }
         }
     }
     for (&(_, s, _), v) in reds.iter().zip(acc) {

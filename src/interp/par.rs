@@ -10,7 +10,7 @@ use super::gang::{chunks, threaded, Globals, Spread};
 use super::machine::Ctx;
 use super::native::threads;
 use super::phases;
-use super::scalar::bits_to_value;
+use super::scalar::{bits_to_value, value_to_bits};
 use super::value::{Frame, R};
 use host_jit::par::Leaf;
 use host_jit::runtime::ArrDesc;
@@ -78,6 +78,26 @@ impl ParRun<'_> {
         if n < 2 {
             return None;
         }
+        // Each chunk's first value of every generator state the loop steps.
+        let mut starts: Vec<(usize, Vec<u64>)> = Vec::new();
+        if !test.recurrences.is_empty() {
+            let steps = test.steps(&read)?;
+            for (r, per) in test.recurrences.iter().zip(steps) {
+                let bits = match &top {
+                    None => *fr.s.get(r.slot)?,
+                    Some(g) => *g.get(r.slot)?,
+                };
+                let v = bits_to_value(r.ty, bits).as_i128()?;
+                let mut firsts = Vec::with_capacity(chunks.len());
+                for c in &chunks {
+                    let turns = (c.0 as i128 - plan.lo as i128) as u128;
+                    let n = turns.checked_mul(per)?;
+                    let x = r.jump(v, n)?;
+                    firsts.push(value_to_bits(lang::Value::I64(x as i64), r.ty));
+                }
+                starts.push((r.slot, firsts));
+            }
+        }
         let spread = Spread {
             span: self.span,
             entry: self.unit.entry,
@@ -88,6 +108,7 @@ impl ParRun<'_> {
                 None => Globals::Own,
                 Some(g) => Globals::Copy(g),
             },
+            starts: &starts,
         };
         let t0 = phases::clock();
         let r = threaded(&spread, &[plan.lo, plan.end], &chunks, n, descs, fr, cx);

@@ -2,7 +2,7 @@
 //! what no value can make independent, and otherwise builds the index and
 //! bound nodes the test evaluates as the loop starts.
 
-use super::{refused, vars, vars_count, Node, ParTest, MAX_VARS};
+use super::{refused, vars, vars_count, Node, ParTest, Recurrence, MAX_VARS};
 use crate::plan::{Planner, Why};
 use lang::hir::ReductionOp;
 use lang::hir::{self, BinOp, Body, Expr, ExprH, ForLoop, LocalH, Place, Stmt, StmtKind, UnOp};
@@ -41,6 +41,9 @@ impl ParTest {
             accesses: Vec::new(),
             reductions: Vec::new(),
             calls: Vec::new(),
+            cond: 0,
+            counted: Vec::new(),
+            named: HashSet::new(),
             depth: 0,
             refused: None,
         };
@@ -58,16 +61,44 @@ impl ParTest {
         if let Some(w) = b.refused {
             return Err(w);
         }
-        for &(f, span) in &b.calls {
+        let mut recurrences: Vec<Recurrence> = Vec::new();
+        for (f, span, times) in &b.calls {
+            let (f, span) = (*f, *span);
             let callee = &p.prog.functions[f];
             if writers.contains(&f.index()) {
-                return refused(
-                    span,
-                    format!(
-                        "it calls `{}`, which assigns top-level variables",
-                        callee.name
-                    ),
-                );
+                let Some(r) = recurrence(p.prog, f, &writers) else {
+                    return refused(
+                        span,
+                        format!(
+                            "it calls `{}`, which assigns top-level variables",
+                            callee.name
+                        ),
+                    );
+                };
+                let g = &p.prog.main.locals[LocalH::new(r.slot)].name;
+                let Some(times) = times else {
+                    return refused(
+                        span,
+                        format!(
+                            "it calls `{}`, which steps `{g}`, on some turns only",
+                            callee.name
+                        ),
+                    );
+                };
+                if b.named.contains(&r.slot) {
+                    return refused(
+                        span,
+                        format!("it names `{g}`, which `{}` steps", callee.name),
+                    );
+                }
+                match recurrences.iter_mut().find(|x| x.slot == r.slot) {
+                    Some(x) if x.func == f.index() => x.sites.push(times.clone()),
+                    Some(_) => return refused(span, format!("two functions it calls step `{g}`")),
+                    None => recurrences.push(Recurrence {
+                        sites: vec![times.clone()],
+                        ..r
+                    }),
+                }
             }
             if top {
                 if let Some(&(_, s, _)) = b
@@ -121,6 +152,7 @@ impl ParTest {
             written,
             arrays,
             reductions: b.reductions,
+            recurrences,
         })
     }
 }
@@ -289,7 +321,16 @@ struct Build<'a> {
     /// Each element access: array slot, index nodes, whether it writes.
     accesses: Vec<(usize, Option<Vec<u32>>, bool, Span)>,
     reductions: Vec<(ReductionOp, usize, Scalar)>,
-    calls: Vec<(hir::FnH, Span)>,
+    /// Each call: the function, where, and the counters of the counted
+    /// loops around it (None: it runs on some turns only).
+    calls: Vec<(hir::FnH, Span, Option<Vec<usize>>)>,
+    /// How many conditional places (a branch, a `while`, the right side
+    /// of `&&`/`||`, a loop with no counted range) the walk is in.
+    cond: usize,
+    /// The counted loops the walk is in, by counter number.
+    counted: Vec<usize>,
+    /// The frame and top-level slots the body names itself.
+    named: HashSet<usize>,
     /// How many loops inside the parallel one the walk is in.
     depth: usize,
     refused: Option<Why>,
@@ -415,19 +456,23 @@ impl Build<'_> {
             StmtKind::If { cond, then, els } => {
                 self.expr(*cond);
                 let saved = self.env.clone();
+                self.cond += 1;
                 self.block(then);
                 self.env = saved.clone();
                 self.block(els);
+                self.cond -= 1;
                 self.env = saved;
                 self.forget(then);
                 self.forget(els);
             }
             StmtKind::While { cond, body } => {
                 self.forget(body);
+                self.cond += 1;
                 self.expr(*cond);
                 self.depth += 1;
                 self.block(body);
                 self.depth -= 1;
+                self.cond -= 1;
                 self.forget(body);
             }
             StmtKind::For(fl) => {
@@ -440,18 +485,27 @@ impl Build<'_> {
                 self.declared.insert(h.var);
                 let mut inner = HashSet::new();
                 assigned_in(&fl.body, &mut inner);
-                match (lo, hi) {
+                let counted = match (lo, hi) {
                     (Some(lo), Some(hi)) if !inner.contains(&h.var) => {
                         self.vars.push(h.var);
                         self.loops.push((lo, hi, h.inclusive));
+                        self.counted.push(self.vars.len() - 1);
+                        true
                     }
                     _ => {
                         self.env.insert(h.var, None);
+                        self.cond += 1;
+                        false
                     }
-                }
+                };
                 self.depth += 1;
                 self.block(&fl.body);
                 self.depth -= 1;
+                if counted {
+                    self.counted.pop();
+                } else {
+                    self.cond -= 1;
+                }
                 self.forget(&fl.body);
             }
             StmtKind::Break if self.depth == 0 => self.refuse(s.span, "a `break` leaves the loop"),
@@ -538,11 +592,16 @@ impl Build<'_> {
                     format!("it reads `{name}`, a reduction of the loop, in a turn"),
                 );
             }
+            Expr::Local(l) | Expr::Global(l) => {
+                self.named.insert(l.index());
+            }
             Expr::Unary(_, a) | Expr::Cast(a, _) => self.expr(*a),
-            Expr::Binary(_, a, b) => {
-                let (a, b) = (*a, *b);
+            Expr::Binary(op, a, b) => {
+                let (short, a, b) = (matches!(op, BinOp::And | BinOp::Or), *a, *b);
                 self.expr(a);
+                self.cond += usize::from(short);
                 self.expr(b);
+                self.cond -= usize::from(short);
             }
             Expr::Index(a, ix) => {
                 let (a, ix) = (*a, ix.clone());
@@ -550,7 +609,8 @@ impl Build<'_> {
                 self.access(a, &ix, false, self.body.span(e));
             }
             Expr::Call(f, args) => {
-                self.calls.push((*f, self.body.span(e)));
+                let times = (self.cond == 0).then(|| self.counted.clone());
+                self.calls.push((*f, self.body.span(e), times));
                 for a in args.clone() {
                     self.expr(a);
                 }
@@ -563,4 +623,118 @@ impl Build<'_> {
             _ => {}
         }
     }
+}
+
+/// Function `f`'s one assignment of a top-level variable, when it is an
+/// affine step of an integer `g` (`g = g * A + C`, wrapping, or that `% M`
+/// for a power of two `M`) that every call runs exactly once: a statement
+/// of the function's own block with no `return` before it, and no other
+/// assignment of a top-level variable in the function or what it calls.
+fn recurrence(prog: &hir::Program, f: hir::FnH, writers: &HashSet<usize>) -> Option<Recurrence> {
+    let func = &prog.functions[f];
+    let body = &func.body;
+    let mut w = false;
+    let mut calls = Vec::new();
+    scan_fn(body, &body.block, &mut w, &mut calls);
+    if calls.iter().any(|c| writers.contains(c)) {
+        return None;
+    }
+    let at = body.block.iter().position(|s| {
+        let mut w = false;
+        scan_fn(body, std::slice::from_ref(s), &mut w, &mut Vec::new());
+        w
+    })?;
+    for (k, s) in body.block.iter().enumerate() {
+        let mut w = false;
+        scan_fn(body, std::slice::from_ref(s), &mut w, &mut Vec::new());
+        if k != at && w || k < at && returns(std::slice::from_ref(s)) {
+            return None;
+        }
+    }
+    let StmtKind::Assign {
+        place: Place::Global(g),
+        op: None,
+        value,
+    } = &body.block[at].kind
+    else {
+        return None;
+    };
+    let ty = prog.main.locals[*g].ty.scalar()?;
+    let bits: u32 = match ty {
+        Scalar::I32 | Scalar::U32 => 32,
+        Scalar::I64 => 64,
+        _ => return None,
+    };
+    let konst = |e: ExprH| match &body.exprs[e] {
+        Expr::Const(v) => v.as_i128(),
+        _ => None,
+    };
+    let is_g = |e: ExprH| matches!(body.exprs[e], Expr::Global(l) if l == *g);
+    // `g * A + C` (either order), `g * A`, `g + C`.
+    let step = |e: ExprH| -> Option<(i128, i128)> {
+        let times = |e: ExprH| match &body.exprs[e] {
+            Expr::Binary(BinOp::Mul, x, y) if is_g(*x) => konst(*y),
+            Expr::Binary(BinOp::Mul, x, y) if is_g(*y) => konst(*x),
+            _ if is_g(e) => Some(1),
+            _ => None,
+        };
+        match &body.exprs[e] {
+            Expr::Binary(BinOp::Add, x, y) => match (times(*x), konst(*y)) {
+                (Some(a), Some(c)) => Some((a, c)),
+                _ => Some((times(*y)?, konst(*x)?)),
+            },
+            _ => Some((times(e)?, 0)),
+        }
+    };
+    let (max, signed) = match ty {
+        Scalar::U32 => (u32::MAX as i128, false),
+        Scalar::I32 => (i32::MAX as i128, true),
+        _ => (i64::MAX as i128, true),
+    };
+    let (a, c, modbits, below) = match &body.exprs[*value] {
+        Expr::Binary(BinOp::Rem, x, m) => {
+            let (a, c) = step(*x)?;
+            let m = konst(*m)?;
+            if m <= 1 || m & (m - 1) != 0 || m > 1i128 << bits {
+                return None;
+            }
+            let k = m.trailing_zeros();
+            if !signed {
+                (a, c, k, None)
+            } else if a >= 0 && c >= 0 && (m - 1).checked_mul(a)?.checked_add(c)? <= max {
+                // Never negative, never wrapping: exactly `mod M` once the
+                // state is in [0, M).
+                (a, c, k, Some(m as u128))
+            } else {
+                return None;
+            }
+        }
+        _ => {
+            let (a, c) = step(*value)?;
+            (a, c, bits, None)
+        }
+    };
+    let mask = |v: i128| (v as u128) & (u128::MAX >> (128 - modbits));
+    Some(Recurrence {
+        slot: g.index(),
+        ty,
+        func: f.index(),
+        a: mask(a),
+        c: mask(c),
+        modbits,
+        below,
+        sites: Vec::new(),
+    })
+}
+
+/// Whether `b` holds a `return`, at any depth.
+fn returns(b: &[Stmt]) -> bool {
+    b.iter().any(|s| match &s.kind {
+        StmtKind::Return(_) => true,
+        StmtKind::If { then, els, .. } => returns(then) || returns(els),
+        StmtKind::While { body, .. } => returns(body),
+        StmtKind::For(fl) => returns(&fl.body),
+        StmtKind::Block(inner) => returns(inner),
+        _ => false,
+    })
 }

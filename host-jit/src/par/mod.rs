@@ -89,6 +89,65 @@ pub struct ParTest {
     pub arrays: Vec<usize>,
     /// The integer reductions: operator, frame slot and type.
     pub reductions: Vec<(ReductionOp, usize, Scalar)>,
+    /// The top-level variables the functions it calls step as C's
+    /// `rand()` steps its seed.
+    pub recurrences: Vec<Recurrence>,
+}
+
+/// A top-level integer `g` that one function the loop calls steps by an
+/// affine map modulo a power of two (`g = g * A + C`, or that `% M`):
+/// a chunk's first value is the map's power for the steps before it, as
+/// the jump-ahead of a linear congruential generator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recurrence {
+    /// Its slot of the top-level frame.
+    pub slot: usize,
+    pub ty: Scalar,
+    /// The function that steps it (by handle index).
+    func: usize,
+    a: u128,
+    c: u128,
+    /// The modulus, `2^modbits`.
+    modbits: u32,
+    /// For a signed `% M` step: `M`, which the first value must be below
+    /// (and not negative).
+    below: Option<u128>,
+    /// Each call of the function: the counters of the counted loops
+    /// around it, whose trip counts multiply its steps per turn.
+    sites: Vec<Vec<usize>>,
+}
+
+impl Recurrence {
+    /// The value after `n` steps from `v` (the variable's value as an
+    /// integer); None when the step is not exact for `v`.
+    pub fn jump(&self, v: i128, n: u128) -> Option<i128> {
+        if let Some(m) = self.below {
+            if v < 0 || v as u128 >= m {
+                return None;
+            }
+        }
+        let mask = u128::MAX >> (128 - self.modbits);
+        let (mut a, mut c) = (self.a, self.c);
+        // The map applied n times, by squaring: (ra, rc) so far.
+        let (mut ra, mut rc) = (1u128, 0u128);
+        let mut n = n;
+        while n > 0 {
+            if n & 1 == 1 {
+                ra = ra.wrapping_mul(a) & mask;
+                rc = (rc.wrapping_mul(a).wrapping_add(c)) & mask;
+            }
+            c = (c.wrapping_mul(a).wrapping_add(c)) & mask;
+            a = a.wrapping_mul(a) & mask;
+            n >>= 1;
+        }
+        let r = (ra.wrapping_mul(v as u128).wrapping_add(rc)) & mask;
+        // Back to the type: the low bits, sign-extended for signed types.
+        Some(match self.ty {
+            Scalar::I32 => r as u32 as i32 as i128,
+            Scalar::I64 => r as u64 as i64 as i128,
+            _ => r as i128,
+        })
+    }
 }
 
 /// What the test decided: the parallel counter's first and last values
@@ -98,6 +157,31 @@ pub struct Plan {
     pub lo: i64,
     pub end: i64,
     pub work: u128,
+}
+
+impl ParTest {
+    /// How many steps each of [`ParTest::recurrences`] takes per turn of
+    /// the parallel loop, at these values (as [`ParTest::plan`]'s).
+    pub fn steps(&self, read: &dyn Fn(Leaf, Scalar) -> Option<i128>) -> Option<Vec<u128>> {
+        let mut trips = Vec::with_capacity(self.loops.len());
+        for &(lo, hi, inclusive) in &self.loops {
+            let lo = self.eval(lo, &[], read)?;
+            let hi = self.eval(hi, &[], read)?;
+            let end = if inclusive { hi } else { hi - 1 };
+            trips.push((end - lo + 1).max(0) as u128);
+        }
+        self.recurrences
+            .iter()
+            .map(|r| {
+                r.sites.iter().try_fold(0u128, |sum, site| {
+                    let n = site
+                        .iter()
+                        .try_fold(1u128, |p, &k| p.checked_mul(trips[k]))?;
+                    sum.checked_add(n)
+                })
+            })
+            .collect()
+    }
 }
 
 /// The most counters one index may use (the corners evaluated are 2^n).

@@ -195,7 +195,8 @@ fn what_iterations_share_keeps_them_in_order() {
 }")
     .contains("`break`"));
     assert!(why("let seed: u32 = 1;
-fn next() -> u32 { seed = seed * 1103515245 + 12345; return seed; }
+let calls = 0;
+fn next() -> u32 { seed = seed * 1103515245 + 12345; calls += 1; return seed; }
 fn f(a: u32[], n: i32) {
     for i in 0..n { a[i] = next(); }
 }")
@@ -208,4 +209,105 @@ fn f(a: u32[], n: i32) {
     for i in 0..n { a[b[i]] = 1.0; }
 }")
     .contains("not affine"));
+}
+
+/// The generator `g` of `src`'s loop in `f`: (ty, steps per turn at
+/// `vals`) and the test.
+fn generator(src: &str, vals: &[(&str, i128)]) -> (Recurrence, u128) {
+    let (prog, t) = test_of(src);
+    let t = t.unwrap_or_else(|w| panic!("{src}: refused: {w}"));
+    let (_, f) = prog.functions.iter().find(|(_, f)| f.name == "f").unwrap();
+    let name = |slot: usize| f.body.locals[LocalH::new(slot)].name.clone();
+    let read = |leaf: Leaf, _: Scalar| match leaf {
+        Leaf::Slot(s) => vals.iter().find(|v| v.0 == name(s)).map(|v| v.1),
+        Leaf::Global(_) => None,
+    };
+    let steps = t.steps(&read).expect("steps");
+    assert_eq!(t.recurrences.len(), 1, "{t:?}");
+    (t.recurrences[0].clone(), steps[0])
+}
+
+#[test]
+fn a_c_rand_jumps_to_the_value_its_steps_in_order_reach() {
+    let (r, per) = generator(
+        "let next: u32 = 1;
+fn rnd() -> i32 {
+    next = next * 1103515245 + 12345;
+    return ((next / 65536) % 32768) as i32;
+}
+fn f(a: i32[], rows: i32, cols: i32) {
+    for i in 0..rows {
+        for j in 0..cols {
+            a[i * cols + j] = rnd() % 10 + rnd() % 3;
+        }
+        a[i * cols] = rnd();
+    }
+}",
+        &[("rows", 5), ("cols", 7)],
+    );
+    // Two calls per inner turn and one per row.
+    assert_eq!(per, 2 * 7 + 1);
+    let mut x: u32 = 9;
+    for n in 0..300u128 {
+        assert_eq!(r.jump(9, n), Some(x as i128), "after {n} steps");
+        x = x.wrapping_mul(1103515245).wrapping_add(12345);
+    }
+}
+
+#[test]
+fn a_signed_generator_modulo_a_power_of_two_stays_exact_from_a_value_below_it() {
+    let (r, per) = generator(
+        "let seed: i64 = 42;
+fn lcg() -> i64 {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed;
+}
+fn f(a: i64[], n: i32) {
+    for i in 0..n {
+        a[i] = lcg();
+    }
+}",
+        &[("n", 10)],
+    );
+    assert_eq!(per, 1);
+    let mut x: i64 = 42;
+    for n in 0..300u128 {
+        assert_eq!(r.jump(42, n), Some(x as i128));
+        x = (x * 1103515245 + 12345) % 2147483648;
+    }
+    // A negative state or one past the modulus would not stay so.
+    assert_eq!(r.jump(-1, 3), None);
+    assert_eq!(r.jump(1 << 31, 3), None);
+    // A signed step that could wrap is not a generator the test takes.
+    assert!(why("let seed: i64 = 42;
+fn lcg() -> i64 { seed = (seed * 4611686018427387904 + 1) % 2147483648; return seed; }
+fn f(a: i64[], n: i32) {
+    for i in 0..n { a[i] = lcg(); }
+}")
+    .contains("assigns top-level variables"));
+}
+
+#[test]
+fn a_generator_stepped_on_some_turns_or_read_by_the_loop_stays_in_order() {
+    let gen = "let seed: u32 = 1;
+fn rnd() -> u32 { seed = seed * 1103515245 + 12345; return seed; }
+";
+    assert!(why(&format!(
+        "{gen}fn f(a: u32[], n: i32) {{
+    for i in 0..n {{ if i % 2 == 0 {{ a[i] = rnd(); }} }}
+}}"
+    ))
+    .contains("on some turns only"));
+    assert!(why(&format!(
+        "{gen}fn f(a: u32[], n: i32) {{
+    for i in 0..n {{ a[i] = rnd() + seed; }}
+}}"
+    ))
+    .contains("names `seed`"));
+    assert!(why(&format!(
+        "{gen}fn f(a: u32[], n: i32) {{
+    for i in 0..n {{ a[i] = 1; let k = 0; while k < i {{ a[i] = rnd(); k += 1; }} }}
+}}"
+    ))
+    .contains("on some turns only"));
 }
