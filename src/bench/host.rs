@@ -100,7 +100,17 @@ wait;
 /// Print the generator and launch figures (`runs` timed runs each).
 pub fn extras(runs: usize) -> Result<(), String> {
     let n = 10_000_000;
-    let (ns, acc) = rand_accl(n, runs)?;
+    // One thread (as the C runs), then all: the loop's chunks start from
+    // the generator's state jumped ahead.
+    let all = crate::interp::native::threads();
+    crate::interp::native::set_threads(1);
+    let one = rand_accl(n, runs);
+    crate::interp::native::set_threads(0);
+    let (ns, acc) = one?;
+    let (ns_all, acc_all) = rand_accl(n, runs)?;
+    if acc_all != acc {
+        return Err(format!("on {all} threads accl summed {acc_all}, on one {acc}"));
+    }
     let c = rand_c(n, runs);
     match &c {
         Ok((c_ns, c_acc)) => {
@@ -108,12 +118,13 @@ pub fn extras(runs: usize) -> Result<(), String> {
                 return Err(format!("the C generator summed {c_acc}, accl {acc}"));
             }
             outln!(
-                "C-style generator on a global (`seed`, {n} calls): accl {ns:.2} ns a value, C (cc -O2) {c_ns:.2} ns: {:.2}x C",
-                ns / c_ns
+                "C-style generator on a global (`seed`, {n} calls): accl {ns:.2} ns a value on one thread, {ns_all:.2} on {all}; C (cc -O2, one thread) {c_ns:.2} ns: {:.2}x C, {:.2}x C",
+                ns / c_ns,
+                ns_all / c_ns
             );
         }
         Err(why) => outln!(
-            "C-style generator on a global (`seed`, {n} calls): accl {ns:.2} ns a value (no C figure: {why})"
+            "C-style generator on a global (`seed`, {n} calls): accl {ns:.2} ns a value on one thread, {ns_all:.2} on {all} (no C figure: {why})"
         ),
     }
     let (launches, window) = (5000, 500);
