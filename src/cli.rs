@@ -380,6 +380,14 @@ pub struct RunOptions<'a> {
 /// run that succeeds; a rank that fails prints its diagnostic (each line
 /// prefixed `rank r: `) and ends the whole job with `MPI_Abort`, so the
 /// other ranks do not wait for it forever.
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// Note when the command line's `main` began (for `--time`'s account of
+/// the time outside the wall).
+pub fn mark_start() {
+    STARTED.get_or_init(std::time::Instant::now);
+}
+
 pub fn run_file(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> ExitCode {
     if !crate::mpi::launched() {
         return run_file_once(file, backend, opts);
@@ -432,6 +440,7 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
         return ExitCode::FAILURE;
     }
     let t_engine = std::time::Instant::now();
+    let before = STARTED.get().map(|t| t_engine.duration_since(*t));
     let mut engine = match new_engine(backend) {
         Ok(e) => e,
         Err(m) => {
@@ -508,7 +517,11 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
         let t_end = std::time::Instant::now();
         drop(engine);
         errln!(
-            "outside the wall: engine start {:.3} ms, engine end {:.3} ms",
+            "outside the wall: {}engine start {:.3} ms, engine end {:.3} ms",
+            before.map_or(String::new(), |b| format!(
+                "reading the script {:.3} ms, ",
+                b.as_secs_f64() * 1e3
+            )),
             engine_start.as_secs_f64() * 1e3,
             t_end.elapsed().as_secs_f64() * 1e3
         );

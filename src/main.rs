@@ -199,6 +199,7 @@ macro_rules! errln {
 }
 
 fn main() -> ExitCode {
+    accl::cli::mark_start();
     let cli = Cli::parse();
     if cli.version {
         accl::interp::machine::write_stdout(&accl::cli::version_text());

@@ -109,7 +109,9 @@ pub fn extras(runs: usize) -> Result<(), String> {
     let (ns, acc) = one?;
     let (ns_all, acc_all) = rand_accl(n, runs)?;
     if acc_all != acc {
-        return Err(format!("on {all} threads accl summed {acc_all}, on one {acc}"));
+        return Err(format!(
+            "on {all} threads accl summed {acc_all}, on one {acc}"
+        ));
     }
     let c = rand_c(n, runs);
     match &c {

@@ -104,6 +104,12 @@ impl Ctx {
         Ok(())
     }
 
+    /// Whether no operation, time or progress limit is set: the only
+    /// check that can fall due is the submission of held-back async work.
+    pub fn unlimited(&self) -> bool {
+        self.max_ops == 0 && self.progress.is_none() && self.deadline.is_none()
+    }
+
     /// Recompute when the next limit check is due.
     pub fn reset_check(&mut self) {
         let mut next = u64::MAX;

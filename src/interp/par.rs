@@ -2,9 +2,10 @@
 //! iterations the JIT's test ([`host_jit::par`]) finds independent when it
 //! starts runs its range in chunks on the machine's threads, each chunk
 //! with its own copy of the frame's scalars, integer reductions combined
-//! after. Only where no limit can fall due meanwhile (an operation, time
-//! or progress limit stops a run at the exact operation, on one thread)
-//! and where the loop has enough turns to pay for the threads.
+//! after. Only where no operation, time or progress limit is set (such a
+//! limit stops a run at the exact operation, on one thread; async work
+//! held back behind running work is submitted before the loop instead of
+//! during it) and where the loop has enough turns to pay for the threads.
 
 use super::gang::{chunks, threaded, Globals, Spread};
 use super::machine::Ctx;
@@ -41,7 +42,7 @@ impl ParRun<'_> {
         cx: &mut Ctx,
     ) -> Option<R<()>> {
         let n = threads();
-        if n < 2 || cx.next_check != u64::MAX {
+        if n < 2 || !cx.unlimited() {
             return None;
         }
         let test = &self.unit.test;
@@ -110,10 +111,17 @@ impl ParRun<'_> {
             },
             starts: &starts,
         };
+        // Async work held back behind running work waits for the check
+        // after the loop (the threads make no checks): submit what the
+        // queues can take now.
+        if cx.held {
+            cx.held = cx.backend.clone().submit_idle();
+        }
         let t0 = phases::clock();
         let r = threaded(&spread, &[plan.lo, plan.end], &chunks, n, descs, fr, cx);
         phases::native(t0);
         phases::spread(t0);
+        cx.reset_check();
         Some(r)
     }
 }
