@@ -229,8 +229,9 @@ pub struct Spread<'a> {
 
 /// The arrays' descriptors, shared by the threads of one run.
 struct Shared(*const ArrDesc);
-// SAFETY: the threads write disjoint elements (`host_jit::gang::parallel_why`)
-// and the arrays stay borrowed until every thread is joined.
+// SAFETY: the threads write disjoint elements (`host_jit::gang::parallel_why`
+// for a construct, `host_jit::par`'s test for a plain loop) and the arrays
+// stay borrowed until every thread is joined.
 unsafe impl Sync for Shared {}
 unsafe impl Send for Shared {}
 

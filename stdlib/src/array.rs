@@ -260,13 +260,20 @@ impl Data {
 
 /// Ask the system to back `bytes` with huge pages (Linux, 4 MiB and more,
 /// as NumPy does for its large arrays) before they are first written: a
-/// 256 MB read into fresh memory then takes 128 page faults, not 65,536.
-/// Only advice: where it is refused, nothing changes.
+/// 256 MB read into fresh memory, or the first writes of `zeros`, then
+/// take 128 page faults, not 65,536. Only advice: where it is refused,
+/// nothing changes.
 pub fn advise_huge_pages(bytes: &mut [u8]) {
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 2 << 20;
-        if bytes.len() < 4 << 20 {
+        // `ACCL_HUGE_PAGES=0` leaves the system's default (as NumPy's
+        // `NUMPY_MADVISE_HUGEPAGE=0` does): where the kernel compacts
+        // memory at each fault (`defrag` set to `madvise`), a fragmented
+        // machine can make the first writes slower, not faster.
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let on = *ON.get_or_init(|| std::env::var("ACCL_HUGE_PAGES").map_or(true, |v| v != "0"));
+        if !on || bytes.len() < 4 << 20 {
             return;
         }
         let start = bytes.as_mut_ptr() as usize;
