@@ -850,6 +850,33 @@ impl Builder<'_> {
     }
 }
 
+/// For unit tests: `src` checked with no builtins, and its function `f`
+/// with `f`'s first `for` loop.
+#[cfg(test)]
+pub(crate) fn with_loop_of_f<T>(
+    src: &str,
+    go: impl FnOnce(&hir::Program, &hir::Function, &hir::ForLoop) -> T,
+) -> T {
+    let prog = lang::check_source(src, &Builtins::new())
+        .unwrap_or_else(|d| panic!("{src}: {:?}", d[0].message))
+        .program;
+    let (_, f) = prog
+        .functions
+        .iter()
+        .find(|(_, f)| f.name == "f")
+        .expect("a function `f`");
+    let fl = f
+        .body
+        .block
+        .iter()
+        .find_map(|s| match &s.kind {
+            StmtKind::For(fl) => Some(fl),
+            _ => None,
+        })
+        .expect("a loop");
+    go(&prog, f, fl)
+}
+
 static EMPTY: std::sync::LazyLock<Body> = std::sync::LazyLock::new(Body::default);
 
 /// The entry block, current, with the function's parameters.

@@ -689,24 +689,7 @@ mod tests {
     /// The plan of the first `for` loop of function `f` in `src` (checked
     /// with no builtins).
     fn plan_of(src: &str) -> Result<Plan, String> {
-        let prog = lang::check_source(src, &Builtins::new())
-            .unwrap_or_else(|d| panic!("{src}: {:?}", d[0].message))
-            .program;
-        let (_, f) = prog
-            .functions
-            .iter()
-            .find(|(_, f)| f.name == "f")
-            .expect("a function `f`");
-        let fl = f
-            .body
-            .block
-            .iter()
-            .find_map(|s| match &s.kind {
-                StmtKind::For(fl) => Some(fl),
-                _ => None,
-            })
-            .expect("a loop");
-        plan(&f.body, fl, &Builtins::new())
+        crate::with_loop_of_f(src, |_, f, fl| plan(&f.body, fl, &Builtins::new()))
     }
 
     fn why(src: &str) -> String {

@@ -22,7 +22,7 @@ impl ParTest {
         }
         let writers = global_writers(p.prog);
         let mut declared_in = HashSet::new();
-        declared_in_(&fl.body, &mut declared_in);
+        locals_in(&fl.body, false, &mut declared_in);
         let shared = assigned
             .iter()
             .copied()
@@ -163,10 +163,9 @@ fn global_writers(prog: &hir::Program) -> HashSet<usize> {
     let mut direct: Vec<bool> = Vec::with_capacity(prog.functions.len());
     let mut calls: Vec<Vec<usize>> = Vec::with_capacity(prog.functions.len());
     for (_, f) in prog.functions.iter() {
-        let mut w = false;
         let mut c = Vec::new();
-        scan_fn(&f.body, &f.body.block, &mut w, &mut c);
-        direct.push(w);
+        crate::walk::callees(&f.body, &f.body.block, &mut c);
+        direct.push(writes_global(&f.body, &f.body.block));
         calls.push(c);
     }
     let mut out: HashSet<usize> = (0..direct.len()).filter(|&i| direct[i]).collect();
@@ -183,75 +182,28 @@ fn global_writers(prog: &hir::Program) -> HashSet<usize> {
     }
 }
 
-/// Whether `b` assigns a top-level variable, and what it calls.
-fn scan_fn(body: &Body, b: &[Stmt], writes: &mut bool, calls: &mut Vec<usize>) {
-    for s in b {
-        let mut exprs: Vec<ExprH> = Vec::new();
-        match &s.kind {
-            StmtKind::Let { init, .. } | StmtKind::LetTuple { init, .. } => exprs.push(*init),
-            StmtKind::Assign { place, value, .. } | StmtKind::Atomic { place, value, .. } => {
-                exprs.push(*value);
-                match place {
-                    Place::Global(_) => *writes = true,
-                    Place::Element { array, indices } => {
-                        if matches!(body.exprs[*array], Expr::Global(_)) {
-                            *writes = true;
-                        }
-                        exprs.extend(indices.iter().copied());
-                    }
-                    Place::Local(_) => {}
-                }
-            }
-            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => exprs.push(*e),
-            StmtKind::If { cond, then, els } => {
-                exprs.push(*cond);
-                scan_fn(body, then, writes, calls);
-                scan_fn(body, els, writes, calls);
-            }
-            StmtKind::While { cond, body: w } => {
-                exprs.push(*cond);
-                scan_fn(body, w, writes, calls);
-            }
-            StmtKind::For(fl) => {
-                exprs.extend([fl.header.lo, fl.header.hi]);
-                scan_fn(body, &fl.body, writes, calls);
-            }
-            StmtKind::Block(inner) => scan_fn(body, inner, writes, calls),
-            // Host code with a construct is never compiled; count it as
-            // writing.
-            StmtKind::Construct(_) => *writes = true,
-            _ => {}
-        }
-        for e in exprs {
-            calls_in(body, e, calls);
-        }
-    }
+/// Whether `b` assigns a top-level variable (or an element of one).
+fn writes_global(body: &Body, b: &[Stmt]) -> bool {
+    b.iter().any(|s| match &s.kind {
+        StmtKind::Assign { place, .. } | StmtKind::Atomic { place, .. } => match place {
+            Place::Global(_) => true,
+            Place::Element { array, .. } => matches!(body.exprs[*array], Expr::Global(_)),
+            Place::Local(_) => false,
+        },
+        StmtKind::If { then, els, .. } => writes_global(body, then) || writes_global(body, els),
+        StmtKind::While { body: w, .. } => writes_global(body, w),
+        StmtKind::For(fl) => writes_global(body, &fl.body),
+        StmtKind::Block(inner) => writes_global(body, inner),
+        // Host code with a construct is never compiled; count it as
+        // writing.
+        StmtKind::Construct(_) => true,
+        _ => false,
+    })
 }
 
-fn calls_in(body: &Body, e: ExprH, out: &mut Vec<usize>) {
-    match &body.exprs[e] {
-        Expr::Call(f, args) => {
-            out.push(f.index());
-            args.iter().for_each(|&a| calls_in(body, a, out));
-        }
-        Expr::Unary(_, a) | Expr::Cast(a, _) => calls_in(body, *a, out),
-        Expr::Binary(_, a, b) => {
-            calls_in(body, *a, out);
-            calls_in(body, *b, out);
-        }
-        Expr::Index(a, ix) => {
-            calls_in(body, *a, out);
-            ix.iter().for_each(|&i| calls_in(body, i, out));
-        }
-        Expr::Builtin(_, args) | Expr::Tuple(args) | Expr::Array(_, args) => {
-            args.iter().for_each(|&a| calls_in(body, a, out))
-        }
-        _ => {}
-    }
-}
-
-/// The locals `b` assigns or declares, at any depth.
-fn assigned_in(b: &[Stmt], out: &mut HashSet<LocalH>) {
+/// The locals `b` declares (`let`s and counters) and, with `assigns`,
+/// those it assigns, at any depth.
+fn locals_in(b: &[Stmt], assigns: bool, out: &mut HashSet<LocalH>) {
     for s in b {
         match &s.kind {
             StmtKind::Let { local, .. } => {
@@ -261,45 +213,27 @@ fn assigned_in(b: &[Stmt], out: &mut HashSet<LocalH>) {
             StmtKind::Assign {
                 place: Place::Local(l),
                 ..
-            } => {
+            } if assigns => {
                 out.insert(*l);
             }
             StmtKind::If { then, els, .. } => {
-                assigned_in(then, out);
-                assigned_in(els, out);
+                locals_in(then, assigns, out);
+                locals_in(els, assigns, out);
             }
-            StmtKind::While { body, .. } => assigned_in(body, out),
+            StmtKind::While { body, .. } => locals_in(body, assigns, out),
             StmtKind::For(fl) => {
                 out.insert(fl.header.var);
-                assigned_in(&fl.body, out);
+                locals_in(&fl.body, assigns, out);
             }
-            StmtKind::Block(inner) => assigned_in(inner, out),
+            StmtKind::Block(inner) => locals_in(inner, assigns, out),
             _ => {}
         }
     }
 }
 
-/// The locals `b` declares (`let`s and counters), at any depth.
-fn declared_in_(b: &[Stmt], out: &mut HashSet<LocalH>) {
-    for s in b {
-        match &s.kind {
-            StmtKind::Let { local, .. } => {
-                out.insert(*local);
-            }
-            StmtKind::LetTuple { locals, .. } => out.extend(locals.iter().flatten().copied()),
-            StmtKind::If { then, els, .. } => {
-                declared_in_(then, out);
-                declared_in_(els, out);
-            }
-            StmtKind::While { body, .. } => declared_in_(body, out),
-            StmtKind::For(fl) => {
-                out.insert(fl.header.var);
-                declared_in_(&fl.body, out);
-            }
-            StmtKind::Block(inner) => declared_in_(inner, out),
-            _ => {}
-        }
-    }
+/// The locals `b` assigns or declares, at any depth.
+fn assigned_in(b: &[Stmt], out: &mut HashSet<LocalH>) {
+    locals_in(b, true, out)
 }
 
 /// The walk of a loop body that builds a [`ParTest`].
@@ -633,21 +567,15 @@ impl Build<'_> {
 fn recurrence(prog: &hir::Program, f: hir::FnH, writers: &HashSet<usize>) -> Option<Recurrence> {
     let func = &prog.functions[f];
     let body = &func.body;
-    let mut w = false;
     let mut calls = Vec::new();
-    scan_fn(body, &body.block, &mut w, &mut calls);
+    crate::walk::callees(body, &body.block, &mut calls);
     if calls.iter().any(|c| writers.contains(c)) {
         return None;
     }
-    let at = body.block.iter().position(|s| {
-        let mut w = false;
-        scan_fn(body, std::slice::from_ref(s), &mut w, &mut Vec::new());
-        w
-    })?;
+    let writes = |s: &Stmt| writes_global(body, std::slice::from_ref(s));
+    let at = body.block.iter().position(writes)?;
     for (k, s) in body.block.iter().enumerate() {
-        let mut w = false;
-        scan_fn(body, std::slice::from_ref(s), &mut w, &mut Vec::new());
-        if k != at && w || k < at && returns(std::slice::from_ref(s)) {
+        if k != at && writes(s) || k < at && returns(std::slice::from_ref(s)) {
             return None;
         }
     }

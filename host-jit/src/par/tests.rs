@@ -4,57 +4,54 @@
 use super::*;
 use crate::plan::Planner;
 use lang::hir::ReductionOp;
-use lang::hir::{self, LocalH, StmtKind};
+use lang::hir::{self, LocalH};
 use lang::Builtins;
 
-/// Function `f` of `src` (checked with no builtins) and the test of its
-/// first `for` loop.
-fn test_of(src: &str) -> (hir::Program, Result<ParTest, String>) {
-    let prog = lang::check_source(src, &Builtins::new())
-        .unwrap_or_else(|d| panic!("{src}: {:?}", d[0].message))
-        .program;
-    let builtins = Builtins::new();
-    let planner = Planner::new(&prog, &builtins);
-    let (_, f) = prog
-        .functions
-        .iter()
-        .find(|(_, f)| f.name == "f")
-        .expect("a function `f`");
-    let fl = f
-        .body
-        .block
-        .iter()
-        .find_map(|s| match &s.kind {
-            StmtKind::For(fl) => Some(fl),
-            _ => None,
-        })
-        .expect("a loop");
-    let t = ParTest::of(&planner, &f.body, fl, false).map_err(|w| w.what);
-    (prog, t)
+/// The test of the first `for` loop of function `f` in `src` (checked
+/// with no builtins), and what `go` makes of it with `f` and a reader of
+/// scalars `vals` by name.
+fn with_test<T>(
+    src: &str,
+    vals: &[(&str, i128)],
+    go: impl FnOnce(Result<ParTest, String>, &hir::Function, &dyn Fn(Leaf, Scalar) -> Option<i128>) -> T,
+) -> T {
+    crate::with_loop_of_f(src, |prog, f, fl| {
+        let builtins = Builtins::new();
+        let planner = Planner::new(prog, &builtins);
+        let t = ParTest::of(&planner, &f.body, fl, false).map_err(|w| w.what);
+        let read = |leaf: Leaf, _: Scalar| match leaf {
+            Leaf::Slot(s) => vals
+                .iter()
+                .find(|v| v.0 == f.body.locals[LocalH::new(s)].name)
+                .map(|v| v.1),
+            Leaf::Global(_) => None,
+        };
+        go(t, f, &read)
+    })
+}
+
+/// `f`'s first loop's test, or why not.
+fn test_of(src: &str) -> Result<ParTest, String> {
+    with_test(src, &[], |t, _, _| t)
 }
 
 /// The plan of `f`'s first loop with scalars `vals` and array shapes
 /// `shapes`, by name.
 fn plan(src: &str, vals: &[(&str, i128)], shapes: &[(&str, &[usize])]) -> Option<Plan> {
-    let (prog, t) = test_of(src);
-    let t = t.unwrap_or_else(|w| panic!("{src}: refused: {w}"));
-    let (_, f) = prog.functions.iter().find(|(_, f)| f.name == "f").unwrap();
-    let name = |slot: usize| f.body.locals[LocalH::new(slot)].name.clone();
-    let read = |leaf: Leaf, _: Scalar| match leaf {
-        Leaf::Slot(s) => vals.iter().find(|v| v.0 == name(s)).map(|v| v.1),
-        Leaf::Global(_) => None,
-    };
-    let shape = |slot: usize| {
-        shapes
-            .iter()
-            .find(|v| v.0 == name(slot))
-            .map(|v| v.1.to_vec())
-    };
-    t.plan(&read, &shape)
+    with_test(src, vals, |t, f, read| {
+        let t = t.unwrap_or_else(|w| panic!("{src}: refused: {w}"));
+        let shape = |slot: usize| {
+            shapes
+                .iter()
+                .find(|v| v.0 == f.body.locals[LocalH::new(slot)].name)
+                .map(|v| v.1.to_vec())
+        };
+        t.plan(read, &shape)
+    })
 }
 
 fn why(src: &str) -> String {
-    match test_of(src).1 {
+    match test_of(src) {
         Ok(t) => panic!("{src}: not refused: {t:?}"),
         Err(w) => w,
     }
@@ -159,7 +156,7 @@ fn index_values_outside_their_type_run_in_order() {
 
 #[test]
 fn integer_accumulations_are_reductions() {
-    let (_, t) = test_of(
+    let t = test_of(
         "fn f(a: i32[], n: i32) -> i64 {
     let s: i64 = 0;
     let x: u32 = 0;
@@ -214,17 +211,12 @@ fn f(a: u32[], n: i32) {
 /// The generator `g` of `src`'s loop in `f`: (ty, steps per turn at
 /// `vals`) and the test.
 fn generator(src: &str, vals: &[(&str, i128)]) -> (Recurrence, u128) {
-    let (prog, t) = test_of(src);
-    let t = t.unwrap_or_else(|w| panic!("{src}: refused: {w}"));
-    let (_, f) = prog.functions.iter().find(|(_, f)| f.name == "f").unwrap();
-    let name = |slot: usize| f.body.locals[LocalH::new(slot)].name.clone();
-    let read = |leaf: Leaf, _: Scalar| match leaf {
-        Leaf::Slot(s) => vals.iter().find(|v| v.0 == name(s)).map(|v| v.1),
-        Leaf::Global(_) => None,
-    };
-    let steps = t.steps(&read).expect("steps");
-    assert_eq!(t.recurrences.len(), 1, "{t:?}");
-    (t.recurrences[0].clone(), steps[0])
+    with_test(src, vals, |t, _, read| {
+        let t = t.unwrap_or_else(|w| panic!("{src}: refused: {w}"));
+        let steps = t.steps(read).expect("steps");
+        assert_eq!(t.recurrences.len(), 1, "{t:?}");
+        (t.recurrences[0].clone(), steps[0])
+    })
 }
 
 #[test]
