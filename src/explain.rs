@@ -111,6 +111,12 @@ fn on_host(jit: Option<&Result<host_jit::JitProgram, String>>, c: &hir::Construc
                        machine's threads (`ACCL_HOST_THREADS`), reductions combined in chunk \
                        order"
                 .into(),
+            Err(w) if g.test.is_some() => format!(
+                "compiled; the gang loop's iterations run in fixed chunks on the machine's \
+                 threads when a test as the construct starts finds the elements they write \
+                 apart ({}), else on one thread",
+                w.what
+            ),
             Err(w) => format!("compiled, on one thread: {}", w.what),
         };
         return match host_jit::simd::describe(&g.simd) {

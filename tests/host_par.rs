@@ -269,3 +269,49 @@ println(v[0], \" \", v[99999], \" \", lcg());
     // The two generator loops and the checksum.
     assert_eq!(runs, 3, "{err}");
 }
+
+#[test]
+fn a_constructs_flattened_fields_run_on_threads_when_its_test_finds_them_apart() {
+    // miniWeather's shape on the host backend: a `collapse(2)` nest whose
+    // writes are a field's planes of a flat array, which no axis of its own
+    // picks; and one whose rows overlap (each writes its row and the next
+    // row's first element), which stays on one thread.
+    let src = "
+let nz = 60;
+let nx = 90;
+let state = zeros(f64, 4 * nz * nx);
+let tend = zeros(f64, 4 * nz * nx);
+let edge = zeros(f64, nz * nx + 1);
+for k in 0..4 * nz * nx {
+    state[k] = (k % 17) as f64 * 0.5;
+}
+for step in 0..3 {
+    parallel loop collapse(2) for k in 0..nz {
+        for i in 0..nx {
+            for ll in 0..4 {
+                let ind = ll * nz * nx + k * nx + i;
+                tend[ind] = state[ind] * 2.0 + step as f64;
+            }
+        }
+    }
+    parallel loop collapse(2) for k in 0..nz {
+        for i in 0..nx {
+            edge[k * nx + i + 1] = state[k * nx + i] + 1.0;
+            if i == 0 {
+                edge[k * nx] = 0.0;
+            }
+        }
+    }
+}
+assert(tend[3 * nz * nx + 5 * nx + 7] == state[3 * nz * nx + 5 * nx + 7] * 2.0 + 2.0, \"tend\");
+let total = 0.0;
+for k in 0..4 * nz * nx {
+    total = total + tend[k];
+}
+println(total, \" \", tend[100], \" \", edge[nz * nx]);
+";
+    let (err, runs) = threads_and_interpreter(src);
+    // The first construct's three launches (the plain loops have too few
+    // turns to start threads).
+    assert_eq!(runs, 3, "{err}");
+}

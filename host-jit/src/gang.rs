@@ -10,6 +10,7 @@
 //! leaving the innermost level. Whether the gang loop's iterations may run
 //! on several threads at once is a separate proof ([`parallel_why`]).
 
+use crate::par::refused;
 use crate::plan::{no, Mode, Planner, Why};
 use lang::hir::{
     Body, Construct, ConstructBody, DirectiveKind as DK, Expr, ExprH, ForLoop, LocalH, Place, Stmt,
@@ -108,40 +109,7 @@ pub fn compile_why(p: &Planner, body: &Body, c: &Construct) -> Result<(), Why> {
 ///   one fixed axis by the gang loop's counter alone (never assigned), so
 ///   distinct iterations touch disjoint elements.
 pub fn parallel_why(p: &Planner, body: &Body, c: &Construct) -> Result<(), Why> {
-    let ConstructBody::Loops { loops, body: b } = &c.body else {
-        return no(c.span, "its body is not a loop nest");
-    };
-    let gang = loops[0].var;
-    let mut w = Walk::default();
-    w.block(body, b);
-    let own: Vec<LocalH> = loops.iter().map(|h| h.var).collect();
-    if w.assigned.contains(&gang) {
-        return no(c.span, "it assigns the gang loop's counter");
-    }
-    let reductions: Vec<LocalH> = c.clauses.reductions.iter().map(|r| r.var).collect();
-    for &(l, span) in &w.assigned_at {
-        if !w.declared.contains(&l) && !own.contains(&l) && !reductions.contains(&l) {
-            return no(
-                span,
-                format!(
-                    "it assigns `{}`, declared outside the loop, which the iterations share",
-                    body.locals[l].name
-                ),
-            );
-        }
-    }
-    if let Some(span) = w.global {
-        return no(span, "it uses a top-level variable");
-    }
-    for &(f, span) in &w.calls {
-        let f = &p.prog.functions[f];
-        if !f.globals.is_empty() {
-            return no(
-                span,
-                format!("it calls `{}`, which uses top-level variables", f.name),
-            );
-        }
-    }
+    let (w, gang) = static_why(p, body, c)?;
     for &(a, span) in &w.written {
         let axes: Vec<Option<usize>> = w
             .accesses
@@ -164,6 +132,65 @@ pub fn parallel_why(p: &Planner, body: &Body, c: &Construct) -> Result<(), Why> 
         }
     }
     Ok(())
+}
+
+/// Where [`parallel_why`] fails only at how the arrays written are
+/// indexed, the test that decides as the construct starts whether its
+/// gang iterations touch apart elements all the same ([`crate::par`]:
+/// flattened row-major indices, a field of several planes).
+pub fn threads_test(p: &Planner, body: &Body, c: &Construct) -> Option<crate::par::ParTest> {
+    static_why(p, body, c).ok()?;
+    let StmtKind::For(fl) = nest(c)?.kind else {
+        return None;
+    };
+    let cl = &c.clauses;
+    let handled: Vec<LocalH> = cl
+        .reductions
+        .iter()
+        .map(|r| r.var)
+        .chain(cl.private.iter().chain(&cl.firstprivate).copied())
+        .collect();
+    crate::par::ParTest::of_nest(p, body, &fl, &handled).ok()
+}
+
+/// Everything [`parallel_why`] proves but how the arrays written are
+/// indexed: the body's walk and the gang loop's counter.
+fn static_why(p: &Planner, body: &Body, c: &Construct) -> Result<(Walk, LocalH), Why> {
+    let ConstructBody::Loops { loops, body: b } = &c.body else {
+        return refused(c.span, "its body is not a loop nest");
+    };
+    let gang = loops[0].var;
+    let mut w = Walk::default();
+    w.block(body, b);
+    let own: Vec<LocalH> = loops.iter().map(|h| h.var).collect();
+    if w.assigned.contains(&gang) {
+        return refused(c.span, "it assigns the gang loop's counter");
+    }
+    let reductions: Vec<LocalH> = c.clauses.reductions.iter().map(|r| r.var).collect();
+    for &(l, span) in &w.assigned_at {
+        if !w.declared.contains(&l) && !own.contains(&l) && !reductions.contains(&l) {
+            return refused(
+                span,
+                format!(
+                    "it assigns `{}`, declared outside the loop, which the iterations share",
+                    body.locals[l].name
+                ),
+            );
+        }
+    }
+    if let Some(span) = w.global {
+        return refused(span, "it uses a top-level variable");
+    }
+    for &(f, span) in &w.calls {
+        let f = &p.prog.functions[f];
+        if !f.globals.is_empty() {
+            return refused(
+                span,
+                format!("it calls `{}`, which uses top-level variables", f.name),
+            );
+        }
+    }
+    Ok((w, gang))
 }
 
 /// What a body does, for [`parallel_why`].

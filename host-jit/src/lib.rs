@@ -136,6 +136,9 @@ pub struct GangUnit {
     /// Whether the gang loop's iterations may run on several threads, or
     /// why not ([`gang::parallel_why`]).
     pub threads: Result<(), plan::Why>,
+    /// Where `threads` fails only at how the arrays written are indexed:
+    /// the test that decides as the construct starts ([`gang::threads_test`]).
+    pub test: Option<par::ParTest>,
     /// Its loops that run in SIMD ([`simd::describe`]).
     pub simd: Vec<(String, u8)>,
 }
@@ -582,6 +585,9 @@ fn attempt(
                 arrays,
                 globals,
                 threads: gang::parallel_why(planner, body, c),
+                test: gang::parallel_why(planner, body, c)
+                    .err()
+                    .and_then(|_| gang::threads_test(planner, body, c)),
                 simd,
             },
         );

@@ -64,6 +64,7 @@ impl Compiler<'_> {
             arrays: u.arrays.clone(),
             scalars: u.scalars.clone(),
             threads: u.threads.is_ok(),
+            test: u.test.clone(),
         })
     }
 }
@@ -162,8 +163,15 @@ fn compiled(
     let (descs, held) = describe(&g.arrays, &handles)?;
     let mut flat: Vec<i64> = b.iter().flat_map(|&(l, e)| [l, e]).collect();
     let n = threads().min(chunks.len());
-    // Several threads only where no limit can fall due meanwhile.
-    let r = if g.threads && n > 1 && cx.next_check == u64::MAX {
+    // Several threads only where no limit can fall due meanwhile, and
+    // the iterations are apart (proved, or found so at these values).
+    let apart = || match &g.test {
+        Some(t) => {
+            super::par::apart(t, &g.arrays, &handles, &super::par::reader(fr, None)).is_some()
+        }
+        None => false,
+    };
+    let r = if n > 1 && cx.next_check == u64::MAX && (g.threads || apart()) {
         let spread = Spread {
             span: c.span,
             entry: g.entry,
@@ -173,7 +181,11 @@ fn compiled(
             globals: Globals::None,
             starts: &[],
         };
-        threaded(&spread, &flat, chunks, n, &descs, fr, cx)
+        let t0 = super::phases::clock();
+        let r = threaded(&spread, &flat, chunks, n, &descs, fr, cx);
+        super::phases::native(t0);
+        super::phases::spread(t0);
+        r
     } else {
         let sites = &g.jit.sites;
         per_chunk(c, chunks, fr, |k, fr| {

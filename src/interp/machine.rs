@@ -202,6 +202,8 @@ pub struct GangCode {
     pub scalars: Vec<usize>,
     /// Whether the gang loop's iterations may run on several threads.
     pub threads: bool,
+    /// Else, the test that may find them apart as the construct starts.
+    pub test: Option<host_jit::par::ParTest>,
 }
 
 /// What a device backend needs to launch a compute construct.

@@ -78,6 +78,13 @@ pub fn compile(
                     g.span.end,
                     threads()
                 ),
+                Err(w) if g.test.is_some() => errln!(
+                    "jit: construct at bytes {}..{} compiled, on up to {} thread(s) when its test passes as it starts ({}){simd}",
+                    g.span.start,
+                    g.span.end,
+                    threads(),
+                    w.what
+                ),
                 Err(w) => errln!(
                     "jit: construct at bytes {}..{} compiled, on one thread: {}{simd}",
                     g.span.start,

@@ -13,7 +13,7 @@ use super::native::threads;
 use super::phases;
 use super::scalar::{bits_to_value, value_to_bits};
 use super::value::{Frame, R};
-use host_jit::par::Leaf;
+use host_jit::par::{Leaf, ParTest, Plan};
 use host_jit::runtime::ArrDesc;
 use host_jit::{ParUnit, Site};
 use lang::{Scalar, Span};
@@ -46,30 +46,9 @@ impl ParRun<'_> {
             return None;
         }
         let test = &self.unit.test;
-        // One array under two names: the test reasons by name.
-        for (k, &(slot, _, _)) in self.arrays.iter().enumerate() {
-            if test.writes(slot)
-                && handles
-                    .iter()
-                    .enumerate()
-                    .any(|(j, h)| j != k && h.id() == handles[k].id())
-            {
-                return None;
-            }
-        }
         let top: Option<Vec<u64>> = cx.globals.as_ref().map(|g| g.s.clone());
-        let read = |leaf: Leaf, t: Scalar| {
-            let bits = match (leaf, &top) {
-                (Leaf::Slot(s), _) | (Leaf::Global(s), None) => *fr.s.get(s)?,
-                (Leaf::Global(s), Some(g)) => *g.get(s)?,
-            };
-            bits_to_value(t, bits).as_i128()
-        };
-        let shape = |slot: usize| {
-            let k = self.arrays.iter().position(|a| a.0 == slot)?;
-            Some(handles.get(k)?.shape().to_vec())
-        };
-        let plan = test.plan(&read, &shape)?;
+        let read = reader(fr, top.as_deref());
+        let plan = apart(test, self.arrays, handles, &read)?;
         if plan.work < WORK {
             return None;
         }
@@ -99,6 +78,7 @@ impl ParRun<'_> {
                 starts.push((r.slot, firsts));
             }
         }
+        drop(read);
         let spread = Spread {
             span: self.span,
             entry: self.unit.entry,
@@ -124,4 +104,46 @@ impl ParRun<'_> {
         cx.reset_check();
         Some(r)
     }
+}
+
+/// A reader of the frame's scalars (and the top-level ones, `top`, when
+/// the loop is in a function) for a test, by type.
+pub fn reader<'a>(
+    fr: &'a Frame,
+    top: Option<&'a [u64]>,
+) -> impl Fn(Leaf, Scalar) -> Option<i128> + 'a {
+    move |leaf: Leaf, t: Scalar| {
+        let bits = match (leaf, top) {
+            (Leaf::Slot(s), _) | (Leaf::Global(s), None) => *fr.s.get(s)?,
+            (Leaf::Global(s), Some(g)) => *g.get(s)?,
+        };
+        bits_to_value(t, bits).as_i128()
+    }
+}
+
+/// Whether `test` finds the iterations apart at the frame's values
+/// (`read`) and the arrays' shapes (`handles`, in the order of
+/// `arrays`); None also when an array written has a second name among
+/// them (the test reasons by name).
+pub fn apart(
+    test: &ParTest,
+    arrays: &[(usize, Scalar, u8)],
+    handles: &[stdlib::Array],
+    read: &dyn Fn(Leaf, Scalar) -> Option<i128>,
+) -> Option<Plan> {
+    for (k, &(slot, _, _)) in arrays.iter().enumerate() {
+        if test.writes(slot)
+            && handles
+                .iter()
+                .enumerate()
+                .any(|(j, h)| j != k && h.id() == handles[k].id())
+        {
+            return None;
+        }
+    }
+    let shape = |slot: usize| {
+        let k = arrays.iter().position(|a| a.0 == slot)?;
+        Some(handles.get(k)?.shape().to_vec())
+    };
+    test.plan(read, &shape)
 }

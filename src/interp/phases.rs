@@ -22,8 +22,8 @@ pub struct Spent {
 pub struct Phases {
     /// Calls into compiled host code (functions and loops).
     pub native: Spent,
-    /// Of the calls into compiled host code, the plain loops that ran on
-    /// several threads.
+    /// Of the calls into compiled host code, the loops (plain loops and
+    /// constructs' loop nests) that ran on several threads.
     pub spread: Spent,
     /// The file I/O builtins (`load_*`, `save_*`, `write_png`).
     pub io: Spent,

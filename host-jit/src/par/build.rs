@@ -15,6 +15,29 @@ impl ParTest {
     /// why not when its iterations cannot be independent whatever the
     /// values.
     pub fn of(p: &Planner, body: &Body, fl: &ForLoop, top: bool) -> Result<ParTest, Why> {
+        Self::of_with(p, body, fl, top, &[])
+    }
+
+    /// The test for a compute construct's loop nest `fl` (one `for` per
+    /// level), whose reduction and private scalars (`handled`) the
+    /// construct's chunks keep apart themselves: only its array accesses
+    /// are tested (and its levels' bounds must not change in it).
+    pub fn of_nest(
+        p: &Planner,
+        body: &Body,
+        fl: &ForLoop,
+        handled: &[LocalH],
+    ) -> Result<ParTest, Why> {
+        Self::of_with(p, body, fl, false, handled)
+    }
+
+    fn of_with(
+        p: &Planner,
+        body: &Body,
+        fl: &ForLoop,
+        top: bool,
+        handled: &[LocalH],
+    ) -> Result<ParTest, Why> {
         let mut assigned = HashSet::new();
         assigned_in(&fl.body, &mut assigned);
         if assigned.contains(&fl.header.var) {
@@ -26,12 +49,13 @@ impl ParTest {
         let shared = assigned
             .iter()
             .copied()
-            .filter(|l| !declared_in.contains(l))
+            .filter(|l| !declared_in.contains(l) && !handled.contains(l))
             .collect();
         let mut b = Build {
             body,
             builtins: p.builtins,
             shared,
+            handled: handled.iter().copied().collect(),
             assigned,
             nodes: Vec::new(),
             vars: vec![fl.header.var],
@@ -243,6 +267,9 @@ struct Build<'a> {
     /// The scalars declared outside the loop that it assigns: reductions,
     /// read nowhere but in their updates.
     shared: HashSet<LocalH>,
+    /// The scalars a construct keeps apart itself (its reductions and
+    /// private variables).
+    handled: HashSet<LocalH>,
     /// Every local the body assigns or declares.
     assigned: HashSet<LocalH>,
     nodes: Vec<(Node, Option<Scalar>)>,
@@ -376,6 +403,7 @@ impl Build<'_> {
                     };
                     self.env.insert(*l, n);
                 }
+                Place::Local(l) if self.handled.contains(l) => self.expr(*value),
                 Place::Local(l) => self.reduction(*l, *op, *value, s.span),
                 Place::Global(_) => self.refuse(s.span, "it assigns a top-level variable"),
                 Place::Element { array, indices } => {
