@@ -315,3 +315,29 @@ println(total, \" \", tend[100], \" \", edge[nz * nx]);
     // turns to start threads).
     assert_eq!(runs, 3, "{err}");
 }
+
+#[test]
+fn a_construct_with_a_reduction_runs_compiled_on_threads() {
+    // Its reduction variable is its own: nothing is pending into it on the
+    // host backend, so the compiled nest runs (on threads, chunks combined
+    // in order), with the interpreter's bits.
+    let src = "
+let n = 300000;
+let a = zeros(f64, n);
+for i in 0..n {
+    a[i] = (i % 101) as f64 * 0.25;
+}
+let s = 0.0;
+let m: i64 = 0;
+for rep in 0..2 {
+    parallel loop reduction(+: s) reduction(max: m) for i in 0..n {
+        s += a[i] * 1.5;
+        m = max(m, ((i % 1000) + rep) as i64);
+    }
+}
+println(s, \" \", m);
+";
+    let (err, runs) = threads_and_interpreter(src);
+    // The fill and both launches.
+    assert_eq!(runs, 3, "{err}");
+}

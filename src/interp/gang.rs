@@ -45,24 +45,18 @@ pub fn chunks(lo: i64, end: i64, inner: u128) -> Vec<(i64, i64)> {
 }
 
 impl Compiler<'_> {
-    /// The compiled loop nest of construct `c`, when the JIT took it and
-    /// nothing it uses has reductions pending (whose checks happen per
-    /// access, in the interpreter).
+    /// The compiled loop nest of construct `c`, when the JIT took it (it
+    /// runs only while nothing it uses has a reduction result pending,
+    /// [`Ctx::deferred_on`]).
     pub fn gang_code(&self, c: &hir::Construct) -> Option<GangCode> {
         let jit = self.jit.as_ref()?;
         let u = jit.gang_unit(c)?;
-        if u.scalars
-            .iter()
-            .chain(&u.globals)
-            .any(|l| self.watched.contains(l))
-        {
-            return None;
-        }
         Some(GangCode {
             jit: jit.clone(),
             entry: u.entry,
             arrays: u.arrays.clone(),
             scalars: u.scalars.clone(),
+            globals: u.globals.clone(),
             threads: u.threads.is_ok(),
             test: u.test.clone(),
         })
@@ -157,7 +151,7 @@ fn compiled(
     for &(slot, _, _) in &g.arrays {
         handles.push(fr.a.get(slot)?.clone()?);
     }
-    if !cx.unraced(&handles) {
+    if !cx.unraced(&handles) || cx.deferred_on(&g.scalars, &g.globals) {
         return None;
     }
     let (descs, held) = describe(&g.arrays, &handles)?;

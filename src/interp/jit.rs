@@ -1,8 +1,9 @@
 //! Host code the JIT compiled, in place of the interpreter's closures. A
 //! compiled loop runs only when nothing could tell it from the
-//! interpreter: no async device work pending (whose race checks happen per
-//! access) and its arrays set, of the planned element type and rank;
-//! otherwise the interpreter's own closure runs it.
+//! interpreter: no async device work pending on its arrays and no
+//! reduction result pending into its variables (whose race checks and
+//! landings happen per access), and its arrays set, of the planned element
+//! type and rank; otherwise the interpreter's own closure runs it.
 
 use super::deferred::{deferred_access, Touch};
 use super::machine::{CExpr, Ctx, St};
@@ -27,20 +28,12 @@ impl Compiler<'_> {
         let Some(u) = jit.loop_unit(s) else {
             return interp;
         };
-        // Reductions into a variable it uses (or a function it calls uses)
-        // may be pending: their checks happen per access.
-        if u.scalars
-            .iter()
-            .chain(&u.globals)
-            .any(|l| self.watched.contains(l))
-        {
-            return interp;
-        }
         let jit = jit.clone();
         let entry = u.entry;
         let arrays = u.arrays.clone();
         let tuple = u.rets.tuple.then_some(u.rets.types.len());
         let (at, span, scalars) = (s as *const Stmt as usize, u.span, u.scalars.clone());
+        let globals = u.globals.clone();
         Box::new(move |fr, cx| {
             let mut handles = Vec::with_capacity(arrays.len());
             for &(slot, _, _) in &arrays {
@@ -49,7 +42,10 @@ impl Compiler<'_> {
                     _ => return interp(fr, cx),
                 }
             }
-            if !cx.unraced(&handles) {
+            // A reduction result pending into a variable it uses (or a
+            // function it calls uses) lands or races per access, in the
+            // interpreter.
+            if !cx.unraced(&handles) || cx.deferred_on(&scalars, &globals) {
                 return interp(fr, cx);
             }
             let Some((descs, held)) = describe(&arrays, &handles) else {

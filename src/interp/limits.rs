@@ -104,6 +104,15 @@ impl Ctx {
         Ok(())
     }
 
+    /// Whether a reduction result is pending into one of the running
+    /// frame's `slots` or the top-level variables `top` (by slot number,
+    /// whatever frame: a cautious answer).
+    pub fn deferred_on(&self, slots: &[usize], top: &[usize]) -> bool {
+        self.deferred
+            .iter()
+            .any(|d| slots.contains(&d.slot) || top.contains(&d.slot))
+    }
+
     /// Whether no operation, time or progress limit is set: the only
     /// check that can fall due is the submission of held-back async work.
     pub fn unlimited(&self) -> bool {

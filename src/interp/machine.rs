@@ -200,6 +200,8 @@ pub struct GangCode {
     pub arrays: Vec<(usize, Scalar, u8)>,
     /// The scalar slots it reads and writes.
     pub scalars: Vec<usize>,
+    /// The top-level variables the functions it calls use.
+    pub globals: Vec<usize>,
     /// Whether the gang loop's iterations may run on several threads.
     pub threads: bool,
     /// Else, the test that may find them apart as the construct starts.
