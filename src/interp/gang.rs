@@ -165,7 +165,13 @@ fn compiled(
         }
         None => false,
     };
-    let r = if n > 1 && cx.next_check == u64::MAX && (g.threads || apart()) {
+    let r = if n > 1 && cx.unlimited() && (g.threads || apart()) {
+        // Async work held back behind running work waits for the check
+        // after the construct (the threads make no checks): submit what
+        // the queues can take now.
+        if cx.held {
+            cx.held = cx.backend.clone().submit_idle();
+        }
         let spread = Spread {
             span: c.span,
             entry: g.entry,
@@ -179,6 +185,7 @@ fn compiled(
         let r = threaded(&spread, &flat, chunks, n, &descs, fr, cx);
         super::phases::native(t0);
         super::phases::spread(t0);
+        cx.reset_check();
         r
     } else {
         let sites = &g.jit.sites;

@@ -353,6 +353,19 @@ impl Build<'_> {
                 }
             }
             Expr::Unary(UnOp::Neg, a) => Node::Neg(self.node(*a)?),
+            Expr::Builtin(id, args) if args.len() == 2 => {
+                let name = self.builtins.get(*id).name.as_str();
+                let (a, b) = (args[0], args[1]);
+                let (a, b) = (self.node(a)?, self.node(b)?);
+                if self.has_var(a) || self.has_var(b) {
+                    return None;
+                }
+                match name {
+                    "min" => Node::Min(a, b),
+                    "max" => Node::Max(a, b),
+                    _ => return None,
+                }
+            }
             Expr::Cast(a, _) => {
                 let a = *a;
                 self.int_ty(a)?;

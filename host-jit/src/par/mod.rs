@@ -61,6 +61,10 @@ enum Node {
     Mul(u32, u32),
     Neg(u32),
     Cast(u32),
+    /// `min`/`max` of two values free of counters (a trip count's
+    /// `max(hi - lo, 0)`).
+    Min(u32, u32),
+    Max(u32, u32),
 }
 
 /// Where a scalar the test reads lives.
@@ -270,6 +274,8 @@ impl ParTest {
                 .eval(a, point, read)?
                 .checked_mul(self.eval(b, point, read)?)?,
             Node::Neg(a) => -self.eval(a, point, read)?,
+            Node::Min(a, b) => self.eval(a, point, read)?.min(self.eval(b, point, read)?),
+            Node::Max(a, b) => self.eval(a, point, read)?.max(self.eval(b, point, read)?),
             Node::Cast(a) => self.eval(a, point, read)?,
         };
         fits(v, ty).then_some(v)
@@ -341,7 +347,7 @@ fn vars_count(nodes: &[(Node, Option<Scalar>)], n: u32) -> usize {
 fn vars(nodes: &[(Node, Option<Scalar>)], n: u32, out: &mut Vec<usize>) {
     match nodes[n as usize].0 {
         Node::Var(k) => out.push(k),
-        Node::Add(a, b) | Node::Sub(a, b) | Node::Mul(a, b) => {
+        Node::Add(a, b) | Node::Sub(a, b) | Node::Mul(a, b) | Node::Min(a, b) | Node::Max(a, b) => {
             vars(nodes, a, out);
             vars(nodes, b, out);
         }
@@ -389,11 +395,14 @@ fn disjoint(forms: &[Affine], ranges: &[(i128, i128)]) -> bool {
         return false;
     }
     let c = c.abs();
-    // G: the gcd of every other coefficient too large to be in the rest.
+    // G: the gcd of every other coefficient, and every difference of two
+    // accesses' bases, too large to be in the rest (a field's planes
+    // picked by a counter or by constants).
     let limit = count.saturating_mul(c);
     let mut g: i128 = 0;
     for f in forms {
-        for &x in &f.coef[1..] {
+        let d = (f.c0 - forms[0].c0).abs();
+        for &x in f.coef[1..].iter().chain([&d]) {
             if x.abs() >= limit {
                 g = gcd(g, x.abs());
             }

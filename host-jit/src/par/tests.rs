@@ -115,6 +115,26 @@ fn planes_of_fields_split_into_a_digit_per_iteration() {
 }";
     let n = [("nx", 30), ("nz", 20)];
     assert!(plan(src, &n, &[("s", &[2400]), ("t", &[2400])]).is_some());
+    // The planes picked by constants instead (miniWeather's fluxes, one
+    // more row than the loop has turns).
+    let src = "fn f(s: f64[], nx: i32, nz: i32) {
+    for k in 0..nz {
+        for i in 0..nx {
+            s[0 * (nz + 1) * nx + k * nx + i] = 1.0;
+            s[3 * (nz + 1) * nx + k * nx + i] = s[1 * (nz + 1) * nx + k * nx + i];
+        }
+    }
+}";
+    assert!(plan(src, &n, &[("s", &[2520])]).is_some());
+    // Planes one row apart overlap the next iteration's row.
+    let src = "fn f(s: f64[], nx: i32, nz: i32) {
+    for k in 0..nz {
+        for i in 0..nx {
+            s[k * nx + i] = s[nx + k * nx + i];
+        }
+    }
+}";
+    assert!(plan(src, &n, &[("s", &[2400])]).is_none());
 }
 
 #[test]
