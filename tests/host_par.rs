@@ -160,8 +160,8 @@ for i in 1..n {
     }
 }
 assert(a[(n - 1) * m + 5] == (n - 1 + 5) as i64, \"rows\");
-// One array under two names: the test reasons by name, so the run is in
-// order.
+// One array under two names, each row reading the next: tested as one
+// array, a dependence.
 let b = a;
 for i in 0..n - 1 {
     for j in 0..m {

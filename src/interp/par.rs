@@ -122,28 +122,19 @@ pub fn reader<'a>(
 }
 
 /// Whether `test` finds the iterations apart at the frame's values
-/// (`read`) and the arrays' shapes (`handles`, in the order of
-/// `arrays`); None also when an array written has a second name among
-/// them (the test reasons by name).
+/// (`read`) and the arrays' shapes and identities (`handles`, in the order
+/// of `arrays`): two names of one array are tested as one.
 pub fn apart(
     test: &ParTest,
     arrays: &[(usize, Scalar, u8)],
     handles: &[stdlib::Array],
     read: &dyn Fn(Leaf, Scalar) -> Option<i128>,
 ) -> Option<Plan> {
-    for (k, &(slot, _, _)) in arrays.iter().enumerate() {
-        if test.writes(slot)
-            && handles
-                .iter()
-                .enumerate()
-                .any(|(j, h)| j != k && h.id() == handles[k].id())
-        {
-            return None;
-        }
-    }
-    let shape = |slot: usize| {
+    let handle = |slot: usize| {
         let k = arrays.iter().position(|a| a.0 == slot)?;
-        Some(handles.get(k)?.shape().to_vec())
+        handles.get(k)
     };
-    test.plan(read, &shape)
+    let shape = |slot: usize| Some(handle(slot)?.shape().to_vec());
+    let id = |slot: usize| Some(handle(slot)?.id());
+    test.plan(read, &shape, &id)
 }

@@ -143,6 +143,7 @@ impl ParTest {
         }
         let mut arrays: Vec<usize> = Vec::new();
         let mut written: Vec<(usize, Vec<Vec<u32>>)> = Vec::new();
+        let mut read_only: Vec<(usize, Option<Vec<Vec<u32>>>)> = Vec::new();
         for (a, _, write, _) in &b.accesses {
             if !arrays.contains(a) {
                 arrays.push(*a);
@@ -151,15 +152,31 @@ impl ParTest {
                 written.push((*a, Vec::new()));
             }
         }
+        for &a in &arrays {
+            if !written.iter().any(|(x, _)| *x == a) {
+                read_only.push((a, Some(Vec::new())));
+            }
+        }
         for (a, ix, _, span) in &b.accesses {
+            let affine = ix
+                .as_ref()
+                .filter(|ix| ix.iter().all(|&n| vars_count(&b.nodes, n) <= MAX_VARS));
+            if let Some(r) = read_only.iter_mut().find(|(x, _)| x == a) {
+                r.1 = match (r.1.take(), affine) {
+                    (Some(mut v), Some(ix)) => {
+                        v.push(ix.clone());
+                        Some(v)
+                    }
+                    _ => None,
+                };
+                continue;
+            }
             let Some(w) = written.iter_mut().find(|(x, _)| x == a) else {
                 continue;
             };
-            match ix {
-                Some(ix) if ix.iter().all(|&n| vars_count(&b.nodes, n) <= MAX_VARS) => {
-                    w.1.push(ix.clone())
-                }
-                _ => {
+            match affine {
+                Some(ix) => w.1.push(ix.clone()),
+                None => {
                     return refused(
                         *span,
                         format!(
@@ -174,6 +191,7 @@ impl ParTest {
             nodes: b.nodes,
             loops: b.loops,
             written,
+            read_only,
             arrays,
             reductions: b.reductions,
             recurrences,

@@ -89,6 +89,10 @@ pub struct ParTest {
     /// Per array the loop writes (its frame slot): each access's index
     /// list (root nodes).
     written: Vec<(usize, Vec<Vec<u32>>)>,
+    /// Per array the loop only reads: each access's index list, or None
+    /// when one is not affine (it must then not be a second name of an
+    /// array written).
+    read_only: Vec<(usize, Option<Vec<Vec<u32>>>)>,
     /// Every array the loop touches, by frame slot.
     pub arrays: Vec<usize>,
     /// The integer reductions: operator, frame slot and type.
@@ -193,13 +197,15 @@ const MAX_VARS: usize = 6;
 
 impl ParTest {
     /// Whether the iterations are independent at these values: `read`
-    /// gives a scalar's value (as its type), `shape` a written array's
-    /// extents (by frame slot). None: run the loop in order (including
-    /// when it has no turns).
+    /// gives a scalar's value (as its type), `shape` an array's extents
+    /// and `id` its identity (by frame slot: two names of one array have
+    /// one identity, and their accesses are tested together). None: run
+    /// the loop in order (including when it has no turns).
     pub fn plan(
         &self,
         read: &dyn Fn(Leaf, Scalar) -> Option<i128>,
         shape: &dyn Fn(usize) -> Option<Vec<usize>>,
+        id: &dyn Fn(usize) -> Option<u64>,
     ) -> Option<Plan> {
         let mut ranges = Vec::with_capacity(self.loops.len());
         for &(lo, hi, inclusive) in &self.loops {
@@ -221,8 +227,21 @@ impl ParTest {
             .map(|&(l, e)| (e - l + 1) as u128)
             .try_fold(1u128, |a, n| a.checked_mul(n))
             .unwrap_or(u128::MAX);
-        for (a, accesses) in &self.written {
+        for (a, _) in &self.written {
             let dims = shape(*a)?;
+            let me = id(*a)?;
+            // Every name of this array, written or read.
+            let mut accesses: Vec<&Vec<u32>> = Vec::new();
+            for (b, list) in &self.written {
+                if id(*b)? == me {
+                    accesses.extend(list);
+                }
+            }
+            for (b, list) in &self.read_only {
+                if id(*b)? == me {
+                    accesses.extend(list.as_ref()?);
+                }
+            }
             let mut forms = Vec::with_capacity(accesses.len());
             for ix in accesses {
                 if ix.len() != dims.len() {
