@@ -57,6 +57,7 @@ pub mod race;
 pub mod region;
 pub mod scalar;
 pub mod section_arg;
+pub mod spread;
 pub mod stmt;
 pub mod text;
 pub mod tuple;

@@ -7,11 +7,11 @@
 //! held back behind running work is submitted before the loop instead of
 //! during it) and where the loop has enough turns to pay for the threads.
 
-use super::gang::{chunks, threaded, Globals, Spread};
 use super::machine::Ctx;
 use super::native::threads;
 use super::phases;
 use super::scalar::{bits_to_value, value_to_bits};
+use super::spread::{chunks, threaded, Globals, Spread};
 use super::value::{Frame, R};
 use host_jit::par::{Leaf, ParTest, Plan};
 use host_jit::runtime::ArrDesc;
