@@ -8,7 +8,9 @@
 //! - leaves the loop only by finishing a turn (no `break` of this loop, no
 //!   `return`),
 //! - assigns no top-level variable and calls no function that does
-//!   (transitively), so what callees read cannot change meanwhile,
+//!   (transitively), so what callees read cannot change meanwhile; the one
+//!   exception is a C-style generator's state ([`Recurrence`]), which each
+//!   chunk starts at the value the loop in order reaches there,
 //! - assigns no scalar declared outside it except integer reductions
 //!   (`s += e`, `s -= e`, `s *= e`, `s = s + e`, `s = min(s, e)`, `&`, `|`,
 //!   `^`), whose variable it reads nowhere else: integer arithmetic wraps,
@@ -17,8 +19,8 @@
 //! - and indexes every array it writes, at every access of that array,
 //!   with integer expressions affine in the loop counters: sums,
 //!   differences and products (one factor free of counters) of counters,
-//!   constants, scalars the loop does not change, integer casts, and
-//!   `let`s of the body.
+//!   constants, scalars the loop does not change, integer casts, `min`
+//!   and `max` of values free of counters, and `let`s of the body.
 //!
 //! The rest is decided when the loop starts ([`ParTest::plan`]), from the
 //! values of those scalars, the loops' bounds (the counters of inner loops
@@ -29,14 +31,17 @@
 //! `c0 + C * p + sum(c_j * v_j)` for the parallel counter `p` and inner
 //! counters `v_j`. Distinct iterations of `p` then touch distinct elements
 //! of an array when every access of it has the same `C` and the other
-//! terms split into multiples of some `G = K' * C` (`K'` at least the
-//! number of iterations) and a rest whose values, over all accesses, lie
-//! in one window of fewer than `|C|` elements: the "digit" `floor((index -
-//! low) / C) mod K'` of an element is then `p mod K'`, different for every
-//! iteration. That is how row-major initialisation loops index
-//! (`a[k * nx + i]` over `i < nx`, `state[v * nz * nx + k * nx + i]`).
-//! Two names of one array, or anything the test cannot decide, run the
-//! loop in order.
+//! terms (and the differences of the accesses' bases) split into
+//! multiples of some `G = K' * C` (`K'` at least the number of iterations)
+//! and a rest whose values, over all accesses, lie in one window of fewer
+//! than `|C|` elements: the "digit" `floor((index - low) / C) mod K'` of an
+//! element is then `p mod K'`, different for every iteration. That is how
+//! row-major initialisation loops index (`a[k * nx + i]` over `i < nx`,
+//! `state[v * nz * nx + k * nx + i]`, a field's planes picked by
+//! constants). Two names of one array are tested as one, all their
+//! accesses together; anything the test cannot decide runs the loop in
+//! order. A compute construct's nest on the host backend uses the same
+//! test where the simpler proof of `crate::gang` does not hold.
 
 mod build;
 #[cfg(test)]
