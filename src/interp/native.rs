@@ -254,12 +254,18 @@ pub fn trap_error(t: Trap, sites: &[Site], max_depth: usize, err: Option<Box<Dia
 /// How many threads a construct may use: `ACCL_HOST_THREADS`, else the
 /// machine's available parallelism (or what [`set_threads`] chose).
 pub fn threads() -> usize {
+    // Read once: `available_parallelism` reads the cgroup's CPU quota
+    // files (tens of microseconds), and every compiled loop asks as it
+    // starts.
+    static MACHINE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     match OVERRIDE.load(std::sync::atomic::Ordering::Relaxed) {
-        0 => std::env::var("ACCL_HOST_THREADS")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        0 => *MACHINE.get_or_init(|| {
+            std::env::var("ACCL_HOST_THREADS")
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|&n| n > 0)
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        }),
         n => n,
     }
 }

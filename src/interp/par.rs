@@ -46,39 +46,43 @@ impl ParRun<'_> {
             return None;
         }
         let test = &self.unit.test;
-        let top: Option<Vec<u64>> = cx.globals.as_ref().map(|g| g.s.clone());
-        let read = reader(fr, top.as_deref());
-        let plan = apart(test, self.arrays, handles, &read)?;
-        if plan.work < WORK {
-            return None;
-        }
-        let count = (plan.end as i128 - plan.lo as i128 + 1) as u128;
-        let chunks = chunks(plan.lo, plan.end, plan.work / count);
+        let (plan, chunks, starts) = {
+            let top = cx.globals.as_ref().map(|g| &g.s[..]);
+            let read = reader(fr, top);
+            // The turns first: most loops that start often are short.
+            if test.work(&read)? < WORK {
+                return None;
+            }
+            let plan = apart(test, self.arrays, handles, &read)?;
+            let count = (plan.end as i128 - plan.lo as i128 + 1) as u128;
+            let chunks = chunks(plan.lo, plan.end, plan.work / count);
+            // Each chunk's first value of every generator state the loop
+            // steps.
+            let mut starts: Vec<(usize, Vec<u64>)> = Vec::new();
+            if !test.recurrences.is_empty() {
+                let steps = test.steps(&read)?;
+                for (r, per) in test.recurrences.iter().zip(steps) {
+                    let bits = match top {
+                        None => *fr.s.get(r.slot)?,
+                        Some(g) => *g.get(r.slot)?,
+                    };
+                    let v = bits_to_value(r.ty, bits).as_i128()?;
+                    let mut firsts = Vec::with_capacity(chunks.len());
+                    for c in &chunks {
+                        let turns = (c.0 as i128 - plan.lo as i128) as u128;
+                        let x = r.jump(v, turns.checked_mul(per)?)?;
+                        firsts.push(value_to_bits(lang::Value::I64(x as i64), r.ty));
+                    }
+                    starts.push((r.slot, firsts));
+                }
+            }
+            (plan, chunks, starts)
+        };
         let n = n.min(chunks.len());
         if n < 2 {
             return None;
         }
-        // Each chunk's first value of every generator state the loop steps.
-        let mut starts: Vec<(usize, Vec<u64>)> = Vec::new();
-        if !test.recurrences.is_empty() {
-            let steps = test.steps(&read)?;
-            for (r, per) in test.recurrences.iter().zip(steps) {
-                let bits = match &top {
-                    None => *fr.s.get(r.slot)?,
-                    Some(g) => *g.get(r.slot)?,
-                };
-                let v = bits_to_value(r.ty, bits).as_i128()?;
-                let mut firsts = Vec::with_capacity(chunks.len());
-                for c in &chunks {
-                    let turns = (c.0 as i128 - plan.lo as i128) as u128;
-                    let n = turns.checked_mul(per)?;
-                    let x = r.jump(v, n)?;
-                    firsts.push(value_to_bits(lang::Value::I64(x as i64), r.ty));
-                }
-                starts.push((r.slot, firsts));
-            }
-        }
-        drop(read);
+        let top: Option<Vec<u64>> = cx.globals.as_ref().map(|g| g.s.clone());
         let spread = Spread {
             span: self.span,
             entry: self.unit.entry,

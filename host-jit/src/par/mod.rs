@@ -173,6 +173,20 @@ pub struct Plan {
 }
 
 impl ParTest {
+    /// About how many turns of the innermost loops the loop runs, at these
+    /// values (as [`ParTest::plan`]'s `work`, without testing the
+    /// accesses); None when a bound cannot be evaluated.
+    pub fn work(&self, read: &dyn Fn(Leaf, Scalar) -> Option<i128>) -> Option<u128> {
+        let mut work = 1u128;
+        for &(lo, hi, inclusive) in &self.loops {
+            let lo = self.eval(lo, &[], read)?;
+            let hi = self.eval(hi, &[], read)?;
+            let end = if inclusive { hi } else { hi - 1 };
+            work = work.saturating_mul((end - lo + 1).max(0) as u128);
+        }
+        Some(work)
+    }
+
     /// How many steps each of [`ParTest::recurrences`] takes per turn of
     /// the parallel loop, at these values (as [`ParTest::plan`]'s).
     pub fn steps(&self, read: &dyn Fn(Leaf, Scalar) -> Option<i128>) -> Option<Vec<u128>> {
