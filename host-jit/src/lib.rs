@@ -570,6 +570,7 @@ fn attempt(
     let mut gang_units = HashMap::new();
     for ((body, c), (id, scalars, arrays, simd)) in gangs.iter().zip(gang_ids) {
         let code = b.module.get_finalized_function(id);
+        let threads = gang::parallel_why(planner, body, c);
         let inner: &[Stmt] = match &c.body {
             hir::ConstructBody::Loops { body: inner, .. } => inner,
             _ => &[],
@@ -584,10 +585,11 @@ fn attempt(
                 scalars,
                 arrays,
                 globals,
-                threads: gang::parallel_why(planner, body, c),
-                test: gang::parallel_why(planner, body, c)
-                    .err()
-                    .and_then(|_| gang::threads_test(planner, body, c)),
+                test: threads
+                    .is_err()
+                    .then(|| gang::threads_test(planner, body, c))
+                    .flatten(),
+                threads,
                 simd,
             },
         );

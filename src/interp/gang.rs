@@ -130,12 +130,7 @@ fn compiled(
         None => false,
     };
     let r = if n > 1 && cx.unlimited() && (g.threads || apart()) {
-        // Async work held back behind running work waits for the check
-        // after the construct (the threads make no checks): submit what
-        // the queues can take now.
-        if cx.held {
-            cx.held = cx.backend.clone().submit_idle();
-        }
+        cx.submit_held();
         let spread = Spread {
             span: c.span,
             entry: g.entry,

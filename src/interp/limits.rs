@@ -34,9 +34,7 @@ impl Ctx {
 
     #[cold]
     pub(crate) fn check_limits(&mut self, span: Span) -> R<()> {
-        if self.held {
-            self.held = self.backend.clone().submit_idle();
-        }
+        self.submit_held();
         if self.max_ops != 0 && self.ops > self.max_ops {
             return Err(error::op_limit(span, self.max_ops));
         }
@@ -117,6 +115,15 @@ impl Ctx {
     /// check that can fall due is the submission of held-back async work.
     pub fn unlimited(&self) -> bool {
         self.max_ops == 0 && self.progress.is_none() && self.deadline.is_none()
+    }
+
+    /// Before compiled code runs on threads (which make no limit checks):
+    /// submit the async work held back behind running work that the
+    /// queues can take now; the rest waits for the check after.
+    pub fn submit_held(&mut self) {
+        if self.held {
+            self.held = self.backend.clone().submit_idle();
+        }
     }
 
     /// Recompute when the next limit check is due.

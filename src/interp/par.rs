@@ -95,12 +95,7 @@ impl ParRun<'_> {
             },
             starts: &starts,
         };
-        // Async work held back behind running work waits for the check
-        // after the loop (the threads make no checks): submit what the
-        // queues can take now.
-        if cx.held {
-            cx.held = cx.backend.clone().submit_idle();
-        }
+        cx.submit_held();
         let t0 = phases::clock();
         let r = threaded(&spread, &[plan.lo, plan.end], &chunks, n, descs, fr, cx);
         phases::native(t0);

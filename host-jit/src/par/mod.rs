@@ -177,26 +177,40 @@ impl ParTest {
     /// values (as [`ParTest::plan`]'s `work`, without testing the
     /// accesses); None when a bound cannot be evaluated.
     pub fn work(&self, read: &dyn Fn(Leaf, Scalar) -> Option<i128>) -> Option<u128> {
-        let mut work = 1u128;
-        for &(lo, hi, inclusive) in &self.loops {
-            let lo = self.eval(lo, &[], read)?;
-            let hi = self.eval(hi, &[], read)?;
-            let end = if inclusive { hi } else { hi - 1 };
-            work = work.saturating_mul((end - lo + 1).max(0) as u128);
-        }
-        Some(work)
+        Some(
+            self.trips(read)?
+                .into_iter()
+                .fold(1u128, |w, n| w.saturating_mul(n)),
+        )
+    }
+
+    /// Each counter's first and last value (the last below the first when
+    /// its loop has no turns), at these values.
+    fn ranges(&self, read: &dyn Fn(Leaf, Scalar) -> Option<i128>) -> Option<Vec<(i128, i128)>> {
+        self.loops
+            .iter()
+            .map(|&(lo, hi, inclusive)| {
+                let lo = self.eval(lo, &[], read)?;
+                let hi = self.eval(hi, &[], read)?;
+                Some((lo, if inclusive { hi } else { hi - 1 }))
+            })
+            .collect()
+    }
+
+    /// Each loop's trip count, at these values.
+    fn trips(&self, read: &dyn Fn(Leaf, Scalar) -> Option<i128>) -> Option<Vec<u128>> {
+        let r = self.ranges(read)?;
+        Some(
+            r.iter()
+                .map(|&(lo, end)| (end - lo + 1).max(0) as u128)
+                .collect(),
+        )
     }
 
     /// How many steps each of [`ParTest::recurrences`] takes per turn of
     /// the parallel loop, at these values (as [`ParTest::plan`]'s).
     pub fn steps(&self, read: &dyn Fn(Leaf, Scalar) -> Option<i128>) -> Option<Vec<u128>> {
-        let mut trips = Vec::with_capacity(self.loops.len());
-        for &(lo, hi, inclusive) in &self.loops {
-            let lo = self.eval(lo, &[], read)?;
-            let hi = self.eval(hi, &[], read)?;
-            let end = if inclusive { hi } else { hi - 1 };
-            trips.push((end - lo + 1).max(0) as u128);
-        }
+        let trips = self.trips(read)?;
         self.recurrences
             .iter()
             .map(|r| {
@@ -226,15 +240,9 @@ impl ParTest {
         shape: &dyn Fn(usize) -> Option<Vec<usize>>,
         id: &dyn Fn(usize) -> Option<u64>,
     ) -> Option<Plan> {
-        let mut ranges = Vec::with_capacity(self.loops.len());
-        for &(lo, hi, inclusive) in &self.loops {
-            let lo = self.eval(lo, &[], read)?;
-            let hi = self.eval(hi, &[], read)?;
-            let end = if inclusive { hi } else { hi - 1 };
-            if end < lo {
-                return None;
-            }
-            ranges.push((lo, end));
+        let ranges = self.ranges(read)?;
+        if ranges.iter().any(|&(lo, end)| end < lo) {
+            return None;
         }
         let (plo, pend) = ranges[0];
         let count = pend - plo + 1;
