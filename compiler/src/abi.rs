@@ -460,7 +460,7 @@ pub struct LaunchArgs {
     pub num_gangs: Option<u64>,
     /// A dispatch that runs only iterations `[first, end)` (in the
     /// collapsed order), one of several that run them all in turn
-    /// ([`crate::plan::one_lane_chunk`]); `None`: all.
+    /// ([`crate::plan::Plan::one_lane_chunk`]); `None`: all.
     pub range: Option<(u64, u64)>,
 }
 

@@ -24,8 +24,12 @@
 
 use lang::hir::{self, BinOp, Expr, ExprH, LocalH, UnOp};
 use lang::{Builtins, Scalar, Type};
+use smallvec::SmallVec;
 
-/// A node of an index expression, as the test evaluates it.
+/// A node of an index expression, as the test evaluates it. Nodes come
+/// after their operands and each distinct one is made once (the `let`s an
+/// index goes through are shared by every access that reads them), so a
+/// launch evaluates them all in one pass in order.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Node {
     /// The loop variable.
@@ -43,6 +47,10 @@ enum Node {
 /// One access of an array: its index list (root nodes) and whether it
 /// writes.
 type Access = (Vec<u32>, bool);
+
+/// An access's indices at a launch, each as (value at the first
+/// iteration, step).
+type Line = SmallVec<[(i128, i128); 2]>;
 
 /// How to decide at launch whether a loop's iterations are independent.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,17 +164,22 @@ impl LaunchTest {
         let Some(second) = lo.checked_add(1) else {
             return false;
         };
+        // Every node at the first, second and last iteration.
+        let n = self.nodes.len();
+        let mut values: SmallVec<[Option<i128>; 96]> = smallvec::smallvec![None; 3 * n];
+        let (first, rest) = values.split_at_mut(n);
+        let (next, end_values) = rest.split_at_mut(n);
+        self.eval(lo, scalar, first);
+        self.eval(second, scalar, next);
+        self.eval(last, scalar, end_values);
         for (_, accesses) in &self.written {
             // Each index as (value at `lo`, step).
-            let mut lines: Vec<(Vec<(i128, i128)>, bool)> = Vec::with_capacity(accesses.len());
+            let mut lines: SmallVec<[(Line, bool); 8]> = SmallVec::new();
             for (roots, writes) in accesses {
-                let mut line = Vec::with_capacity(roots.len());
+                let mut line = SmallVec::new();
                 for &r in roots {
-                    let (Some(v0), Some(v1), Some(vn)) = (
-                        self.eval(r, lo, scalar, 0),
-                        self.eval(r, second, scalar, 0),
-                        self.eval(r, last, scalar, 0),
-                    ) else {
+                    let r = r as usize;
+                    let (Some(v0), Some(v1), Some(vn)) = (first[r], next[r], end_values[r]) else {
                         return false;
                     };
                     let step = v1 - v0;
@@ -189,31 +202,29 @@ impl LaunchTest {
         true
     }
 
-    /// Node `n` at loop value `k`, every node inside its type.
+    /// Every node at loop value `k`, into `out` (`None`: a value outside
+    /// its type, or made from one).
     fn eval(
         &self,
-        n: u32,
         k: i128,
         scalar: &dyn Fn(usize, Scalar) -> Option<i128>,
-        depth: usize,
-    ) -> Option<i128> {
-        if depth > DEPTH {
-            return None;
+        out: &mut [Option<i128>],
+    ) {
+        for (i, &(node, ty)) in self.nodes.iter().enumerate() {
+            let two = |a: u32, b: u32| out[a as usize].zip(out[b as usize]);
+            let v = match node {
+                Node::Var => Some(k),
+                Node::Local(slot) => ty.and_then(|t| scalar(slot, t)),
+                Node::Const(c) => Some(c),
+                Node::Add(a, b) => two(a, b).and_then(|(x, y)| x.checked_add(y)),
+                Node::Sub(a, b) => two(a, b).and_then(|(x, y)| x.checked_sub(y)),
+                Node::Mul(a, b) => two(a, b).and_then(|(x, y)| x.checked_mul(y)),
+                Node::Neg(a) => out[a as usize].and_then(i128::checked_neg),
+                Node::Cast(a) => out[a as usize],
+            };
+            let range = ty.unwrap_or(Scalar::I64).int_range();
+            out[i] = v.filter(|v| range.is_some_and(|(min, max)| (min..=max).contains(v)));
         }
-        let (node, ty) = self.nodes[n as usize];
-        let ev = |m: u32| self.eval(m, k, scalar, depth + 1);
-        let v = match node {
-            Node::Var => k,
-            Node::Local(slot) => scalar(slot, ty?)?,
-            Node::Const(c) => c,
-            Node::Add(a, b) => ev(a)?.checked_add(ev(b)?)?,
-            Node::Sub(a, b) => ev(a)?.checked_sub(ev(b)?)?,
-            Node::Mul(a, b) => ev(a)?.checked_mul(ev(b)?)?,
-            Node::Neg(a) => ev(a)?.checked_neg()?,
-            Node::Cast(a) => ev(a)?,
-        };
-        let (min, max) = ty.unwrap_or(Scalar::I64).int_range()?;
-        (min..=max).contains(&v).then_some(v)
     }
 }
 
@@ -279,8 +290,11 @@ impl Builder<'_> {
             t => Some(t.scalar().filter(|s| s.is_int())?),
         };
         let push = |n: Node, nodes: &mut Vec<(Node, Option<Scalar>)>| {
-            nodes.push((n, ty));
-            (nodes.len() - 1) as u32
+            let i = nodes.iter().position(|x| *x == (n, ty)).unwrap_or_else(|| {
+                nodes.push((n, ty));
+                nodes.len() - 1
+            });
+            i as u32
         };
         let d = depth + 1;
         Some(match &self.body.exprs[e] {

@@ -40,6 +40,31 @@ pub struct Plan {
     /// next dispatch ([`crate::resume`]); the resume buffer is bound after
     /// the fault buffer.
     pub resume: bool,
+    /// The kernel's loop back-edges, counted once here rather than at
+    /// every launch.
+    edges: Edges,
+}
+
+/// What [`Plan::one_lane_chunk`] and [`Plan::flat_chunk`] need of a
+/// kernel's loops.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Edges {
+    /// [`back_edges`] of the entry body.
+    entry: Option<i128>,
+    /// Every device function the kernel calls is free of loops.
+    functions_straight: bool,
+}
+
+impl Edges {
+    fn of(k: &Kernel) -> Edges {
+        Edges {
+            entry: back_edges(&k.entry, &k.entry.body),
+            functions_straight: k
+                .functions
+                .iter()
+                .all(|(_, f)| back_edges(f, &f.body) == Some(0)),
+        }
+    }
 }
 
 impl Plan {
@@ -47,6 +72,7 @@ impl Plan {
     pub fn of(k: &Kernel, spec: &Spec) -> Plan {
         let teams = teams(k, spec);
         let coarsening = coarsening(k, spec);
+        let edges = Edges::of(k);
         Plan {
             spec: *spec,
             teams,
@@ -58,9 +84,50 @@ impl Plan {
                 && spec.uses_fault_buffer()
                 && coarsening == 1
                 && may_reach_loop_cap(k)
-                && !runs_in_parts(k)
+                && !runs_in_parts(k, edges)
                 && crate::resume::resumable(k),
+            edges,
         }
+    }
+
+    /// Iterations per dispatch of a kernel one invocation runs (`serial
+    /// loop`, a `kernels` loop kept in order) on a driver with llvmpipe's
+    /// loop cap, when one dispatch of all `total` of them could reach it
+    /// and every loop in the body has a constant trip bound: the runtime
+    /// then runs the iterations in turn over several dispatches, each far
+    /// below the cap (construct reductions write one set of partials per
+    /// dispatch). `invocations`: how many the dispatch has. `None`: one
+    /// dispatch (short enough, run by several invocations, or a bound not
+    /// known).
+    pub fn one_lane_chunk(&self, k: &Kernel, total: u64, invocations: u64) -> Option<u64> {
+        let one_lane = k.shape == Shape::Seq || (k.shape == Shape::Flat && invocations == 1);
+        if !one_lane || !self.edges.functions_straight {
+            return None;
+        }
+        // Each iteration's own loops, and the turn of the kernel's loop.
+        let per = self.edges.entry?.checked_add(1)?;
+        let chunk = (PER_DISPATCH / per).max(1) as u64;
+        (chunk < total).then_some(chunk)
+    }
+
+    /// Iterations per dispatch of a flat kernel (`invocations` of them,
+    /// each taking every `invocations`-th iteration) on a driver with
+    /// llvmpipe's loop cap, when one dispatch of all `total` could give an
+    /// invocation enough turns of its grid-stride loop to reach the cap:
+    /// with 65,536 invocations (lavapipe's), 2^32 iterations and more did,
+    /// and the driver silently skipped the last turns. Each part gives an
+    /// invocation at most [`PER_DISPATCH`] back-edges counting the body's
+    /// bounded loops; loops without a bound count for nothing here (the
+    /// cut guard watches them, [`may_reach_loop_cap`]). `None`: one
+    /// dispatch.
+    pub fn flat_chunk(&self, k: &Kernel, total: u64, invocations: u64) -> Option<u64> {
+        if k.shape != Shape::Flat || k.tile.is_some() || invocations == 0 {
+            return None;
+        }
+        let per = self.edges.entry.unwrap_or(0).saturating_add(1);
+        let turns = (PER_DISPATCH / per).max(1) as u64;
+        let chunk = invocations.saturating_mul(turns);
+        (chunk < total).then_some(chunk)
     }
 
     /// How the dispatch size follows from the iterations.
@@ -208,7 +275,7 @@ pub fn privatises_atomics(k: &Kernel, spec: &Spec) -> bool {
 /// Whether one invocation of `k` may take 65,535 loop back-edges, the
 /// hidden cap of llvmpipe ([`Spec::loop_cap`]). A flat kernel is launched
 /// in parts that give each invocation a bounded number of turns
-/// ([`flat_chunk`]), so it cannot get there when its loops have small
+/// ([`Plan::flat_chunk`]), so it cannot get there when its loops have small
 /// constant trip bounds ([`crate::bounded`]: Mandelbrot's escape loop) and
 /// it calls no function that loops. Everything else may: a gang kernel, one
 /// whose gangs or lanes its clauses count (`serial` is one of each, walking
@@ -239,59 +306,12 @@ pub fn may_reach_loop_cap(k: &Kernel) -> bool {
 /// llvmpipe's loop cap: the cap (65,535) less a margin.
 const PER_DISPATCH: i128 = 60_000;
 
-/// Iterations per dispatch of a kernel one invocation runs (`serial loop`,
-/// a `kernels` loop kept in order) on a driver with llvmpipe's loop cap,
-/// when one dispatch of all `total` of them could reach it and every loop
-/// in the body has a constant trip bound: the runtime then runs the
-/// iterations in turn over several dispatches, each far below the cap
-/// (construct reductions write one set of partials per dispatch).
-/// `invocations`: how many the dispatch has. `None`: one dispatch (short
-/// enough, run by several invocations, or a bound not known).
-pub fn one_lane_chunk(k: &Kernel, total: u64, invocations: u64) -> Option<u64> {
-    let one_lane = k.shape == Shape::Seq || (k.shape == Shape::Flat && invocations == 1);
-    if !one_lane
-        || k.functions
-            .iter()
-            .any(|(_, f)| back_edges(f, &f.body) != Some(0))
-    {
-        return None;
-    }
-    // Each iteration's own loops, and the turn of the kernel's loop.
-    let per = back_edges(&k.entry, &k.entry.body)?.checked_add(1)?;
-    let chunk = (PER_DISPATCH / per).max(1) as u64;
-    (chunk < total).then_some(chunk)
-}
-
-/// Whether a `seq` kernel runs in parts when long ([`one_lane_chunk`]):
-/// its loops all have constant bounds. Then it need not resume: its parts
-/// are recorded at once, with no wait between them.
-fn runs_in_parts(k: &Kernel) -> bool {
-    k.shape == Shape::Seq
-        && k.functions
-            .iter()
-            .all(|(_, f)| back_edges(f, &f.body) == Some(0))
-        && back_edges(&k.entry, &k.entry.body).is_some()
-}
-
-/// Iterations per dispatch of a flat kernel (`invocations` of them, each
-/// taking every `invocations`-th iteration) on a driver with llvmpipe's
-/// loop cap, when one dispatch of all `total` could give an invocation
-/// enough turns of its grid-stride loop to reach the cap: with 65,536
-/// invocations (lavapipe's), 2^32 iterations and more did, and the driver
-/// silently skipped the last turns. Each part gives an invocation at most
-/// [`PER_DISPATCH`] back-edges counting the body's bounded loops; loops
-/// without a bound count for nothing here (the cut guard watches them,
-/// [`may_reach_loop_cap`]). `None`: one dispatch.
-pub fn flat_chunk(k: &Kernel, total: u64, invocations: u64) -> Option<u64> {
-    if k.shape != Shape::Flat || k.tile.is_some() || invocations == 0 {
-        return None;
-    }
-    let per = back_edges(&k.entry, &k.entry.body)
-        .unwrap_or(0)
-        .saturating_add(1);
-    let turns = (PER_DISPATCH / per).max(1) as u64;
-    let chunk = invocations.saturating_mul(turns);
-    (chunk < total).then_some(chunk)
+/// Whether a `seq` kernel runs in parts when long
+/// ([`Plan::one_lane_chunk`]): its loops all have constant bounds. Then it
+/// need not resume: its parts are recorded at once, with no wait between
+/// them.
+fn runs_in_parts(k: &Kernel, edges: Edges) -> bool {
+    k.shape == Shape::Seq && edges.functions_straight && edges.entry.is_some()
 }
 
 /// The most loop back-edges one run of block `b` of `f` can take, where

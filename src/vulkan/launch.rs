@@ -508,8 +508,8 @@ fn dispatch(
         // A kernel that resumes goes past the cap in one dispatch's state.
         _ if plan.resume => None,
         ArgLocation::PushConstants if layout.member(compiler::abi::FieldKind::First).is_some() => {
-            compiler::plan::one_lane_chunk(kernel, total, invocations)
-                .or_else(|| compiler::plan::flat_chunk(kernel, total, invocations))
+            plan.one_lane_chunk(kernel, total, invocations)
+                .or_else(|| plan.flat_chunk(kernel, total, invocations))
         }
         _ => None,
     };

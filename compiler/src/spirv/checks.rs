@@ -37,7 +37,7 @@ impl Writer<'_> {
         let e = self.private_u32("accl_cut_end");
         self.cut_vars = Some((s, e));
         // A flat kernel without the first-iteration field cannot be run
-        // in parts ([`crate::plan::flat_chunk`]): its grid-stride loop may
+        // in parts ([`crate::plan::Plan::flat_chunk`]): its grid-stride loop may
         // reach the cap too.
         let whole = self.k.shape == crate::kir::Shape::Flat
             && self.layout.member(FieldKind::First).is_none();
