@@ -399,3 +399,32 @@ fn each_input_renders_with_its_own_source() {
         "{r}"
     );
 }
+
+/// `assert`'s message is made only when its condition is false (as C's and
+/// Python's): a message that could not be made, or costs a format, is never
+/// evaluated while the check passes.
+#[test]
+fn assert_makes_its_message_only_on_failure() {
+    let mut e = Engine::new();
+    e.eval("let a = zeros(i32, 4); let made = 0;").unwrap();
+    e.eval(
+        "fn note() -> str { made += 1; return \"noted\"; }\n\
+         for i in 0..4 { assert(a[i] == 0, format(\"{} {}\", a[i + 10], note())); }",
+    )
+    .unwrap();
+    assert_eq!(e.get::<i32>("made"), Some(0));
+    let err = e
+        .eval("a[2] = 5; for i in 0..4 { assert(a[i] == 0, format(\"a[{}] is {}, {}\", i, a[i], note())); }")
+        .unwrap_err();
+    assert_eq!(err.code(), "accl::run::assert_failed");
+    // (The failed input's scalar changes are undone, so `made` is back to
+    // 0; the message shows `note` ran.)
+    assert!(format!("{err:?}").contains("a[2] is 5, noted"), "{err:?}");
+    // A failing condition whose message fails reports the message's error.
+    assert_eq!(
+        e.eval("assert(false, format(\"{}\", a[9]));")
+            .unwrap_err()
+            .code(),
+        "accl::run::index_out_of_bounds"
+    );
+}

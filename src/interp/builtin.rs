@@ -181,6 +181,21 @@ impl Compiler<'_> {
                 }
             }
         }
+        // `assert`'s message is made only when the assertion fails, as C's
+        // and Python's are: a check in a long loop costs its condition.
+        if &*name == "assert" && args.len() == 2 {
+            let cond = self.expr(args[0]);
+            let message = self.expr(args[1]);
+            let at = self.span(args[0]);
+            let f: Ex<RtVal> = Box::new(move |fr, cx| {
+                if scalar(&cond.eval(fr, cx)?).as_bool().unwrap_or(false) {
+                    return Ok(RtVal::Unit);
+                }
+                let m = message.eval(fr, cx)?;
+                Err(error::assert_failed(at, Some(string(&m))))
+            });
+            return typed(f, ty, span);
+        }
         let cargs: Vec<CExpr> = args.iter().map(|&a| self.expr(a)).collect();
         let arg_spans: Vec<Span> = args.iter().map(|&a| self.span(a)).collect();
         let f: Ex<RtVal> = Box::new(move |fr, cx| {
