@@ -449,6 +449,8 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
         }
     };
     let engine_start = t_engine.elapsed();
+    // It runs this one program.
+    engine.whole_program = true;
     opts.kernels.apply(&mut engine);
     opts.limits.apply(&mut engine);
     engine.set_args(opts.args).set_env_access(true);
@@ -516,14 +518,23 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
         // released) after.
         let t_end = std::time::Instant::now();
         drop(engine);
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         errln!(
-            "outside the wall: {}engine start {:.3} ms, engine end {:.3} ms",
+            "outside the wall: {}engine start {:.3} ms{}, engine end {:.3} ms",
             before.map_or(String::new(), |b| format!(
                 "reading the script {:.3} ms, ",
-                b.as_secs_f64() * 1e3
+                ms(b)
             )),
-            engine_start.as_secs_f64() * 1e3,
-            t_end.elapsed().as_secs_f64() * 1e3
+            ms(engine_start),
+            crate::interp::phases::backend_start()
+                .filter(|_| backend != BackendChoice::Host)
+                .map_or(String::new(), |s| format!(
+                    " (Vulkan loader {:.3} ms, vkCreateInstance {:.3} ms, adapters {:.3} ms)",
+                    ms(s.loader),
+                    ms(s.instance),
+                    ms(s.adapters)
+                )),
+            ms(t_end.elapsed())
         );
     }
     match r {

@@ -205,6 +205,18 @@ pub fn phases(
             ms(p.open_hidden)
         );
     }
+    if p.open.count > 0 {
+        let o = &p.open_parts;
+        let _ = writeln!(
+            out,
+            "opening the device(s): adapters {:.3} ms, vkCreateDevice {:.3} ms ({} queue(s)), allocator and queues {:.3} ms, pipeline cache {:.3} ms",
+            ms(o.adapters),
+            ms(o.create),
+            o.queues,
+            ms(o.setup),
+            ms(o.cache)
+        );
+    }
     out
 }
 
@@ -318,6 +330,13 @@ mod tests {
             open: spent(1, 500),
             open_behind: spent(1, 8000),
             open_hidden: ms(7500),
+            open_parts: crate::interp::phases::OpenParts {
+                adapters: ms(100),
+                create: ms(7000),
+                setup: ms(200),
+                cache: ms(300),
+                queues: 3,
+            },
         };
         let text = phases(Some(json), &t, &p, 0.014);
         let row_of = |out: &str, name: &str| {
@@ -364,7 +383,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.ends_with("opened on a thread of their own: 1 device(s) in 8.000 ms, 7.500 ms of it beside the program's work\n"),
+            text.ends_with("opened on a thread of their own: 1 device(s) in 8.000 ms, 7.500 ms of it beside the program's work\nopening the device(s): adapters 0.100 ms, vkCreateDevice 7.000 ms (3 queue(s)), allocator and queues 0.200 ms, pipeline cache 0.300 ms\n"),
             "{text}"
         );
         // The host backend: no trace, no launches.

@@ -89,6 +89,9 @@ pub struct Engine {
     pub(crate) call_cache:
         std::collections::HashMap<String, (Vec<Type>, u64, std::rc::Rc<Program>)>,
     pub(crate) timings: Timings,
+    /// The engine runs one program and nothing after it (`accl run`): a
+    /// device it opens need only have the queues that program uses.
+    pub(crate) whole_program: bool,
 }
 
 /// Where the time of the last [`Engine::eval`] went.
@@ -134,6 +137,7 @@ impl Engine {
             decl_gen: 0,
             call_cache: Default::default(),
             timings: Timings::default(),
+            whole_program: false,
         }
     }
 

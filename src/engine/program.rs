@@ -79,7 +79,8 @@ impl Engine {
         let on_host = self.cx.backend.name() == "host";
         if !on_host && uses_device(&p.prog, &self.builtins) {
             // Its driver starts while the host code compiles and runs.
-            self.cx.backend.will_use(&self.cx);
+            let one_queue = self.whole_program && !uses_async(&p.prog, &self.builtins);
+            self.cx.backend.will_use(&self.cx, one_queue);
         }
         let compiled = interp::compile(&p.prog, &self.builtins, on_host);
         self.cx.backend.prefetch(&compiled.kernels, &self.cx);
@@ -290,6 +291,38 @@ fn top_level_lets(block: &[lang::hir::Stmt]) -> Box<dyn Iterator<Item = lang::hi
 /// (other than `set`, `init` and `shutdown`, which reach a device only
 /// through the others) or a builtin that copies device data or tests its
 /// queues. (The backend then opens the device ahead of that code.)
+/// Does `prog` use an async queue: an `async` clause, or a builtin that
+/// names one?
+fn uses_async(prog: &lang::hir::Program, builtins: &lang::Builtins) -> bool {
+    use lang::hir::{Expr, StmtKind as S};
+    fn block(b: &[lang::hir::Stmt]) -> bool {
+        b.iter().any(|s| match &s.kind {
+            S::If { then, els, .. } => block(then) || block(els),
+            S::While { body, .. } => block(body),
+            S::For(f) => block(&f.body),
+            S::Block(b) => block(b),
+            S::Construct(c) => c.clauses.async_.is_some() || construct_body_async(c),
+            _ => false,
+        })
+    }
+    fn construct_body_async(c: &lang::hir::Construct) -> bool {
+        match &c.body {
+            lang::hir::ConstructBody::Block(b) => block(b),
+            lang::hir::ConstructBody::Loops { body, .. } => block(body),
+            _ => false,
+        }
+    }
+    let names_queue = |name: &str| name.contains("async") || name.starts_with("acc_wait");
+    std::iter::once(&prog.main)
+        .chain(prog.functions.iter().map(|(_, f)| &f.body))
+        .any(|b| {
+            block(&b.block)
+                || b.exprs.iter().any(|(_, e)| {
+                    matches!(e, Expr::Builtin(id, _) if names_queue(&builtins.get(*id).name))
+                })
+        })
+}
+
 fn uses_device(prog: &lang::hir::Program, builtins: &lang::Builtins) -> bool {
     use lang::hir::{DirectiveKind as D, Expr, StmtKind as S};
     fn block(b: &[lang::hir::Stmt]) -> bool {
@@ -315,4 +348,30 @@ fn uses_device(prog: &lang::hir::Program, builtins: &lang::Builtins) -> bool {
                     matches!(e, Expr::Builtin(id, _) if device_builtin(&builtins.get(*id).name))
                 })
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uses(src: &str) -> (bool, bool) {
+        let builtins = stdlib::builtins();
+        let prog = lang::check_source(src, &builtins).unwrap().program;
+        (uses_device(&prog, &builtins), uses_async(&prog, &builtins))
+    }
+
+    #[test]
+    fn a_program_without_async_queues_needs_one() {
+        let a = "let a = zeros(f32, 8);\n";
+        assert_eq!(uses(a), (false, false));
+        let sync = "let a = zeros(f32, 8);\nparallel loop for i in 0..8 { a[i] = 1.0; }\n";
+        assert_eq!(uses(sync), (true, false));
+        let clause = "let a = zeros(f32, 8);\nparallel loop async(1) for i in 0..8 { a[i] = 1.0; }\nwait(1);\n";
+        assert_eq!(uses(clause), (true, true));
+        // Inside a data region, in a function.
+        let nested = "fn f(a: f32[]) {\n    data copy(a) {\n        parallel loop async(2) for i in 0..8 { a[i] = 1.0; }\n    }\n    wait;\n}\nlet a = zeros(f32, 8);\nf(a);\n";
+        assert_eq!(uses(nested), (true, true));
+        let builtin = "let a = zeros(f32, 8);\nenter data copyin(a);\nlet t = acc_async_test(3);\n";
+        assert!(uses(builtin).1);
+    }
 }

@@ -529,7 +529,9 @@ pub trait Backend {
     fn prefetch(&self, _kernels: &[Rc<DeviceCode>], _cx: &Ctx) {}
     /// A program with constructs or device builtins for the current device
     /// is about to be compiled: a backend may start opening that device.
-    fn will_use(&self, _cx: &Ctx) {}
+    /// `one_queue`: the program is all the device will run, and it uses no
+    /// async queue.
+    fn will_use(&self, _cx: &Ctx, _one_queue: bool) {}
     fn num_devices(&self) -> usize;
     /// The present table of every device.
     fn env<'a>(&'a self, cx: &'a mut Ctx) -> EnvRef<'a>;

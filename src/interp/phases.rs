@@ -36,10 +36,54 @@ pub struct Phases {
     pub open_behind: Spent,
     /// Of that, the time the program did not wait for.
     pub open_hidden: Duration,
+    /// Where the opens' time went, summed over devices.
+    pub open_parts: OpenParts,
+}
+
+/// Where opening a device went (`vk_runtime::OpenTimes` and the pipeline
+/// cache accl keeps on disk).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OpenParts {
+    pub adapters: Duration,
+    pub create: Duration,
+    pub setup: Duration,
+    pub cache: Duration,
+    /// The Vulkan queues made (each costs `create` time on some drivers).
+    pub queues: usize,
+}
+
+impl OpenParts {
+    fn add(&mut self, o: OpenParts) {
+        self.adapters += o.adapters;
+        self.create += o.create;
+        self.setup += o.setup;
+        self.cache += o.cache;
+        self.queues += o.queues;
+    }
+}
+
+/// Where the Vulkan backend's start went (before the wall: the instance
+/// and the list of adapters).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StartParts {
+    pub loader: Duration,
+    pub instance: Duration,
+    pub adapters: Duration,
 }
 
 thread_local! {
     static NOW: Cell<Phases> = Cell::new(Phases::default());
+    static START: Cell<Option<StartParts>> = const { Cell::new(None) };
+}
+
+/// A Vulkan backend started on this thread, this way.
+pub fn backend_started(parts: StartParts) {
+    START.with(|s| s.set(Some(parts)));
+}
+
+/// How the last Vulkan backend started on this thread started.
+pub fn backend_start() -> Option<StartParts> {
+    START.with(Cell::get)
 }
 
 /// Start counting (from zero) on this thread.
@@ -72,9 +116,16 @@ fn add(t0: Option<Instant>, which: impl FnOnce(&mut Phases) -> &mut Spent) {
     }
 }
 
-/// A device opened: the wait for it began at `t0` ([`clock`]); `behind`:
-/// it opened on a thread of its own, in that time.
-pub fn opened(t0: Option<Instant>, behind: Option<Duration>) {
+/// A device opened, in `parts`: the wait for it began at `t0` ([`clock`]);
+/// `behind`: it opened on a thread of its own, in that time.
+pub fn opened(t0: Option<Instant>, behind: Option<Duration>, parts: OpenParts) {
+    if t0.is_some() {
+        NOW.with(|p| {
+            let mut now = p.get();
+            now.open_parts.add(parts);
+            p.set(now);
+        });
+    }
     if let (Some(t0), Some(took)) = (t0, behind) {
         NOW.with(|p| {
             let mut now = p.get();
@@ -141,11 +192,22 @@ mod tests {
         // (so however slow this machine, the wait is shorter) and was
         // waited for at least 2 ms of.
         let hour = Duration::from_secs(3600);
-        opened(clock(), None);
+        let ms = Duration::from_millis;
+        let parts = OpenParts {
+            adapters: ms(1),
+            create: ms(20),
+            setup: ms(3),
+            cache: ms(4),
+            queues: 3,
+        };
+        opened(clock(), None, parts);
         let t = clock();
         std::thread::sleep(Duration::from_millis(2));
-        opened(t, Some(hour));
+        opened(t, Some(hour), parts);
         let p = stop();
+        assert_eq!(p.open_parts.create, ms(40), "summed over the opens");
+        assert_eq!(p.open_parts.cache, ms(8));
+        assert_eq!(p.open_parts.queues, 6);
         assert_eq!(p.open.count, 2);
         assert!(p.open.time >= Duration::from_millis(2), "{p:?}");
         assert_eq!(p.open_behind.count, 1);

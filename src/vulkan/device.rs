@@ -259,6 +259,8 @@ pub struct DevState {
     /// The synchronous queue holds kernels the host has not waited for.
     pub(super) sync_open: bool,
     pub device: Device,
+    /// How long loading its pipeline cache from disk took.
+    pub cache_load: std::time::Duration,
 }
 
 /// How long a host wait blocks before it looks at the limits again.
@@ -299,12 +301,14 @@ fn cache_file(info: &vk_runtime::AdapterInfo) -> Option<PathBuf> {
 }
 
 /// Merge the pipeline cache kept for the device's adapter into its cache,
-/// before its first pipeline.
-pub fn load_cache(device: &Device) {
+/// before its first pipeline; how long that took.
+pub fn load_cache(device: &Device) -> std::time::Duration {
+    let t0 = std::time::Instant::now();
     if let Some(f) = cache_file(device.info()) {
         // A missing or stale cache only costs compile time.
         let _ = device.load_pipeline_cache(f);
     }
+    t0.elapsed()
 }
 
 impl DevState {
@@ -320,8 +324,22 @@ impl DevState {
 
     /// The state of a device opened already (one the embedder made).
     pub fn with_device(device: Device) -> Result<DevState, Fault> {
-        load_cache(&device);
-        DevState::opened(device)
+        let cache = load_cache(&device);
+        let mut d = DevState::opened(device)?;
+        d.cache_load = cache;
+        Ok(d)
+    }
+
+    /// Where opening it went.
+    pub fn open_parts(&self) -> crate::interp::phases::OpenParts {
+        let t = self.device.open_times();
+        crate::interp::phases::OpenParts {
+            adapters: t.adapters,
+            create: t.create,
+            setup: t.setup,
+            cache: self.cache_load,
+            queues: self.device.vk_queues().len(),
+        }
     }
 
     /// The state of `device`, whose pipeline cache is loaded ([`load_cache`]).
@@ -387,6 +405,7 @@ impl DevState {
             prefetching: FxHashMap::default(),
             workers: Vec::new(),
             device,
+            cache_load: std::time::Duration::ZERO,
         })
     }
 

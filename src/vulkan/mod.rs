@@ -151,7 +151,14 @@ impl VulkanBackend {
             app_name: "accl".into(),
         })
         .map_err(|e| e.to_string())?;
+        let t_adapters = std::time::Instant::now();
         let mut infos = ordered_adapters(&instance)?;
+        let started = instance.start_times();
+        crate::interp::phases::backend_started(crate::interp::phases::StartParts {
+            loader: started.loader,
+            instance: started.create,
+            adapters: t_adapters.elapsed(),
+        });
         if infos.is_empty() {
             return Err("no Vulkan device with a compute queue".into());
         }
@@ -235,8 +242,11 @@ impl Backend for VulkanBackend {
     }
     /// Open the device on a thread of its own while the program compiles
     /// and its host code runs (`opener.rs`).
-    fn will_use(&self, cx: &Ctx) {
-        self.table.borrow_mut().store.open_ahead(cx.device);
+    fn will_use(&self, cx: &Ctx, one_queue: bool) {
+        self.table
+            .borrow_mut()
+            .store
+            .open_ahead(cx.device, one_queue);
     }
     fn num_devices(&self) -> usize {
         self.infos.len()

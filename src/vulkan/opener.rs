@@ -49,6 +49,8 @@ struct Opened {
     /// How long opening took on the thread (the driver's device, its
     /// queues, the pipeline cache), kernels not counted.
     took: Duration,
+    /// Of that, loading the pipeline cache.
+    cache: Duration,
 }
 
 impl Drop for Opened {
@@ -91,7 +93,12 @@ impl Opening {
     /// then compiles the kernels it was sent ([`Running::compile`]) under
     /// `options`. None if no thread could be started (the device then
     /// opens at its first use).
-    pub fn start(instance: &Instance, adapter: usize, options: &KernelOptions) -> Option<Opening> {
+    pub fn start(
+        instance: &Instance,
+        adapter: usize,
+        options: &KernelOptions,
+        one_queue: bool,
+    ) -> Option<Opening> {
         let instance = instance.clone();
         let options = options.clone();
         let (kernels, rx) = std::sync::mpsc::channel();
@@ -101,7 +108,7 @@ impl Opening {
             .spawn(move || {
                 // The receiver goes only with the backend, which joins
                 // this thread first.
-                let _ = tx.send(open(&instance, adapter, &rx, &options));
+                let _ = tx.send(open(&instance, adapter, one_queue, &rx, &options));
             })
             .ok()?;
         Some(Opening::Running(Running {
@@ -170,6 +177,7 @@ impl Running {
         let _ = thread.join();
         let mut opened = made?;
         let mut d = DevState::opened(opened.device.clone())?;
+        d.cache_load = opened.cache;
         d.take_prefetched((
             std::mem::take(&mut opened.waiting),
             std::mem::take(&mut opened.workers),
@@ -192,17 +200,23 @@ impl Drop for Running {
     }
 }
 
-/// The opening thread's work: open, then start compiling the kernels
-/// `kernels` brought meanwhile.
+/// The opening thread's work: open (`one_queue`: with one compute queue),
+/// then start compiling the kernels `kernels` brought meanwhile.
 fn open(
     instance: &Instance,
     adapter: usize,
+    one_queue: bool,
     kernels: &Receiver<Vec<Ahead>>,
     options: &KernelOptions,
 ) -> Result<Opened, Fault> {
     let t0 = std::time::Instant::now();
-    let device = Device::new(instance, adapter).map_err(Fault::from)?;
-    device::load_cache(&device);
+    let device = if one_queue {
+        Device::for_sync_work(instance, adapter)
+    } else {
+        Device::new(instance, adapter)
+    }
+    .map_err(Fault::from)?;
+    let cache = device::load_cache(&device);
     let took = t0.elapsed();
     let traits = Traits::of(&device);
     let spec = traits.spec(&device, options);
@@ -226,6 +240,7 @@ fn open(
         waiting,
         workers,
         took,
+        cache,
     })
 }
 

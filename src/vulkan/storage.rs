@@ -110,7 +110,7 @@ impl VkStorage {
                 }
                 None => (DevState::open(&self.instance, adapter)?, None),
             };
-            crate::interp::phases::opened(t0, behind);
+            crate::interp::phases::opened(t0, behind, d.open_parts());
             self.opened += 1;
             if self.profiling || self.trace.is_some() {
                 d.set_profiling(true)?;
@@ -129,15 +129,16 @@ impl VkStorage {
     }
 
     /// A program that uses device `dev` is being compiled: start opening
-    /// it on a thread, unless it is open or opening.
-    pub fn open_ahead(&mut self, dev: usize) {
+    /// it on a thread, unless it is open or opening (`one_queue`: for work
+    /// on one compute queue, `vk_runtime::Device::for_sync_work`).
+    pub fn open_ahead(&mut self, dev: usize, one_queue: bool) {
         let Some(&adapter) = self.adapters.get(dev) else {
             return;
         };
         let idle =
             self.devs[dev].is_none() && !matches!(self.opening[dev], Some(Opening::Running(_)));
         if self.open_ahead && idle {
-            self.opening[dev] = Opening::start(&self.instance, adapter, &self.kernels);
+            self.opening[dev] = Opening::start(&self.instance, adapter, &self.kernels, one_queue);
         }
     }
 

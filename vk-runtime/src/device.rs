@@ -23,6 +23,7 @@ use std::ffi::CStr;
 use std::fmt;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
 
 use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
@@ -112,6 +113,21 @@ pub(crate) struct DeviceShared {
     /// Where [`crate::Queue::hand_off`] sends batches, if the device has
     /// a submission thread ([`crate::submit`]).
     pub(crate) submitter: Option<Submitter>,
+    /// Where opening it went.
+    pub(crate) open_times: OpenTimes,
+}
+
+/// Where the time to open a device went, for a user who asks why a short
+/// run is slow: on an NVIDIA GPU the driver's own start is most of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OpenTimes {
+    /// Listing the adapters and querying the chosen one's properties.
+    pub adapters: Duration,
+    /// `vkCreateDevice` and getting its queues.
+    pub create: Duration,
+    /// accl's own objects on it: the memory allocator, the pipeline
+    /// cache, the submission thread.
+    pub setup: Duration,
 }
 
 /// What importing host allocations needs: the extension's function, the
@@ -262,7 +278,7 @@ impl Device {
     /// Opens a logical device on adapter `adapter` (an index into
     /// [`Instance::adapters`]). Timeline semaphores are required.
     pub fn new(instance: &Instance, adapter: usize) -> Result<Device> {
-        Self::open(instance, adapter, None)
+        Self::open(instance, adapter, None, None)
     }
 
     /// [`Device::new`] with a submission thread ([`Queue::hand_off`]) or
@@ -270,11 +286,26 @@ impl Device {
     ///
     /// [`Queue::hand_off`]: crate::Queue::hand_off
     pub fn with_submission_thread(instance: &Instance, adapter: usize, on: bool) -> Result<Device> {
-        Self::open(instance, adapter, Some(on))
+        Self::open(instance, adapter, Some(on), None)
     }
 
-    fn open(instance: &Instance, adapter: usize, thread: Option<bool>) -> Result<Device> {
+    /// [`Device::new`] for work that goes to one compute queue (a program
+    /// with no async queues): on NVIDIA, whose driver takes about 18 ms a
+    /// queue to create, only the first compute family's queue is made,
+    /// besides the copy engines'. Async queues still work on such a
+    /// device, one after another on that queue.
+    pub fn for_sync_work(instance: &Instance, adapter: usize) -> Result<Device> {
+        Self::open(instance, adapter, None, Some(1))
+    }
+
+    fn open(
+        instance: &Instance,
+        adapter: usize,
+        thread: Option<bool>,
+        compute_queues: Option<usize>,
+    ) -> Result<Device> {
         let _serial = crate::lifecycle_lock();
+        let t0 = Instant::now();
         let pds = instance.physical_devices()?;
         let count = pds.len();
         let (physical, info) = pds.into_iter().nth(adapter).ok_or(VkError::NoAdapter {
@@ -289,7 +320,7 @@ impl Device {
             });
         }
 
-        let families = families_to_open(&info);
+        let families = families_to_open(&info, compute_queues);
         let max_count = families.iter().map(|q| q.count).max().unwrap_or(1) as usize;
         let priorities = vec![1.0f32; max_count];
         let queue_infos: Vec<_> = families
@@ -324,6 +355,7 @@ impl Device {
         }
 
         // Features: everything useful that exists.
+        let t_create = Instant::now();
         let b = |x: bool| if x { vk::TRUE } else { vk::FALSE };
         let f10 = vk::PhysicalDeviceFeatures::default()
             .robust_buffer_access(avail.robust_buffer_access)
@@ -370,6 +402,11 @@ impl Device {
         }
 
         let families = families.iter().map(|q| q.index).collect();
+        let times = OpenTimes {
+            adapters: t_create - t0,
+            create: t_create.elapsed(),
+            setup: Duration::ZERO,
+        };
         let enabled = AdapterFeatures {
             timeline_semaphore: true,
             ..avail
@@ -386,6 +423,15 @@ impl Device {
                 instance, raw, physical, info, enabled, queues, families, ext, false,
             )
         }
+        .map(|mut d| {
+            if let Some(s) = Arc::get_mut(&mut d.shared) {
+                s.open_times = OpenTimes {
+                    setup: t_create.elapsed() - times.create,
+                    ..times
+                };
+            }
+            d
+        })
     }
 
     /// The queue families accl's queues use on this device (buffers are
@@ -404,6 +450,12 @@ impl Device {
             device: self.shared.raw.handle(),
             api_version: self.shared.info.api_version,
         }
+    }
+
+    /// Where the time to open it went (zero for a device the embedder
+    /// made).
+    pub fn open_times(&self) -> OpenTimes {
+        self.shared.open_times
     }
 
     /// The adapter this device runs on.
@@ -736,6 +788,7 @@ unsafe fn assemble(
             clock_hold,
             retained: Mutex::new(Vec::new()),
             submitter,
+            open_times: OpenTimes::default(),
         }),
     })
 }
@@ -800,10 +853,11 @@ unsafe fn push_descriptor_of(
 /// family, except on NVIDIA, whose driver takes about 18 ms per queue in
 /// `vkCreateDevice` (all 34 of an H100's: 650-780 ms, against 57 ms for
 /// one). There only the queues accl uses are made: one per compute family
-/// ([`Device::hardware_queues`]; `ACCL_HW_QUEUES=N` asks for N, spread
-/// over the families) and two of the first transfer-only family (the copy
-/// engines' queue and its companion for split copies).
-fn families_to_open(info: &AdapterInfo) -> Vec<QueueFamilyInfo> {
+/// ([`Device::hardware_queues`]), or `compute_queues` (`ACCL_HW_QUEUES=N`
+/// asks for N) spread over the families in order, and two of the first
+/// transfer-only family (the copy engines' queue and its companion for
+/// split copies).
+fn families_to_open(info: &AdapterInfo, compute_queues: Option<usize>) -> Vec<QueueFamilyInfo> {
     let all = info
         .queue_families
         .iter()
@@ -812,15 +866,28 @@ fn families_to_open(info: &AdapterInfo) -> Vec<QueueFamilyInfo> {
         return all.cloned().collect();
     }
     let compute_families = all.clone().filter(|q| q.compute).count().max(1);
-    let per_family = std::env::var("ACCL_HW_QUEUES")
+    let wanted = std::env::var("ACCL_HW_QUEUES")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
-        .map_or(1, |n| n.div_ceil(compute_families).max(1)) as u32;
+        .or(compute_queues)
+        .unwrap_or(compute_families)
+        .max(1);
     let first_transfer = all.clone().find(|q| q.is_transfer_only()).map(|q| q.index);
+    let mut nth_compute = 0;
     all.filter(|q| q.compute || Some(q.index) == first_transfer)
-        .map(|q| QueueFamilyInfo {
-            count: q.count.min(if q.compute { per_family } else { 2 }),
-            ..q.clone()
+        .filter_map(|q| {
+            let count = if q.compute {
+                // Family k of F gets the k-th share of the wanted queues.
+                let k = nth_compute;
+                nth_compute += 1;
+                (wanted / compute_families + usize::from(k < wanted % compute_families)) as u32
+            } else {
+                2
+            };
+            (count > 0).then(|| QueueFamilyInfo {
+                count: q.count.min(count),
+                ..q.clone()
+            })
         })
         .collect()
 }
@@ -873,12 +940,13 @@ mod tests {
     fn nvidia_opens_only_the_queues_accl_uses() {
         let instance = Instance::new(&InstanceOptions::default()).unwrap();
         let info = h100_families(instance.adapters().unwrap().remove(0));
-        let counts = |info: &AdapterInfo| -> Vec<(u32, u32)> {
-            families_to_open(info)
+        let counts_for = |info: &AdapterInfo, wanted: Option<usize>| -> Vec<(u32, u32)> {
+            families_to_open(info, wanted)
                 .iter()
                 .map(|q| (q.index, q.count))
                 .collect()
         };
+        let counts = |info: &AdapterInfo| counts_for(info, None);
         // Elsewhere, every queue of every family accl can use.
         let other = AdapterInfo {
             vendor_id: 0x1002,
@@ -891,6 +959,10 @@ mod tests {
         };
         if std::env::var_os("ACCL_HW_QUEUES").is_none() {
             assert_eq!(counts(&nvidia), [(0, 1), (1, 2), (2, 1)]);
+            // Work for one queue: the first compute family's, and the
+            // copy engines'.
+            assert_eq!(counts_for(&nvidia, Some(1)), [(0, 1), (1, 2)]);
+            assert_eq!(counts_for(&nvidia, Some(3)), [(0, 2), (1, 2), (2, 1)]);
         }
     }
 

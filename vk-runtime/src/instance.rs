@@ -52,6 +52,17 @@ pub(crate) struct InstanceShared {
     /// Made by the program that embeds accl ([`Instance::from_external`]):
     /// never destroyed here.
     external: bool,
+    start_times: StartTimes,
+}
+
+/// Where the time to make an instance went: on an NVIDIA GPU most of it is
+/// the driver's libraries loading.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StartTimes {
+    /// Loading the Vulkan loader library and asking what it offers.
+    pub loader: std::time::Duration,
+    /// `vkCreateInstance` (the loader loads each driver here).
+    pub create: std::time::Duration,
 }
 
 impl Drop for InstanceShared {
@@ -148,6 +159,7 @@ impl Instance {
     pub fn new(options: &InstanceOptions) -> Result<Instance> {
         let validation = options.validation || env_flag("ACCL_VALIDATION");
         let _serial = crate::lifecycle_lock();
+        let t0 = std::time::Instant::now();
         // SAFETY: loading the system loader library; ash keeps it loaded for
         // the lifetime of `entry`, which lives in InstanceShared.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| VkError::LoaderMissing {
@@ -232,9 +244,14 @@ impl Instance {
                 info = info.push_next(&mut features);
             }
         }
+        let t_create = std::time::Instant::now();
         // SAFETY: all pointers in `info` outlive the call.
         let raw =
             unsafe { entry.create_instance(&info, None) }.map_err(vkerr("vkCreateInstance"))?;
+        let start_times = StartTimes {
+            loader: t_create - t0,
+            create: t_create.elapsed(),
+        };
         let debug = if validation {
             let loader = ash::ext::debug_utils::Instance::new(&entry, &raw);
             match unsafe { loader.create_debug_utils_messenger(&messenger_info, None) } {
@@ -255,6 +272,7 @@ impl Instance {
                 messages,
                 validation,
                 external: false,
+                start_times,
             }),
         })
     }
@@ -279,8 +297,14 @@ impl Instance {
                 messages: Arc::new(Mutex::new(Vec::new())),
                 validation: false,
                 external: true,
+                start_times: StartTimes::default(),
             }),
         })
+    }
+
+    /// Where the time to make it went (zero for the embedder's instance).
+    pub fn start_times(&self) -> StartTimes {
+        self.shared.start_times
     }
 
     /// Whether the validation layer is on.

@@ -74,12 +74,12 @@ pub(crate) fn validation_lock(validation: bool) -> Option<std::sync::MutexGuard<
 
 pub use clocks::ClockHoldState;
 pub use device::external::{ExternalDevice, EXTERNAL_FEATURES};
-pub use device::{Device, QueueRole, RawHandles, VkQueueInfo};
+pub use device::{Device, OpenTimes, QueueRole, RawHandles, VkQueueInfo};
 pub use error::{Result, VkError};
 pub use event::HostEvent;
 pub use instance::{
     AdapterFeatures, AdapterInfo, AdapterLimits, DeviceType, Instance, InstanceOptions,
-    QueueFamilyInfo,
+    QueueFamilyInfo, StartTimes,
 };
 pub use memory::{Buffer, GpuBuffer, HostBuffer, StagingBuffer, StagingKind};
 pub use pipeline::{Binding, ComputePipeline, TexelFormat};
