@@ -196,6 +196,15 @@ pub fn phases(
             ms(p.spread.time)
         );
     }
+    if p.import.count > 0 {
+        let _ = writeln!(
+            out,
+            "host memory imported for direct copies: {} range(s), {:.1} MB in {:.3} ms",
+            p.import.count,
+            p.import_bytes as f64 / 1e6,
+            ms(p.import.time)
+        );
+    }
     if p.open_behind.count > 0 {
         let _ = writeln!(
             out,
@@ -337,6 +346,8 @@ mod tests {
                 cache: ms(300),
                 queues: 3,
             },
+            import: spent(2, 1200),
+            import_bytes: 400_000_000,
         };
         let text = phases(Some(json), &t, &p, 0.014);
         let row_of = |out: &str, name: &str| {
@@ -380,6 +391,12 @@ mod tests {
         // Of the compiled host code, one loop ran on threads.
         assert!(
             text.contains(" threads: 1 run(s) in 1.500 ms of the compiled host code\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "\nhost memory imported for direct copies: 2 range(s), 400.0 MB in 1.200 ms\n"
+            ),
             "{text}"
         );
         assert!(

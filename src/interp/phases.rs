@@ -38,6 +38,10 @@ pub struct Phases {
     pub open_hidden: Duration,
     /// Where the opens' time went, summed over devices.
     pub open_parts: OpenParts,
+    /// Host arrays imported for direct copies (the driver pins their
+    /// pages), and their bytes.
+    pub import: Spent,
+    pub import_bytes: u64,
 }
 
 /// Where opening a device went (`vk_runtime::OpenTimes` and the pipeline
@@ -147,6 +151,18 @@ pub fn native(t0: Option<Instant>) {
 /// A plain loop that began at `t0` ([`clock`]) ran on several threads.
 pub fn spread(t0: Option<Instant>) {
     add(t0, |p| &mut p.spread);
+}
+
+/// `bytes` of a host array were imported, from `t0` ([`clock`]) on.
+pub fn imported(t0: Option<Instant>, bytes: usize) {
+    if t0.is_some() {
+        NOW.with(|p| {
+            let mut now = p.get();
+            now.import_bytes += bytes as u64;
+            p.set(now);
+        });
+    }
+    add(t0, |p| &mut p.import);
 }
 
 /// The clock now, when counting and builtin `name` reads or writes a file.

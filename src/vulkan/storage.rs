@@ -472,6 +472,7 @@ impl Storage for VkStorage {
                 bytes: size,
             },
         };
+        let t_copy = std::time::Instant::now();
         if copyin && r.is_rows() {
             let (a, b) = ((lo as u64 * rb) as usize, (hi as u64 * rb) as usize);
             d.upload(queue, &sec.buffer, 0, host, a, b - a)
@@ -497,6 +498,20 @@ impl Storage for VkStorage {
         } else {
             // `create` storage reads as zeros, as the host reference's does.
             d.zero(queue, &sec.buffer).map_err(EnvError::Device)?;
+        }
+        if let (true, Some(t)) = (copyin, &mut self.trace) {
+            // The host's side of the copy in (a synchronous one waits for
+            // it), as `transfer` shows an update's.
+            let name = self.names.get(&host.id()).cloned();
+            let name = name.as_deref().unwrap_or("an array");
+            t.host(
+                format!(
+                    "copy {name} to the device on device {dev} {}",
+                    queue.track()
+                ),
+                "host copy",
+                t_copy,
+            );
         }
         self.record(dev, value, acc, what);
         Ok(sec)

@@ -69,6 +69,7 @@ impl DevState {
         }
         let data = array.data();
         let bytes = &data.bytes()[start..start + len];
+        let t0 = crate::interp::phases::clock();
         // SAFETY: the elements never move while the array lives
         // (`stdlib::Array`), and the entry made here holds the array until
         // no batch records the import. The host does not touch bytes a
@@ -77,6 +78,7 @@ impl DevState {
             HostBuffer::import(&self.device, bytes.as_ptr(), bytes.len(), "accl host array")
         }
         .map_err(|e| self.fault(e))?;
+        crate::interp::phases::imported(t0, len);
         drop(data);
         if let Some(b) = &b {
             self.imports
