@@ -480,7 +480,10 @@ impl Queue {
         let next = self.next_label.take();
         let timestamps = self.timestamps;
         let role = self.hw.role;
-        let d = self.device.shared.raw.clone();
+        // The shared state, not the `ash::Device`: its function tables are about
+        // 1.5 KB to copy.
+        let shared = self.device.shared.clone();
+        let d = &shared.raw;
         // Query pool for the timestamps, if needed.
         let mut query = None;
         if timestamps {
@@ -868,7 +871,10 @@ impl Drop for Queue {
         // finished with all of them.
         self.drain_driver();
         let _ = self.poll();
-        let d = self.device.shared.raw.clone();
+        // The shared state, not the `ash::Device`: its function tables are about
+        // 1.5 KB to copy.
+        let shared = self.device.shared.clone();
+        let d = &shared.raw;
         // SAFETY: nothing of this queue is pending any more. An unsubmitted
         // open batch's command buffer is freed with its pool.
         unsafe {

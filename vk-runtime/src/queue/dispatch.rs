@@ -109,7 +109,10 @@ impl Queue {
         } else {
             self.allocate_set(p.set_layout, p.num_storage_buffers)?
         };
-        let d = self.device.shared.raw.clone();
+        // The shared state, not the `ash::Device`: its function tables are about
+        // 1.5 KB to copy.
+        let shared = self.device.shared.clone();
+        let d = &shared.raw;
         let infos: SmallVec<[[vk::DescriptorBufferInfo; 1]; INLINE_BINDINGS]> = bindings
             .iter()
             .map(|b| {
@@ -227,7 +230,10 @@ impl Queue {
         if descriptors == 0 {
             return Ok(vk::DescriptorSet::null());
         }
-        let d = self.device.shared.raw.clone();
+        // The shared state, not the `ash::Device`: its function tables are about
+        // 1.5 KB to copy.
+        let shared = self.device.shared.clone();
+        let d = &shared.raw;
         let (fits, _) = {
             let b = self.batch()?;
             (b.sets_left >= 1 && b.descriptors_left >= descriptors, ())

@@ -67,7 +67,10 @@ impl Queue {
             self.wait_value(oldest, u64::MAX)?;
             self.poll()?;
         }
-        let d = self.device.shared.raw.clone();
+        // The shared state, not the `ash::Device`: its function tables are about
+        // 1.5 KB to copy.
+        let shared = self.device.shared.clone();
+        let d = &shared.raw;
         let mut batch = match self.open.take() {
             Some(b) => b,
             None => Batch::new(vk::CommandBuffer::null(), Spare::default()),
