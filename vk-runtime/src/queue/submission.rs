@@ -131,7 +131,7 @@ impl Queue {
         // SAFETY: the batch (with its command buffer and the timelines it
         // waits on) stays in `in_flight` until its value is reached.
         let result = unsafe {
-            crate::submit::queue_submit(&d, hw.raw, &hw.submit_lock, &job, vk::Fence::null())
+            crate::submit::queue_submit(d, hw.raw, &hw.submit_lock, &job, vk::Fence::null())
         };
         if let Err(e) = result {
             // Nothing was submitted: the waits stay pending for next time.
