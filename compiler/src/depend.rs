@@ -421,6 +421,28 @@ mod tests {
     }
 
     #[test]
+    fn nodes_are_made_once_after_their_operands() {
+        // One pass in order evaluates them all: every operand is earlier,
+        // and the `let index` the five accesses share is made once.
+        let t = test_of(NW).1.unwrap();
+        for (i, n) in t.nodes.iter().enumerate() {
+            assert!(!t.nodes[..i].contains(n), "node {i} ({n:?}) repeats");
+            let operands = match n.0 {
+                Node::Add(a, b) | Node::Sub(a, b) | Node::Mul(a, b) => vec![a, b],
+                Node::Neg(a) | Node::Cast(a) => vec![a],
+                _ => vec![],
+            };
+            assert!(operands.iter().all(|&o| (o as usize) < i), "{:?}", t.nodes);
+        }
+        let muls = t
+            .nodes
+            .iter()
+            .filter(|n| matches!(n.0, Node::Mul(..)))
+            .count();
+        assert_eq!(muls, 1, "`(idx + 1) * m` once: {:?}", t.nodes);
+    }
+
+    #[test]
     fn a_value_outside_its_type_is_undecided() {
         let (p, t) = test_of(NW);
         // (idx + 1) * m overflows i32.
