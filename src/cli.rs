@@ -519,8 +519,9 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
         let t_end = std::time::Instant::now();
         drop(engine);
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let end = t_end.elapsed();
         errln!(
-            "outside the wall: {}engine start {:.3} ms{}, engine end {:.3} ms",
+            "outside the wall: {}engine start {:.3} ms{}, engine end {:.3} ms{}",
             before.map_or(String::new(), |b| format!(
                 "reading the script {:.3} ms, ",
                 ms(b)
@@ -534,7 +535,13 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
                     ms(s.instance),
                     ms(s.adapters)
                 )),
-            ms(t_end.elapsed())
+            ms(end),
+            crate::interp::phases::backend_end().map_or(String::new(), |e| format!(
+                " (arrays present on devices {:.3} ms, devices {:.3} ms, the rest: the instance, the host's arrays {:.3} ms)",
+                ms(e.memory),
+                ms(e.devices),
+                ms(end.saturating_sub(e.memory + e.devices))
+            ))
         );
     }
     match r {

@@ -66,6 +66,15 @@ impl OpenParts {
     }
 }
 
+/// Where the Vulkan backend's end went (after the wall): the arrays still
+/// present on devices released, then the devices (their pending work,
+/// memory, queues and `vkDestroyDevice`); the instance goes after.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EndParts {
+    pub memory: Duration,
+    pub devices: Duration,
+}
+
 /// Where the Vulkan backend's start went (before the wall: the instance
 /// and the list of adapters).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -78,6 +87,17 @@ pub struct StartParts {
 thread_local! {
     static NOW: Cell<Phases> = Cell::new(Phases::default());
     static START: Cell<Option<StartParts>> = const { Cell::new(None) };
+    static END: Cell<Option<EndParts>> = const { Cell::new(None) };
+}
+
+/// A Vulkan backend dropped on this thread ended this way.
+pub fn backend_ended(parts: EndParts) {
+    END.with(|s| s.set(Some(parts)));
+}
+
+/// How the last Vulkan backend dropped on this thread ended (taken).
+pub fn backend_end() -> Option<EndParts> {
+    END.with(Cell::take)
 }
 
 /// A Vulkan backend started on this thread, this way.

@@ -805,11 +805,17 @@ impl VulkanBackend {
 impl Drop for VulkanBackend {
     fn drop(&mut self) {
         // Device memory goes before the devices (the table holds buffers).
+        let t0 = std::time::Instant::now();
         let t = self.table.get_mut();
         t.clear();
+        let t1 = std::time::Instant::now();
         // Opening threads are joined (their devices go as open ones do).
         t.store.opening.clear();
         t.store.devs.clear();
+        crate::interp::phases::backend_ended(crate::interp::phases::EndParts {
+            memory: t1 - t0,
+            devices: t1.elapsed(),
+        });
     }
 }
 
