@@ -291,62 +291,61 @@ fn top_level_lets(block: &[lang::hir::Stmt]) -> Box<dyn Iterator<Item = lang::hi
 /// (other than `set`, `init` and `shutdown`, which reach a device only
 /// through the others) or a builtin that copies device data or tests its
 /// queues. (The backend then opens the device ahead of that code.)
-/// Does `prog` use an async queue: an `async` clause, or a builtin that
-/// names one?
-fn uses_async(prog: &lang::hir::Program, builtins: &lang::Builtins) -> bool {
-    use lang::hir::{Expr, StmtKind as S};
-    fn block(b: &[lang::hir::Stmt]) -> bool {
-        b.iter().any(|s| match &s.kind {
-            S::If { then, els, .. } => block(then) || block(els),
-            S::While { body, .. } => block(body),
-            S::For(f) => block(&f.body),
-            S::Block(b) => block(b),
-            S::Construct(c) => c.clauses.async_.is_some() || construct_body_async(c),
-            _ => false,
-        })
-    }
-    fn construct_body_async(c: &lang::hir::Construct) -> bool {
-        match &c.body {
-            lang::hir::ConstructBody::Block(b) => block(b),
-            lang::hir::ConstructBody::Loops { body, .. } => block(body),
-            _ => false,
-        }
-    }
-    let names_queue = |name: &str| name.contains("async") || name.starts_with("acc_wait");
-    std::iter::once(&prog.main)
-        .chain(prog.functions.iter().map(|(_, f)| &f.body))
-        .any(|b| {
-            block(&b.block)
-                || b.exprs.iter().any(|(_, e)| {
-                    matches!(e, Expr::Builtin(id, _) if names_queue(&builtins.get(*id).name))
-                })
-        })
-}
-
 fn uses_device(prog: &lang::hir::Program, builtins: &lang::Builtins) -> bool {
-    use lang::hir::{DirectiveKind as D, Expr, StmtKind as S};
-    fn block(b: &[lang::hir::Stmt]) -> bool {
-        b.iter().any(|s| match &s.kind {
-            S::If { then, els, .. } => block(then) || block(els),
-            S::While { body, .. } => block(body),
-            S::For(f) => block(&f.body),
-            S::Block(b) => block(b),
-            S::Construct(c) => !matches!(c.kind, D::Set | D::Init | D::Shutdown),
-            _ => false,
-        })
-    }
+    use lang::hir::DirectiveKind as D;
     let device_builtin = |name: &str| {
         name.starts_with("acc_memcpy")
             || name.starts_with("acc_async_test")
             || name == "acc_wait_any"
     };
+    any_code(
+        prog,
+        builtins,
+        &|c| !matches!(c.kind, D::Set | D::Init | D::Shutdown),
+        &device_builtin,
+    )
+}
+
+/// Does `prog` use an async queue: an `async` clause, or a builtin that
+/// names one?
+fn uses_async(prog: &lang::hir::Program, builtins: &lang::Builtins) -> bool {
+    any_code(prog, builtins, &|c| c.clauses.async_.is_some(), &|name| {
+        name.contains("async") || name.starts_with("acc_wait")
+    })
+}
+
+/// Does some construct of `prog` (at any depth, in its main code or a
+/// function) satisfy `construct`, or some builtin it calls `builtin` (by
+/// name)?
+fn any_code(
+    prog: &lang::hir::Program,
+    builtins: &lang::Builtins,
+    construct: &dyn Fn(&lang::hir::Construct) -> bool,
+    builtin: &dyn Fn(&str) -> bool,
+) -> bool {
+    use lang::hir::{ConstructBody, Expr, StmtKind as S};
+    fn block(b: &[lang::hir::Stmt], f: &dyn Fn(&lang::hir::Construct) -> bool) -> bool {
+        b.iter().any(|s| match &s.kind {
+            S::If { then, els, .. } => block(then, f) || block(els, f),
+            S::While { body, .. } => block(body, f),
+            S::For(l) => block(&l.body, f),
+            S::Block(b) => block(b, f),
+            S::Construct(c) => {
+                f(c) || match &c.body {
+                    ConstructBody::Block(b) | ConstructBody::Loops { body: b, .. } => block(b, f),
+                    ConstructBody::None => false,
+                }
+            }
+            _ => false,
+        })
+    }
     std::iter::once(&prog.main)
         .chain(prog.functions.iter().map(|(_, f)| &f.body))
         .any(|b| {
-            block(&b.block)
-                || b.exprs.iter().any(|(_, e)| {
-                    matches!(e, Expr::Builtin(id, _) if device_builtin(&builtins.get(*id).name))
-                })
+            block(&b.block, construct)
+                || b.exprs.iter().any(
+                    |(_, e)| matches!(e, Expr::Builtin(id, _) if builtin(&builtins.get(*id).name)),
+                )
         })
 }
 
@@ -364,6 +363,8 @@ mod tests {
     fn a_program_without_async_queues_needs_one() {
         let a = "let a = zeros(f32, 8);\n";
         assert_eq!(uses(a), (false, false));
+        // `set` reaches a device only through other constructs.
+        assert_eq!(uses("set device_num(0);\n"), (false, false));
         let sync = "let a = zeros(f32, 8);\nparallel loop for i in 0..8 { a[i] = 1.0; }\n";
         assert_eq!(uses(sync), (true, false));
         let clause = "let a = zeros(f32, 8);\nparallel loop async(1) for i in 0..8 { a[i] = 1.0; }\nwait(1);\n";
