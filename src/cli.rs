@@ -538,9 +538,9 @@ fn run_file_once(file: &Path, backend: BackendChoice, opts: RunOptions<'_>) -> E
             ms(end),
             crate::interp::phases::backend_end().map_or(String::new(), |e| format!(
                 " (arrays present on devices {:.3} ms, devices {:.3} ms, the rest: the instance, the host's arrays {:.3} ms)",
-                ms(e.memory),
+                ms(e.present),
                 ms(e.devices),
-                ms(end.saturating_sub(e.memory + e.devices))
+                ms(end.saturating_sub(e.present + e.devices))
             ))
         );
     }

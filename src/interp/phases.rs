@@ -1,8 +1,9 @@
 //! Host time by phase for `accl run --time`: the time spent in compiled
-//! host code (each call into it) and in file I/O builtins, summed on the
-//! thread that runs the program. Off unless [`start`] turned it on: then
-//! each of those calls reads the clock twice; off, it reads one relaxed
-//! atomic flag, so a normal run pays nothing measurable.
+//! host code (each call into it), in file I/O builtins, opening devices and
+//! importing host memory, summed on the thread that runs the program; and
+//! where the Vulkan backend's start and end went. Off unless [`start`]
+//! turned it on: then each of those calls reads the clock twice; off, it
+//! reads one relaxed atomic flag, so a normal run pays nothing measurable.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,7 +72,7 @@ impl OpenParts {
 /// memory, queues and `vkDestroyDevice`); the instance goes after.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct EndParts {
-    pub memory: Duration,
+    pub present: Duration,
     pub devices: Duration,
 }
 

@@ -813,7 +813,7 @@ impl Drop for VulkanBackend {
         t.store.opening.clear();
         t.store.devs.clear();
         crate::interp::phases::backend_ended(crate::interp::phases::EndParts {
-            memory: t1 - t0,
+            present: t1 - t0,
             devices: t1.elapsed(),
         });
     }
