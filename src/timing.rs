@@ -23,24 +23,33 @@ fn by_total(m: &BTreeMap<String, Row>) -> Vec<(String, &Row)> {
     v
 }
 
+/// The row of `name` in `m`. A run of many launches has as many events:
+/// each name is copied once, not once per event.
+fn named<'m>(m: &'m mut BTreeMap<String, Row>, name: &str) -> &'m mut Row {
+    if !m.contains_key(name) {
+        m.insert(name.to_string(), Row::default());
+    }
+    m.get_mut(name).expect("inserted above")
+}
+
 /// The table for the Chrome trace `json` of a run that took `wall_s`.
 pub fn table(json: &str, wall_s: f64) -> String {
     let Ok(v) = serde_json::from_str::<serde_json::Value>(json) else {
         return "time: the trace could not be read\n".into();
     };
-    let events = v["traceEvents"].as_array().cloned().unwrap_or_default();
+    let events = v["traceEvents"].as_array().map_or(&[][..], |a| &a[..]);
     let mut kernels: BTreeMap<String, Row> = BTreeMap::new();
     let mut copies: BTreeMap<String, Row> = BTreeMap::new();
     let mut other: BTreeMap<&'static str, Row> = BTreeMap::new();
-    for e in &events {
+    for e in events {
         if e["ph"] != "X" {
             continue;
         }
-        let name = e["name"].as_str().unwrap_or("?").to_string();
+        let name = e["name"].as_str().unwrap_or("?");
         let dur = e["dur"].as_f64().unwrap_or(0.0);
         let row = match e["cat"].as_str().unwrap_or("") {
-            "kernel" => kernels.entry(name).or_default(),
-            "copy" => copies.entry(name).or_default(),
+            "kernel" => named(&mut kernels, name),
+            "copy" => named(&mut copies, name),
             "compile" => other.entry("compile (host, JIT)").or_default(),
             "launch" => other.entry("launch (host)").or_default(),
             "host copy" => other.entry("copies (host)").or_default(),
