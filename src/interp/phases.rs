@@ -144,19 +144,15 @@ fn add(t0: Option<Instant>, which: impl FnOnce(&mut Phases) -> &mut Spent) {
 /// A device opened, in `parts`: the wait for it began at `t0` ([`clock`]);
 /// `behind`: it opened on a thread of its own, in that time.
 pub fn opened(t0: Option<Instant>, behind: Option<Duration>, parts: OpenParts) {
-    if t0.is_some() {
+    if let Some(t0) = t0 {
         NOW.with(|p| {
             let mut now = p.get();
             now.open_parts.add(parts);
-            p.set(now);
-        });
-    }
-    if let (Some(t0), Some(took)) = (t0, behind) {
-        NOW.with(|p| {
-            let mut now = p.get();
-            now.open_behind.count += 1;
-            now.open_behind.time += took;
-            now.open_hidden += took.saturating_sub(t0.elapsed());
+            if let Some(took) = behind {
+                now.open_behind.count += 1;
+                now.open_behind.time += took;
+                now.open_hidden += took.saturating_sub(t0.elapsed());
+            }
             p.set(now);
         });
     }

@@ -398,6 +398,7 @@ impl Storage for VkStorage {
             .any(|f| f == "bufferDeviceAddress");
         let defer_zero = self.defer_zero.contains(&host.id());
         let placeholder = self.placeholders.contains(&host.id());
+        let traced = self.trace.is_some();
         let d = self.dev(dev).map_err(EnvError::Device)?;
         let rb = row_bytes(host);
         let bytes = (hi - lo) as u64 * rb;
@@ -472,7 +473,7 @@ impl Storage for VkStorage {
                 bytes: size,
             },
         };
-        let t_copy = std::time::Instant::now();
+        let t_copy = (copyin && traced).then(std::time::Instant::now);
         if copyin && r.is_rows() {
             let (a, b) = ((lo as u64 * rb) as usize, (hi as u64 * rb) as usize);
             d.upload(queue, &sec.buffer, 0, host, a, b - a)
@@ -499,7 +500,7 @@ impl Storage for VkStorage {
             // `create` storage reads as zeros, as the host reference's does.
             d.zero(queue, &sec.buffer).map_err(EnvError::Device)?;
         }
-        if let (true, Some(t)) = (copyin, &mut self.trace) {
+        if let (Some(t0), Some(t)) = (t_copy, &mut self.trace) {
             // The host's side of the copy in (a synchronous one waits for
             // it), as `transfer` shows an update's.
             let name = self.names.get(&host.id()).cloned();
@@ -510,7 +511,7 @@ impl Storage for VkStorage {
                     queue.track()
                 ),
                 "host copy",
-                t_copy,
+                t0,
             );
         }
         self.record(dev, value, acc, what);
